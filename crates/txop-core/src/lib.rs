@@ -1,0 +1,11 @@
+//! txop-core: the model, sans-I/O.
+//!
+//! A state machine fed with packets and time and polled for output and its next deadline
+//! (in the style of quinn-proto and smoltcp). It never reads a clock or a socket: the
+//! simulator drives it with virtual time, the emulator with the wall clock.
+
+pub mod phy;
+pub mod rng;
+pub mod time;
+
+pub use time::Nanos;
