@@ -1,0 +1,1 @@
+//! txop-sim: the virtual-time driver of the txop core.
