@@ -4,8 +4,13 @@
 //! (in the style of quinn-proto and smoltcp). It never reads a clock or a socket: the
 //! simulator drives it with virtual time, the emulator with the wall clock.
 
+pub mod cell;
+pub mod mac;
+pub mod packet;
 pub mod phy;
 pub mod rng;
 pub mod time;
 
+pub use cell::{Cell, CellConfig, DropReason, Output, StationConfig};
+pub use packet::{NodeId, Packet};
 pub use time::Nanos;

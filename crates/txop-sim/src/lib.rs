@@ -1,1 +1,10 @@
-//! txop-sim: the virtual-time driver of the txop core.
+//! txop-sim: the deterministic virtual-time driver of the txop core, with traffic models
+//! and result summaries.
+
+pub mod events;
+pub mod results;
+pub mod sim;
+pub mod traffic;
+
+pub use results::Results;
+pub use sim::{SimConfig, Simulation};

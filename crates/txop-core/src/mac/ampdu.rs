@@ -1,0 +1,68 @@
+//! MPDU and A-MPDU sizes, and the limits an aggregate is built under
+//! (802.11-2016 9.7 A-MPDU format; reference §11.3).
+
+use crate::Nanos;
+
+/// QoS data MAC header (26) + LLC/SNAP (8) + FCS (4): the bytes an MSDU gains on the air.
+/// The same 38 bytes mac80211's airtime estimate adds (`skb->len + 38`, reference §6.5).
+pub const QOS_DATA_OVERHEAD_BYTES: u32 = 26 + 8 + 4;
+/// Non-QoS data header (24) + LLC/SNAP (8) + FCS (4), for legacy DCF.
+pub const DATA_OVERHEAD_BYTES: u32 = 24 + 8 + 4;
+/// A-MPDU subframe delimiter.
+pub const DELIMITER_BYTES: u32 = 4;
+/// HT maximum A-MPDU length (2^16 − 1).
+pub const HT_MAX_AMPDU_BYTES: u32 = 65_535;
+/// VHT maximum A-MPDU length (2^20 − 1).
+pub const VHT_MAX_AMPDU_BYTES: u32 = 1_048_575;
+/// Block-ack window of HT/VHT (`IEEE80211_MAX_AMPDU_BUF_HT`).
+pub const BA_WINDOW: u16 = 64;
+/// aPPDUMaxTime for HT/VHT (5.484 ms; reference §11.2 marks it [U]).
+pub const PPDU_MAX_TIME: Nanos = Nanos(5_484_000);
+
+/// Limits for one aggregate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AggregationLimits {
+    pub max_subframes: u16,
+    pub max_bytes: u32,
+    pub max_duration: Nanos,
+}
+
+/// Running PSDU length of an A-MPDU as subframes are appended: every subframe but the
+/// last is padded to a multiple of 4 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AmpduLength {
+    /// Length if the aggregate ended now.
+    pub psdu_bytes: u32,
+    pub subframes: u16,
+    pad_of_last: u32,
+}
+
+impl AmpduLength {
+    /// The PSDU length if a subframe carrying `mpdu_bytes` were appended.
+    pub fn with(&self, mpdu_bytes: u32) -> u32 {
+        self.psdu_bytes + self.pad_of_last + DELIMITER_BYTES + mpdu_bytes
+    }
+
+    pub fn push(&mut self, mpdu_bytes: u32) {
+        self.psdu_bytes = self.with(mpdu_bytes);
+        self.pad_of_last = (4 - (DELIMITER_BYTES + mpdu_bytes) % 4) % 4;
+        self.subframes += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ampdu_length_pads_all_but_last() {
+        let mut a = AmpduLength::default();
+        a.push(1538);
+        assert_eq!(a.psdu_bytes, 1542);
+        // 1542 is not a multiple of 4: 2 bytes of padding before the next delimiter.
+        assert_eq!(a.with(1538), 1542 + 2 + 1542);
+        a.push(1538);
+        assert_eq!(a.psdu_bytes, 3086);
+        assert_eq!(a.subframes, 2);
+    }
+}

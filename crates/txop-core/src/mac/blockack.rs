@@ -1,0 +1,180 @@
+//! Block-ack bookkeeping: the originator's per-TID transmit state (sequence numbers,
+//! frames awaiting retransmission, the window) and the recipient's reorder buffer
+//! (802.11-2016 10.24; mac80211 `agg-tx.c` / `agg-rx.c`).
+//!
+//! Sequence numbers are kept as monotonic `u64`s: the model never needs the 12-bit wrap.
+
+use crate::packet::Packet;
+use crate::Nanos;
+use std::collections::VecDeque;
+
+/// An MPDU: a packet with its sequence number and retry state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mpdu {
+    pub packet: Packet,
+    pub seq: u64,
+    /// Transmission attempts so far.
+    pub attempts: u8,
+    /// When the MAC first took it from the queue.
+    pub dequeued_at: Nanos,
+}
+
+/// Originator state of one (link, TID): the queue of new frames and those to retry.
+#[derive(Clone, Debug, Default)]
+pub struct TxTid {
+    /// New packets, oldest first.
+    pub fifo: VecDeque<Packet>,
+    /// MPDUs sent but not acknowledged, in sequence order; they go out again first.
+    pub retry: VecDeque<Mpdu>,
+    pub next_seq: u64,
+}
+
+impl TxTid {
+    /// Packets held here (new and awaiting retransmission).
+    pub fn len(&self) -> usize {
+        self.fifo.len() + self.retry.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty() && self.retry.is_empty()
+    }
+
+    /// Start of the block-ack window: the oldest unacknowledged sequence number.
+    pub fn win_start(&self) -> u64 {
+        self.retry.front().map_or(self.next_seq, |m| m.seq)
+    }
+
+    /// May a new MPDU be sent without leaving the window of `window` frames?
+    pub fn window_open(&self, window: u16) -> bool {
+        self.next_seq < self.win_start() + window as u64
+    }
+
+    /// Take the next new packet as an MPDU with a fresh sequence number.
+    pub fn pop_new(&mut self, now: Nanos) -> Option<Mpdu> {
+        let packet = self.fifo.pop_front()?;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Some(Mpdu {
+            packet,
+            seq,
+            attempts: 0,
+            dequeued_at: now,
+        })
+    }
+
+    /// Put a failed MPDU back for retransmission, keeping sequence order.
+    pub fn requeue(&mut self, mpdu: Mpdu) {
+        let pos = self.retry.partition_point(|m| m.seq < mpdu.seq);
+        self.retry.insert(pos, mpdu);
+    }
+}
+
+/// Recipient reorder buffer of one (link, TID): releases MSDUs in sequence order.
+#[derive(Clone, Debug, Default)]
+pub struct RxReorder {
+    /// Next sequence number to release.
+    head: u64,
+    /// `buf[i]` holds sequence number `head + 1 + i` if it has arrived.
+    buf: VecDeque<Option<Packet>>,
+}
+
+impl RxReorder {
+    /// Number of packets held waiting for a gap to fill.
+    pub fn held(&self) -> usize {
+        self.buf.iter().filter(|p| p.is_some()).count()
+    }
+
+    /// An MPDU arrived: release it and whatever it unblocks, in order, to `out`.
+    pub fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {
+        if seq < self.head {
+            return; // duplicate of something already released
+        }
+        if seq == self.head {
+            out(packet);
+            self.head += 1;
+            self.release_run(out);
+        } else {
+            let idx = (seq - self.head - 1) as usize;
+            if self.buf.len() <= idx {
+                self.buf.resize(idx + 1, None);
+            }
+            self.buf[idx] = Some(packet);
+        }
+    }
+
+    /// The originator gave up on everything below `seq` (a BlockAckReq moving the window):
+    /// release what is held below it, skip the holes, and continue in order.
+    pub fn advance_to(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
+        while self.head < seq {
+            self.head += 1;
+            if let Some(Some(p)) = self.buf.pop_front() {
+                out(p);
+            }
+        }
+        self.release_run(out);
+    }
+
+    fn release_run(&mut self, out: &mut impl FnMut(Packet)) {
+        while let Some(Some(_)) = self.buf.front() {
+            if let Some(Some(p)) = self.buf.pop_front() {
+                out(p);
+            }
+            self.head += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::NodeId;
+
+    fn pkt(id: u64) -> Packet {
+        Packet::new(id, NodeId(1), NodeId(0), 100)
+    }
+
+    #[test]
+    fn reorder_releases_in_sequence() {
+        let mut r = RxReorder::default();
+        let mut got = Vec::new();
+        r.receive(0, pkt(0), &mut |p| got.push(p.id));
+        r.receive(2, pkt(2), &mut |p| got.push(p.id));
+        r.receive(3, pkt(3), &mut |p| got.push(p.id));
+        assert_eq!(got, vec![0]);
+        assert_eq!(r.held(), 2);
+        r.receive(1, pkt(1), &mut |p| got.push(p.id));
+        assert_eq!(got, vec![0, 1, 2, 3]);
+        assert_eq!(r.held(), 0);
+    }
+
+    #[test]
+    fn advance_skips_a_lost_frame() {
+        let mut r = RxReorder::default();
+        let mut got = Vec::new();
+        r.receive(1, pkt(1), &mut |p| got.push(p.id));
+        r.receive(2, pkt(2), &mut |p| got.push(p.id));
+        assert!(got.is_empty());
+        r.advance_to(1, &mut |p| got.push(p.id)); // seq 0 was dropped
+        assert_eq!(got, vec![1, 2]);
+        r.receive(3, pkt(3), &mut |p| got.push(p.id));
+        assert_eq!(got, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn window_limits_new_frames() {
+        let mut t = TxTid::default();
+        for i in 0..70 {
+            t.fifo.push_back(pkt(i));
+        }
+        let first = t.pop_new(Nanos::ZERO).unwrap();
+        t.requeue(first);
+        for _ in 0..63 {
+            assert!(t.window_open(64));
+            assert!(t.pop_new(Nanos::ZERO).is_some());
+        }
+        // Seq 0 still unacknowledged: seq 64 would leave the window.
+        assert!(!t.window_open(64));
+        t.retry.clear();
+        assert!(t.window_open(64));
+    }
+}

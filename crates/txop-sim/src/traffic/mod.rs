@@ -1,0 +1,3 @@
+//! Traffic models that feed the cell.
+
+pub mod saturated;

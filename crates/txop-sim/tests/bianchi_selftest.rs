@@ -1,0 +1,3 @@
+//! Runs the unit tests of the independent Bianchi reference model.
+#[path = "support/bianchi.rs"]
+mod bianchi;
