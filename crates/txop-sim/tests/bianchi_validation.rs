@@ -106,14 +106,8 @@ fn check(c: &Case) {
         if c.qos {
             m = m.with_header(26);
         }
-        let eifs = m
-            .clone()
-            .with_collision(CollisionTime::Eifs)
-            .throughput_mbps();
-        let difs = m
-            .clone()
-            .with_collision(CollisionTime::Difs)
-            .throughput_mbps();
+        let eifs = m.with_collision(CollisionTime::Eifs).throughput_mbps();
+        let difs = m.with_collision(CollisionTime::Difs).throughput_mbps();
         let sim = simulate(c, n, 1000 + n as u64);
         let err = sim / eifs - 1.0;
         println!(

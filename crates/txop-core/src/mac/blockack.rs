@@ -74,7 +74,7 @@ impl TxTid {
 pub struct RxReorder {
     /// Next sequence number to release.
     head: u64,
-    /// `buf[i]` holds sequence number `head + 1 + i` if it has arrived.
+    /// `buf[i]` holds sequence number `head + i` if it has arrived.
     buf: VecDeque<Option<Packet>>,
 }
 
@@ -89,27 +89,22 @@ impl RxReorder {
         if seq < self.head {
             return; // duplicate of something already released
         }
-        if seq == self.head {
-            out(packet);
-            self.head += 1;
-            self.release_run(out);
-        } else {
-            let idx = (seq - self.head - 1) as usize;
-            if self.buf.len() <= idx {
-                self.buf.resize(idx + 1, None);
-            }
-            self.buf[idx] = Some(packet);
+        let idx = (seq - self.head) as usize;
+        if self.buf.len() <= idx {
+            self.buf.resize(idx + 1, None);
         }
+        self.buf[idx] = Some(packet);
+        self.release_run(out);
     }
 
     /// The originator gave up on everything below `seq` (a BlockAckReq moving the window):
     /// release what is held below it, skip the holes, and continue in order.
     pub fn advance_to(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
         while self.head < seq {
-            self.head += 1;
             if let Some(Some(p)) = self.buf.pop_front() {
                 out(p);
             }
+            self.head += 1;
         }
         self.release_run(out);
     }
