@@ -1,0 +1,113 @@
+//! Speed benchmark: wall-clock time per simulated second of a saturated cell.
+//!
+//! Every iteration builds a fresh [`Simulation`] and runs it for exactly one simulated
+//! second, so the time criterion reports per iteration **is** wall-seconds per
+//! simulated second (construction included; it is negligible next to the run).
+//!
+//! Groups:
+//! - `dcf_11a_54M_1500B`: legacy DCF 802.11a at 54 Mbit/s, no errors, every station one
+//!   saturated 1500-byte uplink flow to the AP (4 packets kept inside the cell), the
+//!   setup of ns-3's `wifi-bianchi` example. n = 5, 10, 20, 50. ns-3 3.37 takes
+//!   0.52 / 1.02 / 2.10 / 5.22 wall-s per simulated s here; the target is ≥ 100× faster.
+//! - `ht20_mcs7_ampdu_1500B`: an 802.11n cell at HT20 MCS 7 (long GI), EDCA with the
+//!   default A-MPDU aggregation, 1500-byte uplink flows kept 128 packets deep so
+//!   aggregates are always full. n = 5, 50. Aggregation changes the event rate (fewer,
+//!   longer exchanges, more MPDUs per exchange).
+//!
+//! The seed is fixed, so every iteration does the same work.
+//!
+//! Run with `cargo bench -p txop-sim --bench saturated`, or `scripts/bench.sh` for a
+//! table against the ns-3 figures.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use std::hint::black_box;
+use std::time::Duration;
+use txop_core::cell::{CellConfig, StationConfig};
+use txop_core::phy::channel::ErrorModel;
+use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
+use txop_core::{Nanos, NodeId};
+use txop_sim::traffic::saturated::Saturated;
+use txop_sim::{SimConfig, Simulation};
+
+const PAYLOAD_BYTES: u32 = 1500;
+const SEED: u64 = 1;
+
+/// `n` stations, each with one saturated uplink flow `depth` packets deep; 1 s long.
+fn config(cell: CellConfig, depth: u32) -> SimConfig {
+    let n = cell.stations.len() as u16;
+    let flows = (1..=n)
+        .map(|i| Saturated {
+            src: NodeId(i),
+            dst: NodeId::AP,
+            len_bytes: PAYLOAD_BYTES,
+            tid: 0,
+            depth,
+        })
+        .collect();
+    SimConfig {
+        cell,
+        flows,
+        duration: Nanos::from_secs(1),
+        seed: SEED,
+    }
+}
+
+fn stations(tx: TxVector, n: usize) -> Vec<StationConfig> {
+    vec![
+        StationConfig {
+            tx,
+            error: ErrorModel::None,
+        };
+        n
+    ]
+}
+
+fn dcf_11a(n: usize) -> SimConfig {
+    let tx = TxVector::Ofdm { rate_mbps: 54 };
+    config(
+        CellConfig::legacy_dcf(Standard::A, Band::Ghz5, stations(tx, n)),
+        4,
+    )
+}
+
+fn ht20_mcs7(n: usize) -> SimConfig {
+    let tx = TxVector::Ht {
+        mcs: 7,
+        width: ChannelWidth::Mhz20,
+        gi: GuardInterval::Long,
+    };
+    config(
+        CellConfig::new(Standard::N, Band::Ghz5, stations(tx, n)),
+        128,
+    )
+}
+
+/// Run one configuration for its full duration; returns the delivered packet count.
+fn run(cfg: SimConfig) -> u64 {
+    let r = Simulation::new(cfg).expect("valid config").run();
+    r.conservation.delivered_packets
+}
+
+fn group(c: &mut Criterion, name: &str, ns: &[usize], make: fn(usize) -> SimConfig) {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    for &n in ns {
+        let cfg = make(n);
+        // Guard against benchmarking an idle cell (a setup mistake would look "fast").
+        assert!(run(cfg.clone()) > 0, "{name} n={n}: nothing delivered");
+        g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
+            b.iter(|| run(black_box(cfg.clone())))
+        });
+    }
+    g.finish();
+}
+
+fn saturated(c: &mut Criterion) {
+    group(c, "dcf_11a_54M_1500B", &[5, 10, 20, 50], dcf_11a);
+    group(c, "ht20_mcs7_ampdu_1500B", &[5, 50], ht20_mcs7);
+}
+
+criterion_group!(benches, saturated);
+criterion_main!(benches);

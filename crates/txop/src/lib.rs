@@ -1,0 +1,5 @@
+//! The `txop` command: scenario files, built-in scenarios and reports.
+
+pub mod builtin;
+pub mod report;
+pub mod scenario;

@@ -1,0 +1,50 @@
+//! The human summary of a run.
+
+use std::fmt::Write;
+use txop_sim::Results;
+
+fn mbps(bps: f64) -> String {
+    format!("{:.2}", bps / 1e6)
+}
+
+/// The summary table printed after a run (also `summary.txt`).
+pub fn summary(title: &str, r: &Results) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{title}: {} stations, {:.1} s simulated, seed {}",
+        r.stations.len(),
+        r.duration_s,
+        r.seed
+    );
+    let _ = writeln!(
+        s,
+        "{:>7}  {:<20} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9} {:>8}",
+        "station", "rate", "Mbit/s", "up", "down", "airtime", "collisions", "retries", "drops"
+    );
+    for st in &r.stations {
+        let _ = writeln!(
+            s,
+            "{:>7}  {:<20} {:>10} {:>10} {:>10} {:>7.1}% {:>10} {:>9} {:>8}",
+            st.station,
+            st.rate,
+            mbps(st.throughput_bps),
+            mbps(st.uplink_bps),
+            mbps(st.downlink_bps),
+            st.airtime_share * 100.0,
+            st.collisions,
+            st.mpdu_retries,
+            st.dropped_queue_full + st.dropped_retry_limit
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:>7}  {:<20} {:>10}   medium busy {:.1}%, Jain's index over airtime {:.3}",
+        "total",
+        "",
+        mbps(r.total_throughput_bps),
+        r.busy_fraction * 100.0,
+        r.airtime_jain_index
+    );
+    s
+}

@@ -1,0 +1,853 @@
+//! Scenario files: TOML describing the cell and its traffic (documented key by key in
+//! `docs/scenarios.md`).
+//!
+//! Loading is three steps: parse the TOML into a table, apply `--set key=value`
+//! overrides to the table, then deserialise into [`Scenario`] with unknown keys
+//! rejected and every error reported with its dotted key path. [`Scenario::resolve`]
+//! then checks the values against each other and builds the simulator's configuration.
+
+use serde::{Deserialize, Serialize};
+use txop_core::cell::{CellConfig, StationConfig};
+use txop_core::mac::edca::{Ac, BackoffRule, EdcaParams};
+use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
+use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
+use txop_core::{Nanos, NodeId};
+use txop_sim::traffic::saturated::Saturated;
+use txop_sim::SimConfig;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name (defaults to the file name).
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated seconds.
+    #[serde(default = "default_duration_s")]
+    pub duration_s: f64,
+    #[serde(default)]
+    pub phy: Phy,
+    #[serde(default)]
+    pub mac: Mac,
+    #[serde(default)]
+    pub stations: Stations,
+    #[serde(default)]
+    pub traffic: Traffic,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_duration_s() -> f64 {
+    10.0
+}
+
+/// `[phy]`: the BSS's PHY.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Phy {
+    /// "b", "a", "g", "n" or "ac".
+    pub standard: Standard,
+    /// "2.4" or "5" (GHz); a number is accepted too.
+    #[serde(deserialize_with = "band_from_str_or_number")]
+    pub band: Band,
+    /// 20, 40 or 80 (MHz; HT and VHT only).
+    pub width_mhz: u32,
+    /// "long" (0.8 µs) or "short" (0.4 µs), HT and VHT only.
+    pub guard_interval: GuardInterval,
+    /// "long" or "short" DSSS preamble (802.11b only).
+    pub preamble: DsssPreamble,
+}
+
+/// `band = "5"` and `band = 5` (or `--set phy.band=2.4`) mean the same.
+fn band_from_str_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Band, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        S(String),
+        F(f64),
+        I(i64),
+    }
+    let text = match Raw::deserialize(d)? {
+        Raw::S(s) => s,
+        Raw::F(f) => f.to_string(),
+        Raw::I(i) => i.to_string(),
+    };
+    match text.as_str() {
+        "2.4" => Ok(Band::Ghz2_4),
+        "5" => Ok(Band::Ghz5),
+        other => Err(serde::de::Error::custom(format!(
+            "unknown band `{other}`, expected \"2.4\" or \"5\""
+        ))),
+    }
+}
+
+impl Default for Phy {
+    fn default() -> Self {
+        Phy {
+            standard: Standard::N,
+            band: Band::Ghz5,
+            width_mhz: 20,
+            guard_interval: GuardInterval::Long,
+            preamble: DsssPreamble::Long,
+        }
+    }
+}
+
+/// One AC's EDCA override; absent fields keep the default.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdcaOverride {
+    pub aifsn: Option<u8>,
+    pub cw_min: Option<u16>,
+    pub cw_max: Option<u16>,
+    pub txop_limit_us: Option<u32>,
+}
+
+/// Per-AC EDCA overrides.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdcaOverrides {
+    pub vo: Option<EdcaOverride>,
+    pub vi: Option<EdcaOverride>,
+    pub be: Option<EdcaOverride>,
+    pub bk: Option<EdcaOverride>,
+}
+
+/// `[mac]`: channel access, aggregation, retries and queue limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mac {
+    /// WMM/EDCA with four ACs; false = legacy DCF (one queue, no aggregation).
+    pub qos: bool,
+    /// "edca" or "dcf"; defaults to the one that goes with `qos`.
+    pub backoff_rule: Option<BackoffRule>,
+    /// A-MPDU aggregation under block ack (HT/VHT only; never for VO).
+    pub aggregation: bool,
+    pub max_ampdu_subframes: u16,
+    /// 0 = the PHY's maximum.
+    pub max_ampdu_bytes: u32,
+    pub max_ampdu_duration_us: u32,
+    /// Protect PSDUs longer than this with RTS/CTS; absent = never.
+    pub rts_threshold_bytes: Option<u32>,
+    pub retry_limit: u8,
+    pub queue_limit_packets: usize,
+    pub edca_ap: EdcaOverrides,
+    pub edca_sta: EdcaOverrides,
+}
+
+impl Default for Mac {
+    fn default() -> Self {
+        Mac {
+            qos: true,
+            backoff_rule: None,
+            aggregation: true,
+            max_ampdu_subframes: 64,
+            max_ampdu_bytes: 0,
+            max_ampdu_duration_us: 4000,
+            rts_threshold_bytes: None,
+            retry_limit: 7,
+            queue_limit_packets: 1000,
+            edca_ap: EdcaOverrides::default(),
+            edca_sta: EdcaOverrides::default(),
+        }
+    }
+}
+
+/// A station's link: rate and channel, as resolved for one station.
+#[derive(Clone, Debug, Default)]
+struct Link {
+    mcs: Option<u8>,
+    nss: Option<u8>,
+    rate_mbps: Option<f64>,
+    snr_db: Option<f64>,
+    loss: Option<f64>,
+}
+
+/// One entry of `[[stations.list]]`: fields left out are inherited from `[stations]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StationEntry {
+    /// How many identical stations this entry stands for (default 1).
+    pub count: Option<u16>,
+    /// HT MCS 0–15 or VHT MCS 0–9.
+    pub mcs: Option<u8>,
+    /// VHT spatial streams (1–2).
+    pub nss: Option<u8>,
+    /// Legacy rate in Mbit/s (802.11a/g: 6–54; 802.11b: 1, 2, 5.5, 11).
+    pub rate_mbps: Option<f64>,
+    /// SNR at the receiver in dB: frames fail per the PER-vs-SNR curves. With no rate
+    /// given, the best rate for this SNR is chosen.
+    pub snr_db: Option<f64>,
+    /// Fixed MPDU loss probability (instead of snr_db).
+    pub loss: Option<f64>,
+}
+
+/// `[stations]`: how many and at which rates. The link fields (`mcs`, `nss`,
+/// `rate_mbps`, `snr_db`, `loss`) apply to every station unless a list entry says
+/// otherwise.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stations {
+    /// Number of stations when there is no `list`.
+    pub count: u16,
+    pub mcs: Option<u8>,
+    pub nss: Option<u8>,
+    pub rate_mbps: Option<f64>,
+    pub snr_db: Option<f64>,
+    pub loss: Option<f64>,
+    /// Explicit stations (each may repeat with `count`); overrides `count`.
+    pub list: Vec<StationEntry>,
+}
+
+impl Default for Stations {
+    fn default() -> Self {
+        Stations {
+            count: 1,
+            mcs: None,
+            nss: None,
+            rate_mbps: None,
+            snr_db: None,
+            loss: None,
+            list: Vec::new(),
+        }
+    }
+}
+
+/// Which way saturated traffic flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Uplink,
+    Downlink,
+    Both,
+}
+
+/// `[traffic]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Traffic {
+    /// "saturated": every station (uplink) and/or the AP for every station (downlink)
+    /// always has frames queued.
+    pub kind: TrafficKind,
+    pub direction: Direction,
+    /// MSDU (IP packet) size.
+    pub packet_bytes: u32,
+    /// 802.1d user priority 0–7 (selects the AC).
+    pub tid: u8,
+    /// Packets each flow keeps inside the cell; 0 = enough to fill aggregates.
+    pub depth: u32,
+}
+
+/// Traffic models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrafficKind {
+    Saturated,
+}
+
+impl Default for Traffic {
+    fn default() -> Self {
+        Traffic {
+            kind: TrafficKind::Saturated,
+            direction: Direction::Downlink,
+            packet_bytes: 1500,
+            tid: 0,
+            depth: 0,
+        }
+    }
+}
+
+/// A problem with a scenario: the key it concerns and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    fn new(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+/// Set `path` (dotted) in `table` to `raw`, parsed as a TOML value, or as a string if it
+/// does not parse (so `--set phy.standard=ac` needs no quotes).
+pub fn apply_override(table: &mut toml::Table, path: &str, raw: &str) -> Result<(), ScenarioError> {
+    let parts: Vec<&str> = path.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(ScenarioError::new(path, "empty key in --set path"));
+    }
+    let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(raw.to_string())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    };
+    let mut cur = table;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let here = parts[..=i].join(".");
+        // `name[k]` addresses element k of an array of tables.
+        let (name, index) = match part.split_once('[') {
+            Some((n, rest)) => {
+                let idx = rest
+                    .strip_suffix(']')
+                    .and_then(|x| x.parse::<usize>().ok())
+                    .ok_or_else(|| ScenarioError::new(&here, "bad index, expected name[N]"))?;
+                (n, Some(idx))
+            }
+            None => (*part, None),
+        };
+        if last && index.is_none() {
+            cur.insert(name.to_string(), value);
+            return Ok(());
+        }
+        let entry = match index {
+            None => cur
+                .entry(name.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            Some(idx) => {
+                let arr = cur
+                    .get_mut(name)
+                    .and_then(|v| v.as_array_mut())
+                    .ok_or_else(|| ScenarioError::new(&here, format!("`{name}` is not a list")))?;
+                let len = arr.len();
+                arr.get_mut(idx).ok_or_else(|| {
+                    ScenarioError::new(
+                        &here,
+                        format!("index {idx} is past the end ({len} entries)"),
+                    )
+                })?
+            }
+        };
+        if last {
+            *entry = value;
+            return Ok(());
+        }
+        cur = match entry {
+            toml::Value::Table(t) => t,
+            _ => {
+                return Err(ScenarioError::new(
+                    here,
+                    "is not a table, cannot set a key inside it",
+                ))
+            }
+        };
+    }
+    Ok(())
+}
+
+/// Parse a scenario from TOML text with overrides applied.
+pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+    let mut table: toml::Table = toml::from_str(text).map_err(|e| {
+        let msg = e.message().to_string();
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+        ScenarioError::new(
+            line.map_or(String::new(), |l| format!("line {l}")),
+            format!("invalid TOML: {msg}"),
+        )
+    })?;
+    for (k, v) in overrides {
+        apply_override(&mut table, k, v)?;
+    }
+    let de = toml::Value::Table(table);
+    serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
+        let path = e.path().to_string();
+        let key = if path == "." { String::new() } else { path };
+        ScenarioError::new(key, suggest(e.inner().message()))
+    })
+}
+
+/// serde reports unknown fields as "unknown field `x`, expected one of `a`, `b`": add
+/// the nearest expected name.
+fn suggest(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.to_string();
+    };
+    let Some((field, expected)) = rest.split_once('`') else {
+        return message.to_string();
+    };
+    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let best = names
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(field, n), *n))
+        .min();
+    match best {
+        Some((d, name)) if d <= 3 => format!("unknown key (did you mean `{name}`?)"),
+        _ => format!("unknown key; expected one of {}", names.join(", ")),
+    }
+}
+
+fn standard_name(s: Standard) -> &'static str {
+    match s {
+        Standard::A => "a",
+        Standard::B => "b",
+        Standard::G => "g",
+        Standard::N => "n",
+        Standard::Ac => "ac",
+    }
+}
+
+/// `[stations]` entries expanded to one link spec per station, with the key to blame.
+fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
+    let base = Link {
+        mcs: s.mcs,
+        nss: s.nss,
+        rate_mbps: s.rate_mbps,
+        snr_db: s.snr_db,
+        loss: s.loss,
+    };
+    if s.list.is_empty() {
+        if s.count == 0 {
+            return Err(ScenarioError::new("stations.count", "must be at least 1"));
+        }
+        return Ok((0..s.count)
+            .map(|_| ("stations".to_string(), base.clone()))
+            .collect());
+    }
+    let mut out = Vec::new();
+    for (i, e) in s.list.iter().enumerate() {
+        let key = format!("stations.list[{i}]");
+        let count = e.count.unwrap_or(1);
+        if count == 0 {
+            return Err(ScenarioError::new(
+                format!("{key}.count"),
+                "must be at least 1",
+            ));
+        }
+        // An entry's own channel model replaces the inherited one entirely.
+        let own_channel = e.snr_db.is_some() || e.loss.is_some();
+        let merged = Link {
+            mcs: e.mcs.or(base.mcs),
+            nss: e.nss.or(base.nss),
+            rate_mbps: e.rate_mbps.or(base.rate_mbps),
+            snr_db: if own_channel { e.snr_db } else { base.snr_db },
+            loss: if own_channel { e.loss } else { base.loss },
+        };
+        for _ in 0..count {
+            out.push((key.clone(), merged.clone()));
+        }
+    }
+    Ok(out)
+}
+
+impl Scenario {
+    fn width(&self) -> Result<ChannelWidth, ScenarioError> {
+        match self.phy.width_mhz {
+            20 => Ok(ChannelWidth::Mhz20),
+            40 => Ok(ChannelWidth::Mhz40),
+            80 => Ok(ChannelWidth::Mhz80),
+            w => Err(ScenarioError::new(
+                "phy.width_mhz",
+                format!("{w} MHz is not supported (20, 40 or 80)"),
+            )),
+        }
+    }
+
+    /// The rates a station may use in this BSS, lowest first (for SNR-based choice).
+    fn candidate_rates(&self, width: ChannelWidth, nss: u8) -> Vec<TxVector> {
+        let gi = self.phy.guard_interval;
+        match self.phy.standard {
+            Standard::B => [1000, 2000, 5500, 11000]
+                .map(|r| TxVector::Dsss {
+                    rate_kbps: r,
+                    preamble: if r == 1000 {
+                        DsssPreamble::Long
+                    } else {
+                        self.phy.preamble
+                    },
+                })
+                .to_vec(),
+            Standard::A | Standard::G => [6, 9, 12, 18, 24, 36, 48, 54]
+                .map(|r| TxVector::Ofdm { rate_mbps: r })
+                .to_vec(),
+            Standard::N => (0..8u8)
+                .map(|m| TxVector::Ht {
+                    mcs: m + 8 * (nss.saturating_sub(1)),
+                    width,
+                    gi,
+                })
+                .collect(),
+            Standard::Ac => (0..10u8)
+                .map(|mcs| TxVector::Vht {
+                    mcs,
+                    nss,
+                    width,
+                    gi,
+                })
+                .filter(|t| t.validate().is_ok())
+                .collect(),
+        }
+    }
+
+    fn tx_vector(
+        &self,
+        key: &str,
+        l: &Link,
+        width: ChannelWidth,
+    ) -> Result<TxVector, ScenarioError> {
+        let gi = self.phy.guard_interval;
+        let std = self.phy.standard;
+        let nss = l.nss.unwrap_or(1);
+        let legacy = matches!(std, Standard::A | Standard::B | Standard::G);
+        if legacy && l.mcs.is_some() {
+            return Err(ScenarioError::new(
+                format!("{key}.mcs"),
+                "802.11a/b/g stations take rate_mbps, not an MCS",
+            ));
+        }
+        if !legacy && l.rate_mbps.is_some() {
+            return Err(ScenarioError::new(
+                format!("{key}.rate_mbps"),
+                "802.11n/ac stations take an MCS (mcs, nss), not rate_mbps",
+            ));
+        }
+        if l.nss.is_some() && std != Standard::Ac {
+            return Err(ScenarioError::new(
+                format!("{key}.nss"),
+                "nss applies to 802.11ac only (HT MCS 8–15 are two streams)",
+            ));
+        }
+        if std != Standard::B && self.phy.preamble == DsssPreamble::Short {
+            return Err(ScenarioError::new(
+                "phy.preamble",
+                "the DSSS preamble applies to 802.11b only",
+            ));
+        }
+        let explicit = match std {
+            Standard::B => l.rate_mbps.map(|r| {
+                let rate_kbps = (r * 1000.0).round() as u32;
+                TxVector::Dsss {
+                    rate_kbps,
+                    preamble: self.phy.preamble,
+                }
+            }),
+            Standard::A | Standard::G => l.rate_mbps.map(|r| TxVector::Ofdm {
+                rate_mbps: if r.fract() == 0.0 { r as u32 } else { 0 },
+            }),
+            Standard::N => l.mcs.map(|mcs| TxVector::Ht { mcs, width, gi }),
+            Standard::Ac => l.mcs.map(|mcs| TxVector::Vht {
+                mcs,
+                nss,
+                width,
+                gi,
+            }),
+        };
+        let field = if legacy { "rate_mbps" } else { "mcs" };
+        let tx = match (explicit, l.snr_db) {
+            (Some(t), _) => t,
+            (None, Some(snr)) => best_rate_for_snr(&self.candidate_rates(width, nss), snr),
+            (None, None) => match std {
+                Standard::B => TxVector::Dsss {
+                    rate_kbps: 11_000,
+                    preamble: self.phy.preamble,
+                },
+                Standard::A | Standard::G => TxVector::Ofdm { rate_mbps: 54 },
+                Standard::N => TxVector::Ht { mcs: 7, width, gi },
+                Standard::Ac => TxVector::Vht {
+                    mcs: 9.min(if width == ChannelWidth::Mhz20 { 8 } else { 9 }),
+                    nss,
+                    width,
+                    gi,
+                },
+            },
+        };
+        tx.validate()
+            .map_err(|e| ScenarioError::new(format!("{key}.{field}"), e))?;
+        Ok(tx)
+    }
+
+    /// Check every value and build the simulator's configuration.
+    pub fn resolve(&self) -> Result<SimConfig, ScenarioError> {
+        if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
+            return Err(ScenarioError::new(
+                "duration_s",
+                "must be a positive number of seconds",
+            ));
+        }
+        if self.duration_s > 1.0e6 {
+            return Err(ScenarioError::new("duration_s", "must be at most 1e6 s"));
+        }
+        let std = self.phy.standard;
+        let width = self.width()?;
+        if matches!(std, Standard::A | Standard::B | Standard::G) && width != ChannelWidth::Mhz20 {
+            return Err(ScenarioError::new(
+                "phy.width_mhz",
+                "802.11a/b/g channels are 20 MHz",
+            ));
+        }
+        let band_ok = match std {
+            Standard::B | Standard::G => self.phy.band == Band::Ghz2_4,
+            Standard::A | Standard::Ac => self.phy.band == Band::Ghz5,
+            Standard::N => true,
+        };
+        if !band_ok {
+            return Err(ScenarioError::new(
+                "phy.band",
+                format!(
+                    "802.11{} does not operate in the {} GHz band",
+                    standard_name(std),
+                    if self.phy.band == Band::Ghz5 {
+                        "5"
+                    } else {
+                        "2.4"
+                    }
+                ),
+            ));
+        }
+        if std == Standard::N && width == ChannelWidth::Mhz80 {
+            return Err(ScenarioError::new(
+                "phy.width_mhz",
+                "802.11n (HT) has no 80 MHz channels",
+            ));
+        }
+        let mut stations = Vec::new();
+        for (key, link) in station_links(&self.stations)? {
+            let error = match (link.snr_db, link.loss) {
+                (Some(_), Some(_)) => {
+                    return Err(ScenarioError::new(key, "give snr_db or loss, not both"))
+                }
+                (Some(snr_db), None) => ErrorModel::Snr { snr_db },
+                (None, Some(probability)) => ErrorModel::FixedLoss { probability },
+                (None, None) => ErrorModel::None,
+            };
+            let field = if link.loss.is_some() {
+                "loss"
+            } else {
+                "snr_db"
+            };
+            error
+                .validate()
+                .map_err(|e| ScenarioError::new(format!("{key}.{field}"), e))?;
+            let tx = self.tx_vector(&key, &link, width)?;
+            stations.push(StationConfig { tx, error });
+        }
+        if stations.len() > 2000 {
+            return Err(ScenarioError::new("stations", "at most 2000 stations"));
+        }
+        let m = &self.mac;
+        let mut cell = if m.qos {
+            CellConfig::new(std, self.phy.band, stations)
+        } else {
+            CellConfig::legacy_dcf(std, self.phy.band, stations)
+        };
+        if let Some(rule) = m.backoff_rule {
+            cell.backoff_rule = rule;
+        }
+        cell.aggregation = m.qos && m.aggregation && matches!(std, Standard::N | Standard::Ac);
+        cell.max_ampdu_subframes = m.max_ampdu_subframes;
+        cell.max_ampdu_bytes = m.max_ampdu_bytes;
+        cell.max_ampdu_duration = Nanos::from_us(m.max_ampdu_duration_us as u64);
+        cell.rts_threshold_bytes = m.rts_threshold_bytes;
+        cell.retry_limit = m.retry_limit;
+        cell.queue_limit_packets = m.queue_limit_packets;
+        for (name, ov, table) in [
+            ("mac.edca_ap", &m.edca_ap, &mut cell.edca_ap),
+            ("mac.edca_sta", &m.edca_sta, &mut cell.edca_sta),
+        ] {
+            for (ac, o) in [
+                (Ac::Vo, &ov.vo),
+                (Ac::Vi, &ov.vi),
+                (Ac::Be, &ov.be),
+                (Ac::Bk, &ov.bk),
+            ] {
+                let Some(o) = o else { continue };
+                if !m.qos {
+                    return Err(ScenarioError::new(
+                        name,
+                        "EDCA tables apply with mac.qos = true only",
+                    ));
+                }
+                let e: &mut EdcaParams = &mut table[ac.index()];
+                e.aifsn = o.aifsn.unwrap_or(e.aifsn);
+                e.cw_min = o.cw_min.unwrap_or(e.cw_min);
+                e.cw_max = o.cw_max.unwrap_or(e.cw_max);
+                e.txop_limit_us = o.txop_limit_us.unwrap_or(e.txop_limit_us);
+            }
+        }
+        cell.validate().map_err(|e| {
+            // Cell errors name a field of its own config; map station indices back.
+            match e.split_once(": ") {
+                Some((k, msg)) if k.starts_with("stations[") => {
+                    ScenarioError::new(format!("stations (station {})", &k[9..k.len() - 1]), msg)
+                }
+                Some((k, msg)) => ScenarioError::new(k, msg),
+                None => ScenarioError::new("", e),
+            }
+        })?;
+        let t = &self.traffic;
+        if t.tid > 7 {
+            return Err(ScenarioError::new("traffic.tid", "must be 0–7"));
+        }
+        if t.packet_bytes == 0 || t.packet_bytes > 7_900 {
+            return Err(ScenarioError::new(
+                "traffic.packet_bytes",
+                "must be 1 to 7900 bytes (an MSDU)",
+            ));
+        }
+        let depth = if t.depth > 0 {
+            t.depth
+        } else if cell.aggregation {
+            2 * cell.max_ampdu_subframes as u32
+        } else {
+            4
+        };
+        let n = cell.stations.len() as u16;
+        let mut flows = Vec::new();
+        for i in 1..=n {
+            let sta = NodeId(i);
+            if matches!(t.direction, Direction::Downlink | Direction::Both) {
+                flows.push(Saturated {
+                    src: NodeId::AP,
+                    dst: sta,
+                    len_bytes: t.packet_bytes,
+                    tid: t.tid,
+                    depth,
+                });
+            }
+            if matches!(t.direction, Direction::Uplink | Direction::Both) {
+                flows.push(Saturated {
+                    src: sta,
+                    dst: NodeId::AP,
+                    len_bytes: t.packet_bytes,
+                    tid: t.tid,
+                    depth,
+                });
+            }
+        }
+        Ok(SimConfig {
+            cell,
+            flows,
+            duration: Nanos::from_secs_f64(self.duration_s),
+            seed: self.seed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str, sets: &[(&str, &str)]) -> String {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        match parse(text, &sets).and_then(|s| s.resolve().map(|_| ())) {
+            Ok(()) => panic!("expected an error"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn defaults_resolve() {
+        let s = parse("", &[]).unwrap();
+        let cfg = s.resolve().unwrap();
+        assert_eq!(cfg.cell.stations.len(), 1);
+        assert_eq!(cfg.flows.len(), 1);
+    }
+
+    #[test]
+    fn overrides_set_nested_keys_and_types() {
+        let sets = vec![
+            ("stations.count".to_string(), "20".to_string()),
+            ("phy.standard".to_string(), "ac".to_string()),
+            ("phy.width_mhz".to_string(), "80".to_string()),
+            ("traffic.direction".to_string(), "both".to_string()),
+        ];
+        let s = parse("[stations]\ncount = 2\n", &sets).unwrap();
+        let cfg = s.resolve().unwrap();
+        assert_eq!(cfg.cell.stations.len(), 20);
+        assert_eq!(cfg.flows.len(), 40);
+    }
+
+    #[test]
+    fn unknown_key_names_path_and_suggests() {
+        let e = err("[stations]\ncout = 3\n", &[]);
+        assert_eq!(e, "stations.cout: unknown key (did you mean `count`?)");
+        let e = err("", &[("phy.standrd", "n")]);
+        assert!(e.contains("did you mean `standard`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_key() {
+        let e = err("[stations]\ncount = \"many\"\n", &[]);
+        assert!(e.starts_with("stations.count: invalid type"), "{e}");
+    }
+
+    #[test]
+    fn impossible_values_name_the_key() {
+        assert!(err("[stations]\nmcs = 16\n", &[]).starts_with("stations.mcs:"));
+        let e = err(
+            "[phy]\nstandard = \"ac\"\nwidth_mhz = 20\n[stations]\nmcs = 9\n",
+            &[],
+        );
+        assert!(e.starts_with("stations.mcs:") && e.contains("MCS 9"), "{e}");
+        let e = err("[phy]\nstandard = \"ac\"\nband = \"2.4\"\n", &[]);
+        assert!(e.starts_with("phy.band:"), "{e}");
+        assert!(err("[stations]\nloss = 1.5\n", &[]).starts_with("stations.loss:"));
+        assert!(err("duration_s = -1\n", &[]).starts_with("duration_s:"));
+        assert!(
+            err("[phy]\nstandard = \"a\"\n[stations]\nmcs = 3\n", &[]).starts_with("stations.mcs:")
+        );
+        let e = err(
+            "[[stations.list]]\nmcs = 3\n[[stations.list]]\nmcs = 20\n",
+            &[],
+        );
+        assert!(e.starts_with("stations.list[1].mcs:"), "{e}");
+    }
+
+    #[test]
+    fn station_list_expands_counts_and_inherits() {
+        let text = "[stations]\nsnr_db = 40\n[[stations.list]]\ncount = 29\nmcs = 7\n\
+                    [[stations.list]]\nmcs = 0\n";
+        let cfg = parse(text, &[]).unwrap().resolve().unwrap();
+        assert_eq!(cfg.cell.stations.len(), 30);
+        assert_eq!(
+            cfg.cell.stations[29].tx,
+            TxVector::Ht {
+                mcs: 0,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long
+            }
+        );
+        assert_eq!(cfg.cell.stations[0].error, ErrorModel::Snr { snr_db: 40.0 });
+    }
+
+    #[test]
+    fn snr_without_rate_picks_a_rate() {
+        let cfg = parse("[stations]\nsnr_db = 5\n", &[])
+            .unwrap()
+            .resolve()
+            .unwrap();
+        // HT MCS0 needs 4 dB for 10 % PER on 1000 B; MCS1 needs 7 dB.
+        assert_eq!(
+            cfg.cell.stations[0].tx,
+            TxVector::Ht {
+                mcs: 0,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long
+            }
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! The `txop` command as a user runs it: output, determinism and errors.
+
+use std::process::{Command, Output};
+
+fn txop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_txop"))
+        .args(args)
+        .output()
+        .expect("run txop")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn json_is_byte_identical_for_same_seed() {
+    let args = ["run", "default", "--json", "--set", "duration_s=2"];
+    let a = txop(&args);
+    let b = txop(&args);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(!a.stdout.is_empty());
+    assert_eq!(
+        a.stdout, b.stdout,
+        "same scenario and seed must give identical JSON"
+    );
+    let c = txop(&[
+        "run",
+        "default",
+        "--json",
+        "--set",
+        "duration_s=2",
+        "--seed",
+        "2",
+    ]);
+    assert!(c.status.success());
+    assert_ne!(a.stdout, c.stdout, "another seed should change the results");
+}
+
+#[test]
+fn json_has_documented_fields() {
+    let o = txop(&["run", "anomaly", "--json", "--set", "duration_s=2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    assert_eq!(v["scenario"], "anomaly");
+    assert!(v["total_throughput_bps"].as_f64().unwrap() > 1e6);
+    let stations = v["stations"].as_array().unwrap();
+    assert_eq!(stations.len(), 2);
+    let mut share_sum = 0.0;
+    for s in stations {
+        assert!(s["throughput_bps"].as_f64().unwrap() > 0.0);
+        share_sum += s["airtime_share"].as_f64().unwrap();
+    }
+    assert!(
+        (share_sum - 1.0).abs() < 1e-9,
+        "airtime shares sum to {share_sum}"
+    );
+    let c = &v["conservation"];
+    let n = |k: &str| c[k].as_u64().unwrap();
+    assert_eq!(
+        n("offered_packets"),
+        n("delivered_packets") + n("dropped_packets") + n("inside_packets")
+    );
+}
+
+#[test]
+fn table_lists_every_station_and_total() {
+    let o = txop(&["run", "default", "--set", "duration_s=1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in ["station", "HT20 MCS7 LGI", "HT20 MCS0 LGI", "total", "Jain"] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+    assert_eq!(out.lines().filter(|l| l.contains("HT20 MCS")).count(), 4);
+}
+
+#[test]
+fn every_builtin_scenario_runs() {
+    let list = txop(&["list"]);
+    assert!(list.status.success());
+    let names: Vec<String> = stdout(&list)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert!(names.len() >= 3, "{names:?}");
+    for name in names {
+        let o = txop(&["run", &name, "--set", "duration_s=0.5"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stdout(&o).contains("total"), "{name}");
+    }
+}
+
+/// One line on stderr that contains all of `needles`, exit code 2, nothing on stdout.
+fn assert_user_error(args: &[&str], needles: &[&str]) {
+    let o = txop(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?} printed to stdout");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
+    }
+}
+
+#[test]
+fn unknown_scenario_suggests_nearest() {
+    assert_user_error(&["run", "defualt"], &["defualt", "did you mean `default`"]);
+}
+
+#[test]
+fn unknown_key_names_key_and_suggests() {
+    assert_user_error(
+        &["run", "default", "--set", "phy.standrd=ac"],
+        &["default: phy.standrd: unknown key", "`standard`"],
+    );
+}
+
+#[test]
+fn wrong_type_names_key() {
+    assert_user_error(
+        &["run", "default", "--set", "stations.count=many"],
+        &["stations.count", "invalid type"],
+    );
+}
+
+#[test]
+fn impossible_values_name_key() {
+    assert_user_error(
+        &[
+            "run",
+            "bianchi-11a",
+            "--set",
+            "phy.standard=ac",
+            "--set",
+            "phy.band=2.4",
+            "--set",
+            "stations.rate_mbps=0",
+        ],
+        &["phy.band"],
+    );
+    assert_user_error(
+        &["run", "default", "--set", "stations.list[0].mcs=16"],
+        &["stations.list"],
+    );
+    assert_user_error(
+        &[
+            "run",
+            "bianchi-11a",
+            "--set",
+            "phy.standard=ac",
+            "--set",
+            "mac.qos=true",
+            "--set",
+            "stations.rate_mbps=0",
+        ],
+        &["rate_mbps"],
+    );
+}
+
+#[test]
+fn bad_scenario_file_names_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("txop-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("broken.toml");
+    std::fs::write(&f, "[phy]\nstandard = \"n\"\nband = \n").unwrap();
+    let path = f.to_string_lossy().into_owned();
+    assert_user_error(&["run", &path], &[&path, "line 3", "invalid TOML"]);
+    let g = dir.join("vht20.toml");
+    std::fs::write(&g, "[phy]\nstandard = \"ac\"\n[stations]\nmcs = 9\n").unwrap();
+    let path = g.to_string_lossy().into_owned();
+    assert_user_error(&["run", &path], &[&path, "stations.mcs", "MCS 9"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn malformed_set_is_an_error() {
+    assert_user_error(&["run", "default", "--set", "novalue"], &["KEY=VALUE"]);
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Speed benchmark of txop against ns-3 on saturated cells.
+#
+# Usage: scripts/bench.sh [criterion args...]
+#
+# Runs `cargo bench -p txop-sim --bench saturated` (extra arguments go to criterion,
+# e.g. `scripts/bench.sh dcf_11a` to run only that group), then prints a table of
+# wall-seconds per simulated second (criterion's mean time per iteration, one iteration
+# being one simulated second) next to ns-3 3.37's figures for the same 802.11a
+# 54 Mbit/s, 1500-byte, saturated-uplink scenario (wifi-bianchi), and the speed-up
+# ns-3 / txop. The target is a speed-up of at least 100 at every n.
+#
+# Figures come from <target>/criterion/<group>/<n>/new/estimates.json; results not
+# refreshed by this run are marked "(old)". Needs cargo and python3.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+start=$(date +%s)
+cargo bench -p txop-sim --bench saturated -- "$@"
+
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+
+python3 - "$target_dir/criterion" "$start" <<'EOF'
+import json
+import os
+import sys
+
+root, start = sys.argv[1], float(sys.argv[2])
+
+# ns-3 3.37, wall-s per simulated s (802.11a 54 Mbit/s, 1500 B, saturated, DCF).
+NS3 = {5: 0.52, 10: 1.02, 20: 2.10, 50: 5.22}
+GROUPS = [
+    ("dcf_11a_54M_1500B", "802.11a 54 Mbit/s DCF, 1500 B, saturated uplink", [5, 10, 20, 50]),
+    ("ht20_mcs7_ampdu_1500B", "802.11n HT20 MCS 7, A-MPDU, 1500 B, saturated uplink", [5, 50]),
+]
+
+
+def estimate(group, n):
+    """Mean wall-s per simulated s, and whether it predates this run; None if absent."""
+    path = os.path.join(root, group, str(n), "new", "estimates.json")
+    try:
+        with open(path) as f:
+            mean_ns = json.load(f)["mean"]["point_estimate"]
+    except FileNotFoundError:
+        return None
+    return mean_ns / 1e9, os.path.getmtime(path) < start
+
+
+for group, title, ns in GROUPS:
+    print()
+    print(f"{title}  [{group}]")
+    print(f"{'n':>4}  {'txop wall-s/sim-s':>18}  {'ns-3 3.37':>10}  {'speed-up':>9}")
+    for n in ns:
+        est = estimate(group, n)
+        if est is None:
+            print(f"{n:>4}  {'-':>18}")
+            continue
+        secs, old = est
+        ref = NS3.get(n) if group.startswith("dcf_11a") else None
+        ref_s = f"{ref:10.2f}" if ref is not None else f"{'-':>10}"
+        ratio_s = f"{ref / secs:8.0f}x" if ref is not None else f"{'-':>9}"
+        note = "  (old)" if old else ""
+        print(f"{n:>4}  {secs:18.6f}  {ref_s}  {ratio_s}{note}")
+EOF
