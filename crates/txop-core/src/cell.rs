@@ -337,6 +337,7 @@ struct Tx {
     start: Nanos,
     /// End of this transmitter's first PPDU on the air (RTS or data).
     air_end: Nanos,
+    psdu_bytes: u32,
     /// Range of its MPDUs in `Exchange::mpdus`.
     first: usize,
     count: usize,
@@ -666,6 +667,7 @@ impl Cell {
                         tid: 0,
                         start,
                         air_end: start,
+                        psdu_bytes: 0,
                         first: 0,
                         count: 0,
                     });
@@ -701,15 +703,12 @@ impl Cell {
         let band = self.cfg.band;
         let tx = self.exch.txs[i];
         let ac = tx.ac;
-        let node = &mut self.nodes[tx.node as usize];
-        let Some(&(link, tid)) = node.active[ac.index()].front() else {
+        let Some(&(link, tid)) = self.nodes[tx.node as usize].active[ac.index()].front() else {
             return false;
         };
-        let txv = node.links[link as usize].txv;
-        let ba = self.cfg.aggregation
-            && self.cfg.qos
-            && ac != Ac::Vo
-            && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. });
+        let txv = self.nodes[tx.node as usize].links[link as usize].txv;
+        let ba = self.ba_session(&txv, ac);
+        let node = &mut self.nodes[tx.node as usize];
         let limits = if ba {
             let phy_max = if matches!(txv, TxVector::Vht { .. }) {
                 VHT_MAX_AMPDU_BYTES
@@ -790,13 +789,8 @@ impl Cell {
         tx.first = first;
         tx.count = count;
         tx.start = start;
-        // Remember the PSDU length in air_end until resolution computes real times.
-        tx.air_end = Nanos(psdu_bytes as u64);
+        tx.psdu_bytes = psdu_bytes;
         true
-    }
-
-    fn psdu_bytes(tx: &Tx) -> u32 {
-        tx.air_end.0 as u32
     }
 
     fn uses_rts(&self, psdu_bytes: u32) -> bool {
@@ -812,7 +806,7 @@ impl Cell {
         for i in 0..self.exch.txs.len() {
             let tx = self.exch.txs[i];
             let txv = self.nodes[tx.node as usize].links[tx.link as usize].txv;
-            let psdu = Self::psdu_bytes(&tx);
+            let psdu = tx.psdu_bytes;
             let dur = if self.uses_rts(psdu) {
                 control_response_rate(&txv, self.cfg.standard).ppdu_duration(RTS_BYTES, band)
             } else {
@@ -838,7 +832,7 @@ impl Cell {
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
         let tx = self.exch.txs[0];
-        let psdu = Self::psdu_bytes(&tx);
+        let psdu = tx.psdu_bytes;
         let rts = self.uses_rts(psdu);
         let link = &mut self.nodes[tx.node as usize].links[tx.link as usize];
         let txv = link.txv;
@@ -980,19 +974,16 @@ impl Cell {
             }
             let node = &mut self.nodes[tx.node as usize];
             let b = &mut node.edca[tx.ac.index()];
+            // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
+            // when a frame is given up; doubled after a failure.
             match outcome {
-                ExchangeOutcome::Acked => {}
+                ExchangeOutcome::Acked => b.reset(&mut node.rng),
                 _ if head_dropped => b.reset(&mut node.rng),
                 _ => b.fail(&mut node.rng),
             }
         }
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
             return;
-        }
-        if outcome == ExchangeOutcome::Acked {
-            let tx = self.exch.txs[0];
-            let node = &mut self.nodes[tx.node as usize];
-            node.edca[tx.ac.index()].reset(&mut node.rng);
         }
         // Interframe references for the next contention.
         let eifs_extra = self.timing.eifs_extra();
@@ -1027,7 +1018,7 @@ impl Cell {
         if limit == Nanos::ZERO || node.backlog[tx.ac.index()] == 0 {
             return false;
         }
-        let Some(&(link, _)) = node.active[tx.ac.index()].front() else {
+        let Some(&(link, tid)) = node.active[tx.ac.index()].front() else {
             return false;
         };
         let txv = node.links[link as usize].txv;
@@ -1046,13 +1037,12 @@ impl Cell {
         }
         let room = limit - used - overhead;
         // Check that at least the first MPDU fits before taking anything.
-        let q = &node.links[link as usize].tx[0..NUM_TIDS];
-        let first_len = q.iter().find_map(|tq| {
-            tq.retry
-                .front()
-                .map(|m| m.packet.len_bytes)
-                .or(tq.fifo.front().map(|p| p.len_bytes))
-        });
+        let q = &node.links[link as usize].tx[tid as usize];
+        let first_len = q
+            .retry
+            .front()
+            .map(|m| m.packet.len_bytes)
+            .or(q.fifo.front().map(|p| p.len_bytes));
         let Some(first_len) = first_len else {
             return false;
         };
@@ -1080,23 +1070,14 @@ impl Cell {
             packet: m.packet,
             reason: DropReason::RetryLimit,
         });
-        // The originator moves the recipient's window past the dropped frame
-        // (a BlockAckReq; its airtime is not modelled).
-        let win =
-            self.nodes[tx.node as usize].links[tx.link as usize].tx[tx.tid as usize].win_start();
-        let new_head = win.max(m.seq + 1).min(
-            self.nodes[tx.node as usize].links[tx.link as usize].tx[tx.tid as usize]
-                .retry
-                .front()
-                .map_or(u64::MAX, |r| r.seq),
-        );
+        // The recipient stops waiting for it (see `RxReorder::give_up`).
         let peer = self.nodes[tx.node as usize].links[tx.link as usize].peer;
         let src_id = self.nodes[tx.node as usize].id;
         let rx_node = peer.index();
         if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
             let (mut pkts, mut bytes) = (0u64, 0u64);
             let out = &mut self.out;
-            self.nodes[rx_node].links[rx_link].rx[tx.tid as usize].advance_to(new_head, &mut |p| {
+            self.nodes[rx_node].links[rx_link].rx[tx.tid as usize].give_up(m.seq, &mut |p| {
                 pkts += 1;
                 bytes += p.len_bytes as u64;
                 out.push_back(Output::Delivered { at: t, packet: p });

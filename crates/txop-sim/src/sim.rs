@@ -79,13 +79,12 @@ impl Simulation {
                 break;
             }
             self.now = next;
-            // External events at an instant go before the cell's own deadline.
-            if te == Some(next) {
-                if let Some((at, ev)) = self.events.pop() {
-                    self.handle_event(at, ev);
-                }
-            } else {
+            // At one instant the cell's own deadline runs before external events (as
+            // `Cell::handle_packet` would run it anyway).
+            if tc == Some(next) {
                 self.cell.handle_timeout(next);
+            } else if let Some((at, ev)) = self.events.pop() {
+                self.handle_event(at, ev);
             }
             self.drain_outputs();
         }

@@ -69,51 +69,71 @@ impl TxTid {
     }
 }
 
+/// A sequence number's state in the reorder buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Missing,
+    Held(Packet),
+    /// The originator gave this sequence number up (retry limit): skip it.
+    GivenUp,
+}
+
 /// Recipient reorder buffer of one (link, TID): releases MSDUs in sequence order.
+///
+/// In 802.11 the originator moves the recipient's window with a BlockAckReq after
+/// giving up on a frame; here the originator tells the recipient directly which
+/// sequence number will never arrive ([`RxReorder::give_up`]), so the recipient skips
+/// exactly that hole (the BlockAckReq's airtime is not modelled).
 #[derive(Clone, Debug, Default)]
 pub struct RxReorder {
     /// Next sequence number to release.
     head: u64,
-    /// `buf[i]` holds sequence number `head + i` if it has arrived.
-    buf: VecDeque<Option<Packet>>,
+    /// `buf[i]` is the state of sequence number `head + i`.
+    buf: VecDeque<Slot>,
 }
 
 impl RxReorder {
     /// Number of packets held waiting for a gap to fill.
     pub fn held(&self) -> usize {
-        self.buf.iter().filter(|p| p.is_some()).count()
+        self.buf
+            .iter()
+            .filter(|s| matches!(s, Slot::Held(_)))
+            .count()
+    }
+
+    fn set(&mut self, seq: u64, slot: Slot) {
+        if seq < self.head {
+            return; // already released or skipped
+        }
+        let idx = (seq - self.head) as usize;
+        if self.buf.len() <= idx {
+            self.buf.resize(idx + 1, Slot::Missing);
+        }
+        if self.buf[idx] == Slot::Missing {
+            self.buf[idx] = slot;
+        }
     }
 
     /// An MPDU arrived: release it and whatever it unblocks, in order, to `out`.
     pub fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {
-        if seq < self.head {
-            return; // duplicate of something already released
-        }
-        let idx = (seq - self.head) as usize;
-        if self.buf.len() <= idx {
-            self.buf.resize(idx + 1, None);
-        }
-        self.buf[idx] = Some(packet);
+        self.set(seq, Slot::Held(packet));
         self.release_run(out);
     }
 
-    /// The originator gave up on everything below `seq` (a BlockAckReq moving the window):
-    /// release what is held below it, skip the holes, and continue in order.
-    pub fn advance_to(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
-        while self.head < seq {
-            if let Some(Some(p)) = self.buf.pop_front() {
-                out(p);
-            }
-            self.head += 1;
-        }
+    /// The originator dropped `seq`: release what waited behind it.
+    pub fn give_up(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
+        self.set(seq, Slot::GivenUp);
         self.release_run(out);
     }
 
     fn release_run(&mut self, out: &mut impl FnMut(Packet)) {
-        while let Some(Some(_)) = self.buf.front() {
-            if let Some(Some(p)) = self.buf.pop_front() {
-                out(p);
+        while let Some(&front) = self.buf.front() {
+            match front {
+                Slot::Missing => break,
+                Slot::Held(p) => out(p),
+                Slot::GivenUp => {}
             }
+            self.buf.pop_front();
             self.head += 1;
         }
     }
@@ -143,16 +163,21 @@ mod tests {
     }
 
     #[test]
-    fn advance_skips_a_lost_frame() {
+    fn give_up_skips_exactly_the_dropped_frame() {
         let mut r = RxReorder::default();
         let mut got = Vec::new();
         r.receive(1, pkt(1), &mut |p| got.push(p.id));
-        r.receive(2, pkt(2), &mut |p| got.push(p.id));
-        assert!(got.is_empty());
-        r.advance_to(1, &mut |p| got.push(p.id)); // seq 0 was dropped
-        assert_eq!(got, vec![1, 2]);
         r.receive(3, pkt(3), &mut |p| got.push(p.id));
-        assert_eq!(got, vec![1, 2, 3]);
+        assert!(got.is_empty());
+        // Seq 2 is dropped while seq 0 is still being retried: nothing moves yet.
+        r.give_up(2, &mut |p| got.push(p.id));
+        assert!(got.is_empty());
+        r.receive(0, pkt(0), &mut |p| got.push(p.id));
+        assert_eq!(got, vec![0, 1, 3]);
+        assert_eq!(r.held(), 0);
+        r.give_up(4, &mut |p| got.push(p.id));
+        r.receive(5, pkt(5), &mut |p| got.push(p.id));
+        assert_eq!(got, vec![0, 1, 3, 5]);
     }
 
     #[test]
