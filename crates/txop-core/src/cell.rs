@@ -115,16 +115,11 @@ impl CellConfig {
         if self.stations.len() > u16::MAX as usize - 1 {
             return Err("stations: too many stations".into());
         }
-        let band_ok = match self.standard {
-            Standard::B | Standard::G => self.band == Band::Ghz2_4,
-            Standard::A | Standard::Ac => self.band == Band::Ghz5,
-            Standard::N => true,
-        };
-        if !band_ok {
+        if !self.standard.operates_in(self.band) {
             return Err(format!(
                 "phy.band: 802.11{} does not operate in the {} GHz band",
-                std_name(self.standard),
-                band_name(self.band)
+                self.standard.name(),
+                self.band.name()
             ));
         }
         for (name, table) in [("edca_ap", &self.edca_ap), ("edca_sta", &self.edca_sta)] {
@@ -153,28 +148,11 @@ impl CellConfig {
                 return Err(format!(
                     "{key}: {} cannot be used in an 802.11{} BSS",
                     s.tx.modulation_label(),
-                    std_name(self.standard)
+                    self.standard.name()
                 ));
             }
         }
         Ok(())
-    }
-}
-
-fn std_name(s: Standard) -> &'static str {
-    match s {
-        Standard::A => "a",
-        Standard::B => "b",
-        Standard::G => "g",
-        Standard::N => "n",
-        Standard::Ac => "ac",
-    }
-}
-
-fn band_name(b: Band) -> &'static str {
-    match b {
-        Band::Ghz2_4 => "2.4",
-        Band::Ghz5 => "5",
     }
 }
 
@@ -369,6 +347,8 @@ pub struct Cell {
     now: Nanos,
     exch: Exchange,
     out: VecDeque<Output>,
+    /// Scratch: packets a reorder buffer released, before they become outputs.
+    released: Vec<Packet>,
     stats: Vec<StationStats>,
     busy_ns: u64,
     internal_collisions: u64,
@@ -435,6 +415,7 @@ impl Cell {
             now: Nanos::ZERO,
             exch: Exchange::default(),
             out: VecDeque::new(),
+            released: Vec::new(),
             stats: vec![StationStats::default(); n + 1],
             busy_ns: 0,
             internal_collisions: 0,
@@ -880,20 +861,30 @@ impl Cell {
             Some(l) => l,
             None => return,
         };
-        let station = self.station_of(tx.node as usize, tx.link as usize);
-        let uplink = tx.node != 0;
-        let (mut pkts, mut bytes) = (0u64, 0u64);
-        let out = &mut self.out;
         let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tx.tid as usize];
+        let released = &mut self.released;
         for k in tx.first..tx.first + tx.count {
             if self.exch.ok[k] {
                 let m = self.exch.mpdus[k];
-                reorder.receive(m.seq, m.packet, &mut |p| {
-                    pkts += 1;
-                    bytes += p.len_bytes as u64;
-                    out.push_back(Output::Delivered { at: t, packet: p });
-                });
+                reorder.receive(m.seq, m.packet, &mut |p| released.push(p));
             }
+        }
+        self.emit_released(t, &tx);
+    }
+
+    /// Report the packets a reorder buffer just released as delivered.
+    fn emit_released(&mut self, t: Nanos, tx: &Tx) {
+        let station = self.station_of(tx.node as usize, tx.link as usize);
+        let uplink = tx.node != 0;
+        let (pkts, bytes) = (
+            self.released.len() as u64,
+            self.released
+                .iter()
+                .map(|p| p.len_bytes as u64)
+                .sum::<u64>(),
+        );
+        for p in self.released.drain(..) {
+            self.out.push_back(Output::Delivered { at: t, packet: p });
         }
         let s = self.link_stats(station, uplink);
         s.delivered_packets += pkts;
@@ -1075,16 +1066,10 @@ impl Cell {
         let src_id = self.nodes[tx.node as usize].id;
         let rx_node = peer.index();
         if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
-            let (mut pkts, mut bytes) = (0u64, 0u64);
-            let out = &mut self.out;
-            self.nodes[rx_node].links[rx_link].rx[tx.tid as usize].give_up(m.seq, &mut |p| {
-                pkts += 1;
-                bytes += p.len_bytes as u64;
-                out.push_back(Output::Delivered { at: t, packet: p });
-            });
-            let s = self.link_stats(station, uplink);
-            s.delivered_packets += pkts;
-            s.delivered_bytes += bytes;
+            let released = &mut self.released;
+            self.nodes[rx_node].links[rx_link].rx[tx.tid as usize]
+                .give_up(m.seq, &mut |p| released.push(p));
+            self.emit_released(t, tx);
         }
     }
 

@@ -398,16 +398,6 @@ fn suggest(message: &str) -> String {
     }
 }
 
-fn standard_name(s: Standard) -> &'static str {
-    match s {
-        Standard::A => "a",
-        Standard::B => "b",
-        Standard::G => "g",
-        Standard::N => "n",
-        Standard::Ac => "ac",
-    }
-}
-
 /// `[stations]` entries expanded to one link spec per station, with the key to blame.
 fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
     let base = Link {
@@ -596,22 +586,13 @@ impl Scenario {
                 "802.11a/b/g channels are 20 MHz",
             ));
         }
-        let band_ok = match std {
-            Standard::B | Standard::G => self.phy.band == Band::Ghz2_4,
-            Standard::A | Standard::Ac => self.phy.band == Band::Ghz5,
-            Standard::N => true,
-        };
-        if !band_ok {
+        if !std.operates_in(self.phy.band) {
             return Err(ScenarioError::new(
                 "phy.band",
                 format!(
                     "802.11{} does not operate in the {} GHz band",
-                    standard_name(std),
-                    if self.phy.band == Band::Ghz5 {
-                        "5"
-                    } else {
-                        "2.4"
-                    }
+                    std.name(),
+                    self.phy.band.name()
                 ),
             ));
         }

@@ -37,6 +37,39 @@ pub enum Standard {
     Ac,
 }
 
+impl Standard {
+    /// The amendment's letters: "b", "a", "g", "n", "ac".
+    pub fn name(self) -> &'static str {
+        match self {
+            Standard::A => "a",
+            Standard::B => "b",
+            Standard::G => "g",
+            Standard::N => "n",
+            Standard::Ac => "ac",
+        }
+    }
+
+    /// Whether a BSS of this standard can operate in `band` (b/g: 2.4 GHz; a/ac: 5 GHz;
+    /// n: both).
+    pub fn operates_in(self, band: Band) -> bool {
+        match self {
+            Standard::B | Standard::G => band == Band::Ghz2_4,
+            Standard::A | Standard::Ac => band == Band::Ghz5,
+            Standard::N => true,
+        }
+    }
+}
+
+impl Band {
+    /// "2.4" or "5".
+    pub fn name(self) -> &'static str {
+        match self {
+            Band::Ghz2_4 => "2.4",
+            Band::Ghz5 => "5",
+        }
+    }
+}
+
 /// Guard interval of HT/VHT data symbols: 0.8 µs (long) or 0.4 µs (short).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
