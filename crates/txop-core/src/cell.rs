@@ -210,6 +210,10 @@ pub struct AirtimeRecord {
     /// Station → AP.
     pub uplink: bool,
     pub ac: Ac,
+    /// Where the charged time starts: the exchange's start, or within a TXOP the end of
+    /// the previous exchange (the SIFS between them is the holder's), so a lone
+    /// transmitter's records tile the busy time. For a collision, the transmission's
+    /// own start.
     pub start: Nanos,
     /// Medium time charged: the whole exchange (RTS/CTS, data, SIFS, ACK) or, for a
     /// collision, an equal share of the collided busy period.
@@ -334,6 +338,9 @@ struct Exchange {
     end: Nanos,
     /// Start of the current TXOP (for continuation within the TXOP limit).
     txop_start: Nanos,
+    /// Where this exchange's busy time starts: its first transmission, or, within a
+    /// TXOP, the end of the previous exchange (the SIFS between them is the holder's).
+    busy_from: Nanos,
 }
 
 /// The cell.
@@ -460,7 +467,10 @@ impl Cell {
             }
         }
         if self.busy {
-            n += self.exch.mpdus.len() as u64;
+            // After the data PPDU ended, what the receiver decoded belongs to it
+            // (released or held for reordering), not to the air any more.
+            let received = |k: usize| self.exch.delivered && self.exch.ok.get(k) == Some(&true);
+            n += (0..self.exch.mpdus.len()).filter(|&k| !received(k)).count() as u64;
         }
         n
     }
@@ -665,6 +675,7 @@ impl Cell {
         }
         self.busy = true;
         self.exch.txop_start = t;
+        self.exch.busy_from = t;
         let collision = self.exch.txs.len() > 1;
         for i in 0..self.exch.txs.len() {
             let tx = self.exch.txs[i];
@@ -704,7 +715,12 @@ impl Cell {
             let mut max_duration = self.cfg.max_ampdu_duration.min(PPDU_MAX_TIME);
             let txop = node.edca[ac.index()].params.txop_limit();
             if txop > Nanos::ZERO {
-                max_duration = max_duration.min(txop);
+                // The whole exchange must fit the TXOP limit: data + SIFS + BlockAck.
+                // (RTS/CTS in front of an aggregate is not budgeted here.)
+                let response = self.timing.sifs
+                    + control_response_rate(&txv, self.cfg.standard)
+                        .ppdu_duration(BLOCK_ACK_BYTES, self.cfg.band);
+                max_duration = max_duration.min(txop.saturating_sub(response));
             }
             AggregationLimits {
                 max_subframes: self.cfg.max_ampdu_subframes,
@@ -895,8 +911,7 @@ impl Cell {
     /// continue the TXOP or return to contention.
     fn finish_exchange(&mut self, t: Nanos) {
         let outcome = self.exch.outcome.unwrap_or(ExchangeOutcome::Failed);
-        let first_start = self.exch.txs.iter().map(|x| x.start).min().unwrap_or(t);
-        let busy = t - first_start;
+        let busy = t - self.exch.busy_from;
         self.busy_ns += busy.as_ns();
         let n_tx = self.exch.txs.len() as u64;
         let retry_limit = self.cfg.retry_limit;
@@ -956,7 +971,11 @@ impl Cell {
                     station: NodeId(station as u16),
                     uplink,
                     ac: tx.ac,
-                    start: tx.start,
+                    start: if n_tx == 1 {
+                        self.exch.busy_from
+                    } else {
+                        tx.start
+                    },
                     airtime: Nanos(share),
                     mpdus: tx.count as u16,
                     acked_mpdus: acked,
@@ -1047,6 +1066,7 @@ impl Cell {
         if !self.fill_ppdu(0, start, Some(room)) {
             return false;
         }
+        self.exch.busy_from = t;
         self.resolve_single();
         true
     }

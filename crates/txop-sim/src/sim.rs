@@ -3,7 +3,7 @@
 use crate::events::EventQueue;
 use crate::results::{Conservation, Results, StationResult};
 use crate::traffic::saturated::Saturated;
-use txop_core::cell::{Cell, CellConfig, Output};
+use txop_core::cell::{Cell, CellConfig, DropReason, Output};
 use txop_core::Nanos;
 
 /// A simulation run: the cell, its traffic, and how long to run.
@@ -110,9 +110,16 @@ impl Simulation {
                     self.delivered += 1;
                     self.replace(at, packet.token as usize);
                 }
-                Output::Dropped { at, packet, .. } => {
+                Output::Dropped {
+                    at, packet, reason, ..
+                } => {
                     self.dropped += 1;
-                    self.replace(at, packet.token as usize);
+                    // A saturated source keeps its queue full: a packet lost in the air is
+                    // replaced, one refused by a full queue (or unroutable) is not — that
+                    // would offer it again at the same instant, for ever.
+                    if reason == DropReason::RetryLimit {
+                        self.replace(at, packet.token as usize);
+                    }
                 }
                 Output::Airtime(_) => {}
             }
