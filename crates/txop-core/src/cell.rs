@@ -25,7 +25,7 @@ use crate::mac::ampdu::{
 };
 use crate::mac::blockack::{Mpdu, RxReorder, TxTid};
 use crate::mac::edca::{self, Ac, Backoff, BackoffRule, EdcaTable};
-use crate::packet::{NodeId, Packet};
+use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
 use crate::phy::timing::PhyTiming;
@@ -169,27 +169,6 @@ fn tx_allowed(standard: Standard, tx: &TxVector) -> bool {
                 TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Vht { .. }
             )
     )
-}
-
-/// Why the model dropped a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DropReason {
-    /// The (link, TID) queue was at its limit.
-    QueueFull,
-    /// The MPDU used up its transmission attempts.
-    RetryLimit,
-    /// Source and destination are not an AP–station pair of this cell.
-    NoRoute,
-}
-
-impl DropReason {
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::QueueFull => "queue_full",
-            DropReason::RetryLimit => "retry_limit",
-            DropReason::NoRoute => "no_route",
-        }
-    }
 }
 
 /// How an exchange ended.

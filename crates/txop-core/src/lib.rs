@@ -4,6 +4,7 @@
 //! (in the style of quinn-proto and smoltcp). It never reads a clock or a socket: the
 //! simulator drives it with virtual time, the emulator with the wall clock.
 
+pub mod aqm;
 pub mod cell;
 pub mod mac;
 pub mod packet;
@@ -11,6 +12,6 @@ pub mod phy;
 pub mod rng;
 pub mod time;
 
-pub use cell::{Cell, CellConfig, DropReason, Output, StationConfig};
-pub use packet::{NodeId, Packet};
+pub use cell::{Cell, CellConfig, Output, StationConfig};
+pub use packet::{DropReason, Dropped, NodeId, Packet};
 pub use time::Nanos;

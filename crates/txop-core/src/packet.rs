@@ -35,6 +35,43 @@ pub enum Ecn {
     Ce,
 }
 
+/// Why the model dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// A queue with a packet or byte limit was full (tail drop).
+    QueueFull,
+    /// An MPDU used up its transmission attempts.
+    RetryLimit,
+    /// Source and destination are not an AP–station pair of this cell.
+    NoRoute,
+    /// CoDel dropped it (sojourn time above target for too long).
+    Codel,
+    /// Flow-queue overload: head drop from the fattest flow because the packet limit
+    /// (fq_codel `limit`, mac80211 fq `limit`) was exceeded.
+    Overlimit,
+    /// Flow-queue overload because the memory limit (truesize) was exceeded.
+    Overmemory,
+    /// Power-save buffer full (oldest dropped).
+    PsBuffer,
+}
+
+impl DropReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::QueueFull => "queue_full",
+            DropReason::RetryLimit => "retry_limit",
+            DropReason::NoRoute => "no_route",
+            DropReason::Codel => "codel",
+            DropReason::Overlimit => "overlimit",
+            DropReason::Overmemory => "overmemory",
+            DropReason::PsBuffer => "ps_buffer",
+        }
+    }
+}
+
+/// A dropped packet and why, as queues report them.
+pub type Dropped = (Packet, DropReason);
+
 /// One packet (an MSDU) crossing the cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
@@ -48,16 +85,45 @@ pub struct Packet {
     pub dst: NodeId,
     /// Length of the MSDU (the IP packet) in bytes.
     pub len_bytes: u32,
-    /// 802.1d user priority 0–7 (= TID for data frames).
+    /// 802.1d user priority 0–7 (= TID for data frames). Set by whoever offers the
+    /// packet, or by the transmit path's classification from `dscp`.
     pub tid: u8,
+    /// DiffServ codepoint (6 bits) from the IP header.
+    pub dscp: u8,
     pub ecn: Ecn,
     /// When the packet was handed to the model (set by `Cell::handle_packet`).
     pub enqueued_at: Nanos,
+    /// When the packet entered the queue it is in now (each queue stamps it at enqueue,
+    /// like mac80211's `control.enqueue_time`): CoDel's sojourn reference.
+    pub queued_at: Nanos,
     /// Opaque to the model.
     pub token: u64,
 }
 
+impl Ecn {
+    /// Set CE the way Linux's `INET_ECN_set_ce` does: ECT(0) and ECT(1) become CE and
+    /// the call returns true; Not-ECT and packets already CE return false (so an AQM
+    /// drops them instead).
+    pub fn set_ce(&mut self) -> bool {
+        match self {
+            Ecn::Ect0 | Ecn::Ect1 => {
+                *self = Ecn::Ce;
+                true
+            }
+            Ecn::NotEct | Ecn::Ce => false,
+        }
+    }
+}
+
 impl Packet {
+    /// The socket-buffer memory a queued packet accounts for (`skb->truesize`): the
+    /// data rounded up to 64 bytes plus `struct sk_buff` (232 B), `skb_shared_info`
+    /// (320 B) and 64 B of headroom. Queue memory limits (fq_codel's `memory_limit`,
+    /// mac80211's fq `memory_limit`) count this, not the packet length.
+    pub fn truesize_bytes(&self) -> u32 {
+        (self.len_bytes + 64).div_ceil(64) * 64 + 232 + 320
+    }
+
     /// A best-effort packet of `len_bytes` from `src` to `dst`.
     pub fn new(id: u64, src: NodeId, dst: NodeId, len_bytes: u32) -> Packet {
         Packet {
@@ -67,8 +133,10 @@ impl Packet {
             dst,
             len_bytes,
             tid: 0,
+            dscp: 0,
             ecn: Ecn::NotEct,
             enqueued_at: Nanos::ZERO,
+            queued_at: Nanos::ZERO,
             token: 0,
         }
     }

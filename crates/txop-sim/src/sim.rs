@@ -3,7 +3,8 @@
 use crate::events::EventQueue;
 use crate::results::{Conservation, Results, StationResult};
 use crate::traffic::saturated::Saturated;
-use txop_core::cell::{Cell, CellConfig, DropReason, Output};
+use txop_core::cell::{Cell, CellConfig, Output};
+use txop_core::DropReason;
 use txop_core::Nanos;
 
 /// A simulation run: the cell, its traffic, and how long to run.

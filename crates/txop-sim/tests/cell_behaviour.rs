@@ -17,12 +17,11 @@ use ppdu::{Binding, Contention, SIFS_US, SLOT_US};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::mpsc;
 use std::time::Duration;
-use txop_core::cell::{
-    AirtimeRecord, Cell, CellConfig, DropReason, ExchangeOutcome, Output, StationConfig,
-};
+use txop_core::cell::{AirtimeRecord, Cell, CellConfig, ExchangeOutcome, Output, StationConfig};
 use txop_core::mac::edca::{Ac, EdcaParams};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
+use txop_core::DropReason;
 use txop_core::{Nanos, NodeId, Packet};
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::{Results, SimConfig, Simulation};

@@ -1,0 +1,3 @@
+//! Active queue management and queueing disciplines.
+
+pub mod codel;
