@@ -7,6 +7,7 @@
 pub mod aqm;
 pub mod cell;
 pub mod mac;
+pub mod mac80211;
 pub mod packet;
 pub mod phy;
 pub mod rng;

@@ -1,0 +1,8 @@
+//! mac80211's transmit path: flow queueing with CoDel per TXQ, DSCP classification,
+//! airtime scheduling, airtime queue limits (AQL) and the byte-based DQL alternative.
+
+pub mod aql;
+pub mod classify;
+pub mod dql;
+pub mod fq;
+pub mod scheduler;
