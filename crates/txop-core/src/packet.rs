@@ -96,6 +96,9 @@ pub struct Packet {
     /// When the packet entered the queue it is in now (each queue stamps it at enqueue,
     /// like mac80211's `control.enqueue_time`): CoDel's sojourn reference.
     pub queued_at: Nanos,
+    /// mac80211's `tx_time_est`: the AQL airtime estimate (µs) charged when the packet
+    /// left its TXQ, subtracted again on completion; 0 = not counted.
+    pub aql_us: u16,
     /// Opaque to the model.
     pub token: u64,
 }
@@ -137,6 +140,7 @@ impl Packet {
             ecn: Ecn::NotEct,
             enqueued_at: Nanos::ZERO,
             queued_at: Nanos::ZERO,
+            aql_us: 0,
             token: 0,
         }
     }

@@ -27,6 +27,7 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::{Nanos, NodeId};
 use txop_sim::traffic::saturated::Saturated;
+use txop_sim::traffic::Flow;
 use txop_sim::{SimConfig, Simulation};
 
 const PAYLOAD_BYTES: u32 = 1500;
@@ -36,12 +37,14 @@ const SEED: u64 = 1;
 fn config(cell: CellConfig, depth: u32) -> SimConfig {
     let n = cell.stations.len() as u16;
     let flows = (1..=n)
-        .map(|i| Saturated {
-            src: NodeId(i),
-            dst: NodeId::AP,
-            len_bytes: PAYLOAD_BYTES,
-            tid: 0,
-            depth,
+        .map(|i| {
+            Flow::Saturated(Saturated {
+                src: NodeId(i),
+                dst: NodeId::AP,
+                len_bytes: PAYLOAD_BYTES,
+                tid: 0,
+                depth,
+            })
         })
         .collect();
     SimConfig {

@@ -2,6 +2,7 @@
 //! and result summaries.
 
 pub mod events;
+pub mod flowstats;
 pub mod results;
 pub mod sim;
 pub mod traffic;

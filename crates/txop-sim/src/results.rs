@@ -15,7 +15,38 @@ pub struct Results {
     /// Jain's fairness index over the stations' airtime shares.
     pub airtime_jain_index: f64,
     pub stations: Vec<StationResult>,
+    pub flows: Vec<FlowResult>,
     pub conservation: Conservation,
+}
+
+/// One traffic flow's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowResult {
+    pub flow: u32,
+    /// "saturated" or "cbr".
+    pub kind: String,
+    pub src: u16,
+    pub dst: u16,
+    pub offered_packets: u64,
+    pub delivered_packets: u64,
+    pub dropped_packets: u64,
+    /// Of the drops, those by CoDel or flow-queue overload.
+    pub dropped_aqm: u64,
+    pub throughput_bps: f64,
+    /// One-way delay through the cell (entering the model → delivery), ms.
+    pub latency_ms: Option<LatencySummary>,
+    /// The part of it from entering the driver/firmware to delivery, ms.
+    pub driver_latency_ms: Option<LatencySummary>,
+}
+
+/// Latency percentiles (hdrhistogram, 3 significant digits).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 /// One station's share of the run.

@@ -1,8 +1,9 @@
 //! The virtual-time driver: feeds the cell from traffic models and collects results.
 
 use crate::events::EventQueue;
+use crate::flowstats::FlowStats;
 use crate::results::{Conservation, Results, StationResult};
-use crate::traffic::saturated::Saturated;
+use crate::traffic::Flow;
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::DropReason;
 use txop_core::Nanos;
@@ -11,7 +12,7 @@ use txop_core::Nanos;
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     pub cell: CellConfig,
-    pub flows: Vec<Saturated>,
+    pub flows: Vec<Flow>,
     pub duration: Nanos,
     pub seed: u64,
 }
@@ -26,7 +27,8 @@ enum Event {
 /// A running simulation.
 pub struct Simulation {
     cell: Cell,
-    flows: Vec<Saturated>,
+    flows: Vec<Flow>,
+    flow_stats: Vec<FlowStats>,
     events: EventQueue<Event>,
     next_id: u64,
     now: Nanos,
@@ -42,12 +44,18 @@ impl Simulation {
         let cell = Cell::new(cfg.cell, cfg.seed)?;
         let mut events = EventQueue::default();
         for (i, f) in cfg.flows.iter().enumerate() {
-            for _ in 0..f.depth {
-                events.push(Nanos::ZERO, Event::Offer { flow: i });
+            match f {
+                Flow::Saturated(s) => {
+                    for _ in 0..s.depth {
+                        events.push(Nanos::ZERO, Event::Offer { flow: i });
+                    }
+                }
+                Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i }),
             }
         }
         Ok(Simulation {
             cell,
+            flow_stats: cfg.flows.iter().map(|_| FlowStats::default()).collect(),
             flows: cfg.flows,
             events,
             next_id: 0,
@@ -99,6 +107,10 @@ impl Simulation {
                 self.next_id += 1;
                 self.offered += 1;
                 let p = self.flows[flow].packet(id, flow as u64);
+                self.flow_stats[flow].offered += 1;
+                if let Flow::Cbr(c) = &self.flows[flow] {
+                    self.events.push(at + c.interval(), Event::Offer { flow });
+                }
                 self.cell.handle_packet(at, p);
             }
         }
@@ -109,17 +121,25 @@ impl Simulation {
             match o {
                 Output::Delivered { at, packet } => {
                     self.delivered += 1;
-                    self.replace(at, packet.token as usize);
+                    let flow = packet.token as usize;
+                    if let Some(st) = self.flow_stats.get_mut(flow) {
+                        st.delivered(at, &packet);
+                    }
+                    self.replace(at, flow);
                 }
                 Output::Dropped {
                     at, packet, reason, ..
                 } => {
                     self.dropped += 1;
-                    // A saturated source keeps its queue full: a packet lost in the air is
-                    // replaced, one refused by a full queue (or unroutable) is not — that
-                    // would offer it again at the same instant, for ever.
-                    if reason == DropReason::RetryLimit {
-                        self.replace(at, packet.token as usize);
+                    let flow = packet.token as usize;
+                    if let Some(st) = self.flow_stats.get_mut(flow) {
+                        st.dropped(reason);
+                    }
+                    // A saturated source keeps its queue full: a packet lost in the air or
+                    // to an AQM is replaced; one refused by a full queue (or unroutable) is
+                    // not — that would offer it again at the same instant, for ever.
+                    if !matches!(reason, DropReason::QueueFull | DropReason::NoRoute) {
+                        self.replace(at, flow);
                     }
                 }
                 Output::Airtime(_) => {}
@@ -129,7 +149,7 @@ impl Simulation {
 
     /// A saturated flow's packet left the cell: offer the next one now.
     fn replace(&mut self, at: Nanos, flow: usize) {
-        if flow < self.flows.len() {
+        if matches!(self.flows.get(flow), Some(Flow::Saturated(_))) {
             self.events.push(at, Event::Offer { flow });
         }
     }
@@ -195,6 +215,13 @@ impl Simulation {
             },
             airtime_jain_index: jain_index(&shares),
             stations,
+            flows: self
+                .flows
+                .iter()
+                .zip(&self.flow_stats)
+                .enumerate()
+                .map(|(i, (f, st))| st.result(i, f.kind(), f.src().0, f.dst().0, secs))
+                .collect(),
             conservation: Conservation {
                 offered_packets: self.offered,
                 delivered_packets: self.delivered,

@@ -24,6 +24,7 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, DsssPreamble, Standard, TxVector};
 use txop_core::{Nanos, NodeId};
 use txop_sim::traffic::saturated::Saturated;
+use txop_sim::traffic::Flow;
 use txop_sim::{SimConfig, Simulation};
 
 const TOLERANCE: f64 = 0.015;
@@ -69,12 +70,14 @@ fn simulate(c: &Case, n: u32, seed: u64) -> f64 {
         cell.rts_threshold_bytes = Some(0);
     }
     let flows = (1..=n as u16)
-        .map(|i| Saturated {
-            src: NodeId(i),
-            dst: NodeId::AP,
-            len_bytes: c.payload_bytes,
-            tid: 0,
-            depth: 4,
+        .map(|i| {
+            Flow::Saturated(Saturated {
+                src: NodeId(i),
+                dst: NodeId::AP,
+                len_bytes: c.payload_bytes,
+                tid: 0,
+                depth: 4,
+            })
         })
         .collect();
     let cfg = SimConfig {

@@ -24,6 +24,7 @@ use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::DropReason;
 use txop_core::{Nanos, NodeId, Packet};
 use txop_sim::traffic::saturated::Saturated;
+use txop_sim::traffic::Flow as SimFlow;
 use txop_sim::{Results, SimConfig, Simulation};
 
 // ---------------------------------------------------------------------------------------
@@ -91,15 +92,17 @@ fn down(station: u16, tid: u8, depth: u32) -> Flow {
     }
 }
 
-fn saturated(flows: &[Flow]) -> Vec<Saturated> {
+fn saturated(flows: &[Flow]) -> Vec<SimFlow> {
     flows
         .iter()
-        .map(|f| Saturated {
-            src: f.src,
-            dst: f.dst,
-            len_bytes: f.len,
-            tid: f.tid,
-            depth: f.depth,
+        .map(|f| {
+            SimFlow::Saturated(Saturated {
+                src: f.src,
+                dst: f.dst,
+                len_bytes: f.len,
+                tid: f.tid,
+                depth: f.depth,
+            })
         })
         .collect()
 }

@@ -13,6 +13,7 @@ use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::{Nanos, NodeId};
 use txop_sim::traffic::saturated::Saturated;
+use txop_sim::traffic::Flow;
 use txop_sim::SimConfig;
 
 /// A whole scenario file.
@@ -698,22 +699,22 @@ impl Scenario {
         for i in 1..=n {
             let sta = NodeId(i);
             if matches!(t.direction, Direction::Downlink | Direction::Both) {
-                flows.push(Saturated {
+                flows.push(Flow::Saturated(Saturated {
                     src: NodeId::AP,
                     dst: sta,
                     len_bytes: t.packet_bytes,
                     tid: t.tid,
                     depth,
-                });
+                }));
             }
             if matches!(t.direction, Direction::Uplink | Direction::Both) {
-                flows.push(Saturated {
+                flows.push(Flow::Saturated(Saturated {
                     src: sta,
                     dst: NodeId::AP,
                     len_bytes: t.packet_bytes,
                     tid: t.tid,
                     depth,
-                });
+                }));
             }
         }
         Ok(SimConfig {

@@ -125,7 +125,9 @@ impl CodelVars {
         let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u32;
         let mut val: u64 = (3u64 << 32).wrapping_sub(self.count as u64 * invsqrt2 as u64);
         val >>= 2; // avoid overflow in the following multiply
-        val = (val * invsqrt as u64) >> (32 - 2 + 1);
+                   // u64 arithmetic wraps in C; after fq_codel's overload drops raise `count`
+                   // by a batch, the product can exceed 2^64 and must wrap the same way.
+        val = val.wrapping_mul(invsqrt as u64) >> (32 - 2 + 1);
         self.rec_inv_sqrt = (val >> REC_INV_SQRT_SHIFT) as u16;
     }
 

@@ -22,7 +22,8 @@ impl Saturated {
     pub fn packet(&self, id: u64, token: u64) -> Packet {
         let mut p = Packet::new(id, self.src, self.dst, self.len_bytes);
         p.tid = self.tid;
-        p.flow = token as u32;
+        // A well-spread flow hash (fq classifies on its top bits).
+        p.flow = (txop_core::rng::mix64(token) >> 32) as u32;
         p.token = token;
         p
     }
