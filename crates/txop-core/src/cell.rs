@@ -16,14 +16,17 @@
 //! or BlockAck. Within a TXOP limit further exchanges follow after SIFS. Receivers
 //! deliver MSDUs in sequence order through a reorder buffer at the end of the data PPDU.
 //!
-//! The queues here are plain per-(link, TID) FIFOs served round robin per AC, the way
-//! ath9k's per-TID software queues are; the Linux stack (mac80211 TXQs) replaces them.
+//! Above the MAC every node runs a transmit path ([`TxPath`]): the qdisc, mac80211's
+//! TXQs, the airtime scheduler, AQL and the driver, configured by a [`StackConfig`]
+//! (a kernel era). The MAC transmits the PPDUs the driver put in the hardware queue,
+//! reports their outcome back, and charges the airtime to the AP's scheduler.
 
+use crate::driver::{BuildLimits, Ppdu, NUM_TIDS};
 use crate::mac::ampdu::{
-    AggregationLimits, AmpduLength, BA_WINDOW, DATA_OVERHEAD_BYTES, HT_MAX_AMPDU_BYTES,
-    PPDU_MAX_TIME, QOS_DATA_OVERHEAD_BYTES, VHT_MAX_AMPDU_BYTES,
+    BA_WINDOW, DATA_OVERHEAD_BYTES, HT_MAX_AMPDU_BYTES, PPDU_MAX_TIME, QOS_DATA_OVERHEAD_BYTES,
+    VHT_MAX_AMPDU_BYTES,
 };
-use crate::mac::blockack::{Mpdu, RxReorder, TxTid};
+use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{self, Ac, Backoff, BackoffRule, EdcaTable};
 use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
@@ -31,11 +34,10 @@ use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_B
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, Standard, TxVector};
 use crate::rng::{RngStream, StreamKind};
+use crate::stack::StackConfig;
+use crate::txpath::{PathLink, TxPath, TxReport};
 use crate::Nanos;
 use std::collections::VecDeque;
-
-/// Number of TIDs used for data (user priorities 0–7).
-const NUM_TIDS: usize = 8;
 
 /// One station's radio link to the AP (the same rate and error model both ways).
 #[derive(Clone, Debug, PartialEq)]
@@ -65,8 +67,8 @@ pub struct CellConfig {
     pub rts_threshold_bytes: Option<u32>,
     /// Transmission attempts per MPDU before it is dropped (dot11ShortRetryLimit = 7).
     pub retry_limit: u8,
-    /// Packets per (link, TID) queue.
-    pub queue_limit_packets: usize,
+    /// The transmit stack every node runs (qdisc, TXQs, scheduler, AQL, driver).
+    pub stack: StackConfig,
     /// Emit an [`Output::Airtime`] record for every exchange.
     pub airtime_records: bool,
     pub stations: Vec<StationConfig>,
@@ -88,7 +90,7 @@ impl CellConfig {
             max_ampdu_duration: Nanos::from_us(4_000),
             rts_threshold_bytes: None,
             retry_limit: 7,
-            queue_limit_packets: 1000,
+            stack: crate::stack::simple(),
             airtime_records: false,
             stations,
         }
@@ -132,8 +134,8 @@ impl CellConfig {
         if self.retry_limit == 0 {
             return Err("mac.retry_limit: must be at least 1".into());
         }
-        if self.queue_limit_packets == 0 {
-            return Err("mac.queue_limit_packets: must be at least 1".into());
+        if self.stack.driver_queue_packets == 0 {
+            return Err("stack.driver_queue_packets: must be at least 1".into());
         }
         if self.max_ampdu_subframes == 0 || self.max_ampdu_subframes > BA_WINDOW {
             return Err(format!(
@@ -236,6 +238,8 @@ pub struct LinkStats {
     pub failures: u64,
     pub dropped_queue_full: u64,
     pub dropped_retry_limit: u64,
+    /// Dropped by CoDel or by flow-queue overload (limit or memory).
+    pub dropped_aqm: u64,
     pub airtime_ns: u64,
 }
 
@@ -252,11 +256,10 @@ impl StationStats {
     }
 }
 
-/// One (link, TID) transmit queue and receive reorder state.
+/// One radio link to a peer: its rate, channel, and the receive reorder state.
 #[derive(Clone, Debug)]
 struct Link {
     peer: NodeId,
-    tx: [TxTid; NUM_TIDS],
     rx: [RxReorder; NUM_TIDS],
     txv: TxVector,
     error: ErrorModel,
@@ -271,44 +274,40 @@ struct Node {
     ifs_ref: Nanos,
     rng: RngStream,
     links: Vec<Link>,
-    /// Round-robin list per AC of (link, TID) queues that hold frames.
-    active: [VecDeque<(u16, u8)>; 4],
-    /// Packets queued per AC (new and awaiting retransmission).
-    backlog: [usize; 4],
+    path: TxPath,
 }
 
 impl Node {
     fn link_to(&self, peer: NodeId) -> Option<usize> {
-        if self.id.is_ap() {
-            let i = peer.index().checked_sub(1)?;
-            (i < self.links.len()).then_some(i)
-        } else {
-            peer.is_ap().then_some(0)
-        }
+        self.path.link_to(peer).map(|l| l as usize)
     }
 }
 
 /// One transmission within an exchange.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Tx {
     node: u16,
     ac: Ac,
-    link: u16,
-    tid: u8,
     start: Nanos,
     /// End of this transmitter's first PPDU on the air (RTS or data).
     air_end: Nanos,
-    psdu_bytes: u32,
-    /// Range of its MPDUs in `Exchange::mpdus`.
-    first: usize,
-    count: usize,
+    ppdu: Ppdu,
+    /// Per MPDU: decoded by the receiver.
+    ok: Vec<bool>,
+}
+
+impl Tx {
+    fn link(&self) -> u16 {
+        self.ppdu.link
+    }
+    fn tid(&self) -> u8 {
+        self.ppdu.tid
+    }
 }
 
 #[derive(Clone, Debug, Default)]
 struct Exchange {
     txs: Vec<Tx>,
-    mpdus: Vec<Mpdu>,
-    ok: Vec<bool>,
     outcome: Option<ExchangeOutcome>,
     /// When the data PPDU ends and the receiver releases what it got.
     deliver_at: Nanos,
@@ -347,6 +346,12 @@ impl Cell {
         let timing = PhyTiming::new(cfg.standard, cfg.band);
         let n = cfg.stations.len();
         let mut nodes = Vec::with_capacity(n + 1);
+        // Without VHT the fq memory limit is 4 MiB (reference §3.2).
+        let fq_memory = match cfg.stack.fq_memory_limit_bytes {
+            0 if cfg.standard == Standard::Ac => 16 << 20,
+            0 => 4 << 20,
+            m => m,
+        };
         for id in 0..=n as u16 {
             let node_id = NodeId(id);
             let mut rng = RngStream::new(seed, StreamKind::Backoff, id as u64);
@@ -367,11 +372,20 @@ impl Cell {
             } else {
                 vec![(NodeId::AP, &cfg.stations[id as usize - 1])]
             };
+            // mac80211 counts associated stations for the slow-station rule.
+            let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
+            let path_links = peers
+                .iter()
+                .map(|(peer, sc)| PathLink {
+                    peer: *peer,
+                    limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx)),
+                    slow_station: expected_kbps(sc) < 6_000 * num_sta,
+                })
+                .collect();
             let links = peers
                 .into_iter()
                 .map(|(peer, sc)| Link {
                     peer,
-                    tx: Default::default(),
                     rx: Default::default(),
                     txv: sc.tx,
                     error: sc.error,
@@ -388,8 +402,7 @@ impl Cell {
                 ifs_ref: Nanos::ZERO,
                 rng,
                 links,
-                active: Default::default(),
-                backlog: [0; 4],
+                path: TxPath::new(&cfg.stack, cfg.qos, node_id.is_ap(), path_links, fq_memory),
             });
         }
         Ok(Cell {
@@ -436,20 +449,30 @@ impl Cell {
         self.internal_collisions
     }
 
+    /// Pending AQL airtime the AP holds for `station`'s AC.
+    pub fn aql_pending_us(&self, station: u16, ac: Ac) -> u32 {
+        match station.checked_sub(1) {
+            Some(link) => self.nodes[0].path.aql_pending_us(link, ac),
+            None => 0,
+        }
+    }
+
     /// Packets inside the model: queued, in the air, or held in a reorder buffer.
     pub fn packets_inside(&self) -> u64 {
         let mut n = 0;
         for node in &self.nodes {
+            n += node.path.packets_inside();
             for link in &node.links {
-                n += link.tx.iter().map(|t| t.len() as u64).sum::<u64>();
                 n += link.rx.iter().map(|r| r.held() as u64).sum::<u64>();
             }
         }
         if self.busy {
             // After the data PPDU ended, what the receiver decoded belongs to it
             // (released or held for reordering), not to the air any more.
-            let received = |k: usize| self.exch.delivered && self.exch.ok.get(k) == Some(&true);
-            n += (0..self.exch.mpdus.len()).filter(|&k| !received(k)).count() as u64;
+            for tx in &self.exch.txs {
+                let received = |k: usize| self.exch.delivered && tx.ok.get(k) == Some(&true);
+                n += (0..tx.ppdu.mpdus.len()).filter(|&k| !received(k)).count() as u64;
+            }
         }
         n
     }
@@ -490,7 +513,7 @@ impl Cell {
         packet.enqueued_at = now;
         let src = packet.src.index();
         let link = if src < self.nodes.len() && packet.src.is_ap() != packet.dst.is_ap() {
-            self.nodes[src].link_to(packet.dst)
+            self.nodes[src].path.link_to(packet.dst)
         } else {
             None
         };
@@ -503,43 +526,55 @@ impl Cell {
             });
             return;
         };
-        if !self.cfg.qos {
-            packet.tid = 0;
-        }
-        let tid = (packet.tid & 7) as usize;
-        let ac = if self.cfg.qos {
-            Ac::from_up(packet.tid)
-        } else {
-            Ac::Be
-        };
-        let station = self.station_of(src, link);
-        let uplink = src != 0;
-        self.link_stats(station, uplink).offered_packets += 1;
-        let limit = self.cfg.queue_limit_packets;
-        let node = &mut self.nodes[src];
-        let q = &mut node.links[link].tx[tid];
-        if q.fifo.len() >= limit {
-            self.link_stats(station, uplink).dropped_queue_full += 1;
-            self.out.push_back(Output::Dropped {
-                at: now,
-                node: packet.src,
-                packet,
-                reason: DropReason::QueueFull,
-            });
-            return;
-        }
-        let was_empty = q.is_empty();
-        q.fifo.push_back(packet);
-        if was_empty {
-            node.active[ac.index()].push_back((link as u16, tid as u8));
-        }
-        node.backlog[ac.index()] += 1;
-        if node.backlog[ac.index()] == 1 {
-            self.edcaf_woken(src, ac, now);
+        let station = self.station_of(src, link as usize);
+        self.link_stats(station, src != 0).offered_packets += 1;
+        let had: [bool; 4] = Ac::ALL.map(|ac| self.nodes[src].path.has_ppdu(ac));
+        self.nodes[src].path.enqueue(now, link, packet);
+        self.drain_path(src, now);
+        for ac in Ac::ALL {
+            if !had[ac.index()] && self.nodes[src].path.has_ppdu(ac) {
+                self.edcaf_woken(src, ac, now);
+            }
         }
     }
 
-    /// An AC of node `n` got its first frame at `now`.
+    /// Report what node `n`'s path dropped or gave up since the last call.
+    fn drain_path(&mut self, n: usize, now: Nanos) {
+        let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
+        for (packet, reason) in drops.drain(..) {
+            let uplink = !packet.src.is_ap();
+            let station = if uplink { packet.src } else { packet.dst }.index();
+            let s = self.link_stats(station, uplink);
+            match reason {
+                DropReason::QueueFull => s.dropped_queue_full += 1,
+                DropReason::RetryLimit => s.dropped_retry_limit += 1,
+                _ => s.dropped_aqm += 1,
+            }
+            self.out.push_back(Output::Dropped {
+                at: now,
+                node: self.nodes[n].id,
+                packet,
+                reason,
+            });
+        }
+        self.nodes[n].path.drops = drops;
+        let mut gave_up = std::mem::take(&mut self.nodes[n].path.gave_up);
+        for (link, tid, seq) in gave_up.drain(..) {
+            // The recipient stops waiting for it (see `RxReorder::give_up`).
+            let peer = self.nodes[n].links[link as usize].peer;
+            let src_id = self.nodes[n].id;
+            let rx_node = peer.index();
+            if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
+                let released = &mut self.released;
+                self.nodes[rx_node].links[rx_link].rx[tid as usize]
+                    .give_up(seq, &mut |p| released.push(p));
+                self.emit_released(now, n, link as usize);
+            }
+        }
+        self.nodes[n].path.gave_up = gave_up;
+    }
+
+    /// An AC of node `n` got its first PPDU at `now`.
     fn edcaf_woken(&mut self, n: usize, ac: Ac, now: Nanos) {
         let slot = self.timing.slot;
         let busy = self.busy;
@@ -581,19 +616,7 @@ impl Cell {
     }
 
     fn mpdu_overhead(&self) -> u32 {
-        if self.cfg.qos {
-            QOS_DATA_OVERHEAD_BYTES
-        } else {
-            DATA_OVERHEAD_BYTES
-        }
-    }
-
-    /// Is (link, TID) under a block-ack agreement (A-MPDU allowed)?
-    fn ba_session(&self, txv: &TxVector, ac: Ac) -> bool {
-        self.cfg.aggregation
-            && self.cfg.qos
-            && ac != Ac::Vo
-            && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. })
+        mpdu_overhead(self.cfg.qos)
     }
 
     /// Contention ended at `t`: find who transmits, freeze the others, start the exchange.
@@ -602,13 +625,11 @@ impl Cell {
         let window_end = t + self.timing.cca_detect;
         let rule = self.cfg.backoff_rule;
         self.exch.txs.clear();
-        self.exch.mpdus.clear();
-        self.exch.ok.clear();
         for n in 0..self.nodes.len() {
             let node = &mut self.nodes[n];
             let mut best: Option<(Nanos, Ac)> = None;
             for ac in Ac::ALL {
-                if node.backlog[ac.index()] == 0 {
+                if !node.path.has_ppdu(ac) {
                     continue;
                 }
                 let tx_at = node.edca[ac.index()].tx_time(slot);
@@ -622,7 +643,7 @@ impl Cell {
                     // collision, handled as if they had collided (10.22.2.4).
                     for other in Ac::ALL {
                         if other != ac
-                            && node.backlog[other.index()] > 0
+                            && node.path.has_ppdu(other)
                             && node.edca[other.index()].tx_time(slot) == start
                         {
                             let b = &mut node.edca[other.index()];
@@ -630,17 +651,16 @@ impl Cell {
                             self.internal_collisions += 1;
                         }
                     }
-                    self.exch.txs.push(Tx {
-                        node: n as u16,
-                        ac,
-                        link: 0,
-                        tid: 0,
-                        start,
-                        air_end: start,
-                        psdu_bytes: 0,
-                        first: 0,
-                        count: 0,
-                    });
+                    if let Some(ppdu) = node.path.take_ppdu(start, ac) {
+                        self.exch.txs.push(Tx {
+                            node: n as u16,
+                            ac,
+                            start,
+                            air_end: start,
+                            ppdu,
+                            ok: Vec::new(),
+                        });
+                    }
                     start
                 }
                 None => window_end,
@@ -652,121 +672,19 @@ impl Cell {
                 }
             }
         }
+        if self.exch.txs.is_empty() {
+            // Nothing could be built after all (defensive: has_ppdu promised a frame).
+            self.reschedule();
+            return;
+        }
         self.busy = true;
         self.exch.txop_start = t;
         self.exch.busy_from = t;
-        let collision = self.exch.txs.len() > 1;
-        for i in 0..self.exch.txs.len() {
-            let tx = self.exch.txs[i];
-            self.fill_ppdu(i, tx.start, None);
-        }
-        if collision {
+        if self.exch.txs.len() > 1 {
             self.resolve_collision();
         } else {
             self.resolve_single();
         }
-    }
-
-    /// Take the MPDUs for transmission `i` from its node's queues. `max_duration` caps
-    /// the exchange (data PPDU) within a TXOP.
-    fn fill_ppdu(&mut self, i: usize, start: Nanos, max_duration: Option<Nanos>) -> bool {
-        let overhead = self.mpdu_overhead();
-        let band = self.cfg.band;
-        let tx = self.exch.txs[i];
-        let ac = tx.ac;
-        let Some(&(link, tid)) = self.nodes[tx.node as usize].active[ac.index()].front() else {
-            return false;
-        };
-        let txv = self.nodes[tx.node as usize].links[link as usize].txv;
-        let ba = self.ba_session(&txv, ac);
-        let node = &mut self.nodes[tx.node as usize];
-        let limits = if ba {
-            let phy_max = if matches!(txv, TxVector::Vht { .. }) {
-                VHT_MAX_AMPDU_BYTES
-            } else {
-                HT_MAX_AMPDU_BYTES
-            };
-            let max_bytes = if self.cfg.max_ampdu_bytes == 0 {
-                phy_max
-            } else {
-                self.cfg.max_ampdu_bytes.min(phy_max)
-            };
-            let mut max_duration = self.cfg.max_ampdu_duration.min(PPDU_MAX_TIME);
-            let txop = node.edca[ac.index()].params.txop_limit();
-            if txop > Nanos::ZERO {
-                // The whole exchange must fit the TXOP limit: data + SIFS + BlockAck.
-                // (RTS/CTS in front of an aggregate is not budgeted here.)
-                let response = self.timing.sifs
-                    + control_response_rate(&txv, self.cfg.standard)
-                        .ppdu_duration(BLOCK_ACK_BYTES, self.cfg.band);
-                max_duration = max_duration.min(txop.saturating_sub(response));
-            }
-            AggregationLimits {
-                max_subframes: self.cfg.max_ampdu_subframes,
-                max_bytes,
-                max_duration,
-            }
-        } else {
-            AggregationLimits {
-                max_subframes: 1,
-                max_bytes: u32::MAX,
-                max_duration: Nanos::MAX,
-            }
-        };
-        let max_duration = max_duration.map_or(limits.max_duration, |m| m.min(limits.max_duration));
-        let first = self.exch.mpdus.len();
-        let q = &mut node.links[link as usize].tx[tid as usize];
-        let mut len = AmpduLength::default();
-        loop {
-            if len.subframes >= limits.max_subframes {
-                break;
-            }
-            let next_bytes = if let Some(m) = q.retry.front() {
-                m.packet.len_bytes + overhead
-            } else if !q.fifo.is_empty() && (!ba || q.window_open(BA_WINDOW)) {
-                q.fifo[0].len_bytes + overhead
-            } else {
-                break;
-            };
-            let psdu = if ba { len.with(next_bytes) } else { next_bytes };
-            if len.subframes > 0
-                && (psdu > limits.max_bytes || txv.ppdu_duration(psdu, band) > max_duration)
-            {
-                break;
-            }
-            let mpdu = match q.retry.pop_front() {
-                Some(m) => m,
-                None => match q.pop_new(start) {
-                    Some(m) => m,
-                    None => break,
-                },
-            };
-            len.push(next_bytes);
-            self.exch.mpdus.push(mpdu);
-        }
-        let count = self.exch.mpdus.len() - first;
-        if count == 0 {
-            return false;
-        }
-        node.backlog[ac.index()] -= count;
-        // Rotate the round robin: the queue goes to the back, or leaves if empty.
-        node.active[ac.index()].pop_front();
-        if !q.is_empty() {
-            node.active[ac.index()].push_back((link, tid));
-        }
-        let psdu_bytes = if ba {
-            len.psdu_bytes
-        } else {
-            len.psdu_bytes - 4
-        };
-        let tx = &mut self.exch.txs[i];
-        tx.link = link;
-        tx.tid = tid;
-        tx.first = first;
-        tx.count = count;
-        tx.start = start;
-        tx.psdu_bytes = psdu_bytes;
-        true
     }
 
     fn uses_rts(&self, psdu_bytes: u32) -> bool {
@@ -780,22 +698,25 @@ impl Cell {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.exch.txs.len() {
-            let tx = self.exch.txs[i];
-            let txv = self.nodes[tx.node as usize].links[tx.link as usize].txv;
-            let psdu = tx.psdu_bytes;
+            let txv = {
+                let tx = &self.exch.txs[i];
+                self.nodes[tx.node as usize].links[tx.link() as usize].txv
+            };
+            let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if self.uses_rts(psdu) {
                 control_response_rate(&txv, self.cfg.standard).ppdu_duration(RTS_BYTES, band)
             } else {
                 txv.ppdu_duration(psdu, band)
             };
-            let air_end = tx.start + dur;
-            self.exch.txs[i].air_end = air_end;
-            end = end.max(air_end);
-            for k in tx.first..tx.first + tx.count {
-                self.exch.mpdus[k].attempts = self.exch.mpdus[k].attempts.saturating_add(1);
+            let tx = &mut self.exch.txs[i];
+            tx.air_end = tx.start + dur;
+            end = end.max(tx.air_end);
+            tx.ok.clear();
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
+                tx.ok.push(false);
             }
         }
-        self.exch.ok.resize(self.exch.mpdus.len(), false);
         self.exch.outcome = Some(ExchangeOutcome::Collision);
         self.exch.delivered = true;
         self.exch.end = end;
@@ -807,10 +728,9 @@ impl Cell {
         let band = self.cfg.band;
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
-        let tx = self.exch.txs[0];
-        let psdu = tx.psdu_bytes;
-        let rts = self.uses_rts(psdu);
-        let link = &mut self.nodes[tx.node as usize].links[tx.link as usize];
+        let rts = self.uses_rts(self.exch.txs[0].ppdu.psdu_bytes);
+        let tx = &mut self.exch.txs[0];
+        let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
         let txv = link.txv;
         let ctl = control_response_rate(&txv, self.cfg.standard);
         let mut t = tx.start;
@@ -820,22 +740,25 @@ impl Cell {
                 + ctl.ppdu_duration(CTS_BYTES, band)
                 + sifs;
         }
-        let data_end = t + txv.ppdu_duration(psdu, band);
+        let data_end = t + txv.ppdu_duration(tx.ppdu.psdu_bytes, band);
         let mut any_ok = false;
-        for k in tx.first..tx.first + tx.count {
-            let m = &mut self.exch.mpdus[k];
+        tx.ok.clear();
+        for m in tx.ppdu.mpdus.iter_mut() {
             m.attempts = m.attempts.saturating_add(1);
             let per = link.error.per(&txv, m.packet.len_bytes + overhead);
             let ok = !link.rng.bernoulli(per);
             any_ok |= ok;
-            self.exch.ok.push(ok);
+            tx.ok.push(ok);
         }
-        let ba = self.ba_session(&txv, tx.ac);
-        self.exch.txs[0].air_end = data_end;
+        tx.air_end = data_end;
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
         if any_ok {
-            let resp = if ba { BLOCK_ACK_BYTES } else { ACK_BYTES };
+            let resp = if tx.ppdu.aggregated {
+                BLOCK_ACK_BYTES
+            } else {
+                ACK_BYTES
+            };
             self.exch.end = data_end + sifs + ctl.ppdu_duration(resp, band);
             self.exch.outcome = Some(ExchangeOutcome::Acked);
         } else {
@@ -849,28 +772,27 @@ impl Cell {
     fn deliver(&mut self, t: Nanos) {
         self.exch.delivered = true;
         self.timer = Some(self.exch.end);
-        let tx = self.exch.txs[0];
-        let peer = self.nodes[tx.node as usize].links[tx.link as usize].peer;
-        let rx_node = peer.index();
-        let rx_link = match self.nodes[rx_node].link_to(self.nodes[tx.node as usize].id) {
-            Some(l) => l,
-            None => return,
+        let tx = &self.exch.txs[0];
+        let (txn, link, tid) = (tx.node as usize, tx.link() as usize, tx.tid() as usize);
+        let rx_node = self.nodes[txn].links[link].peer.index();
+        let Some(rx_link) = self.nodes[rx_node].link_to(self.nodes[txn].id) else {
+            return;
         };
-        let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tx.tid as usize];
+        let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tid];
         let released = &mut self.released;
-        for k in tx.first..tx.first + tx.count {
-            if self.exch.ok[k] {
-                let m = self.exch.mpdus[k];
+        for (m, ok) in tx.ppdu.mpdus.iter().zip(&tx.ok) {
+            if *ok {
                 reorder.receive(m.seq, m.packet, &mut |p| released.push(p));
             }
         }
-        self.emit_released(t, &tx);
+        self.emit_released(t, txn, link);
     }
 
-    /// Report the packets a reorder buffer just released as delivered.
-    fn emit_released(&mut self, t: Nanos, tx: &Tx) {
-        let station = self.station_of(tx.node as usize, tx.link as usize);
-        let uplink = tx.node != 0;
+    /// Report the packets a reorder buffer just released as delivered (they came from
+    /// node `txn` over its link `link`).
+    fn emit_released(&mut self, t: Nanos, txn: usize, link: usize) {
+        let station = self.station_of(txn, link);
+        let uplink = txn != 0;
         let (pkts, bytes) = (
             self.released.len() as u64,
             self.released
@@ -886,57 +808,42 @@ impl Cell {
         s.delivered_bytes += bytes;
     }
 
-    /// The busy period ended at `t`: settle retries and drops, count airtime, then either
-    /// continue the TXOP or return to contention.
+    /// The busy period ended at `t`: report every PPDU's outcome to its path (which
+    /// retries, drops and refills), count and charge airtime, then either continue the
+    /// TXOP or return to contention.
     fn finish_exchange(&mut self, t: Nanos) {
         let outcome = self.exch.outcome.unwrap_or(ExchangeOutcome::Failed);
         let busy = t - self.exch.busy_from;
         self.busy_ns += busy.as_ns();
         let n_tx = self.exch.txs.len() as u64;
         let retry_limit = self.cfg.retry_limit;
-        for i in 0..self.exch.txs.len() {
-            let tx = self.exch.txs[i];
-            let station = self.station_of(tx.node as usize, tx.link as usize);
-            let uplink = tx.node != 0;
+        let txs = std::mem::take(&mut self.exch.txs);
+        let mut air_ends = Vec::with_capacity(txs.len());
+        for (i, mut tx) in txs.into_iter().enumerate() {
+            let n = tx.node as usize;
+            let link = tx.link() as usize;
+            let station = self.station_of(n, link);
+            let uplink = n != 0;
+            air_ends.push((n, tx.air_end));
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
-            let mut acked = 0u16;
-            let mut retries = 0u64;
-            let mut head_dropped = false;
-            for k in tx.first..tx.first + tx.count {
-                let m = self.exch.mpdus[k];
-                if m.attempts > 1 {
-                    retries += 1;
-                }
-                if self.exch.ok[k] && outcome == ExchangeOutcome::Acked {
-                    acked += 1;
-                } else if m.attempts >= retry_limit {
-                    if k == tx.first {
-                        head_dropped = true;
-                    }
-                    self.drop_mpdu(t, &tx, m);
-                } else {
-                    let node = &mut self.nodes[tx.node as usize];
-                    let q = &mut node.links[tx.link as usize].tx[tx.tid as usize];
-                    let was_empty = q.is_empty();
-                    q.requeue(m);
-                    node.backlog[tx.ac.index()] += 1;
-                    // The failed frames go out again at this AC's next access.
-                    let key = (tx.link, tx.tid);
-                    let active = &mut node.active[tx.ac.index()];
-                    if !was_empty {
-                        if let Some(pos) = active.iter().position(|&e| e == key) {
-                            active.remove(pos);
-                        }
-                    }
-                    active.push_front(key);
-                }
+            if outcome != ExchangeOutcome::Acked {
+                tx.ok.iter_mut().for_each(|o| *o = false);
             }
+            let acked = tx.ok.iter().filter(|&&o| o).count() as u16;
+            let retries = tx.ppdu.mpdus.iter().filter(|m| m.attempts > 1).count() as u64;
+            let head_dropped = !tx.ok.first().copied().unwrap_or(false)
+                && tx
+                    .ppdu
+                    .mpdus
+                    .first()
+                    .is_some_and(|m| m.attempts >= retry_limit);
+            let mpdus = tx.ppdu.mpdus.len();
             {
                 let s = self.link_stats(station, uplink);
                 s.ppdus += 1;
-                s.mpdus += tx.count as u64;
+                s.mpdus += mpdus as u64;
                 s.mpdu_retries += retries;
                 s.airtime_ns += share;
                 match outcome {
@@ -956,12 +863,18 @@ impl Cell {
                         tx.start
                     },
                     airtime: Nanos(share),
-                    mpdus: tx.count as u16,
+                    mpdus: mpdus as u16,
                     acked_mpdus: acked,
                     outcome,
                 }));
             }
-            let node = &mut self.nodes[tx.node as usize];
+            // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
+            let share_us = (share / 1000) as u32;
+            let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
+            self.nodes[0]
+                .path
+                .register_airtime(t, (station - 1) as u16, tx.tid(), tx_us, rx_us);
+            let node = &mut self.nodes[n];
             let b = &mut node.edca[tx.ac.index()];
             // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
             // when a frame is given up; doubled after a failure.
@@ -969,6 +882,20 @@ impl Cell {
                 ExchangeOutcome::Acked => b.reset(&mut node.rng),
                 _ if head_dropped => b.reset(&mut node.rng),
                 _ => b.fail(&mut node.rng),
+            }
+            let ppdu = std::mem::take(&mut tx.ppdu);
+            node.path.tx_done(
+                t,
+                ppdu,
+                TxReport {
+                    acked: &tx.ok,
+                    retry_limit,
+                },
+            );
+            self.drain_path(n, t);
+            if outcome == ExchangeOutcome::Acked {
+                // Keep the lone transmitter's record for a TXOP continuation.
+                self.exch.txs.push(tx);
             }
         }
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
@@ -985,91 +912,62 @@ impl Cell {
             };
         }
         if outcome != ExchangeOutcome::Acked {
-            for tx in &self.exch.txs {
+            for (n, air_end) in air_ends {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
-                self.nodes[tx.node as usize].ifs_ref = (tx.air_end + timeout).max(t);
+                self.nodes[n].ifs_ref = (air_end + timeout).max(t);
             }
         }
-        self.exch.mpdus.clear();
         self.exch.txs.clear();
-        self.exch.ok.clear();
         self.busy = false;
         self.reschedule();
     }
 
-    /// After an acknowledged exchange, send the next one after SIFS if the AC has a TXOP
-    /// limit and another exchange fits in it.
+    /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
+    /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
     fn continue_txop(&mut self, t: Nanos) -> bool {
-        let tx = self.exch.txs[0];
-        let node = &self.nodes[tx.node as usize];
-        let limit = node.edca[tx.ac.index()].params.txop_limit();
-        if limit == Nanos::ZERO || node.backlog[tx.ac.index()] == 0 {
-            return false;
-        }
-        let Some(&(link, tid)) = node.active[tx.ac.index()].front() else {
+        let Some(prev) = self.exch.txs.first() else {
             return false;
         };
-        let txv = node.links[link as usize].txv;
+        let (n, ac) = (prev.node as usize, prev.ac);
+        let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
+        if limit == Nanos::ZERO {
+            return false;
+        }
+        let Some((link, aggregated, psdu_bytes)) = self.nodes[n]
+            .path
+            .peek_ppdu(t, ac)
+            .map(|p| (p.link, p.aggregated, p.psdu_bytes))
+        else {
+            return false;
+        };
+        let txv = self.nodes[n].links[link as usize].txv;
         let ctl = control_response_rate(&txv, self.cfg.standard);
         let sifs = self.timing.sifs;
-        let resp = if self.ba_session(&txv, tx.ac) {
+        let resp = if aggregated {
             BLOCK_ACK_BYTES
         } else {
             ACK_BYTES
         };
         let start = t + sifs;
-        let used = start - self.exch.txop_start;
-        let overhead = sifs + ctl.ppdu_duration(resp, self.cfg.band);
-        if used + overhead >= limit {
+        let exchange = txv.ppdu_duration(psdu_bytes, self.cfg.band)
+            + sifs
+            + ctl.ppdu_duration(resp, self.cfg.band);
+        if start + exchange > self.exch.txop_start + limit || self.uses_rts(psdu_bytes) {
             return false;
         }
-        let room = limit - used - overhead;
-        // Check that at least the first MPDU fits before taking anything.
-        let q = &node.links[link as usize].tx[tid as usize];
-        let first_len = q
-            .retry
-            .front()
-            .map(|m| m.packet.len_bytes)
-            .or(q.fifo.front().map(|p| p.len_bytes));
-        let Some(first_len) = first_len else {
+        let Some(ppdu) = self.nodes[n].path.take_ppdu(start, ac) else {
             return false;
         };
-        let min_psdu = first_len + self.mpdu_overhead() + 4;
-        if txv.ppdu_duration(min_psdu, self.cfg.band) > room || self.uses_rts(min_psdu) {
-            return false;
-        }
-        self.exch.mpdus.clear();
-        self.exch.ok.clear();
-        self.exch.txs.truncate(1);
-        if !self.fill_ppdu(0, start, Some(room)) {
-            return false;
-        }
+        let mut tx = self.exch.txs.pop().expect("checked above");
+        self.exch.txs.clear();
+        tx.start = start;
+        tx.air_end = start;
+        tx.ppdu = ppdu;
+        self.exch.txs.push(tx);
         self.exch.busy_from = t;
         self.resolve_single();
         true
-    }
-
-    fn drop_mpdu(&mut self, t: Nanos, tx: &Tx, m: Mpdu) {
-        let station = self.station_of(tx.node as usize, tx.link as usize);
-        let uplink = tx.node != 0;
-        self.link_stats(station, uplink).dropped_retry_limit += 1;
-        self.out.push_back(Output::Dropped {
-            at: t,
-            node: self.nodes[tx.node as usize].id,
-            packet: m.packet,
-            reason: DropReason::RetryLimit,
-        });
-        // The recipient stops waiting for it (see `RxReorder::give_up`).
-        let peer = self.nodes[tx.node as usize].links[tx.link as usize].peer;
-        let src_id = self.nodes[tx.node as usize].id;
-        let rx_node = peer.index();
-        if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
-            let released = &mut self.released;
-            self.nodes[rx_node].links[rx_link].rx[tx.tid as usize]
-                .give_up(m.seq, &mut |p| released.push(p));
-            self.emit_released(t, tx);
-        }
     }
 
     /// Back to contention: every AC counts from its node's interframe reference.
@@ -1080,12 +978,70 @@ impl Cell {
             for ac in Ac::ALL {
                 let b = &mut node.edca[ac.index()];
                 b.counted_from = node.ifs_ref + self.timing.aifs(b.params.aifsn);
-                if node.backlog[ac.index()] > 0 {
+                if node.path.has_ppdu(ac) {
                     let t = b.tx_time(slot);
                     next = Some(next.map_or(t, |c: Nanos| c.min(t)));
                 }
             }
         }
         self.timer = next;
+    }
+}
+
+fn mpdu_overhead(qos: bool) -> u32 {
+    if qos {
+        QOS_DATA_OVERHEAD_BYTES
+    } else {
+        DATA_OVERHEAD_BYTES
+    }
+}
+
+/// Rate control's expected throughput of a station's link in kbit/s (what mac80211
+/// compares with 6 Mbit/s × stations for the slow-station CoDel rule): the PHY rate
+/// times the 1500-byte frame success probability.
+fn expected_kbps(sc: &StationConfig) -> u64 {
+    let per = sc.error.per(&sc.tx, 1500 + QOS_DATA_OVERHEAD_BYTES);
+    (sc.tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
+}
+
+/// How PPDUs of `ac` to a peer at rate `txv` are bounded: A-MPDU under block ack on
+/// HT/VHT links (never VO), at most the stack's and the cell's subframe limits, the
+/// PHY's byte limit, the maximum aggregate duration, and within a TXOP limit the whole
+/// exchange (data + SIFS + BlockAck). RTS/CTS in front of an aggregate is not budgeted.
+fn build_limits(
+    cfg: &CellConfig,
+    timing: &PhyTiming,
+    table: &EdcaTable,
+    ac: Ac,
+    txv: &TxVector,
+) -> BuildLimits {
+    let aggregated = cfg.aggregation
+        && cfg.qos
+        && ac != Ac::Vo
+        && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. });
+    let phy_max = if matches!(txv, TxVector::Vht { .. }) {
+        VHT_MAX_AMPDU_BYTES
+    } else {
+        HT_MAX_AMPDU_BYTES
+    };
+    let max_bytes = match cfg.max_ampdu_bytes {
+        0 => phy_max,
+        b => b.min(phy_max),
+    };
+    let mut max_duration = cfg.max_ampdu_duration.min(PPDU_MAX_TIME);
+    let txop = table[ac.index()].txop_limit();
+    if txop > Nanos::ZERO {
+        let response = timing.sifs
+            + control_response_rate(txv, cfg.standard).ppdu_duration(BLOCK_ACK_BYTES, cfg.band);
+        max_duration = max_duration.min(txop.saturating_sub(response));
+    }
+    BuildLimits {
+        txv: *txv,
+        band: cfg.band,
+        aggregated,
+        max_subframes: cfg.max_ampdu_subframes.min(cfg.stack.max_ampdu_subframes),
+        max_bytes,
+        max_duration,
+        overhead_bytes: mpdu_overhead(cfg.qos),
     }
 }

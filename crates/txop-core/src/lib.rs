@@ -6,12 +6,15 @@
 
 pub mod aqm;
 pub mod cell;
+pub mod driver;
 pub mod mac;
 pub mod mac80211;
 pub mod packet;
 pub mod phy;
 pub mod rng;
+pub mod stack;
 pub mod time;
+pub mod txpath;
 
 pub use cell::{Cell, CellConfig, Output, StationConfig};
 pub use packet::{DropReason, Dropped, NodeId, Packet};

@@ -545,7 +545,7 @@ fn overloaded_lossy(aggregation: bool) -> Driver {
         .collect();
     let mut cfg = CellConfig::new(Standard::N, Band::Ghz5, stations);
     cfg.aggregation = aggregation;
-    cfg.queue_limit_packets = 8;
+    cfg.stack.driver_queue_packets = 8;
     cfg.retry_limit = 4;
     let mut d = Driver::new(cfg, 11, &[]);
     let period = 150u64;
@@ -763,7 +763,7 @@ fn simulation_survives_queue_full_drops() {
         Band::Ghz5,
         vec![sta(ht20(7), ErrorModel::None)],
     );
-    cell.queue_limit_packets = 8;
+    cell.stack.driver_queue_packets = 8;
     let cfg = SimConfig {
         cell,
         flows: saturated(&[up(1, 0, 16)]),
@@ -786,7 +786,7 @@ fn simulation_conservation_with_both_drop_kinds() {
         .map(|_| sta(ht20(7), ErrorModel::FixedLoss { probability: 0.3 }))
         .collect();
     let mut cell = CellConfig::new(Standard::N, Band::Ghz5, stations);
-    cell.queue_limit_packets = 16;
+    cell.stack.driver_queue_packets = 16;
     let mut flows = Vec::new();
     for s in 1..=4 {
         flows.push(up(s, 0, 48));

@@ -11,7 +11,9 @@ use txop_core::cell::{CellConfig, StationConfig};
 use txop_core::mac::edca::{Ac, BackoffRule, EdcaParams};
 use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
+use txop_core::stack::{self, StackConfig};
 use txop_core::{Nanos, NodeId};
+use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow;
 use txop_sim::SimConfig;
@@ -30,6 +32,12 @@ pub struct Scenario {
     /// Simulated seconds.
     #[serde(default = "default_duration_s")]
     pub duration_s: f64,
+    /// The transmit stack every node runs: a preset name (`txop stacks`).
+    #[serde(default = "default_stack")]
+    pub stack: String,
+    /// Any knob of the stack, overriding the preset.
+    #[serde(default)]
+    pub stack_options: StackOptions,
     #[serde(default)]
     pub phy: Phy,
     #[serde(default)]
@@ -38,6 +46,68 @@ pub struct Scenario {
     pub stations: Stations,
     #[serde(default)]
     pub traffic: Traffic,
+}
+
+fn default_stack() -> String {
+    "linux-6.16".to_string()
+}
+
+/// `[stack_options]`: overrides of the preset's knobs (see `txop stacks`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackOptions {
+    /// "noqueue", "pfifo_fast", "fq_codel" or "fifo".
+    pub qdisc: Option<String>,
+    /// Limit of pfifo_fast / fifo (txqueuelen).
+    pub qdisc_limit_packets: Option<u32>,
+    pub mac80211_txqs: Option<bool>,
+    pub fq_flows: Option<u32>,
+    pub fq_quantum_bytes: Option<u32>,
+    pub fq_limit_packets: Option<u32>,
+    /// 0 = 16 MiB with VHT, 4 MiB without.
+    pub fq_memory_limit_bytes: Option<u64>,
+    /// "one_from_fattest" (≤ 5.11) or "half_from_fattest" (≥ 5.12).
+    pub fq_overload: Option<String>,
+    pub codel_target_ms: Option<f64>,
+    pub codel_interval_ms: Option<f64>,
+    pub codel_ecn: Option<bool>,
+    pub per_station_codel: Option<bool>,
+    /// "legacy" (DSCP >> 3) or "rfc8325".
+    pub dscp_mapping: Option<String>,
+    /// "round_robin", "ath9k_drr", "drr", "virtual_time" or "drr_aql".
+    pub scheduler: Option<String>,
+    pub airtime_flags: Option<u8>,
+    pub quantum_shift: Option<u8>,
+    /// "none", "aql" or "dql".
+    pub queue_limit: Option<String>,
+    pub aql_limit_low_us: Option<u32>,
+    pub aql_limit_high_us: Option<u32>,
+    pub aql_threshold_us: Option<u32>,
+    pub aql_per_ac_limit: Option<bool>,
+    /// "no_aggregation", "div16" or "agg_shift".
+    pub aql_estimator: Option<String>,
+    /// "ath9k" or "firmware".
+    pub driver: Option<String>,
+    pub driver_queue_packets: Option<u32>,
+    pub hw_queue_ppdus: Option<u32>,
+    pub max_ampdu_subframes: Option<u16>,
+}
+
+fn choose<T: Copy>(key: &str, value: &str, options: &[(&str, T)]) -> Result<T, ScenarioError> {
+    options
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            ScenarioError::new(
+                format!("stack_options.{key}"),
+                format!(
+                    "unknown value `{value}`; expected one of {}",
+                    names.join(", ")
+                ),
+            )
+        })
 }
 
 fn default_seed() -> u64 {
@@ -136,7 +206,6 @@ pub struct Mac {
     /// Protect PSDUs longer than this with RTS/CTS; absent = never.
     pub rts_threshold_bytes: Option<u32>,
     pub retry_limit: u8,
-    pub queue_limit_packets: usize,
     pub edca_ap: EdcaOverrides,
     pub edca_sta: EdcaOverrides,
 }
@@ -152,7 +221,6 @@ impl Default for Mac {
             max_ampdu_duration_us: 4000,
             rts_threshold_bytes: None,
             retry_limit: 7,
-            queue_limit_packets: 1000,
             edca_ap: EdcaOverrides::default(),
             edca_sta: EdcaOverrides::default(),
         }
@@ -232,16 +300,24 @@ pub enum Direction {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Traffic {
-    /// "saturated": every station (uplink) and/or the AP for every station (downlink)
-    /// always has frames queued.
+    /// "saturated": every flow always has frames queued (closed loop);
+    /// "cbr": constant-rate UDP at `rate_mbps` per flow (open loop).
     pub kind: TrafficKind,
     pub direction: Direction,
     /// MSDU (IP packet) size.
     pub packet_bytes: u32,
-    /// 802.1d user priority 0–7 (selects the AC).
+    /// 802.1d user priority 0–7 (selects the AC) when `dscp` is 0.
     pub tid: u8,
-    /// Packets each flow keeps inside the cell; 0 = enough to fill aggregates.
+    /// DiffServ codepoint; if set, the stack classifies it to a UP (`dscp_mapping`).
+    pub dscp: u8,
+    /// Saturated: packets each flow keeps inside the cell; 0 = enough to fill aggregates.
     pub depth: u32,
+    /// CBR: offered rate of each flow, Mbit/s.
+    pub rate_mbps: f64,
+    /// A sparse flow beside each bulk flow (same direction, its own flow hash): one
+    /// `probe_bytes` packet every `probe_interval_ms`; 0 = none.
+    pub probe_interval_ms: f64,
+    pub probe_bytes: u32,
 }
 
 /// Traffic models.
@@ -249,6 +325,7 @@ pub struct Traffic {
 #[serde(rename_all = "lowercase")]
 pub enum TrafficKind {
     Saturated,
+    Cbr,
 }
 
 impl Default for Traffic {
@@ -258,7 +335,11 @@ impl Default for Traffic {
             direction: Direction::Downlink,
             packet_bytes: 1500,
             tid: 0,
+            dscp: 0,
             depth: 0,
+            rate_mbps: 10.0,
+            probe_interval_ms: 0.0,
+            probe_bytes: 100,
         }
     }
 }
@@ -568,6 +649,209 @@ impl Scenario {
         Ok(tx)
     }
 
+    /// The preset named by `stack` with `[stack_options]` applied.
+    pub fn stack_config(&self) -> Result<StackConfig, ScenarioError> {
+        use txop_core::mac80211::aql::{AqlEstimator, AqlParams};
+        use txop_core::mac80211::classify::DscpMapping;
+        use txop_core::mac80211::fq::OverloadPolicy;
+        use txop_core::mac80211::scheduler::SchedulerKind;
+        use txop_core::stack::{DriverKind, QdiscKind, QueueLimit};
+        let mut c = stack::preset(&self.stack).ok_or_else(|| {
+            let names: Vec<&str> = stack::PRESETS.iter().map(|(n, _)| *n).collect();
+            let near = names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(&self.stack, n), *n))
+                .min()
+                .filter(|(d, _)| *d <= 3)
+                .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            ScenarioError::new(
+                "stack",
+                format!(
+                    "unknown stack `{}`{near}; `txop stacks` lists them",
+                    self.stack
+                ),
+            )
+        })?;
+        let o = &self.stack_options;
+        let qlimit = o.qdisc_limit_packets.unwrap_or(1000);
+        if let Some(q) = &o.qdisc {
+            c.qdisc = match q.as_str() {
+                "noqueue" => QdiscKind::NoQueue,
+                "pfifo_fast" => QdiscKind::PfifoFast {
+                    limit_packets: qlimit,
+                },
+                "fq_codel" => QdiscKind::FqCodel,
+                "fifo" => QdiscKind::Fifo {
+                    limit_packets: qlimit,
+                },
+                other => return Err(ScenarioError::new(
+                    "stack_options.qdisc",
+                    format!(
+                        "unknown qdisc `{other}`; expected noqueue, pfifo_fast, fq_codel or fifo"
+                    ),
+                )),
+            };
+        } else if let Some(l) = o.qdisc_limit_packets {
+            match &mut c.qdisc {
+                QdiscKind::PfifoFast { limit_packets } | QdiscKind::Fifo { limit_packets } => {
+                    *limit_packets = l
+                }
+                _ => {
+                    return Err(ScenarioError::new(
+                        "stack_options.qdisc_limit_packets",
+                        "this stack's qdisc has no packet limit to set",
+                    ))
+                }
+            }
+        }
+        macro_rules! set {
+            ($field:ident) => {
+                if let Some(v) = o.$field {
+                    c.$field = v;
+                }
+            };
+        }
+        set!(mac80211_txqs);
+        set!(fq_flows);
+        set!(fq_quantum_bytes);
+        set!(fq_limit_packets);
+        set!(fq_memory_limit_bytes);
+        set!(codel_ecn);
+        set!(per_station_codel);
+        set!(airtime_flags);
+        set!(quantum_shift);
+        set!(driver_queue_packets);
+        set!(hw_queue_ppdus);
+        set!(max_ampdu_subframes);
+        if let Some(v) = &o.fq_overload {
+            c.fq_overload = choose(
+                "fq_overload",
+                v,
+                &[
+                    ("one_from_fattest", OverloadPolicy::OneFromFattest),
+                    ("half_from_fattest", OverloadPolicy::HalfFromFattest),
+                ],
+            )?;
+        }
+        for (key, v, field) in [
+            ("codel_target_ms", o.codel_target_ms, &mut c.codel_target),
+            (
+                "codel_interval_ms",
+                o.codel_interval_ms,
+                &mut c.codel_interval,
+            ),
+        ] {
+            if let Some(ms) = v {
+                if !(ms.is_finite() && ms > 0.0 && ms <= 10_000.0) {
+                    return Err(ScenarioError::new(
+                        format!("stack_options.{key}"),
+                        "must be between 0 and 10000 ms",
+                    ));
+                }
+                *field = Nanos::from_secs_f64(ms / 1000.0);
+            }
+        }
+        if let Some(v) = &o.dscp_mapping {
+            c.dscp_mapping = choose(
+                "dscp_mapping",
+                v,
+                &[
+                    ("legacy", DscpMapping::Legacy),
+                    ("rfc8325", DscpMapping::Rfc8325),
+                ],
+            )?;
+        }
+        if let Some(v) = &o.scheduler {
+            c.scheduler = choose(
+                "scheduler",
+                v,
+                &[
+                    ("round_robin", SchedulerKind::RoundRobin),
+                    ("ath9k_drr", SchedulerKind::Ath9kDrr),
+                    ("drr", SchedulerKind::Drr),
+                    ("virtual_time", SchedulerKind::VirtualTime),
+                    ("drr_aql", SchedulerKind::DrrAql),
+                ],
+            )?;
+        }
+        if let Some(v) = &o.driver {
+            c.driver = choose(
+                "driver",
+                v,
+                &[
+                    ("ath9k", DriverKind::Ath9k),
+                    ("firmware", DriverKind::Firmware),
+                ],
+            )?;
+        }
+        let (mut params, mut estimator) = match c.queue_limit {
+            QueueLimit::Aql { params, estimator } => (params, estimator),
+            _ => (AqlParams::default(), AqlEstimator::AggShift),
+        };
+        if let Some(v) = o.aql_limit_low_us {
+            params.limit_low_us = [v; 4];
+        }
+        if let Some(v) = o.aql_limit_high_us {
+            params.limit_high_us = [v; 4];
+        }
+        if let Some(v) = o.aql_threshold_us {
+            params.threshold_us = v;
+        }
+        if let Some(v) = o.aql_per_ac_limit {
+            params.per_ac_limit = v;
+        }
+        if let Some(v) = &o.aql_estimator {
+            estimator = choose(
+                "aql_estimator",
+                v,
+                &[
+                    ("no_aggregation", AqlEstimator::NoAggregation),
+                    ("div16", AqlEstimator::Div16),
+                    ("agg_shift", AqlEstimator::AggShift),
+                ],
+            )?;
+        }
+        let kind = match &o.queue_limit {
+            Some(v) => choose("queue_limit", v, &[("none", 0), ("aql", 1), ("dql", 2)])?,
+            None => match c.queue_limit {
+                QueueLimit::None => 0,
+                QueueLimit::Aql { .. } => 1,
+                QueueLimit::Dql => 2,
+            },
+        };
+        c.queue_limit = match kind {
+            0 => QueueLimit::None,
+            1 => QueueLimit::Aql { params, estimator },
+            _ => QueueLimit::Dql,
+        };
+        if matches!(c.queue_limit, QueueLimit::Aql { .. }) && !c.mac80211_txqs {
+            return Err(ScenarioError::new(
+                "stack_options.queue_limit",
+                "AQL works at mac80211's TXQs: it needs mac80211_txqs = true",
+            ));
+        }
+        if c.driver_queue_packets == 0 || c.max_ampdu_subframes == 0 {
+            return Err(ScenarioError::new(
+                "stack_options",
+                "driver_queue_packets and max_ampdu_subframes must be at least 1",
+            ));
+        }
+        if c.hw_queue_ppdus == 0 && c.mac80211_txqs && c.driver == DriverKind::Ath9k {
+            return Err(ScenarioError::new(
+                "stack_options.hw_queue_ppdus",
+                "ath9k pulls from mac80211's TXQs into its hardware queue: it needs at least 1",
+            ));
+        }
+        if c.fq_flows == 0 || c.fq_quantum_bytes == 0 || c.fq_limit_packets == 0 {
+            return Err(ScenarioError::new(
+                "stack_options",
+                "fq_flows, fq_quantum_bytes and fq_limit_packets must be at least 1",
+            ));
+        }
+        Ok(c)
+    }
+
     /// Check every value and build the simulator's configuration.
     pub fn resolve(&self) -> Result<SimConfig, ScenarioError> {
         if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
@@ -642,7 +926,7 @@ impl Scenario {
         cell.max_ampdu_duration = Nanos::from_us(m.max_ampdu_duration_us as u64);
         cell.rts_threshold_bytes = m.rts_threshold_bytes;
         cell.retry_limit = m.retry_limit;
-        cell.queue_limit_packets = m.queue_limit_packets;
+        cell.stack = self.stack_config()?;
         for (name, ov, table) in [
             ("mac.edca_ap", &m.edca_ap, &mut cell.edca_ap),
             ("mac.edca_sta", &m.edca_sta, &mut cell.edca_sta),
@@ -694,26 +978,76 @@ impl Scenario {
         } else {
             4
         };
+        if t.dscp > 63 {
+            return Err(ScenarioError::new("traffic.dscp", "must be 0–63"));
+        }
+        if t.kind == TrafficKind::Cbr && !(t.rate_mbps.is_finite() && t.rate_mbps > 0.0) {
+            return Err(ScenarioError::new(
+                "traffic.rate_mbps",
+                "must be a positive rate",
+            ));
+        }
+        if !(t.probe_interval_ms.is_finite() && t.probe_interval_ms >= 0.0) {
+            return Err(ScenarioError::new(
+                "traffic.probe_interval_ms",
+                "must be 0 (none) or a positive interval",
+            ));
+        }
+        if t.probe_interval_ms > 0.0 && (t.probe_bytes == 0 || t.probe_bytes > 7_900) {
+            return Err(ScenarioError::new(
+                "traffic.probe_bytes",
+                "must be 1 to 7900 bytes",
+            ));
+        }
         let n = cell.stations.len() as u16;
-        let mut flows = Vec::new();
+        let mut pairs = Vec::new();
         for i in 1..=n {
             let sta = NodeId(i);
             if matches!(t.direction, Direction::Downlink | Direction::Both) {
-                flows.push(Flow::Saturated(Saturated {
-                    src: NodeId::AP,
-                    dst: sta,
-                    len_bytes: t.packet_bytes,
-                    tid: t.tid,
-                    depth,
-                }));
+                pairs.push((NodeId::AP, sta));
             }
             if matches!(t.direction, Direction::Uplink | Direction::Both) {
-                flows.push(Flow::Saturated(Saturated {
-                    src: sta,
-                    dst: NodeId::AP,
+                pairs.push((sta, NodeId::AP));
+            }
+        }
+        let hash = |k: u64| (txop_core::rng::mix64(k ^ 0x7478_6f70) >> 32) as u32;
+        let mut flows = Vec::new();
+        for &(src, dst) in &pairs {
+            let index = flows.len() as u64;
+            flows.push(match t.kind {
+                TrafficKind::Saturated => Flow::Saturated(Saturated {
+                    src,
+                    dst,
                     len_bytes: t.packet_bytes,
                     tid: t.tid,
                     depth,
+                }),
+                TrafficKind::Cbr => Flow::Cbr(Cbr {
+                    src,
+                    dst,
+                    len_bytes: t.packet_bytes,
+                    tid: t.tid,
+                    dscp: t.dscp,
+                    rate_bps: (t.rate_mbps * 1e6) as u64,
+                    start: Nanos::ZERO,
+                    flow_hash: hash(index),
+                }),
+            });
+        }
+        if t.probe_interval_ms > 0.0 {
+            let interval_s = t.probe_interval_ms / 1000.0;
+            for (k, &(src, dst)) in pairs.iter().enumerate() {
+                let index = flows.len() as u64;
+                flows.push(Flow::Cbr(Cbr {
+                    src,
+                    dst,
+                    len_bytes: t.probe_bytes,
+                    tid: t.tid,
+                    dscp: t.dscp,
+                    rate_bps: ((t.probe_bytes as f64 * 8.0) / interval_s).max(1.0) as u64,
+                    // Spread the probes' phases so they do not all arrive together.
+                    start: Nanos::from_secs_f64(interval_s * (k as f64 + 0.5) / pairs.len() as f64),
+                    flow_hash: hash(index),
                 }));
             }
         }

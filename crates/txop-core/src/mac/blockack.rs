@@ -19,14 +19,19 @@ pub struct Mpdu {
     pub dequeued_at: Nanos,
 }
 
-/// Originator state of one (link, TID): the queue of new frames and those to retry.
+/// Originator state of one (link, TID): the frames the driver (or firmware) holds,
+/// those to retry, and the block-ack window.
 #[derive(Clone, Debug, Default)]
 pub struct TxTid {
-    /// New packets, oldest first.
+    /// Packets held by the driver/firmware for this TID, oldest first (not yet MPDUs).
     pub fifo: VecDeque<Packet>,
     /// MPDUs sent but not acknowledged, in sequence order; they go out again first.
     pub retry: VecDeque<Mpdu>,
     pub next_seq: u64,
+    /// Oldest sequence number not yet acknowledged or given up.
+    win_start: u64,
+    /// Completion flags of `win_start..next_seq`.
+    done: VecDeque<bool>,
 }
 
 impl TxTid {
@@ -39,33 +44,55 @@ impl TxTid {
         self.fifo.is_empty() && self.retry.is_empty()
     }
 
-    /// Start of the block-ack window: the oldest unacknowledged sequence number.
+    /// Start of the block-ack window: the oldest sequence number still outstanding
+    /// (waiting for retransmission or in the hardware queue or the air).
     pub fn win_start(&self) -> u64 {
-        self.retry.front().map_or(self.next_seq, |m| m.seq)
+        self.win_start
     }
 
     /// May a new MPDU be sent without leaving the window of `window` frames?
     pub fn window_open(&self, window: u16) -> bool {
-        self.next_seq < self.win_start() + window as u64
+        self.next_seq < self.win_start + window as u64
     }
 
-    /// Take the next new packet as an MPDU with a fresh sequence number.
-    pub fn pop_new(&mut self, now: Nanos) -> Option<Mpdu> {
-        let packet = self.fifo.pop_front()?;
+    /// Give `packet` the next sequence number.
+    pub fn assign(&mut self, packet: Packet, now: Nanos) -> Mpdu {
         let seq = self.next_seq;
         self.next_seq += 1;
-        Some(Mpdu {
+        self.done.push_back(false);
+        Mpdu {
             packet,
             seq,
             attempts: 0,
             dequeued_at: now,
-        })
+        }
+    }
+
+    /// Take the next held packet as an MPDU with a fresh sequence number.
+    pub fn pop_new(&mut self, now: Nanos) -> Option<Mpdu> {
+        let packet = self.fifo.pop_front()?;
+        Some(self.assign(packet, now))
     }
 
     /// Put a failed MPDU back for retransmission, keeping sequence order.
     pub fn requeue(&mut self, mpdu: Mpdu) {
         let pos = self.retry.partition_point(|m| m.seq < mpdu.seq);
         self.retry.insert(pos, mpdu);
+    }
+
+    /// `seq` was acknowledged or given up: it no longer holds the window back.
+    pub fn complete(&mut self, seq: u64) {
+        if seq < self.win_start {
+            return;
+        }
+        let idx = (seq - self.win_start) as usize;
+        if let Some(d) = self.done.get_mut(idx) {
+            *d = true;
+        }
+        while self.done.front() == Some(&true) {
+            self.done.pop_front();
+            self.win_start += 1;
+        }
     }
 }
 
@@ -181,20 +208,27 @@ mod tests {
     }
 
     #[test]
-    fn window_limits_new_frames() {
+    fn window_limits_new_frames_until_the_oldest_completes() {
         let mut t = TxTid::default();
         for i in 0..70 {
             t.fifo.push_back(pkt(i));
         }
-        let first = t.pop_new(Nanos::ZERO).unwrap();
-        t.requeue(first);
-        for _ in 0..63 {
+        let mut sent = Vec::new();
+        for _ in 0..64 {
             assert!(t.window_open(64));
-            assert!(t.pop_new(Nanos::ZERO).is_some());
+            sent.push(t.pop_new(Nanos::ZERO).unwrap());
         }
-        // Seq 0 still unacknowledged: seq 64 would leave the window.
+        // Seq 0 outstanding (in the air, say): seq 64 would leave the window.
         assert!(!t.window_open(64));
-        t.retry.clear();
+        // Acknowledging later frames does not move the window…
+        for m in &sent[1..10] {
+            t.complete(m.seq);
+        }
+        assert_eq!(t.win_start(), 0);
+        assert!(!t.window_open(64));
+        // …acknowledging (or giving up) the oldest does, past everything completed.
+        t.complete(0);
+        assert_eq!(t.win_start(), 10);
         assert!(t.window_open(64));
     }
 }

@@ -1,0 +1,235 @@
+//! Driver and firmware queues below mac80211, and the hardware queue of built PPDUs.
+//!
+//! The driver holds, per (link, TID), the packets it has taken (ath9k's `tid->buf_q`
+//! before mac80211 TXQs existed, or an ath10k-like firmware's MSDU queue), the MPDUs to
+//! retransmit (`tid->retry_q`) and the block-ack window; it builds aggregates from them
+//! and puts them in the per-AC hardware queue the MAC transmits from.
+
+use crate::mac::ampdu::{AmpduLength, BA_WINDOW};
+use crate::mac::blockack::{Mpdu, TxTid};
+use crate::mac::edca::Ac;
+use crate::packet::Packet;
+use crate::phy::{Band, TxVector};
+use crate::Nanos;
+use std::collections::VecDeque;
+
+/// Number of TIDs used for data (user priorities 0–7).
+pub const NUM_TIDS: usize = 8;
+
+/// One PPDU built by the driver: MPDUs of one (link, TID).
+#[derive(Clone, Debug, Default)]
+pub struct Ppdu {
+    pub link: u16,
+    pub tid: u8,
+    pub ac_index: u8,
+    pub mpdus: Vec<Mpdu>,
+    /// Sent as an A-MPDU under block ack (answered by a BlockAck).
+    pub aggregated: bool,
+    pub psdu_bytes: u32,
+}
+
+impl Ppdu {
+    pub fn ac(&self) -> Ac {
+        Ac::ALL[self.ac_index as usize]
+    }
+}
+
+/// What bounds one PPDU.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildLimits {
+    pub txv: TxVector,
+    pub band: Band,
+    /// A-MPDU under block ack; otherwise exactly one MPDU.
+    pub aggregated: bool,
+    pub max_subframes: u16,
+    pub max_bytes: u32,
+    /// Longest data PPDU.
+    pub max_duration: Nanos,
+    /// Bytes an MSDU gains as an MPDU (MAC header, LLC/SNAP, FCS).
+    pub overhead_bytes: u32,
+}
+
+/// The driver's queues of one node.
+#[derive(Clone, Debug)]
+pub struct DriverQueues {
+    pub tids: Vec<[TxTid; NUM_TIDS]>,
+    /// Built PPDUs per AC, next to transmit first.
+    pub hw: [VecDeque<Ppdu>; 4],
+    /// PPDUs the MAC took from `hw` and has not completed.
+    pub in_air: [u32; 4],
+    /// Packets inside the driver, firmware or hardware per AC, until their completion.
+    pub held: [u32; 4],
+    /// Round robin per AC of (link, TID) with held or retry frames (the driver's or the
+    /// firmware's own scheduling).
+    active: [VecDeque<(u16, u8)>; 4],
+    spare: Vec<Vec<Mpdu>>,
+}
+
+impl DriverQueues {
+    pub fn new(n_links: usize) -> DriverQueues {
+        DriverQueues {
+            tids: (0..n_links).map(|_| Default::default()).collect(),
+            hw: Default::default(),
+            in_air: [0; 4],
+            held: [0; 4],
+            active: Default::default(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Packets in the driver's per-TID queues (not yet built into PPDUs).
+    pub fn queued(&self, link: u16, tid: u8) -> usize {
+        self.tids[link as usize][tid as usize].len()
+    }
+
+    fn activate(&mut self, link: u16, tid: u8, ac: Ac, front: bool) {
+        let key = (link, tid);
+        let list = &mut self.active[ac.index()];
+        if let Some(pos) = list.iter().position(|&k| k == key) {
+            if !front {
+                return;
+            }
+            list.remove(pos);
+        }
+        if front {
+            list.push_front(key);
+        } else {
+            list.push_back(key);
+        }
+    }
+
+    /// A packet enters the driver's queue for (link, TID).
+    pub fn hold(&mut self, link: u16, tid: u8, ac: Ac, packet: Packet) {
+        self.tids[link as usize][tid as usize]
+            .fifo
+            .push_back(packet);
+        self.held[ac.index()] += 1;
+        self.activate(link, tid, ac, false);
+    }
+
+    /// A failed MPDU goes back for software retransmission; its TID is served next.
+    pub fn requeue(&mut self, link: u16, tid: u8, ac: Ac, mpdu: Mpdu) {
+        self.tids[link as usize][tid as usize].requeue(mpdu);
+        self.activate(link, tid, ac, true);
+    }
+
+    /// The next (link, TID) in the driver's own round robin for `ac`.
+    pub fn next_active(&self, ac: Ac) -> Option<(u16, u8)> {
+        self.active[ac.index()].front().copied()
+    }
+
+    /// After serving `key`: to the back if it still holds frames, else off the list.
+    fn rotate(&mut self, ac: Ac, key: (u16, u8)) {
+        let list = &mut self.active[ac.index()];
+        if let Some(pos) = list.iter().position(|&k| k == key) {
+            list.remove(pos);
+        }
+        if !self.tids[key.0 as usize][key.1 as usize].is_empty() {
+            list.push_back(key);
+        }
+    }
+
+    /// Build a PPDU for (link, TID): retransmissions first, then held packets, then
+    /// packets from `pull` (mac80211's TXQ, for drivers that pull), within `limits` and
+    /// the block-ack window. A pulled packet that does not fit stays in the driver's
+    /// queue for next time (as ath9k puts it back on the TID). Returns `None` if nothing
+    /// could be taken.
+    pub fn build(
+        &mut self,
+        link: u16,
+        tid: u8,
+        ac: Ac,
+        limits: &BuildLimits,
+        now: Nanos,
+        pull: &mut dyn FnMut() -> Option<Packet>,
+    ) -> Option<Ppdu> {
+        let mut mpdus = self.spare.pop().unwrap_or_default();
+        mpdus.clear();
+        let mut len = AmpduLength::default();
+        let max_subframes = if limits.aggregated {
+            limits.max_subframes.max(1)
+        } else {
+            1
+        };
+        let q = &mut self.tids[link as usize][tid as usize];
+        let mut pulled_held = 0u32;
+        loop {
+            if len.subframes >= max_subframes {
+                break;
+            }
+            // Candidate: a retransmission, a held packet, or a pulled one.
+            enum Src {
+                Retry,
+                Held,
+                Pulled(Packet),
+            }
+            let (bytes, src) = if let Some(m) = q.retry.front() {
+                (m.packet.len_bytes, Src::Retry)
+            } else if limits.aggregated && !q.window_open(BA_WINDOW) {
+                break;
+            } else if let Some(p) = q.fifo.front() {
+                (p.len_bytes, Src::Held)
+            } else if let Some(p) = pull() {
+                pulled_held += 1;
+                (p.len_bytes, Src::Pulled(p))
+            } else {
+                break;
+            };
+            let mpdu_bytes = bytes + limits.overhead_bytes;
+            let psdu = if limits.aggregated {
+                len.with(mpdu_bytes)
+            } else {
+                mpdu_bytes
+            };
+            let fits = len.subframes == 0
+                || (psdu <= limits.max_bytes
+                    && limits.txv.ppdu_duration(psdu, limits.band) <= limits.max_duration);
+            if !fits {
+                if let Src::Pulled(p) = src {
+                    q.fifo.push_front(p);
+                }
+                break;
+            }
+            let mpdu = match src {
+                Src::Retry => q.retry.pop_front(),
+                Src::Held => q.pop_new(now),
+                Src::Pulled(p) => Some(q.assign(p, now)),
+            };
+            let Some(mpdu) = mpdu else { break };
+            len.push(mpdu_bytes);
+            mpdus.push(mpdu);
+        }
+        self.held[ac.index()] += pulled_held;
+        self.rotate(ac, (link, tid));
+        if mpdus.is_empty() {
+            self.spare.push(mpdus);
+            return None;
+        }
+        let psdu_bytes = if limits.aggregated {
+            len.psdu_bytes
+        } else {
+            mpdus[0].packet.len_bytes + limits.overhead_bytes
+        };
+        Some(Ppdu {
+            link,
+            tid,
+            ac_index: ac.index() as u8,
+            mpdus,
+            aggregated: limits.aggregated,
+            psdu_bytes,
+        })
+    }
+
+    /// Return a finished PPDU's buffer for reuse.
+    pub fn recycle(&mut self, mut ppdu: Ppdu) {
+        ppdu.mpdus.clear();
+        self.spare.push(std::mem::take(&mut ppdu.mpdus));
+    }
+
+    /// Packets held anywhere in the driver (queues, hardware queue).
+    pub fn packets(&self) -> u64 {
+        let queued: usize = self.tids.iter().flatten().map(|t| t.len()).sum();
+        let hw: usize = self.hw.iter().flatten().map(|p| p.mpdus.len()).sum();
+        (queued + hw) as u64
+    }
+}

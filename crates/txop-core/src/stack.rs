@@ -1,0 +1,368 @@
+//! The transmit stack a node runs, and the Linux eras as named presets.
+//!
+//! A stack is the chain above the MAC: qdisc → (mac80211 TXQs with fq + CoDel) →
+//! scheduler, gated by a queue limit (AQL or DQL) → driver/firmware queue → hardware
+//! queue. Each era of the kernel is a preset ([`preset`]); a scenario picks one with
+//! `stack = "…"` and may override any knob.
+
+use crate::aqm::codel::CodelParams;
+use crate::mac80211::aql::{AqlEstimator, AqlParams};
+use crate::mac80211::classify::DscpMapping;
+use crate::mac80211::fq::OverloadPolicy;
+use crate::mac80211::scheduler::SchedulerKind;
+use crate::Nanos;
+
+/// The qdisc on the WiFi netdev (one instance per AC, under `mq`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QdiscKind {
+    /// `IFF_NO_QUEUE`: packets go straight to mac80211's TXQs (or the driver).
+    NoQueue,
+    /// pfifo_fast, 3 bands, `txqueuelen` packets.
+    PfifoFast { limit_packets: u32 },
+    /// The fq_codel qdisc with Linux defaults (RFC 8290).
+    FqCodel,
+    /// Plain tail-drop FIFO.
+    Fifo { limit_packets: u32 },
+}
+
+/// The driver (and firmware) model below mac80211.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriverKind {
+    /// ath9k: software aggregation in the driver; the hardware queue holds at most
+    /// `hw_queue_ppdus` built aggregates per AC (`ATH_AGGR_MIN_QDEPTH` = 2) of at most
+    /// 32 subframes (`ATH_AMPDU_SUBFRAME_DEFAULT`); failed subframes are retried in
+    /// software. Without mac80211 TXQs the driver buffers up to `driver_queue_packets`
+    /// per AC in its own per-TID queues before it stops the netdev queue
+    /// (`ATH_MAX_QDEPTH` = `ATH_TXBUF` / 4 = 128, ath9k 3.x–4.8).
+    Ath9k,
+    /// ath10k-like firmware: the host pushes MSDUs into the firmware, which schedules
+    /// stations round robin and aggregates on its own. The firmware holds up to
+    /// `driver_queue_packets` MSDUs (ath10k 10.x: `TARGET_10X_NUM_MSDU_DESC` = 1424).
+    /// With mac80211 TXQs the host pushes whenever the firmware has room and the
+    /// queue limit (AQL/DQL) allows (pull-push).
+    Firmware,
+}
+
+/// What limits how much the driver/firmware holds per station or AC.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QueueLimit {
+    /// Only the driver's own depth.
+    None,
+    /// Airtime Queue Limits (Linux 5.5+), per station and AC.
+    Aql {
+        params: AqlParams,
+        estimator: AqlEstimator,
+    },
+    /// Byte-based dynamic queue limit (BQL-style DQL) per AC, for the bytes-vs-airtime
+    /// comparison of seed 003.
+    Dql,
+}
+
+/// Every knob of a node's transmit stack.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StackConfig {
+    pub name: String,
+    pub qdisc: QdiscKind,
+    /// mac80211 intermediate TXQs with fq + CoDel (4.8+ for TXQ drivers).
+    pub mac80211_txqs: bool,
+    pub fq_flows: u32,
+    pub fq_quantum_bytes: u32,
+    pub fq_limit_packets: u32,
+    /// 0 = automatic: 16 MiB with VHT, 4 MiB without (reference §3.2).
+    pub fq_memory_limit_bytes: u64,
+    pub fq_overload: OverloadPolicy,
+    /// CoDel of the TXQs (mac80211: 20 ms / 100 ms, ECN).
+    pub codel_target: Nanos,
+    pub codel_interval: Nanos,
+    pub codel_ecn: bool,
+    /// Per-station CoDel parameters for slow stations (≈4.10 → 6.15, §2.2).
+    pub per_station_codel: bool,
+    pub dscp_mapping: DscpMapping,
+    pub scheduler: SchedulerKind,
+    /// `airtime_flags` (3 = TX|RX charged; 0 = plain round robin, §5.1).
+    pub airtime_flags: u8,
+    /// OpenWrt's `AIRTIME_QUANTUM_SHIFT` (0 in mainline, §12).
+    pub quantum_shift: u8,
+    pub queue_limit: QueueLimit,
+    pub driver: DriverKind,
+    /// Driver (legacy ath9k) or firmware queue depth in packets; see [`DriverKind`].
+    pub driver_queue_packets: u32,
+    /// Built PPDUs the hardware queue holds per AC (ath9k 2). 0: the PPDU is built when
+    /// the MAC wins access, from what the driver/firmware holds at that moment (the
+    /// firmware model, and the `simple` stack).
+    pub hw_queue_ppdus: u32,
+    /// Subframes per A-MPDU the driver builds (ath9k 32, ath10k 64).
+    pub max_ampdu_subframes: u16,
+}
+
+impl StackConfig {
+    /// The TXQ CoDel parameters (mtu guard 0, as mac80211).
+    pub fn codel_params(&self) -> CodelParams {
+        CodelParams::new(self.codel_target, self.codel_interval, 0, self.codel_ecn)
+    }
+}
+
+/// Preset names with a one-line description, in order.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "simple",
+        "no qdisc, no TXQs: per-station×TID driver FIFOs (1000 packets per AC) served round robin, PPDUs built at transmit time; the MAC validation setup",
+    ),
+    (
+        "linux-4.8-bloated",
+        "pfifo_fast qdisc (1000 packets per AC) over ath9k's own per-TID queues (128 packets per AC), no mac80211 TXQs",
+    ),
+    (
+        "fq_codel-qdisc",
+        "the same ath9k driver queues with the fq_codel qdisc instead of pfifo_fast",
+    ),
+    (
+        "linux-4.9",
+        "mac80211 TXQs (fq, 4096 flows, CoDel 20/100 ms per flow), no qdisc, ath9k with 2 aggregates in hardware, round robin",
+    ),
+    (
+        "linux-4.11-ath9k",
+        "linux-4.9 plus ath9k's in-driver airtime DRR (300 µs quantum) and per-station CoDel parameters",
+    ),
+    (
+        "linux-5.5",
+        "mac80211 airtime DRR (quantum = weight 256 µs), AQL 5/12/24 ms (no aggregation in the estimate), ath10k-like firmware queue",
+    ),
+    (
+        "linux-5.14",
+        "virtual-time airtime scheduler, AQL with the rate-dependent aggregation estimate",
+    ),
+    (
+        "linux-6.0",
+        "DRR again with AQL-aware deficits, 100 ms active window, per-AC AQL limit, fq overload drops up to half (max 32)",
+    ),
+    (
+        "linux-6.16",
+        "linux-6.0 with the per-station CoDel parameters reverted (every TXQ 20/100 ms, ECN)",
+    ),
+];
+
+/// The `simple` stack: no qdisc and no mac80211 TXQs; the driver's per-(station, TID)
+/// FIFOs hold up to 1000 packets per AC and are served round robin, each PPDU built
+/// when the MAC wins access, aggregates of up to 64 subframes. What the MAC is
+/// validated with.
+pub fn simple() -> StackConfig {
+    StackConfig {
+        qdisc: QdiscKind::NoQueue,
+        driver_queue_packets: 1000,
+        hw_queue_ppdus: 0,
+        max_ampdu_subframes: 64,
+        ..preset("linux-4.8-bloated").expect("built-in preset")
+    }
+    .renamed("simple")
+}
+
+impl StackConfig {
+    fn renamed(mut self, name: &str) -> StackConfig {
+        self.name = name.to_string();
+        self
+    }
+}
+
+/// The preset called `name`.
+pub fn preset(name: &str) -> Option<StackConfig> {
+    if name == "simple" {
+        return Some(simple());
+    }
+    let base = StackConfig {
+        name: name.to_string(),
+        qdisc: QdiscKind::PfifoFast {
+            limit_packets: 1000,
+        },
+        mac80211_txqs: false,
+        fq_flows: 4096,
+        fq_quantum_bytes: 300,
+        fq_limit_packets: 8192,
+        fq_memory_limit_bytes: 0,
+        fq_overload: OverloadPolicy::OneFromFattest,
+        codel_target: Nanos::from_ms(20),
+        codel_interval: Nanos::from_ms(100),
+        codel_ecn: true,
+        per_station_codel: false,
+        dscp_mapping: DscpMapping::Legacy,
+        scheduler: SchedulerKind::RoundRobin,
+        airtime_flags: 3,
+        quantum_shift: 0,
+        queue_limit: QueueLimit::None,
+        driver: DriverKind::Ath9k,
+        driver_queue_packets: 128,
+        hw_queue_ppdus: 2,
+        max_ampdu_subframes: 32,
+    };
+    let itxq = StackConfig {
+        qdisc: QdiscKind::NoQueue,
+        mac80211_txqs: true,
+        ..base.clone()
+    };
+    let firmware = StackConfig {
+        driver: DriverKind::Firmware,
+        driver_queue_packets: 1424,
+        hw_queue_ppdus: 0,
+        max_ampdu_subframes: 64,
+        ..itxq.clone()
+    };
+    let aql = |estimator| QueueLimit::Aql {
+        params: AqlParams::default(),
+        estimator,
+    };
+    let cfg = match name {
+        "linux-4.8-bloated" => base,
+        "fq_codel-qdisc" => StackConfig {
+            qdisc: QdiscKind::FqCodel,
+            ..base
+        },
+        "linux-4.9" => itxq,
+        "linux-4.11-ath9k" => StackConfig {
+            scheduler: SchedulerKind::Ath9kDrr,
+            per_station_codel: true,
+            ..itxq
+        },
+        "linux-5.5" => StackConfig {
+            scheduler: SchedulerKind::Drr,
+            per_station_codel: true,
+            queue_limit: aql(AqlEstimator::NoAggregation),
+            ..firmware
+        },
+        "linux-5.14" => StackConfig {
+            scheduler: SchedulerKind::VirtualTime,
+            per_station_codel: true,
+            fq_overload: OverloadPolicy::HalfFromFattest,
+            queue_limit: aql(AqlEstimator::AggShift),
+            ..firmware
+        },
+        "linux-6.0" => StackConfig {
+            scheduler: SchedulerKind::DrrAql,
+            per_station_codel: true,
+            fq_overload: OverloadPolicy::HalfFromFattest,
+            queue_limit: QueueLimit::Aql {
+                params: AqlParams {
+                    per_ac_limit: true,
+                    ..AqlParams::default()
+                },
+                estimator: AqlEstimator::AggShift,
+            },
+            ..firmware
+        },
+        "linux-6.16" => {
+            let mut c = preset("linux-6.0")?;
+            c.per_station_codel = false;
+            c.dscp_mapping = DscpMapping::Rfc8325;
+            c
+        }
+        _ => return None,
+    };
+    Some(StackConfig {
+        name: name.to_string(),
+        ..cfg
+    })
+}
+
+/// One line per knob, for `txop stacks`.
+pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
+    let qdisc = match c.qdisc {
+        QdiscKind::NoQueue => "noqueue".to_string(),
+        QdiscKind::PfifoFast { limit_packets } => format!("pfifo_fast, {limit_packets} packets"),
+        QdiscKind::FqCodel => "fq_codel (1024 flows, 10240 packets, 5/100 ms)".to_string(),
+        QdiscKind::Fifo { limit_packets } => format!("fifo, {limit_packets} packets"),
+    };
+    let txqs = if c.mac80211_txqs {
+        format!(
+            "fq {} flows, quantum {} B, limit {} packets, {:?}; CoDel {}/{} ms{}{}",
+            c.fq_flows,
+            c.fq_quantum_bytes,
+            c.fq_limit_packets,
+            c.fq_overload,
+            c.codel_target.as_ms_f64(),
+            c.codel_interval.as_ms_f64(),
+            if c.codel_ecn { ", ECN" } else { "" },
+            if c.per_station_codel {
+                "; slow stations 50/300 ms"
+            } else {
+                ""
+            }
+        )
+    } else {
+        "none (driver queues fed by the qdisc)".to_string()
+    };
+    let limit = match c.queue_limit {
+        QueueLimit::None => "none".to_string(),
+        QueueLimit::Aql { params, estimator } => format!(
+            "AQL {}/{} µs per station, {} µs total{}, estimator {:?}",
+            params.limit_low_us[2],
+            params.limit_high_us[2],
+            params.threshold_us,
+            if params.per_ac_limit {
+                ", per-AC limit"
+            } else {
+                ""
+            },
+            estimator
+        ),
+        QueueLimit::Dql => "DQL (bytes, per AC)".to_string(),
+    };
+    let driver = match c.driver {
+        DriverKind::Ath9k => format!(
+            "ath9k: {} aggregates of ≤ {} subframes in hardware{}",
+            c.hw_queue_ppdus,
+            c.max_ampdu_subframes,
+            if c.mac80211_txqs {
+                String::new()
+            } else {
+                format!(
+                    ", {} packets per AC in driver queues",
+                    c.driver_queue_packets
+                )
+            }
+        ),
+        DriverKind::Firmware => format!(
+            "firmware queue of {} MSDUs, aggregates of ≤ {} subframes built at transmit time",
+            c.driver_queue_packets, c.max_ampdu_subframes
+        ),
+    };
+    vec![
+        ("qdisc".into(), qdisc),
+        ("mac80211 TXQs".into(), txqs),
+        (
+            "scheduler".into(),
+            format!("{:?} (airtime_flags {})", c.scheduler, c.airtime_flags),
+        ),
+        ("queue limit".into(), limit),
+        ("driver".into(), driver),
+        ("DSCP → UP".into(), format!("{:?}", c.dscp_mapping)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_preset_resolves() {
+        for (name, _) in PRESETS {
+            let c = preset(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(c.name, *name);
+            assert!(!describe(&c).is_empty());
+        }
+        assert!(preset("linux-9.9").is_none());
+    }
+
+    #[test]
+    fn eras_differ_where_the_kernel_changed() {
+        let p = |n| preset(n).unwrap();
+        assert!(!p("linux-4.8-bloated").mac80211_txqs);
+        assert!(p("linux-4.9").mac80211_txqs);
+        assert_eq!(p("linux-4.9").scheduler, SchedulerKind::RoundRobin);
+        assert_eq!(p("linux-4.11-ath9k").scheduler, SchedulerKind::Ath9kDrr);
+        assert!(matches!(p("linux-4.9").queue_limit, QueueLimit::None));
+        assert!(matches!(p("linux-5.5").queue_limit, QueueLimit::Aql { .. }));
+        assert_eq!(p("linux-5.14").scheduler, SchedulerKind::VirtualTime);
+        assert_eq!(p("linux-6.0").scheduler, SchedulerKind::DrrAql);
+        assert!(p("linux-6.0").per_station_codel);
+        assert!(!p("linux-6.16").per_station_codel);
+    }
+}

@@ -1,0 +1,589 @@
+//! One node's transmit path: qdisc → mac80211 TXQs (fq + CoDel) → scheduler, gated by
+//! AQL or DQL → driver/firmware queues → hardware queue of built PPDUs.
+//!
+//! The layers are the algorithm units of `aqm/`, `mac80211/` and `driver/`; this file
+//! only wires them the way Linux does for the configured era ([`StackConfig`]):
+//! - without mac80211 TXQs the qdisc feeds the driver whenever the driver has room
+//!   (the netdev queue is stopped while it is full);
+//! - with TXQs there is no qdisc (`IFF_NO_QUEUE`): ath9k pulls packets from the TXQ the
+//!   scheduler picks while it builds an aggregate; the firmware model is fed by a push
+//!   loop over the scheduler's TXQs while the firmware has room and AQL/DQL allow;
+//! - the hardware queue is refilled on enqueue and on every completion.
+
+use crate::aqm::codel::CodelParams;
+use crate::aqm::fifo::Fifo;
+use crate::aqm::fq_codel::{FqCodel, FqCodelParams};
+use crate::aqm::pfifo_fast::PfifoFast;
+use crate::driver::{BuildLimits, DriverQueues, Ppdu, NUM_TIDS};
+use crate::mac::edca::Ac;
+use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, AqlEstimator};
+use crate::mac80211::classify::dscp_to_up;
+use crate::mac80211::dql::Dql;
+use crate::mac80211::fq::{Fq, FqParams, TinId};
+use crate::mac80211::scheduler::{Scheduler, SchedulerParams, TxqKey};
+use crate::packet::{DropReason, Dropped, NodeId, Packet};
+use crate::stack::{DriverKind, QdiscKind, QueueLimit, StackConfig};
+use crate::Nanos;
+
+/// BQL's slack hold time (`dql_init(&queue->dql, HZ)`: one second).
+const DQL_HOLD_TIME: Nanos = Nanos::from_secs(1);
+/// Packets the firmware push loop takes from one TXQ per turn.
+const PUSH_BATCH: u32 = 16;
+
+/// A qdisc instance.
+#[derive(Clone, Debug)]
+enum Qdisc {
+    Fifo(Fifo),
+    PfifoFast(PfifoFast),
+    FqCodel(FqCodel),
+}
+
+impl Qdisc {
+    fn new(kind: QdiscKind) -> Option<Qdisc> {
+        match kind {
+            QdiscKind::NoQueue => None,
+            QdiscKind::Fifo { limit_packets } => Some(Qdisc::Fifo(Fifo::packets(limit_packets))),
+            QdiscKind::PfifoFast { limit_packets } => {
+                Some(Qdisc::PfifoFast(PfifoFast::new(limit_packets)))
+            }
+            QdiscKind::FqCodel => Some(Qdisc::FqCodel(FqCodel::new(FqCodelParams::default()))),
+        }
+    }
+
+    fn enqueue(&mut self, now: Nanos, p: Packet, drops: &mut Vec<Dropped>) {
+        match self {
+            Qdisc::Fifo(q) => q.enqueue(now, p, drops),
+            Qdisc::PfifoFast(q) => q.enqueue(now, p, drops),
+            Qdisc::FqCodel(q) => q.enqueue(now, p, drops),
+        }
+    }
+
+    fn dequeue(&mut self, now: Nanos, drops: &mut Vec<Dropped>) -> Option<Packet> {
+        match self {
+            Qdisc::Fifo(q) => q.dequeue(now, drops),
+            Qdisc::PfifoFast(q) => q.dequeue(now, drops),
+            Qdisc::FqCodel(q) => q.dequeue(now, drops),
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        match self {
+            Qdisc::Fifo(q) => q.len_packets(),
+            Qdisc::PfifoFast(q) => q.len_packets(),
+            Qdisc::FqCodel(q) => q.len_packets(),
+        }
+    }
+}
+
+/// What the path needs to know about one link (peer).
+#[derive(Clone, Debug)]
+pub struct PathLink {
+    pub peer: NodeId,
+    /// How PPDUs to this peer are bounded, per AC.
+    pub limits: [BuildLimits; 4],
+    /// Whether mac80211 would give this station the slow-station CoDel parameters
+    /// (expected throughput below 6 Mbit/s × stations, reference §2.2).
+    pub slow_station: bool,
+}
+
+/// The outcome of one PPDU, as the MAC reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct TxReport<'a> {
+    /// Per MPDU: acknowledged (ACK, or its bit in the BlockAck).
+    pub acked: &'a [bool],
+    pub retry_limit: u8,
+}
+
+/// One node's transmit path.
+#[derive(Clone, Debug)]
+pub struct TxPath {
+    cfg: StackConfig,
+    qos: bool,
+    is_ap: bool,
+    links: Vec<PathLink>,
+    qdisc: Vec<Qdisc>,
+    fq: Option<Fq>,
+    tins: Vec<TinId>,
+    sched: Option<Scheduler>,
+    aql: Option<(Aql, AqlEstimator)>,
+    dql: Option<Vec<Dql>>,
+    codel: CodelParams,
+    codel_slow: CodelParams,
+    drv: DriverQueues,
+    /// Packets dropped since the caller last drained them.
+    pub drops: Vec<Dropped>,
+    /// (link, TID, sequence number) of MPDUs given up since the caller last drained
+    /// them: the recipient must stop waiting for them.
+    pub gave_up: Vec<(u16, u8, u64)>,
+}
+
+impl TxPath {
+    /// `fq_memory_limit` is resolved by the caller (16 MiB with VHT, 4 MiB without).
+    pub fn new(
+        cfg: &StackConfig,
+        qos: bool,
+        is_ap: bool,
+        links: Vec<PathLink>,
+        fq_memory_limit_bytes: u64,
+    ) -> TxPath {
+        let n = links.len();
+        let qdisc = match Qdisc::new(cfg.qdisc) {
+            Some(q) => vec![q; 4],
+            None => Vec::new(),
+        };
+        let (fq, tins, sched) = if cfg.mac80211_txqs {
+            let mut fq = Fq::new(
+                FqParams {
+                    flows: cfg.fq_flows,
+                    quantum_bytes: cfg.fq_quantum_bytes,
+                    limit_packets: cfg.fq_limit_packets,
+                    memory_limit_bytes: fq_memory_limit_bytes,
+                },
+                cfg.fq_overload,
+            );
+            let tins = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
+            let sched = Scheduler::new(
+                SchedulerParams {
+                    kind: cfg.scheduler,
+                    airtime_flags: cfg.airtime_flags,
+                    quantum_shift: cfg.quantum_shift,
+                },
+                n,
+            );
+            (Some(fq), tins, Some(sched))
+        } else {
+            (None, Vec::new(), None)
+        };
+        let aql = match cfg.queue_limit {
+            QueueLimit::Aql { params, estimator } if cfg.mac80211_txqs => {
+                Some((Aql::new(params, n), estimator))
+            }
+            _ => None,
+        };
+        let dql = match cfg.queue_limit {
+            QueueLimit::Dql => Some(
+                (0..4)
+                    .map(|_| Dql::new(DQL_HOLD_TIME, Nanos::ZERO))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        TxPath {
+            codel: cfg.codel_params(),
+            codel_slow: CodelParams::mac80211_slow_station(),
+            cfg: cfg.clone(),
+            qos,
+            is_ap,
+            links,
+            qdisc,
+            fq,
+            tins,
+            sched,
+            aql,
+            dql,
+            drv: DriverQueues::new(n),
+            drops: Vec::new(),
+            gave_up: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &StackConfig {
+        &self.cfg
+    }
+
+    /// The link a packet for `dst` leaves on.
+    pub fn link_to(&self, dst: NodeId) -> Option<u16> {
+        if self.is_ap {
+            let i = dst.index().checked_sub(1)?;
+            (i < self.links.len()).then_some(i as u16)
+        } else {
+            dst.is_ap().then_some(0)
+        }
+    }
+
+    fn ac_of(&self, p: &Packet) -> Ac {
+        if self.qos {
+            Ac::from_up(p.tid)
+        } else {
+            Ac::Be
+        }
+    }
+
+    fn tin(&self, link: u16, tid: u8) -> TinId {
+        self.tins[link as usize * NUM_TIDS + tid as usize]
+    }
+
+    /// A packet from the host (or the wired side) for `link`.
+    pub fn enqueue(&mut self, now: Nanos, link: u16, mut packet: Packet) {
+        if !self.qos {
+            packet.tid = 0;
+        } else if packet.dscp != 0 {
+            packet.tid = dscp_to_up(packet.dscp, self.cfg.dscp_mapping);
+        }
+        let ac = self.ac_of(&packet);
+        if let Some(q) = self.qdisc.get_mut(ac.index()) {
+            q.enqueue(now, packet, &mut self.drops);
+        } else if let Some(fq) = self.fq.as_mut() {
+            let tid = packet.tid;
+            let tin = self.tins[link as usize * NUM_TIDS + tid as usize];
+            fq.enqueue(now, tin, packet, &mut self.drops);
+            if let Some(s) = self.sched.as_mut() {
+                s.schedule_txq(
+                    now,
+                    TxqKey {
+                        sta: Some(link),
+                        tid,
+                    },
+                    ac,
+                );
+            }
+        } else if self.driver_room(ac) {
+            packet.queued_at = now;
+            self.drv.hold(link, packet.tid, ac, packet);
+            self.dql_queued(ac, packet.len_bytes);
+        } else {
+            // noqueue on a stopped device: the packet is dropped.
+            self.drops.push((packet, DropReason::QueueFull));
+        }
+        self.kick(now, ac);
+    }
+
+    /// Whether the driver/firmware takes another packet for `ac` (else its netdev queue
+    /// is stopped).
+    fn driver_room(&self, ac: Ac) -> bool {
+        let room = match self.cfg.driver {
+            DriverKind::Ath9k => self.drv.held[ac.index()] < self.cfg.driver_queue_packets,
+            DriverKind::Firmware => {
+                self.drv.held.iter().sum::<u32>() < self.cfg.driver_queue_packets
+            }
+        };
+        room && self.dql.as_ref().is_none_or(|d| d[ac.index()].avail() >= 0)
+    }
+
+    fn dql_queued(&mut self, ac: Ac, bytes: u32) {
+        if let Some(d) = self.dql.as_mut() {
+            d[ac.index()].queued(bytes);
+        }
+    }
+
+    /// Move packets down the path for `ac` and refill the hardware queue.
+    pub fn kick(&mut self, now: Nanos, ac: Ac) {
+        if !self.qdisc.is_empty() {
+            self.pump_qdisc(now, ac);
+        }
+        if self.fq.is_some() && self.cfg.driver == DriverKind::Firmware {
+            self.push_firmware(now, ac);
+        }
+        self.refill(now, ac);
+    }
+
+    /// qdisc → driver (or → TXQs if both are configured) while there is room.
+    fn pump_qdisc(&mut self, now: Nanos, ac: Ac) {
+        loop {
+            let to_txqs = self.fq.is_some();
+            if !to_txqs && !self.driver_room(ac) {
+                break;
+            }
+            let Some(mut p) = self.qdisc[ac.index()].dequeue(now, &mut self.drops) else {
+                break;
+            };
+            let Some(link) = self.link_to(if self.is_ap { p.dst } else { NodeId::AP }) else {
+                self.drops.push((p, DropReason::NoRoute));
+                continue;
+            };
+            if let Some(fq) = self.fq.as_mut() {
+                let tid = p.tid;
+                let tin = self.tins[link as usize * NUM_TIDS + tid as usize];
+                fq.enqueue(now, tin, p, &mut self.drops);
+                if let Some(s) = self.sched.as_mut() {
+                    s.schedule_txq(
+                        now,
+                        TxqKey {
+                            sta: Some(link),
+                            tid,
+                        },
+                        ac,
+                    );
+                }
+            } else {
+                p.queued_at = now;
+                let len = p.len_bytes;
+                self.drv.hold(link, p.tid, ac, p);
+                self.dql_queued(ac, len);
+            }
+        }
+    }
+
+    /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then AQL accounting.
+    fn dequeue_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> Option<Packet> {
+        if let Some((aql, _)) = self.aql.as_ref() {
+            if !aql.station_eligible(link as usize, ac) {
+                return None;
+            }
+        }
+        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
+            self.codel_slow
+        } else {
+            self.codel
+        };
+        let tin = self.tin(link, tid);
+        let mut p = self
+            .fq
+            .as_mut()?
+            .dequeue(now, tin, &codel, &mut self.drops)?;
+        p.queued_at = now;
+        if let Some((aql, estimator)) = self.aql.as_mut() {
+            let limits = &self.links[link as usize].limits[ac.index()];
+            let est = expected_tx_airtime_us(
+                p.len_bytes,
+                Some(&limits.txv),
+                limits.aggregated,
+                *estimator,
+            );
+            let stored = stored_tx_time_est_us(est);
+            p.aql_us = stored as u16;
+            if stored > 0 {
+                aql.add(link as usize, ac, stored);
+            }
+        }
+        Some(p)
+    }
+
+    fn txq_has_data(&self, link: u16, tid: u8) -> bool {
+        let tin = self.tin(link, tid);
+        self.fq.as_ref().is_some_and(|fq| fq.tin_backlog(tin).0 > 0)
+            || self.drv.queued(link, tid) > 0
+    }
+
+    /// `ieee80211_txq_schedule_start` with the 6.0 per-AC AQL check.
+    fn schedule_start(&mut self, now: Nanos, ac: Ac) {
+        let aql = self.aql.as_ref().map(|(a, _)| a);
+        if let Some(s) = self.sched.as_mut() {
+            s.schedule_start(now, ac, &|n_active| {
+                aql.is_some_and(|a| a.ac_over_limit(ac, n_active))
+            });
+        }
+    }
+
+    /// The scheduler's next TXQ for `ac`, with AQL eligibility.
+    fn next_txq(&mut self, now: Nanos, ac: Ac) -> Option<(u16, u8)> {
+        let aql = self.aql.as_ref().map(|(a, _)| a);
+        let sched = self.sched.as_mut()?;
+        let mut eligible = |k: TxqKey| match (aql, k.sta) {
+            (Some(a), Some(sta)) => a.station_eligible(sta as usize, ac),
+            _ => true,
+        };
+        let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
+        let key = sched.next_txq(now, ac, &mut eligible, &pending)?;
+        Some((key.sta?, key.tid))
+    }
+
+    fn return_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) {
+        let has = self.txq_has_data(link, tid);
+        let aql = self.aql.as_ref().map(|(a, _)| a);
+        if let Some(s) = self.sched.as_mut() {
+            let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
+            s.return_txq(
+                now,
+                TxqKey {
+                    sta: Some(link),
+                    tid,
+                },
+                ac,
+                has,
+                &pending,
+            );
+        }
+    }
+
+    /// Pull-push firmware: move packets from the scheduler's TXQs into the firmware
+    /// while it has room and the queue limit allows.
+    fn push_firmware(&mut self, now: Nanos, ac: Ac) {
+        self.schedule_start(now, ac);
+        let mut turns = 0;
+        while self.driver_room(ac) && turns < 4 * self.links.len() * NUM_TIDS + 8 {
+            turns += 1;
+            let Some((link, tid)) = self.next_txq(now, ac) else {
+                break;
+            };
+            let mut pushed = 0;
+            while pushed < PUSH_BATCH && self.driver_room(ac) {
+                let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
+                    break;
+                };
+                let len = p.len_bytes;
+                self.drv.hold(link, tid, ac, p);
+                self.dql_queued(ac, len);
+                pushed += 1;
+            }
+            self.return_txq(now, link, tid, ac);
+        }
+    }
+
+    /// Does the driver build PPDUs only when the MAC asks (firmware-style)?
+    fn on_demand(&self) -> bool {
+        self.cfg.hw_queue_ppdus == 0
+    }
+
+    /// Fill the hardware queue of `ac` up to its depth (nothing to do on demand).
+    fn refill(&mut self, now: Nanos, ac: Ac) {
+        if self.on_demand() {
+            return;
+        }
+        let depth = self.cfg.hw_queue_ppdus;
+        let pulls = self.fq.is_some() && self.cfg.driver == DriverKind::Ath9k;
+        if pulls {
+            self.schedule_start(now, ac);
+        }
+        let mut tries = 0;
+        while (self.drv.hw[ac.index()].len() as u32 + self.drv.in_air[ac.index()]) < depth
+            && tries < 4 * self.links.len() * NUM_TIDS + 8
+        {
+            tries += 1;
+            let ppdu = if pulls {
+                let Some((link, tid)) = self.next_txq(now, ac) else {
+                    break;
+                };
+                let limits = self.links[link as usize].limits[ac.index()];
+                // Split borrows: the builder pulls from the TXQ through `dequeue_txq`.
+                let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
+                let ppdu = drv.build(link, tid, ac, &limits, now, &mut || {
+                    self.dequeue_txq(now, link, tid, ac)
+                });
+                self.drv = drv;
+                self.return_txq(now, link, tid, ac);
+                ppdu
+            } else {
+                let Some((link, tid)) = self.drv.next_active(ac) else {
+                    break;
+                };
+                let limits = self.links[link as usize].limits[ac.index()];
+                self.drv.build(link, tid, ac, &limits, now, &mut || None)
+            };
+            if let Some(p) = ppdu {
+                self.drv.hw[ac.index()].push_back(p);
+            }
+        }
+    }
+
+    /// Is a PPDU ready for `ac` (or, on demand, could one be built)?
+    pub fn has_ppdu(&self, ac: Ac) -> bool {
+        !self.drv.hw[ac.index()].is_empty()
+            || (self.on_demand() && self.drv.next_active(ac).is_some())
+    }
+
+    /// On demand: build the next PPDU of `ac` from the driver's round robin.
+    fn build_on_demand(&mut self, now: Nanos, ac: Ac) {
+        if self.on_demand() && self.drv.hw[ac.index()].is_empty() {
+            if let Some((link, tid)) = self.drv.next_active(ac) {
+                let limits = self.links[link as usize].limits[ac.index()];
+                if let Some(p) = self.drv.build(link, tid, ac, &limits, now, &mut || None) {
+                    self.drv.hw[ac.index()].push_back(p);
+                }
+            }
+        }
+    }
+
+    /// The next PPDU of `ac` (built now if the driver builds on demand).
+    pub fn peek_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<&Ppdu> {
+        self.build_on_demand(now, ac);
+        self.drv.hw[ac.index()].front()
+    }
+
+    /// The MAC takes the next PPDU of `ac` for transmission.
+    pub fn take_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<Ppdu> {
+        self.build_on_demand(now, ac);
+        let p = self.drv.hw[ac.index()].pop_front()?;
+        self.drv.in_air[ac.index()] += 1;
+        Some(p)
+    }
+
+    /// A PPDU finished: settle each MPDU (acknowledged, retried, or given up), then
+    /// refill. A lone MPDU without block ack that failed is retried by the hardware in
+    /// place (it goes back to the head of the hardware queue); failed subframes of an
+    /// A-MPDU go back to the driver for software retransmission.
+    pub fn tx_done(&mut self, now: Nanos, mut ppdu: Ppdu, report: TxReport) {
+        let ac = ppdu.ac();
+        self.drv.in_air[ac.index()] -= 1;
+        let (link, tid) = (ppdu.link, ppdu.tid);
+        if !ppdu.aggregated
+            && !report.acked.first().copied().unwrap_or(false)
+            && ppdu
+                .mpdus
+                .first()
+                .is_some_and(|m| m.attempts < report.retry_limit)
+        {
+            self.drv.hw[ac.index()].push_front(ppdu);
+            return;
+        }
+        let mut requeued = false;
+        for (i, m) in ppdu.mpdus.drain(..).enumerate() {
+            let acked = report.acked.get(i).copied().unwrap_or(false);
+            if acked || m.attempts >= report.retry_limit {
+                self.drv.held[ac.index()] -= 1;
+                self.drv.tids[link as usize][tid as usize].complete(m.seq);
+                if let Some((aql, _)) = self.aql.as_mut() {
+                    if m.packet.aql_us > 0 {
+                        aql.complete(link as usize, ac, m.packet.aql_us as u32);
+                    }
+                }
+                if let Some(d) = self.dql.as_mut() {
+                    d[ac.index()].completed(now, m.packet.len_bytes);
+                }
+                if !acked {
+                    self.drops.push((m.packet, DropReason::RetryLimit));
+                    self.gave_up.push((link, tid, m.seq));
+                }
+            } else {
+                self.drv.requeue(link, tid, ac, m);
+                requeued = true;
+            }
+        }
+        self.drv.recycle(ppdu);
+        if requeued {
+            if let Some(s) = self.sched.as_mut() {
+                s.schedule_txq(
+                    now,
+                    TxqKey {
+                        sta: Some(link),
+                        tid,
+                    },
+                    ac,
+                );
+            }
+        }
+        self.kick(now, ac);
+    }
+
+    /// Charge airtime to a station's TXQ in the scheduler
+    /// (`ieee80211_sta_register_airtime`).
+    pub fn register_airtime(&mut self, now: Nanos, link: u16, tid: u8, tx_us: u32, rx_us: u32) {
+        let ac = if self.qos { Ac::from_up(tid) } else { Ac::Be };
+        if let Some(s) = self.sched.as_mut() {
+            s.register_airtime(
+                now,
+                TxqKey {
+                    sta: Some(link),
+                    tid,
+                },
+                ac,
+                tx_us,
+                rx_us,
+            );
+        }
+    }
+
+    /// Packets held anywhere in the path (not those in the air).
+    pub fn packets_inside(&self) -> u64 {
+        let q: usize = self.qdisc.iter().map(|q| q.len_packets()).sum();
+        let fq = self.fq.as_ref().map_or(0, |f| f.backlog_packets() as u64);
+        q as u64 + fq + self.drv.packets()
+    }
+
+    /// Pending AQL airtime of a station's AC (0 without AQL).
+    pub fn aql_pending_us(&self, link: u16, ac: Ac) -> u32 {
+        self.aql
+            .as_ref()
+            .map_or(0, |(a, _)| a.pending_us(link as usize, ac))
+    }
+}
