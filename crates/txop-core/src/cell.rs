@@ -146,7 +146,7 @@ impl CellConfig {
             let key = format!("stations[{}]", i + 1);
             s.tx.validate().map_err(|e| format!("{key}: {e}"))?;
             s.error.validate().map_err(|e| format!("{key}: {e}"))?;
-            if !tx_allowed(self.standard, &s.tx) {
+            if !tx_allowed(self.standard, &s.tx) || (s.tx.is_dsss() && self.band != Band::Ghz2_4) {
                 return Err(format!(
                     "{key}: {} cannot be used in an 802.11{} BSS",
                     s.tx.modulation_label(),
@@ -165,7 +165,13 @@ fn tx_allowed(standard: Standard, tx: &TxVector) -> bool {
         (Standard::B, TxVector::Dsss { .. })
             | (Standard::A, TxVector::Ofdm { .. })
             | (Standard::G, TxVector::Ofdm { .. } | TxVector::Dsss { .. })
-            | (Standard::N, TxVector::Ofdm { .. } | TxVector::Ht { .. })
+            // A 2.4 GHz 802.11n BSS also carries 802.11b rates (checked against the
+            // band by the caller); the model does not switch to ERP protection or the
+            // long slot for them.
+            | (
+                Standard::N,
+                TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Dsss { .. }
+            )
             | (
                 Standard::Ac,
                 TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Vht { .. }

@@ -30,10 +30,12 @@ pub enum QdiscKind {
 pub enum DriverKind {
     /// ath9k: software aggregation in the driver; the hardware queue holds at most
     /// `hw_queue_ppdus` built aggregates per AC (`ATH_AGGR_MIN_QDEPTH` = 2) of at most
-    /// 32 subframes (`ATH_AMPDU_SUBFRAME_DEFAULT`); failed subframes are retried in
-    /// software. Without mac80211 TXQs the driver buffers up to `driver_queue_packets`
-    /// per AC in its own per-TID queues before it stops the netdev queue
-    /// (`ATH_MAX_QDEPTH` = `ATH_TXBUF` / 4 = 128, ath9k 3.x–4.8).
+    /// 32 subframes (`ATH_AMPDU_SUBFRAME_DEFAULT`), or fewer than 8 PPDUs while it serves
+    /// a TID without aggregation (`ATH_NON_AGGR_MIN_QDEPTH`, bursts of 2 frames); failed
+    /// subframes are retried in software. Without mac80211 TXQs the driver buffers up
+    /// to `driver_queue_packets` per AC in its own per-TID queues before it stops the
+    /// netdev queue (`txq_max_pending` = `ATH_MAX_QDEPTH` = `ATH_TXBUF` / 4 −
+    /// `ATH_TXBUF_RESERVE` = 512 / 4 − 5 = 123, ath9k 3.x–4.8).
     Ath9k,
     /// ath10k-like firmware: the host pushes MSDUs into the firmware, which schedules
     /// stations round robin and aggregates on its own. The firmware holds up to
@@ -110,7 +112,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ),
     (
         "linux-4.8-bloated",
-        "pfifo_fast qdisc (1000 packets per AC) over ath9k's own per-TID queues (128 packets per AC), no mac80211 TXQs",
+        "pfifo_fast qdisc (1000 packets per AC) over ath9k's own per-TID queues (123 packets per AC), no mac80211 TXQs",
     ),
     (
         "fq_codel-qdisc",
@@ -190,7 +192,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         quantum_shift: 0,
         queue_limit: QueueLimit::None,
         driver: DriverKind::Ath9k,
-        driver_queue_packets: 128,
+        driver_queue_packets: 123,
         hw_queue_ppdus: 2,
         max_ampdu_subframes: 32,
     };

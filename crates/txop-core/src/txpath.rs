@@ -14,7 +14,9 @@ use crate::aqm::codel::CodelParams;
 use crate::aqm::fifo::Fifo;
 use crate::aqm::fq_codel::{FqCodel, FqCodelParams};
 use crate::aqm::pfifo_fast::PfifoFast;
-use crate::driver::{BuildLimits, DriverQueues, Ppdu, NUM_TIDS};
+use crate::driver::{
+    BuildLimits, DriverQueues, Ppdu, ATH_BURST_FRAMES, ATH_NON_AGGR_MIN_QDEPTH, NUM_TIDS,
+};
 use crate::mac::edca::Ac;
 use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, AqlEstimator};
 use crate::mac80211::classify::dscp_to_up;
@@ -425,43 +427,69 @@ impl TxPath {
         self.cfg.hw_queue_ppdus == 0
     }
 
-    /// Fill the hardware queue of `ac` up to its depth (nothing to do on demand).
+    /// ath9k's `ath_txq_schedule`: serve TIDs in turn (the driver's round robin, or the
+    /// scheduler's TXQs) while the hardware queue has room: an aggregating TID only
+    /// while fewer than `hw_queue_ppdus` A-MPDUs are queued (`ATH_AGGR_MIN_QDEPTH`), a
+    /// non-aggregating one only while fewer than 8 PPDUs are (`ATH_NON_AGGR_MIN_QDEPTH`),
+    /// in bursts of at most 2 frames. The first TID that cannot be served ends the pass
+    /// and goes to the back of the list. Nothing to do when PPDUs are built on demand.
     fn refill(&mut self, now: Nanos, ac: Ac) {
         if self.on_demand() {
             return;
         }
-        let depth = self.cfg.hw_queue_ppdus;
         let pulls = self.fq.is_some() && self.cfg.driver == DriverKind::Ath9k;
         if pulls {
             self.schedule_start(now, ac);
         }
         let mut tries = 0;
-        while (self.drv.hw[ac.index()].len() as u32 + self.drv.in_air[ac.index()]) < depth
-            && tries < 4 * self.links.len() * NUM_TIDS + 8
-        {
+        while tries < 4 * self.links.len() * NUM_TIDS + 8 {
             tries += 1;
-            let ppdu = if pulls {
-                let Some((link, tid)) = self.next_txq(now, ac) else {
-                    break;
-                };
-                let limits = self.links[link as usize].limits[ac.index()];
-                // Split borrows: the builder pulls from the TXQ through `dequeue_txq`.
-                let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
-                let ppdu = drv.build(link, tid, ac, &limits, now, &mut || {
-                    self.dequeue_txq(now, link, tid, ac)
-                });
-                self.drv = drv;
-                self.return_txq(now, link, tid, ac);
-                ppdu
+            let next = if pulls {
+                self.next_txq(now, ac)
             } else {
-                let Some((link, tid)) = self.drv.next_active(ac) else {
-                    break;
-                };
-                let limits = self.links[link as usize].limits[ac.index()];
-                self.drv.build(link, tid, ac, &limits, now, &mut || None)
+                self.drv.next_active(ac)
             };
-            if let Some(p) = ppdu {
-                self.drv.hw[ac.index()].push_back(p);
+            let Some((link, tid)) = next else {
+                break;
+            };
+            let limits = self.links[link as usize].limits[ac.index()];
+            let full = if limits.aggregated {
+                self.drv.hw_ampdu_depth(ac) >= self.cfg.hw_queue_ppdus
+            } else {
+                self.drv.hw_depth(ac) >= ATH_NON_AGGR_MIN_QDEPTH
+            };
+            if full {
+                if pulls {
+                    self.return_txq(now, link, tid, ac);
+                } else {
+                    self.drv.skip(ac);
+                }
+                break;
+            }
+            let ppdus = if limits.aggregated {
+                1
+            } else {
+                ATH_BURST_FRAMES
+            };
+            for _ in 0..ppdus {
+                let ppdu = if pulls {
+                    // Split borrows: the builder pulls from the TXQ through `dequeue_txq`.
+                    let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
+                    let ppdu = drv.build(link, tid, ac, &limits, now, &mut || {
+                        self.dequeue_txq(now, link, tid, ac)
+                    });
+                    self.drv = drv;
+                    ppdu
+                } else {
+                    self.drv.build(link, tid, ac, &limits, now, &mut || None)
+                };
+                match ppdu {
+                    Some(p) => self.drv.hw[ac.index()].push_back(p),
+                    None => break,
+                }
+            }
+            if pulls {
+                self.return_txq(now, link, tid, ac);
             }
         }
     }
@@ -495,6 +523,7 @@ impl TxPath {
         self.build_on_demand(now, ac);
         let p = self.drv.hw[ac.index()].pop_front()?;
         self.drv.in_air[ac.index()] += 1;
+        self.drv.in_air_aggr[ac.index()] += p.aggregated as u32;
         Some(p)
     }
 
@@ -505,6 +534,7 @@ impl TxPath {
     pub fn tx_done(&mut self, now: Nanos, mut ppdu: Ppdu, report: TxReport) {
         let ac = ppdu.ac();
         self.drv.in_air[ac.index()] -= 1;
+        self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
         let (link, tid) = (ppdu.link, ppdu.tid);
         if !ppdu.aggregated
             && !report.acked.first().copied().unwrap_or(false)

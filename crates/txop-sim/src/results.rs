@@ -68,6 +68,8 @@ pub struct StationResult {
     pub mpdu_retries: u64,
     pub dropped_queue_full: u64,
     pub dropped_retry_limit: u64,
+    /// Dropped by CoDel or flow-queue overload.
+    pub dropped_aqm: u64,
 }
 
 /// Packet accounting: offered = delivered + dropped + inside.

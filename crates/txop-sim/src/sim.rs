@@ -197,6 +197,7 @@ impl Simulation {
                 mpdu_retries: s.up.mpdu_retries + s.down.mpdu_retries,
                 dropped_queue_full: s.up.dropped_queue_full + s.down.dropped_queue_full,
                 dropped_retry_limit: s.up.dropped_retry_limit + s.down.dropped_retry_limit,
+                dropped_aqm: s.up.dropped_aqm + s.down.dropped_aqm,
             });
         }
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();

@@ -34,7 +34,7 @@ pub fn summary(title: &str, r: &Results) -> String {
             st.airtime_share * 100.0,
             st.collisions,
             st.mpdu_retries,
-            st.dropped_queue_full + st.dropped_retry_limit
+            st.dropped_queue_full + st.dropped_retry_limit + st.dropped_aqm
         );
     }
     let _ = writeln!(
@@ -46,5 +46,40 @@ pub fn summary(title: &str, r: &Results) -> String {
         r.busy_fraction * 100.0,
         r.airtime_jain_index
     );
+    if r.flows.iter().any(|f| f.latency_ms.is_some()) {
+        let _ = writeln!(
+            s,
+            "\n{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "flow", "kind", "src", "dst", "Mbit/s", "lat p50", "lat p99", "drv p50", "drops", "aqm"
+        );
+        for f in &r.flows {
+            let (p50, p99) = f
+                .latency_ms
+                .map_or((f64::NAN, f64::NAN), |l| (l.p50, l.p99));
+            let drv = f.driver_latency_ms.map_or(f64::NAN, |l| l.p50);
+            let _ = writeln!(
+                s,
+                "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>9} {:>9}",
+                f.flow,
+                f.kind,
+                node_name(f.src),
+                node_name(f.dst),
+                mbps(f.throughput_bps),
+                p50,
+                p99,
+                drv,
+                f.dropped_packets,
+                f.dropped_aqm
+            );
+        }
+    }
     s
+}
+
+fn node_name(n: u16) -> String {
+    if n == 0 {
+        "AP".to_string()
+    } else {
+        format!("sta{n}")
+    }
 }

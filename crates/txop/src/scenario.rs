@@ -685,12 +685,14 @@ impl Scenario {
                 "fifo" => QdiscKind::Fifo {
                     limit_packets: qlimit,
                 },
-                other => return Err(ScenarioError::new(
-                    "stack_options.qdisc",
-                    format!(
+                other => {
+                    return Err(ScenarioError::new(
+                        "stack_options.qdisc",
+                        format!(
                         "unknown qdisc `{other}`; expected noqueue, pfifo_fast, fq_codel or fifo"
                     ),
-                )),
+                    ))
+                }
             };
         } else if let Some(l) = o.qdisc_limit_packets {
             match &mut c.qdisc {
@@ -1022,16 +1024,25 @@ impl Scenario {
                     tid: t.tid,
                     depth,
                 }),
-                TrafficKind::Cbr => Flow::Cbr(Cbr {
-                    src,
-                    dst,
-                    len_bytes: t.packet_bytes,
-                    tid: t.tid,
-                    dscp: t.dscp,
-                    rate_bps: (t.rate_mbps * 1e6) as u64,
-                    start: Nanos::ZERO,
-                    flow_hash: hash(index),
-                }),
+                TrafficKind::Cbr => {
+                    let cbr = Cbr {
+                        src,
+                        dst,
+                        len_bytes: t.packet_bytes,
+                        tid: t.tid,
+                        dscp: t.dscp,
+                        rate_bps: (t.rate_mbps * 1e6) as u64,
+                        start: Nanos::ZERO,
+                        flow_hash: hash(index),
+                    };
+                    // Independent senders: spread the flows' phases over one interval so
+                    // that no flow always arrives first at a shared queue.
+                    let phase = cbr.interval().as_ns() * index / pairs.len() as u64;
+                    Flow::Cbr(Cbr {
+                        start: Nanos(phase),
+                        ..cbr
+                    })
+                }
             });
         }
         if t.probe_interval_ms > 0.0 {

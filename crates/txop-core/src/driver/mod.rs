@@ -15,6 +15,12 @@ use std::collections::VecDeque;
 
 /// Number of TIDs used for data (user priorities 0–7).
 pub const NUM_TIDS: usize = 8;
+/// ath9k `ATH_NON_AGGR_MIN_QDEPTH`: a TID without aggregation is served only while the
+/// hardware queue holds fewer PPDUs than this.
+pub const ATH_NON_AGGR_MIN_QDEPTH: u32 = 8;
+/// ath9k `ath_tx_form_burst`: non-aggregated frames go to the hardware in bursts of at
+/// most two.
+pub const ATH_BURST_FRAMES: u32 = 2;
 
 /// One PPDU built by the driver: MPDUs of one (link, TID).
 #[derive(Clone, Debug, Default)]
@@ -57,6 +63,8 @@ pub struct DriverQueues {
     pub hw: [VecDeque<Ppdu>; 4],
     /// PPDUs the MAC took from `hw` and has not completed.
     pub in_air: [u32; 4],
+    /// Of those, A-MPDUs.
+    pub in_air_aggr: [u32; 4],
     /// Packets inside the driver, firmware or hardware per AC, until their completion.
     pub held: [u32; 4],
     /// Round robin per AC of (link, TID) with held or retry frames (the driver's or the
@@ -71,6 +79,7 @@ impl DriverQueues {
             tids: (0..n_links).map(|_| Default::default()).collect(),
             hw: Default::default(),
             in_air: [0; 4],
+            in_air_aggr: [0; 4],
             held: [0; 4],
             active: Default::default(),
             spare: Vec::new(),
@@ -116,6 +125,24 @@ impl DriverQueues {
     /// The next (link, TID) in the driver's own round robin for `ac`.
     pub fn next_active(&self, ac: Ac) -> Option<(u16, u8)> {
         self.active[ac.index()].front().copied()
+    }
+
+    /// PPDUs of `ac` in the hardware queue or the air (ath9k's `axq_depth`).
+    pub fn hw_depth(&self, ac: Ac) -> u32 {
+        self.hw[ac.index()].len() as u32 + self.in_air[ac.index()]
+    }
+
+    /// A-MPDUs of `ac` in the hardware queue or the air (ath9k's `axq_ampdu_depth`).
+    pub fn hw_ampdu_depth(&self, ac: Ac) -> u32 {
+        self.hw[ac.index()].iter().filter(|p| p.aggregated).count() as u32
+            + self.in_air_aggr[ac.index()]
+    }
+
+    /// The front TID of `ac` could not be served: to the back of the list.
+    pub fn skip(&mut self, ac: Ac) {
+        if let Some(key) = self.active[ac.index()].pop_front() {
+            self.active[ac.index()].push_back(key);
+        }
     }
 
     /// After serving `key`: to the back if it still holds frames, else off the list.
