@@ -185,10 +185,6 @@ fn thirty_stations_one_slow() {
     );
 }
 
-fn flow_named<'a>(r: &'a Results, flow: u32) -> &'a FlowResult {
-    &r.flows[flow as usize]
-}
-
 /// One station at MCS0 (≈5.9 Mbit/s of goodput), a bulk UDP flow offered 5 % above
 /// that and a sparse flow (100 B every 100 ms) beside it, downlink. (Against a larger
 /// unresponsive overload CoDel's sojourn stays well above its target; "near the target"
@@ -214,7 +210,7 @@ fn latency_run(st: StackConfig) -> (FlowResult, FlowResult) {
         ..bulk.clone()
     };
     let r = run(c, vec![Flow::Cbr(bulk), Flow::Cbr(sparse)], 30);
-    (flow_named(&r, 0).clone(), flow_named(&r, 1).clone())
+    (r.flows[0].clone(), r.flows[1].clone())
 }
 
 #[test]
