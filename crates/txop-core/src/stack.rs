@@ -307,10 +307,14 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
         ),
         QueueLimit::Dql => "DQL (bytes, per AC)".to_string(),
     };
+    let hw = if c.hw_queue_ppdus == 0 {
+        "PPDUs built at transmit time".to_string()
+    } else {
+        format!("{} A-MPDUs in hardware", c.hw_queue_ppdus)
+    };
     let driver = match c.driver {
         DriverKind::Ath9k => format!(
-            "ath9k: {} aggregates of ≤ {} subframes in hardware{}",
-            c.hw_queue_ppdus,
+            "ath9k: {hw}, ≤ {} subframes{}",
             c.max_ampdu_subframes,
             if c.mac80211_txqs {
                 String::new()
@@ -322,17 +326,19 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
             }
         ),
         DriverKind::Firmware => format!(
-            "firmware queue of {} MSDUs, aggregates of ≤ {} subframes built at transmit time",
+            "firmware queue of {} MSDUs, {hw}, ≤ {} subframes",
             c.driver_queue_packets, c.max_ampdu_subframes
         ),
+    };
+    let scheduler = if c.mac80211_txqs {
+        format!("{:?} (airtime_flags {})", c.scheduler, c.airtime_flags)
+    } else {
+        "the driver's round robin over its TIDs".to_string()
     };
     vec![
         ("qdisc".into(), qdisc),
         ("mac80211 TXQs".into(), txqs),
-        (
-            "scheduler".into(),
-            format!("{:?} (airtime_flags {})", c.scheduler, c.airtime_flags),
-        ),
+        ("scheduler".into(), scheduler),
         ("queue limit".into(), limit),
         ("driver".into(), driver),
         ("DSCP → UP".into(), format!("{:?}", c.dscp_mapping)),

@@ -286,6 +286,23 @@ fn aql_bounds_the_firmware_queue() {
     );
     assert!(l(&sparse) > 100.0, "and the sparse flow waits behind it");
     assert!(d(&bulk_aql) < 15.0 && l(&sparse_aql) < 15.0);
+
+    // A byte-based DQL in the same place also bounds it (it learns the bytes the
+    // firmware needs to stay busy, per AC, for all stations together).
+    let mut dql = stack("linux-6.16");
+    dql.queue_limit = QueueLimit::Dql;
+    let (bulk_dql, sparse_dql) = latency_run(dql);
+    println!(
+        "with DQL: bulk driver p50 {:.1} ms, sparse {:.1} ms, {:.2} Mbit/s",
+        d(&bulk_dql),
+        l(&sparse_dql),
+        bulk_dql.throughput_bps / 1e6
+    );
+    assert!(
+        d(&bulk_dql) < d(&bulk) / 4.0,
+        "DQL should shorten the firmware queue"
+    );
+    assert!(bulk_dql.throughput_bps > 5.5e6, "without starving the link");
 }
 
 /// 100 stations offered ten times the channel's capacity for a long run: the queues

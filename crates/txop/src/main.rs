@@ -41,6 +41,11 @@ enum Command {
     },
     /// List the built-in scenarios.
     List,
+    /// List the transmit-stack presets (kernel eras) and what each contains.
+    Stacks {
+        /// Show only this preset.
+        name: Option<String>,
+    },
 }
 
 /// The `--json` object: the run's results plus what produced them.
@@ -121,6 +126,32 @@ fn run(spec: &str, sets: &[String], seed: Option<u64>, json: bool) -> Result<(),
     written
 }
 
+fn stacks(only: Option<&str>) -> Result<(), UserError> {
+    use txop_core::stack;
+    if let Some(n) = only {
+        if stack::preset(n).is_none() {
+            return Err(UserError(format!(
+                "{n}: no such stack; `txop stacks` lists them"
+            )));
+        }
+    }
+    let mut out = String::new();
+    for (name, summary) in stack::PRESETS {
+        if only.is_some_and(|n| n != *name) {
+            continue;
+        }
+        let Some(cfg) = stack::preset(name) else {
+            continue;
+        };
+        out.push_str(&format!("{name}\n  {summary}\n"));
+        for (k, v) in stack::describe(&cfg) {
+            out.push_str(&format!("    {k:<14} {v}\n"));
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -136,6 +167,7 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
+        Command::Stacks { name } => stacks(name.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -185,3 +185,76 @@ fn bad_scenario_file_names_file_and_line() {
 fn malformed_set_is_an_error() {
     assert_user_error(&["run", "default", "--set", "novalue"], &["KEY=VALUE"]);
 }
+
+#[test]
+fn stacks_lists_every_era_with_its_parts() {
+    let o = txop(&["stacks"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for era in [
+        "linux-4.8-bloated",
+        "fq_codel-qdisc",
+        "linux-4.9",
+        "linux-4.11-ath9k",
+        "linux-5.5",
+        "linux-5.14",
+        "linux-6.0",
+        "linux-6.16",
+    ] {
+        assert!(out.lines().any(|l| l == era), "{era} missing");
+    }
+    for part in [
+        "qdisc",
+        "mac80211 TXQs",
+        "scheduler",
+        "queue limit",
+        "driver",
+    ] {
+        assert!(out.contains(part), "{part} missing");
+    }
+    assert_user_error(&["stacks", "linux-9"], &["linux-9", "no such stack"]);
+}
+
+#[test]
+fn unknown_stack_and_bad_stack_option_name_the_key() {
+    assert_user_error(
+        &["run", "default", "--set", "stack=linux-6.61"],
+        &[
+            "default: stack: unknown stack `linux-6.61`",
+            "did you mean `linux-6.16`",
+        ],
+    );
+    assert_user_error(
+        &["run", "default", "--set", "stack_options.scheduler=fastest"],
+        &[
+            "stack_options.scheduler",
+            "unknown value `fastest`",
+            "drr_aql",
+        ],
+    );
+    assert_user_error(
+        &["run", "default", "--set", "stack_options.shceduler=drr"],
+        &["stack_options.shceduler", "did you mean `scheduler`"],
+    );
+}
+
+#[test]
+fn stack_changes_the_outcome() {
+    let shares = |stack: &str| -> f64 {
+        let o = txop(&[
+            "run",
+            "default",
+            "--json",
+            "--set",
+            "duration_s=3",
+            "--set",
+            &format!("stack={stack}"),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["stations"][3]["airtime_share"].as_f64().unwrap()
+    };
+    // The slow station's airtime: most of it with a shared FIFO, a quarter with ATF.
+    assert!(shares("linux-4.8-bloated") > 0.6);
+    assert!(shares("linux-6.16") < 0.3);
+}
