@@ -225,20 +225,8 @@ impl TxPath {
         let ac = self.ac_of(&packet);
         if let Some(q) = self.qdisc.get_mut(ac.index()) {
             q.enqueue(now, packet, &mut self.drops);
-        } else if let Some(fq) = self.fq.as_mut() {
-            let tid = packet.tid;
-            let tin = self.tins[link as usize * NUM_TIDS + tid as usize];
-            fq.enqueue(now, tin, packet, &mut self.drops);
-            if let Some(s) = self.sched.as_mut() {
-                s.schedule_txq(
-                    now,
-                    TxqKey {
-                        sta: Some(link),
-                        tid,
-                    },
-                    ac,
-                );
-            }
+        } else if self.fq.is_some() {
+            self.enqueue_txq(now, link, packet, ac);
         } else if self.driver_room(ac) {
             packet.queued_at = now;
             self.drv.hold(link, packet.tid, ac, packet);
@@ -248,6 +236,25 @@ impl TxPath {
             self.drops.push((packet, DropReason::QueueFull));
         }
         self.kick(now, ac);
+    }
+
+    /// Into the station's TXQ (`ieee80211_txq_enqueue`), and schedule it.
+    fn enqueue_txq(&mut self, now: Nanos, link: u16, packet: Packet, ac: Ac) {
+        let tid = packet.tid;
+        let tin = self.tin(link, tid);
+        if let Some(fq) = self.fq.as_mut() {
+            fq.enqueue(now, tin, packet, &mut self.drops);
+        }
+        if let Some(s) = self.sched.as_mut() {
+            s.schedule_txq(
+                now,
+                TxqKey {
+                    sta: Some(link),
+                    tid,
+                },
+                ac,
+            );
+        }
     }
 
     /// Whether the driver/firmware takes another packet for `ac` (else its netdev queue
@@ -293,20 +300,8 @@ impl TxPath {
                 self.drops.push((p, DropReason::NoRoute));
                 continue;
             };
-            if let Some(fq) = self.fq.as_mut() {
-                let tid = p.tid;
-                let tin = self.tins[link as usize * NUM_TIDS + tid as usize];
-                fq.enqueue(now, tin, p, &mut self.drops);
-                if let Some(s) = self.sched.as_mut() {
-                    s.schedule_txq(
-                        now,
-                        TxqKey {
-                            sta: Some(link),
-                            tid,
-                        },
-                        ac,
-                    );
-                }
+            if to_txqs {
+                self.enqueue_txq(now, link, p, ac);
             } else {
                 p.queued_at = now;
                 let len = p.len_bytes;
