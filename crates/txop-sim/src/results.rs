@@ -39,7 +39,7 @@ pub struct FlowResult {
     pub driver_latency_ms: Option<LatencySummary>,
 }
 
-/// Latency percentiles (hdrhistogram, 3 significant digits).
+/// Latency percentiles (hdrhistogram, 2 significant digits).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct LatencySummary {
     pub mean: f64,
