@@ -44,6 +44,19 @@ use std::collections::VecDeque;
 pub struct StationConfig {
     pub tx: TxVector,
     pub error: ErrorModel,
+    /// Airtime-fairness weight (`NL80211_ATTR_AIRTIME_WEIGHT`, default 256).
+    pub weight: u16,
+}
+
+impl StationConfig {
+    /// A station at rate `tx` with channel `error` and the default weight.
+    pub fn new(tx: TxVector, error: ErrorModel) -> StationConfig {
+        StationConfig {
+            tx,
+            error,
+            weight: crate::mac80211::scheduler::DEFAULT_AIRTIME_WEIGHT,
+        }
+    }
 }
 
 /// Everything the cell needs to know.
@@ -146,6 +159,9 @@ impl CellConfig {
             let key = format!("stations[{}]", i + 1);
             s.tx.validate().map_err(|e| format!("{key}: {e}"))?;
             s.error.validate().map_err(|e| format!("{key}: {e}"))?;
+            if s.weight == 0 {
+                return Err(format!("{key}: weight must be at least 1"));
+            }
             if !tx_allowed(self.standard, &s.tx) || (s.tx.is_dsss() && self.band != Band::Ghz2_4) {
                 return Err(format!(
                     "{key}: {} cannot be used in an 802.11{} BSS",
@@ -384,6 +400,7 @@ impl Cell {
                 .iter()
                 .map(|(peer, sc)| PathLink {
                     peer: *peer,
+                    weight: sc.weight,
                     limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx)),
                     slow_station: expected_kbps(sc) < 6_000 * num_sta,
                 })

@@ -83,6 +83,8 @@ pub struct PathLink {
     pub peer: NodeId,
     /// How PPDUs to this peer are bounded, per AC.
     pub limits: [BuildLimits; 4],
+    /// Airtime-fairness weight of the peer station (256 = default).
+    pub weight: u16,
     /// Whether mac80211 would give this station the slow-station CoDel parameters
     /// (expected throughput below 6 Mbit/s × stations, reference §2.2).
     pub slow_station: bool,
@@ -112,6 +114,8 @@ pub struct TxPath {
     codel: CodelParams,
     codel_slow: CodelParams,
     drv: DriverQueues,
+    /// Where the firmware push loop resumes its turn over the TXQs, per AC.
+    push_rr: [usize; 4],
     /// Packets dropped since the caller last drained them.
     pub drops: Vec<Dropped>,
     /// (link, TID, sequence number) of MPDUs given up since the caller last drained
@@ -144,7 +148,7 @@ impl TxPath {
                 cfg.fq_overload,
             );
             let tins = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
-            let sched = Scheduler::new(
+            let mut sched = Scheduler::new(
                 SchedulerParams {
                     kind: cfg.scheduler,
                     airtime_flags: cfg.airtime_flags,
@@ -152,6 +156,9 @@ impl TxPath {
                 },
                 n,
             );
+            for (i, l) in links.iter().enumerate() {
+                sched.set_weight(i as u16, l.weight);
+            }
             (Some(fq), tins, Some(sched))
         } else {
             (None, Vec::new(), None)
@@ -184,6 +191,7 @@ impl TxPath {
             aql,
             dql,
             drv: DriverQueues::new(n),
+            push_rr: [0; 4],
             drops: Vec::new(),
             gave_up: Vec::new(),
         }
@@ -393,16 +401,24 @@ impl TxPath {
         }
     }
 
-    /// Pull-push firmware: move packets from the scheduler's TXQs into the firmware
-    /// while it has room and the queue limit allows.
+    /// Pull-push firmware: move packets from the TXQs into the firmware while it has
+    /// room and AQL/DQL allow, visiting the AC's TXQs in turn. The airtime scheduler is
+    /// not run here: the firmware consults it when it picks what to send
+    /// ([`TxPath::build_on_demand`], `ieee80211_txq_may_transmit`), as ath10k's fetch
+    /// requests do; running `next_txq` on every push would keep topping up deficits and
+    /// erase the scheduler's decisions.
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        self.schedule_start(now, ac);
-        let mut turns = 0;
-        while self.driver_room(ac) && turns < 4 * self.links.len() * NUM_TIDS + 8 {
-            turns += 1;
-            let Some((link, tid)) = self.next_txq(now, ac) else {
+        let tids: Vec<u8> = (0..NUM_TIDS as u8)
+            .filter(|&t| !self.qos || Ac::from_up(t) == ac)
+            .collect();
+        let slots = self.links.len() * tids.len();
+        let start = self.push_rr[ac.index()];
+        for k in 0..slots {
+            if !self.driver_room(ac) {
                 break;
-            };
+            }
+            let slot = (start + k) % slots;
+            let (link, tid) = ((slot / tids.len()) as u16, tids[slot % tids.len()]);
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
                 let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
@@ -413,7 +429,9 @@ impl TxPath {
                 self.dql_queued(ac, len);
                 pushed += 1;
             }
-            self.return_txq(now, link, tid, ac);
+            if pushed > 0 {
+                self.push_rr[ac.index()] = (slot + 1) % slots;
+            }
         }
     }
 
@@ -495,16 +513,62 @@ impl TxPath {
             || (self.on_demand() && self.drv.next_active(ac).is_some())
     }
 
-    /// On demand: build the next PPDU of `ac` from the driver's round robin.
+    /// On demand: build the next PPDU of `ac` from the driver's (firmware's) round robin.
+    /// With mac80211 TXQs the firmware asks mac80211 before it serves a TXQ
+    /// (`ieee80211_txq_may_transmit`, ath10k pull mode): a station over its airtime share
+    /// is passed over for now, which is how airtime fairness reaches firmware-scheduled
+    /// drivers. The firmware keeps asking: every refusal tops the refused station's
+    /// deficit up by its quantum (its weight, 256 µs by default) while an exchange
+    /// charges several ms, so it may take tens of rounds; the bound only guards against
+    /// a scheduler that never says yes.
     fn build_on_demand(&mut self, now: Nanos, ac: Ac) {
-        if self.on_demand() && self.drv.hw[ac.index()].is_empty() {
-            if let Some((link, tid)) = self.drv.next_active(ac) {
-                let limits = self.links[link as usize].limits[ac.index()];
-                if let Some(p) = self.drv.build(link, tid, ac, &limits, now, &mut || None) {
-                    self.drv.hw[ac.index()].push_back(p);
-                }
-            }
+        if !self.on_demand() || !self.drv.hw[ac.index()].is_empty() {
+            return;
         }
+        let gated = self.sched.is_some() && self.fq.is_some();
+        let passes = 256 * self.drv.active_len(ac);
+        for attempt in 0..=passes {
+            let Some((link, tid)) = self.drv.next_active(ac) else {
+                return;
+            };
+            if gated && attempt < passes && !self.may_transmit(now, link, tid, ac) {
+                self.drv.skip(ac);
+                continue;
+            }
+            let limits = self.links[link as usize].limits[ac.index()];
+            if let Some(p) = self.drv.build(link, tid, ac, &limits, now, &mut || None) {
+                self.drv.hw[ac.index()].push_back(p);
+            }
+            if gated {
+                self.return_txq(now, link, tid, ac);
+            }
+            return;
+        }
+    }
+
+    /// `ieee80211_txq_may_transmit` for (link, TID).
+    fn may_transmit(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> bool {
+        let aql = self.aql.as_ref().map(|(a, _)| a);
+        let Some(sched) = self.sched.as_mut() else {
+            return true;
+        };
+        let mut eligible = |k: TxqKey| match (aql, k.sta) {
+            (Some(a), Some(sta)) => a.station_eligible(sta as usize, ac),
+            _ => true,
+        };
+        let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
+        let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
+        sched.may_transmit(
+            now,
+            TxqKey {
+                sta: Some(link),
+                tid,
+            },
+            ac,
+            &mut eligible,
+            &pending,
+            &over,
+        )
     }
 
     /// The next PPDU of `ac` (built now if the driver builds on demand).

@@ -56,13 +56,7 @@ fn config(cell: CellConfig, depth: u32) -> SimConfig {
 }
 
 fn stations(tx: TxVector, n: usize) -> Vec<StationConfig> {
-    vec![
-        StationConfig {
-            tx,
-            error: ErrorModel::None,
-        };
-        n
-    ]
+    vec![StationConfig::new(tx, ErrorModel::None); n]
 }
 
 fn dcf_11a(n: usize) -> SimConfig {

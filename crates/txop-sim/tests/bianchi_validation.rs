@@ -44,13 +44,7 @@ struct Case {
 }
 
 fn simulate(c: &Case, n: u32, seed: u64) -> f64 {
-    let stations = vec![
-        StationConfig {
-            tx: c.tx,
-            error: ErrorModel::None,
-        };
-        n as usize
-    ];
+    let stations = vec![StationConfig::new(c.tx, ErrorModel::None); n as usize];
     let mut cell = if c.qos {
         let mut cell = CellConfig::new(c.standard, c.band, stations);
         // EDCA with DCF-equivalent parameters: AIFSN 2, aCWmin/aCWmax, no TXOP.

@@ -55,7 +55,7 @@ fn ofdm(rate_mbps: u32) -> TxVector {
 }
 
 fn sta(tx: TxVector, error: ErrorModel) -> StationConfig {
-    StationConfig { tx, error }
+    StationConfig::new(tx, error)
 }
 
 fn us(n: u64) -> Nanos {

@@ -230,6 +230,7 @@ impl Default for Mac {
 /// A station's link: rate and channel, as resolved for one station.
 #[derive(Clone, Debug, Default)]
 struct Link {
+    weight: Option<u16>,
     mcs: Option<u8>,
     nss: Option<u8>,
     rate_mbps: Option<f64>,
@@ -243,6 +244,8 @@ struct Link {
 pub struct StationEntry {
     /// How many identical stations this entry stands for (default 1).
     pub count: Option<u16>,
+    /// Airtime-fairness weight (default 256): airtime is shared in proportion.
+    pub weight: Option<u16>,
     /// HT MCS 0–15 or VHT MCS 0–9.
     pub mcs: Option<u8>,
     /// VHT spatial streams (1–2).
@@ -264,6 +267,7 @@ pub struct StationEntry {
 pub struct Stations {
     /// Number of stations when there is no `list`.
     pub count: u16,
+    pub weight: Option<u16>,
     pub mcs: Option<u8>,
     pub nss: Option<u8>,
     pub rate_mbps: Option<f64>,
@@ -277,6 +281,7 @@ impl Default for Stations {
     fn default() -> Self {
         Stations {
             count: 1,
+            weight: None,
             mcs: None,
             nss: None,
             rate_mbps: None,
@@ -483,6 +488,7 @@ fn suggest(message: &str) -> String {
 /// `[stations]` entries expanded to one link spec per station, with the key to blame.
 fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
     let base = Link {
+        weight: s.weight,
         mcs: s.mcs,
         nss: s.nss,
         rate_mbps: s.rate_mbps,
@@ -510,6 +516,7 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         // An entry's own channel model replaces the inherited one entirely.
         let own_channel = e.snr_db.is_some() || e.loss.is_some();
         let merged = Link {
+            weight: e.weight.or(base.weight),
             mcs: e.mcs.or(base.mcs),
             nss: e.nss.or(base.nss),
             rate_mbps: e.rate_mbps.or(base.rate_mbps),
@@ -908,7 +915,14 @@ impl Scenario {
                 .validate()
                 .map_err(|e| ScenarioError::new(format!("{key}.{field}"), e))?;
             let tx = self.tx_vector(&key, &link, width)?;
-            stations.push(StationConfig { tx, error });
+            let weight = link.weight.unwrap_or(256);
+            if weight == 0 {
+                return Err(ScenarioError::new(
+                    format!("{key}.weight"),
+                    "must be 1 to 65535",
+                ));
+            }
+            stations.push(StationConfig { tx, error, weight });
         }
         if stations.len() > 2000 {
             return Err(ScenarioError::new("stations", "at most 2000 stations"));

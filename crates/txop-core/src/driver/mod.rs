@@ -122,6 +122,11 @@ impl DriverQueues {
         self.activate(link, tid, ac, true);
     }
 
+    /// Number of (link, TID) with frames for `ac`.
+    pub fn active_len(&self, ac: Ac) -> usize {
+        self.active[ac.index()].len()
+    }
+
     /// The next (link, TID) in the driver's own round robin for `ac`.
     pub fn next_active(&self, ac: Ac) -> Option<(u16, u8)> {
         self.active[ac.index()].front().copied()
