@@ -253,6 +253,11 @@ impl TxPath {
         if let Some(fq) = self.fq.as_mut() {
             fq.enqueue(now, tin, packet, &mut self.drops);
         }
+        self.schedule_txq(now, link, tid, ac);
+    }
+
+    /// `ieee80211_schedule_txq`: the TXQ has data for the scheduler.
+    fn schedule_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) {
         if let Some(s) = self.sched.as_mut() {
             s.schedule_txq(
                 now,
@@ -630,16 +635,7 @@ impl TxPath {
         }
         self.drv.recycle(ppdu);
         if requeued {
-            if let Some(s) = self.sched.as_mut() {
-                s.schedule_txq(
-                    now,
-                    TxqKey {
-                        sta: Some(link),
-                        tid,
-                    },
-                    ac,
-                );
-            }
+            self.schedule_txq(now, link, tid, ac);
         }
         self.kick(now, ac);
     }
