@@ -52,6 +52,7 @@ fn config(cell: CellConfig, depth: u32) -> SimConfig {
         flows,
         duration: Nanos::from_secs(1),
         seed: SEED,
+        wired: Default::default(),
     }
 }
 

@@ -3,9 +3,10 @@
 
 pub mod events;
 pub mod flowstats;
+pub mod net;
 pub mod results;
 pub mod sim;
 pub mod traffic;
 
 pub use results::Results;
-pub use sim::{SimConfig, Simulation};
+pub use sim::{SimConfig, Simulation, WiredConfig};

@@ -23,20 +23,28 @@ pub struct Results {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
     pub flow: u32,
-    /// "saturated" or "cbr".
+    /// "saturated", "cbr" or "ping".
     pub kind: String,
-    pub src: u16,
-    pub dst: u16,
+    /// Hosts: "server", "AP" (injected at the AP), "sta1"…
+    pub src: String,
+    pub dst: String,
     pub offered_packets: u64,
+    /// Data packets (or ping replies) that arrived.
     pub delivered_packets: u64,
     pub dropped_packets: u64,
     /// Of the drops, those by CoDel or flow-queue overload.
     pub dropped_aqm: u64,
     pub throughput_bps: f64,
-    /// One-way delay through the cell (entering the model → delivery), ms.
+    /// One-way delay, application to application, ms.
     pub latency_ms: Option<LatencySummary>,
-    /// The part of it from entering the driver/firmware to delivery, ms.
+    /// From entering the driver/firmware to leaving the cell, ms.
     pub driver_latency_ms: Option<LatencySummary>,
+    /// Ping round-trip times, ms.
+    pub rtt_ms: Option<LatencySummary>,
+    /// Throughput per 0.2 s step from the start (flent's sampling).
+    pub throughput_series_bps: Vec<f64>,
+    /// Every ping reply: [time s, RTT ms].
+    pub rtt_samples: Vec<(f64, f64)>,
 }
 
 /// Latency percentiles (hdrhistogram, 2 significant digits).

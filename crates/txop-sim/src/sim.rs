@@ -1,12 +1,37 @@
-//! The virtual-time driver: feeds the cell from traffic models and collects results.
+//! The virtual-time driver: feeds the cell from traffic models, carries packets over the
+//! wired link to and from the servers, answers pings, and collects results.
+//!
+//! Every packet in flight has an entry in a slab (its `token`): which flow it belongs
+//! to, where it is going, and what it carries (data, a ping request or reply). The cell
+//! sees only the packet's metadata.
 
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
+use crate::net::wired::WiredLink;
 use crate::results::{Conservation, Results, StationResult};
-use crate::traffic::Flow;
+use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
-use txop_core::DropReason;
-use txop_core::Nanos;
+use txop_core::{DropReason, Nanos, NodeId, Packet};
+
+/// The wired link between the AP and the servers (each direction alike).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WiredConfig {
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Nanos,
+    pub limit_packets: usize,
+}
+
+impl Default for WiredConfig {
+    /// Gigabit Ethernet to a server on the LAN: 1 Gbit/s, 1 ms one way, 1000 packets.
+    fn default() -> Self {
+        WiredConfig {
+            rate_bps: 1_000_000_000,
+            delay: Nanos::from_ms(1),
+            limit_packets: 1000,
+        }
+    }
+}
 
 /// A simulation run: the cell, its traffic, and how long to run.
 #[derive(Clone, Debug)]
@@ -15,13 +40,54 @@ pub struct SimConfig {
     pub flows: Vec<Flow>,
     pub duration: Nanos,
     pub seed: u64,
+    pub wired: WiredConfig,
+}
+
+impl SimConfig {
+    /// A run with the default wired link.
+    pub fn new(cell: CellConfig, flows: Vec<Flow>, duration: Nanos, seed: u64) -> SimConfig {
+        SimConfig {
+            cell,
+            flows,
+            duration,
+            seed,
+            wired: WiredConfig::default(),
+        }
+    }
+}
+
+/// What a packet carries.
+#[derive(Clone, Copy, Debug)]
+enum Payload {
+    /// Data of a one-way flow.
+    Data,
+    PingRequest {
+        seq: u64,
+    },
+    PingReply {
+        seq: u64,
+        request_sent: Nanos,
+    },
+}
+
+/// A packet in flight, beyond what the cell sees.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    flow: u32,
+    to: Host,
+    from: Host,
+    /// When the application sent it.
+    sent_at: Nanos,
+    payload: Payload,
 }
 
 /// Things that happen outside the cell.
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    /// Offer the next packet of a flow.
+    /// The next packet (or request) of a flow.
     Offer { flow: usize },
+    /// A packet reaches the far end of the wired link (the AP, or a server).
+    WiredArrival { packet: Packet },
 }
 
 /// A running simulation.
@@ -30,6 +96,11 @@ pub struct Simulation {
     flows: Vec<Flow>,
     flow_stats: Vec<FlowStats>,
     events: EventQueue<Event>,
+    slab: Vec<Option<InFlight>>,
+    free: Vec<u32>,
+    down: WiredLink,
+    up: WiredLink,
+    ping_seq: Vec<u64>,
     next_id: u64,
     now: Nanos,
     end: Nanos,
@@ -41,6 +112,21 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(cfg: SimConfig) -> Result<Simulation, String> {
+        let stations = cfg.cell.stations.len() as u16;
+        for (i, f) in cfg.flows.iter().enumerate() {
+            for h in [f.src(), f.dst()] {
+                if let Host::Station(n) = h {
+                    if n == 0 || n > stations {
+                        return Err(format!("flow {i}: no station {n} in this cell"));
+                    }
+                }
+            }
+            if matches!(f.src(), Host::Station(_)) == matches!(f.dst(), Host::Station(_)) {
+                return Err(format!(
+                    "flow {i}: one end must be a station and the other the AP or the server"
+                ));
+            }
+        }
         let cell = Cell::new(cfg.cell, cfg.seed)?;
         let mut events = EventQueue::default();
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -51,13 +137,20 @@ impl Simulation {
                     }
                 }
                 Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i }),
+                Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i }),
             }
         }
+        let w = cfg.wired;
         Ok(Simulation {
             cell,
             flow_stats: cfg.flows.iter().map(|_| FlowStats::default()).collect(),
+            ping_seq: vec![0; cfg.flows.len()],
             flows: cfg.flows,
             events,
+            slab: Vec::new(),
+            free: Vec::new(),
+            down: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
+            up: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             next_id: 0,
             now: Nanos::ZERO,
             end: cfg.duration,
@@ -100,19 +193,119 @@ impl Simulation {
         self.now = until;
     }
 
+    fn alloc(&mut self, f: InFlight) -> u64 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = Some(f);
+                i as u64
+            }
+            None => {
+                self.slab.push(Some(f));
+                (self.slab.len() - 1) as u64
+            }
+        }
+    }
+
+    fn release(&mut self, token: u64) -> Option<InFlight> {
+        let f = self.slab.get_mut(token as usize)?.take()?;
+        self.free.push(token as u32);
+        Some(f)
+    }
+
     fn handle_event(&mut self, at: Nanos, ev: Event) {
         match ev {
-            Event::Offer { flow } => {
-                let id = self.next_id;
-                self.next_id += 1;
-                self.offered += 1;
-                let p = self.flows[flow].packet(id, flow as u64);
-                self.flow_stats[flow].offered += 1;
+            Event::Offer { flow } => self.offer(at, flow),
+            Event::WiredArrival { packet } => self.wired_arrival(at, packet),
+        }
+    }
+
+    /// A flow's application sends its next packet.
+    fn offer(&mut self, at: Nanos, flow: usize) {
+        self.flow_stats[flow].offered += 1;
+        let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
+        match &self.flows[flow] {
+            Flow::Saturated(_) | Flow::Cbr(_) => {
                 if let Flow::Cbr(c) = &self.flows[flow] {
                     self.events.push(at + c.interval(), Event::Offer { flow });
                 }
-                self.cell.handle_packet(at, p);
+                let token = self.alloc(InFlight {
+                    flow: flow as u32,
+                    to,
+                    from,
+                    sent_at: at,
+                    payload: Payload::Data,
+                });
+                let id = self.take_id();
+                if let Some(p) = self.flows[flow].packet(id, token) {
+                    self.send(at, from, p);
+                }
             }
+            Flow::Ping(ping) => {
+                let next = at + ping.interval;
+                if ping.stop.is_none_or(|s| next < s) {
+                    self.events.push(next, Event::Offer { flow });
+                }
+                let (len, tid, dscp, hash) = (ping.len_bytes, ping.tid, ping.dscp, ping.flow_hash);
+                let seq = self.ping_seq[flow];
+                self.ping_seq[flow] += 1;
+                let token = self.alloc(InFlight {
+                    flow: flow as u32,
+                    to,
+                    from,
+                    sent_at: at,
+                    payload: Payload::PingRequest { seq },
+                });
+                let p = self.make_packet(from, to, len, tid, dscp, hash, token);
+                self.send(at, from, p);
+            }
+        }
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn make_packet(
+        &mut self,
+        from: Host,
+        to: Host,
+        len: u32,
+        tid: u8,
+        dscp: u8,
+        flow_hash: u32,
+        token: u64,
+    ) -> Packet {
+        let id = self.take_id();
+        let mut p = Packet::new(id, from.node(), to.node(), len);
+        p.tid = tid;
+        p.dscp = dscp;
+        p.flow = flow_hash;
+        p.token = token;
+        p
+    }
+
+    /// A host hands a packet to the network.
+    fn send(&mut self, now: Nanos, from: Host, p: Packet) {
+        self.offered += 1;
+        match from {
+            Host::Server => match self.down.send(now, p.len_bytes) {
+                Some(arrival) => self.events.push(arrival, Event::WiredArrival { packet: p }),
+                None => self.lost(now, p, DropReason::QueueFull),
+            },
+            Host::Ap | Host::Station(_) => self.cell.handle_packet(now, p),
+        }
+    }
+
+    /// The far end of the wired link: the AP (into the cell) or the server.
+    fn wired_arrival(&mut self, at: Nanos, packet: Packet) {
+        if packet.dst.is_ap() {
+            // Uplink packet reaching the server.
+            self.arrive(at, packet);
+        } else {
+            self.cell.handle_packet(at, packet);
         }
     }
 
@@ -120,30 +313,85 @@ impl Simulation {
         while let Some(o) = self.cell.poll_output() {
             match o {
                 Output::Delivered { at, packet } => {
-                    self.delivered += 1;
-                    let flow = packet.token as usize;
-                    if let Some(st) = self.flow_stats.get_mut(flow) {
-                        st.delivered(at, &packet);
+                    let to = self
+                        .slab
+                        .get(packet.token as usize)
+                        .and_then(|s| s.as_ref())
+                        .map(|f| f.to);
+                    if let Some(f) = self
+                        .slab
+                        .get(packet.token as usize)
+                        .and_then(|s| s.as_ref())
+                    {
+                        self.flow_stats[f.flow as usize].air_delivered(at, &packet);
                     }
-                    self.replace(at, flow);
+                    if to == Some(Host::Server) {
+                        match self.up.send(at, packet.len_bytes) {
+                            Some(arrival) => {
+                                self.events.push(arrival, Event::WiredArrival { packet })
+                            }
+                            None => self.lost(at, packet, DropReason::QueueFull),
+                        }
+                    } else {
+                        self.arrive(at, packet);
+                    }
                 }
                 Output::Dropped {
                     at, packet, reason, ..
-                } => {
-                    self.dropped += 1;
-                    let flow = packet.token as usize;
-                    if let Some(st) = self.flow_stats.get_mut(flow) {
-                        st.dropped(reason);
-                    }
-                    // A saturated source keeps its queue full: a packet lost in the air or
-                    // to an AQM is replaced; one refused by a full queue (or unroutable) is
-                    // not — that would offer it again at the same instant, for ever.
-                    if !matches!(reason, DropReason::QueueFull | DropReason::NoRoute) {
-                        self.replace(at, flow);
-                    }
-                }
+                } => self.lost(at, packet, reason),
                 Output::Airtime(_) => {}
             }
+        }
+    }
+
+    /// A packet reached its destination host.
+    fn arrive(&mut self, at: Nanos, packet: Packet) {
+        self.delivered += 1;
+        let Some(f) = self.release(packet.token) else {
+            return;
+        };
+        let flow = f.flow as usize;
+        match f.payload {
+            Payload::Data => {
+                self.flow_stats[flow].delivered(at, f.sent_at, packet.len_bytes);
+                self.replace(at, flow);
+            }
+            Payload::PingRequest { seq } => {
+                // Echo reply, at once, the same size, back the way it came.
+                let token = self.alloc(InFlight {
+                    flow: f.flow,
+                    to: f.from,
+                    from: f.to,
+                    sent_at: at,
+                    payload: Payload::PingReply {
+                        seq,
+                        request_sent: f.sent_at,
+                    },
+                });
+                let (tid, dscp, hash) = (packet.tid, packet.dscp, packet.flow);
+                let p = self.make_packet(f.to, f.from, packet.len_bytes, tid, dscp, hash, token);
+                self.send(at, f.to, p);
+            }
+            Payload::PingReply { seq, request_sent } => {
+                let _ = seq;
+                self.flow_stats[flow].rtt(at, at - request_sent);
+            }
+        }
+    }
+
+    /// A packet was dropped on the way.
+    fn lost(&mut self, at: Nanos, packet: Packet, reason: DropReason) {
+        self.dropped += 1;
+        let Some(f) = self.release(packet.token) else {
+            return;
+        };
+        let flow = f.flow as usize;
+        self.flow_stats[flow].dropped(reason);
+        // A saturated source keeps its queue full: a packet lost in the air or to an
+        // AQM is replaced; one refused by a full queue (or unroutable) is not — that
+        // would offer it again at the same instant, for ever.
+        if !matches!(reason, DropReason::QueueFull | DropReason::NoRoute) {
+            self.replace(at, flow);
         }
     }
 
@@ -201,6 +449,7 @@ impl Simulation {
             });
         }
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
+        let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {
             seed: self.seed,
             duration_s: secs,
@@ -221,15 +470,29 @@ impl Simulation {
                 .iter()
                 .zip(&self.flow_stats)
                 .enumerate()
-                .map(|(i, (f, st))| st.result(i, f.kind(), f.src().0, f.dst().0, secs))
+                .map(|(i, (f, st))| st.result(i, f.kind(), f.src(), f.dst(), secs))
                 .collect(),
             conservation: Conservation {
                 offered_packets: self.offered,
                 delivered_packets: self.delivered,
                 dropped_packets: self.dropped,
-                inside_packets: self.cell.packets_inside(),
+                inside_packets: inside_wired,
             },
         }
+    }
+
+    /// Packets the cell itself holds (queued, in the air, or awaiting reordering).
+    pub fn packets_in_cell(&self) -> u64 {
+        self.cell.packets_inside()
+    }
+}
+
+/// Which host is behind a node, for flows that name nodes.
+pub fn host_of(n: NodeId) -> Host {
+    if n.is_ap() {
+        Host::Ap
+    } else {
+        Host::Station(n.0)
     }
 }
 

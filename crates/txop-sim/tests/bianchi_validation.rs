@@ -79,6 +79,7 @@ fn simulate(c: &Case, n: u32, seed: u64) -> f64 {
         flows,
         duration: Nanos::from_secs(c.secs),
         seed,
+        wired: Default::default(),
     };
     let r = Simulation::new(cfg).expect("valid config").run();
     r.total_throughput_bps / 1e6

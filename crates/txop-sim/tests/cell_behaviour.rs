@@ -398,6 +398,7 @@ fn check_aggregation(name: &str, standard: Standard, tx: TxVector, uplink: bool,
         flows: saturated(&[flow]),
         duration: Nanos::from_secs(20),
         seed: 7,
+        wired: Default::default(),
     })
     .expect("valid config")
     .run();
@@ -743,6 +744,7 @@ fn packets_inside_is_exact_during_the_response() {
         flows: saturated(&[up(1, 0, 4)]),
         duration: Nanos::from_ms(2),
         seed: 1,
+        wired: Default::default(),
     })
     .expect("valid config");
     for t in 1..=2000 {
@@ -769,6 +771,7 @@ fn simulation_survives_queue_full_drops() {
         flows: saturated(&[up(1, 0, 16)]),
         duration: Nanos::from_ms(10),
         seed: 1,
+        wired: Default::default(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(10));
     assert!(
@@ -797,6 +800,7 @@ fn simulation_conservation_with_both_drop_kinds() {
         flows: saturated(&flows),
         duration: Nanos::from_secs(2),
         seed: 3,
+        wired: Default::default(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(20)).expect("simulation finished");
     let c = r.conservation;
@@ -920,6 +924,7 @@ fn airtime_is_conserved_including_collisions() {
         flows: saturated(&flows),
         duration: Nanos::from_secs(1),
         seed: 21,
+        wired: Default::default(),
     })
     .expect("valid config")
     .run();
@@ -958,6 +963,7 @@ fn determinism_config(seed: u64) -> SimConfig {
         flows: saturated(&flows),
         duration: Nanos::from_ms(1500),
         seed,
+        wired: Default::default(),
     }
 }
 
@@ -1106,6 +1112,7 @@ fn performance_anomaly_without_airtime_fairness() {
         flows: saturated(&[up(1, 0, 8), up(2, 0, 8)]),
         duration: Nanos::from_secs(20),
         seed: 2003,
+        wired: Default::default(),
     })
     .expect("valid config")
     .run();
@@ -1375,6 +1382,7 @@ fn invalid_configurations_are_rejected_naming_the_field() {
         flows: vec![],
         duration: Nanos::from_ms(1),
         seed: 1,
+        wired: Default::default(),
     })
     .err()
     .expect("rejected");

@@ -53,6 +53,7 @@ fn run(cell: CellConfig, flows: Vec<Flow>, secs: u64) -> Results {
         flows,
         duration: Nanos::from_secs(secs),
         seed: 3,
+        wired: Default::default(),
     })
     .expect("valid config")
     .run()
@@ -324,6 +325,7 @@ fn memory_stays_bounded_under_overload() {
             flows: downlink_cbr(100, 6_000_000, 1500),
             duration: Nanos::from_secs(40),
             seed: 5,
+            wired: Default::default(),
         })
         .expect("valid config");
         let mut samples = Vec::new();

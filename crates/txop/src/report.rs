@@ -62,8 +62,8 @@ pub fn summary(title: &str, r: &Results) -> String {
                 "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>9} {:>9}",
                 f.flow,
                 f.kind,
-                node_name(f.src),
-                node_name(f.dst),
+                f.src,
+                f.dst,
                 mbps(f.throughput_bps),
                 p50,
                 p99,
@@ -74,12 +74,4 @@ pub fn summary(title: &str, r: &Results) -> String {
         }
     }
     s
-}
-
-fn node_name(n: u16) -> String {
-    if n == 0 {
-        "AP".to_string()
-    } else {
-        format!("sta{n}")
-    }
 }

@@ -1081,6 +1081,7 @@ impl Scenario {
             flows,
             duration: Nanos::from_secs_f64(self.duration_s),
             seed: self.seed,
+            wired: Default::default(),
         })
     }
 }

@@ -1,31 +1,66 @@
 //! Traffic models that feed the cell.
 
 pub mod cbr;
+pub mod ping;
 pub mod saturated;
 
 use cbr::Cbr;
+use ping::Ping;
 use saturated::Saturated;
 use txop_core::{NodeId, Packet};
+
+/// Where an application runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Host {
+    /// A server on the wired side, behind the AP's wired link.
+    Server,
+    /// The AP itself: packets enter the cell at the AP directly (no wired hop).
+    Ap,
+    /// The host of station `n` (1-based).
+    Station(u16),
+}
+
+impl Host {
+    /// The cell node through which this host's packets enter or leave the air.
+    pub fn node(self) -> NodeId {
+        match self {
+            Host::Server | Host::Ap => NodeId::AP,
+            Host::Station(n) => NodeId(n),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Host::Server => "server".into(),
+            Host::Ap => "AP".into(),
+            Host::Station(n) => format!("sta{n}"),
+        }
+    }
+}
 
 /// A traffic flow the simulator feeds into the cell.
 #[derive(Clone, Debug)]
 pub enum Flow {
     Saturated(Saturated),
     Cbr(Cbr),
+    Ping(Ping),
 }
 
 impl Flow {
-    pub fn src(&self) -> NodeId {
+    /// The host that sends (for ping: the one that measures).
+    pub fn src(&self) -> Host {
         match self {
-            Flow::Saturated(f) => f.src,
-            Flow::Cbr(f) => f.src,
+            Flow::Saturated(f) => node_host(f.src),
+            Flow::Cbr(f) => node_host(f.src),
+            Flow::Ping(p) => p.from,
         }
     }
 
-    pub fn dst(&self) -> NodeId {
+    pub fn dst(&self) -> Host {
         match self {
-            Flow::Saturated(f) => f.dst,
-            Flow::Cbr(f) => f.dst,
+            Flow::Saturated(f) => node_host(f.dst),
+            Flow::Cbr(f) => node_host(f.dst),
+            Flow::Ping(p) => p.to,
         }
     }
 
@@ -33,13 +68,25 @@ impl Flow {
         match self {
             Flow::Saturated(_) => "saturated",
             Flow::Cbr(_) => "cbr",
+            Flow::Ping(_) => "ping",
         }
     }
 
-    pub fn packet(&self, id: u64, token: u64) -> Packet {
+    /// A data packet of a one-way flow (saturated, CBR).
+    pub fn packet(&self, id: u64, token: u64) -> Option<Packet> {
         match self {
-            Flow::Saturated(f) => f.packet(id, token),
-            Flow::Cbr(f) => f.packet(id, token),
+            Flow::Saturated(f) => Some(f.packet(id, token)),
+            Flow::Cbr(f) => Some(f.packet(id, token)),
+            Flow::Ping(_) => None,
         }
+    }
+}
+
+/// One-way flows name cell nodes: the AP injects directly.
+fn node_host(n: NodeId) -> Host {
+    if n.is_ap() {
+        Host::Ap
+    } else {
+        Host::Station(n.0)
     }
 }

@@ -1,0 +1,85 @@
+//! A wired link in one direction: serialisation at a rate, a FIFO with a packet limit
+//! (tail drop) and a propagation delay. Between the AP and the servers behind it.
+
+use std::collections::VecDeque;
+use txop_core::Nanos;
+
+/// One direction of a wired link.
+#[derive(Clone, Debug)]
+pub struct WiredLink {
+    pub rate_bps: u64,
+    pub delay: Nanos,
+    pub limit_packets: usize,
+    /// Departure times of the packets queued or being serialised, oldest first.
+    departures: VecDeque<Nanos>,
+    pub dropped: u64,
+}
+
+impl WiredLink {
+    pub fn new(rate_bps: u64, delay: Nanos, limit_packets: usize) -> WiredLink {
+        WiredLink {
+            rate_bps: rate_bps.max(1),
+            delay,
+            limit_packets: limit_packets.max(1),
+            departures: VecDeque::new(),
+            dropped: 0,
+        }
+    }
+
+    /// Serialisation time of `len_bytes` (plus 38 bytes of Ethernet framing,
+    /// preamble and interframe gap).
+    pub fn serialisation(&self, len_bytes: u32) -> Nanos {
+        Nanos(((len_bytes as u128 + 38) * 8 * 1_000_000_000 / self.rate_bps as u128) as u64)
+    }
+
+    /// Packets waiting or being sent at `now`.
+    pub fn backlog(&mut self, now: Nanos) -> usize {
+        while self.departures.front().is_some_and(|&d| d <= now) {
+            self.departures.pop_front();
+        }
+        self.departures.len()
+    }
+
+    /// Send a packet of `len_bytes` at `now`: its arrival time at the far end, or
+    /// `None` if the queue was full (dropped).
+    pub fn send(&mut self, now: Nanos, len_bytes: u32) -> Option<Nanos> {
+        if self.backlog(now) >= self.limit_packets {
+            self.dropped += 1;
+            return None;
+        }
+        let start = self.departures.back().copied().unwrap_or(now).max(now);
+        let done = start + self.serialisation(len_bytes);
+        self.departures.push_back(done);
+        Some(done + self.delay)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_at_rate_then_delays() {
+        // 100 Mbit/s: (1500 + 38) B × 8 = 12304 bits → 123.04 µs.
+        let mut l = WiredLink::new(100_000_000, Nanos::from_ms(5), 10);
+        let a = l.send(Nanos::ZERO, 1500).unwrap();
+        assert_eq!(a, Nanos(123_040) + Nanos::from_ms(5));
+        // A second packet at the same instant waits for the first.
+        let b = l.send(Nanos::ZERO, 1500).unwrap();
+        assert_eq!(b, Nanos(246_080) + Nanos::from_ms(5));
+        // After both left, the line is idle again.
+        let c = l.send(Nanos::from_ms(1), 1500).unwrap();
+        assert_eq!(c, Nanos::from_ms(1) + Nanos(123_040) + Nanos::from_ms(5));
+    }
+
+    #[test]
+    fn tail_drops_beyond_the_limit() {
+        let mut l = WiredLink::new(1_000_000, Nanos::ZERO, 3);
+        for _ in 0..3 {
+            assert!(l.send(Nanos::ZERO, 1000).is_some());
+        }
+        assert!(l.send(Nanos::ZERO, 1000).is_none());
+        assert_eq!(l.dropped, 1);
+        assert_eq!(l.backlog(Nanos::ZERO), 3);
+    }
+}

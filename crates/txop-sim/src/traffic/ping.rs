@@ -1,0 +1,39 @@
+//! ICMP-echo-like ping: a request every `interval` from one host to another, answered
+//! at once by the other host; the round-trip time is measured at the sender (like
+//! `ping -i 0.2`, flent's default probe).
+
+use super::Host;
+use txop_core::Nanos;
+
+/// One ping session.
+#[derive(Clone, Debug)]
+pub struct Ping {
+    pub from: Host,
+    pub to: Host,
+    pub interval: Nanos,
+    /// IP packet size of requests and replies (ping's default 56 B of data → 84 B).
+    pub len_bytes: u32,
+    pub start: Nanos,
+    /// Stop sending at this time (replies may still arrive).
+    pub stop: Option<Nanos>,
+    pub tid: u8,
+    pub dscp: u8,
+    pub flow_hash: u32,
+}
+
+impl Ping {
+    /// `ping -i 0.2` from `from` to `to`.
+    pub fn new(from: Host, to: Host, flow_hash: u32) -> Ping {
+        Ping {
+            from,
+            to,
+            interval: Nanos::from_ms(200),
+            len_bytes: 84,
+            start: Nanos::ZERO,
+            stop: None,
+            tid: 0,
+            dscp: 0,
+            flow_hash,
+        }
+    }
+}
