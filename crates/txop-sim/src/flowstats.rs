@@ -26,6 +26,11 @@ pub struct FlowStats {
     bytes_per_step: Vec<u64>,
     /// (time s, RTT ms) of every ping reply.
     rtt_samples: Vec<(f64, f64)>,
+    /// (time s, forward one-way ms, return one-way ms) of every echo reply.
+    owd_samples: Vec<(f64, f64, f64)>,
+    /// Highest echo sequence number answered so far, and how many were answered.
+    echo_max_seq: Option<u64>,
+    echo_replies: u64,
 }
 
 fn histogram() -> Histogram<u32> {
@@ -47,6 +52,9 @@ impl Default for FlowStats {
             rtt_us: histogram(),
             bytes_per_step: Vec::new(),
             rtt_samples: Vec::new(),
+            owd_samples: Vec::new(),
+            echo_max_seq: None,
+            echo_replies: 0,
         }
     }
 }
@@ -73,11 +81,32 @@ impl FlowStats {
         self.bytes_per_step[step] += len_bytes as u64;
     }
 
-    /// A ping reply came back after `rtt`.
-    pub fn rtt(&mut self, at: Nanos, rtt: Nanos) {
+    /// An echo reply came back: `forward` and `back` are the one-way delays of the
+    /// request and of the reply.
+    pub fn echo(&mut self, at: Nanos, seq: u64, forward: Nanos, back: Nanos) {
+        let rtt = forward + back;
         self.delivered += 1;
+        self.echo_replies += 1;
+        self.echo_max_seq = Some(self.echo_max_seq.map_or(seq, |m| m.max(seq)));
         let _ = self.rtt_us.record(us(rtt));
-        self.rtt_samples.push((at.as_secs_f64(), rtt.as_ms_f64()));
+        let t = at.as_secs_f64();
+        self.rtt_samples.push((t, rtt.as_ms_f64()));
+        self.owd_samples
+            .push((t, forward.as_ms_f64(), back.as_ms_f64()));
+    }
+
+    /// Mean absolute difference of consecutive RTTs (IPDV, as irtt and flent's voip
+    /// jitter), ms.
+    fn ipdv_ms(&self) -> Option<f64> {
+        if self.rtt_samples.len() < 2 {
+            return None;
+        }
+        let d: f64 = self
+            .rtt_samples
+            .windows(2)
+            .map(|w| (w[1].1 - w[0].1).abs())
+            .sum();
+        Some(d / (self.rtt_samples.len() - 1) as f64)
     }
 
     pub fn dropped(&mut self, reason: DropReason) {
@@ -116,6 +145,14 @@ impl FlowStats {
                 })
                 .collect(),
             rtt_samples: self.rtt_samples.clone(),
+            owd_samples: self.owd_samples.clone(),
+            ipdv_ms: self.ipdv_ms(),
+            // Requests sent whose reply never came (those still in flight at the end,
+            // sent in the last second, are not counted as lost).
+            echo_loss: self.echo_max_seq.map(|m| {
+                let expected = m + 1;
+                1.0 - self.echo_replies.min(expected) as f64 / expected as f64
+            }),
         }
     }
 }

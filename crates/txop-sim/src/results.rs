@@ -43,8 +43,14 @@ pub struct FlowResult {
     pub rtt_ms: Option<LatencySummary>,
     /// Throughput per 0.2 s step from the start (flent's sampling).
     pub throughput_series_bps: Vec<f64>,
-    /// Every ping reply: [time s, RTT ms].
+    /// Every echo reply: [time s, RTT ms].
     pub rtt_samples: Vec<(f64, f64)>,
+    /// Every echo reply: [time s, forward one-way ms, return one-way ms].
+    pub owd_samples: Vec<(f64, f64, f64)>,
+    /// Mean |ΔRTT| between consecutive replies (IPDV, jitter), ms.
+    pub ipdv_ms: Option<f64>,
+    /// Fraction of echo requests (up to the last one answered) never answered.
+    pub echo_loss: Option<f64>,
 }
 
 /// Latency percentiles (hdrhistogram, 2 significant digits).

@@ -373,8 +373,10 @@ impl Simulation {
                 self.send(at, f.to, p);
             }
             Payload::PingReply { seq, request_sent } => {
-                let _ = seq;
-                self.flow_stats[flow].rtt(at, at - request_sent);
+                // The reply left the far host when the request arrived there.
+                let forward = f.sent_at - request_sent;
+                let back = at - f.sent_at;
+                self.flow_stats[flow].echo(at, seq, forward, back);
             }
         }
     }

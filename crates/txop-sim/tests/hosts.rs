@@ -132,3 +132,43 @@ fn flows_must_cross_the_cell() {
     let bad = vec![Flow::Ping(Ping::new(Host::Server, Host::Station(2), 1))];
     assert!(Simulation::new(SimConfig::new(cell, bad, Nanos::from_secs(1), 1)).is_err());
 }
+
+/// The irtt-like UDP echo: one-way delays add up to the RTT; on a link that loses half
+/// the MPDUs with a single transmission attempt, an echo survives with probability
+/// (1 − ½)² for request and reply, so 75 % are lost.
+#[test]
+fn udp_echo_one_way_delays_and_loss() {
+    let mut cell = CellConfig::new(Standard::N, Band::Ghz5, vec![ht20(7)]);
+    cell.stack = preset("linux-6.16").unwrap();
+    let flows = vec![Flow::Ping(Ping::irtt(Host::Station(1), Host::Server, 3))];
+    let r = Simulation::new(SimConfig::new(
+        cell.clone(),
+        flows.clone(),
+        Nanos::from_secs(10),
+        1,
+    ))
+    .unwrap()
+    .run();
+    let f = &r.flows[0];
+    assert_eq!(f.kind, "udp_ping");
+    assert_eq!(f.delivered_packets, 500, "20 ms apart for 10 s");
+    for (&(_, rtt), &(_, fwd, back)) in f.rtt_samples.iter().zip(&f.owd_samples) {
+        assert!((fwd + back - rtt).abs() < 1e-9);
+        // Each way: 1 ms of wire plus the air; uplink contends, downlink mostly not.
+        assert!(
+            fwd > 1.0 && back > 1.0 && fwd < 2.0 && back < 2.0,
+            "{fwd} {back}"
+        );
+    }
+    assert_eq!(f.echo_loss, Some(0.0));
+    assert!(f.ipdv_ms.unwrap() < 0.2);
+
+    cell.stations[0].error = ErrorModel::FixedLoss { probability: 0.5 };
+    cell.retry_limit = 1;
+    let r = Simulation::new(SimConfig::new(cell, flows, Nanos::from_secs(20), 1))
+        .unwrap()
+        .run();
+    let loss = r.flows[0].echo_loss.unwrap();
+    println!("echo loss {loss:.3} (expected 0.75)");
+    assert!((loss - 0.75).abs() < 0.05, "{loss}");
+}

@@ -68,6 +68,7 @@ impl Flow {
         match self {
             Flow::Saturated(_) => "saturated",
             Flow::Cbr(_) => "cbr",
+            Flow::Ping(p) if p.udp => "udp_ping",
             Flow::Ping(_) => "ping",
         }
     }

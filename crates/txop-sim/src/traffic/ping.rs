@@ -1,6 +1,9 @@
-//! ICMP-echo-like ping: a request every `interval` from one host to another, answered
-//! at once by the other host; the round-trip time is measured at the sender (like
-//! `ping -i 0.2`, flent's default probe).
+//! Echo probes: a request every `interval` from one host to another, answered at once
+//! by the other host; the round-trip time is measured at the sender.
+//!
+//! Two flavours, as flent runs them: ICMP echo (`ping -i 0.2`, "Ping (ms) ICMP") and an
+//! irtt-like UDP echo ("Ping (ms) UDP …", the voip test) that also reports one-way
+//! delays per direction, their variation (IPDV) and losses.
 
 use super::Host;
 use txop_core::Nanos;
@@ -19,6 +22,8 @@ pub struct Ping {
     pub tid: u8,
     pub dscp: u8,
     pub flow_hash: u32,
+    /// UDP (irtt) rather than ICMP: only the label and the one-way figures differ.
+    pub udp: bool,
 }
 
 impl Ping {
@@ -34,6 +39,18 @@ impl Ping {
             tid: 0,
             dscp: 0,
             flow_hash,
+            udp: false,
+        }
+    }
+
+    /// irtt-like isochronous UDP echo: 20 ms apart, 172-byte packets (irtt's default
+    /// payload plus headers; the size of a G.711 voice packet), as flent's voip test.
+    pub fn irtt(from: Host, to: Host, flow_hash: u32) -> Ping {
+        Ping {
+            interval: Nanos::from_ms(20),
+            len_bytes: 172,
+            udp: true,
+            ..Ping::new(from, to, flow_hash)
         }
     }
 }
