@@ -31,6 +31,9 @@ pub struct FlowStats {
     /// Highest echo sequence number answered so far, and how many were answered.
     echo_max_seq: Option<u64>,
     echo_replies: u64,
+    /// TCP: the sender's cwnd at the end of each step, and its retransmissions.
+    cwnd_per_step: Vec<u64>,
+    retransmits: Option<u64>,
 }
 
 fn histogram() -> Histogram<u32> {
@@ -55,6 +58,8 @@ impl Default for FlowStats {
             owd_samples: Vec::new(),
             echo_max_seq: None,
             echo_replies: 0,
+            cwnd_per_step: Vec::new(),
+            retransmits: None,
         }
     }
 }
@@ -71,14 +76,31 @@ impl FlowStats {
 
     /// A data packet reached its destination host.
     pub fn delivered(&mut self, at: Nanos, sent_at: Nanos, len_bytes: u32) {
+        self.delivered_bytes_at(at, sent_at, len_bytes as u64);
+    }
+
+    /// `bytes` of payload reached the application at `at` (for TCP: what became
+    /// in-order with a segment sent at `sent_at`).
+    pub fn delivered_bytes_at(&mut self, at: Nanos, sent_at: Nanos, bytes: u64) {
         self.delivered += 1;
-        self.delivered_bytes += len_bytes as u64;
+        self.delivered_bytes += bytes;
         let _ = self.latency_us.record(us(at.saturating_sub(sent_at)));
         let step = (at.as_ns() / STEP.as_ns()) as usize;
         if self.bytes_per_step.len() <= step {
             self.bytes_per_step.resize(step + 1, 0);
         }
-        self.bytes_per_step[step] += len_bytes as u64;
+        self.bytes_per_step[step] += bytes;
+    }
+
+    /// A TCP sender's state after an ACK.
+    pub fn tcp_sample(&mut self, at: Nanos, cwnd_bytes: u64, retransmits: u64) {
+        let step = (at.as_ns() / STEP.as_ns()) as usize;
+        if self.cwnd_per_step.len() <= step {
+            let last = self.cwnd_per_step.last().copied().unwrap_or(cwnd_bytes);
+            self.cwnd_per_step.resize(step + 1, last);
+        }
+        self.cwnd_per_step[step] = cwnd_bytes;
+        self.retransmits = Some(retransmits);
     }
 
     /// An echo reply came back: `forward` and `back` are the one-way delays of the
@@ -146,6 +168,8 @@ impl FlowStats {
                 .collect(),
             rtt_samples: self.rtt_samples.clone(),
             owd_samples: self.owd_samples.clone(),
+            retransmits: self.retransmits,
+            cwnd_series_bytes: self.cwnd_per_step.clone(),
             ipdv_ms: self.ipdv_ms(),
             // Requests sent whose reply never came (those still in flight at the end,
             // sent in the last second, are not counted as lost).

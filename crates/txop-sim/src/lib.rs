@@ -6,6 +6,7 @@ pub mod flowstats;
 pub mod net;
 pub mod results;
 pub mod sim;
+pub mod tcp;
 pub mod traffic;
 
 pub use results::Results;

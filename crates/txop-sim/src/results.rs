@@ -23,7 +23,7 @@ pub struct Results {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
     pub flow: u32,
-    /// "saturated", "cbr" or "ping".
+    /// "saturated", "cbr", "ping", "udp_ping" or "tcp".
     pub kind: String,
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
@@ -47,6 +47,10 @@ pub struct FlowResult {
     pub rtt_samples: Vec<(f64, f64)>,
     /// Every echo reply: [time s, forward one-way ms, return one-way ms].
     pub owd_samples: Vec<(f64, f64, f64)>,
+    /// TCP: segments retransmitted by the sender.
+    pub retransmits: Option<u64>,
+    /// TCP: the sender's congestion window at the end of each 0.2 s step (bytes).
+    pub cwnd_series_bytes: Vec<u64>,
     /// Mean |ΔRTT| between consecutive replies (IPDV, jitter), ms.
     pub ipdv_ms: Option<f64>,
     /// Fraction of echo requests (up to the last one answered) never answered.

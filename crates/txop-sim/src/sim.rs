@@ -9,8 +9,10 @@ use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
 use crate::results::{Conservation, Results, StationResult};
+use crate::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
+use txop_core::packet::Ecn;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
 
 /// The wired link between the AP and the servers (each direction alike).
@@ -68,6 +70,16 @@ enum Payload {
         seq: u64,
         request_sent: Nanos,
     },
+    /// A TCP segment: data towards the receiver, or an ACK towards the sender.
+    Tcp(Segment),
+}
+
+/// One TCP connection's two ends.
+struct TcpConn {
+    snd: TcpSender,
+    rcv: TcpReceiver,
+    /// The timer event currently scheduled for it (others are stale).
+    deadline: Option<Nanos>,
 }
 
 /// A packet in flight, beyond what the cell sees.
@@ -88,6 +100,10 @@ enum Event {
     Offer { flow: usize },
     /// A packet reaches the far end of the wired link (the AP, or a server).
     WiredArrival { packet: Packet },
+    /// A TCP connection's timer (RTO, pacing, delayed ACK).
+    TcpTimer { flow: usize },
+    /// A TCP flow stops writing new data.
+    TcpStop { flow: usize },
 }
 
 /// A running simulation.
@@ -101,6 +117,7 @@ pub struct Simulation {
     down: WiredLink,
     up: WiredLink,
     ping_seq: Vec<u64>,
+    conns: Vec<Option<TcpConn>>,
     next_id: u64,
     now: Nanos,
     end: Nanos,
@@ -138,6 +155,12 @@ impl Simulation {
                 }
                 Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i }),
                 Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i }),
+                Flow::Tcp(t) => {
+                    events.push(t.start, Event::Offer { flow: i });
+                    if let Some(stop) = t.stop {
+                        events.push(stop, Event::TcpStop { flow: i });
+                    }
+                }
             }
         }
         let w = cfg.wired;
@@ -145,6 +168,7 @@ impl Simulation {
             cell,
             flow_stats: cfg.flows.iter().map(|_| FlowStats::default()).collect(),
             ping_seq: vec![0; cfg.flows.len()],
+            conns: cfg.flows.iter().map(|_| None).collect(),
             flows: cfg.flows,
             events,
             slab: Vec::new(),
@@ -216,13 +240,39 @@ impl Simulation {
         match ev {
             Event::Offer { flow } => self.offer(at, flow),
             Event::WiredArrival { packet } => self.wired_arrival(at, packet),
+            Event::TcpTimer { flow } => {
+                let Some(c) = self.conns[flow].as_mut() else {
+                    return;
+                };
+                if c.deadline != Some(at) {
+                    return; // superseded by a later reschedule
+                }
+                c.deadline = None;
+                c.snd.handle_timeout(at);
+                c.rcv.handle_timeout(at);
+                self.pump_tcp(at, flow);
+            }
+            Event::TcpStop { flow } => {
+                if let Some(c) = self.conns[flow].as_mut() {
+                    c.snd.close();
+                }
+            }
         }
     }
 
-    /// A flow's application sends its next packet.
+    /// A flow's application sends its next packet (or, for TCP, opens the connection).
     fn offer(&mut self, at: Nanos, flow: usize) {
-        self.flow_stats[flow].offered += 1;
         let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
+        if let Flow::Tcp(t) = &self.flows[flow] {
+            self.conns[flow] = Some(TcpConn {
+                snd: TcpSender::new(t.cfg, at, t.bytes),
+                rcv: TcpReceiver::new(t.cfg),
+                deadline: None,
+            });
+            self.pump_tcp(at, flow);
+            return;
+        }
+        self.flow_stats[flow].offered += 1;
         match &self.flows[flow] {
             Flow::Saturated(_) | Flow::Cbr(_) => {
                 if let Flow::Cbr(c) = &self.flows[flow] {
@@ -257,6 +307,57 @@ impl Simulation {
                 });
                 let p = self.make_packet(from, to, len, tid, dscp, hash, token);
                 self.send(at, from, p);
+            }
+            Flow::Tcp(_) => {}
+        }
+    }
+
+    /// Send whatever a TCP connection's two ends have to send now, and reschedule its
+    /// timer.
+    fn pump_tcp(&mut self, now: Nanos, flow: usize) {
+        let Flow::Tcp(t) = &self.flows[flow] else {
+            return;
+        };
+        let (sender, receiver, tid, dscp, hash) =
+            (t.sender, t.receiver, t.tid, t.dscp, t.flow_hash);
+        loop {
+            let Some(c) = self.conns[flow].as_mut() else {
+                return;
+            };
+            let (seg, from, to) = if let Some(seg) = c.snd.poll_transmit(now) {
+                (seg, sender, receiver)
+            } else if let Some(ack) = c.rcv.poll_ack(now) {
+                (ack, receiver, sender)
+            } else {
+                break;
+            };
+            if seg.len > 0 {
+                self.flow_stats[flow].offered += 1;
+            }
+            let token = self.alloc(InFlight {
+                flow: flow as u32,
+                to,
+                from,
+                sent_at: now,
+                payload: Payload::Tcp(seg),
+            });
+            let mut p = self.make_packet(from, to, seg.ip_len(), tid, dscp, hash, token);
+            if seg.ect {
+                p.ecn = Ecn::Ect0;
+            }
+            self.send(now, from, p);
+        }
+        let Some(c) = self.conns[flow].as_mut() else {
+            return;
+        };
+        let next = match (c.snd.poll_timeout(), c.rcv.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = next {
+            if c.deadline != Some(t) {
+                c.deadline = Some(t);
+                self.events.push(t.max(now), Event::TcpTimer { flow });
             }
         }
     }
@@ -372,6 +473,25 @@ impl Simulation {
                 let p = self.make_packet(f.to, f.from, packet.len_bytes, tid, dscp, hash, token);
                 self.send(at, f.to, p);
             }
+            Payload::Tcp(mut seg) => {
+                seg.ce = packet.ecn == Ecn::Ce;
+                let Some(c) = self.conns[flow].as_mut() else {
+                    return;
+                };
+                if f.to == c_receiver(&self.flows[flow]) {
+                    let before = c.rcv.bytes_received();
+                    c.rcv.on_segment(at, &seg);
+                    let new_bytes = c.rcv.bytes_received() - before;
+                    if new_bytes > 0 {
+                        self.flow_stats[flow].delivered_bytes_at(at, f.sent_at, new_bytes);
+                    }
+                } else {
+                    c.snd.on_ack(at, &seg);
+                    let st = c.snd.stats();
+                    self.flow_stats[flow].tcp_sample(at, st.cwnd_bytes, st.retransmits);
+                }
+                self.pump_tcp(at, flow);
+            }
             Payload::PingReply { seq, request_sent } => {
                 // The reply left the far host when the request arrived there.
                 let forward = f.sent_at - request_sent;
@@ -486,6 +606,14 @@ impl Simulation {
     /// Packets the cell itself holds (queued, in the air, or awaiting reordering).
     pub fn packets_in_cell(&self) -> u64 {
         self.cell.packets_inside()
+    }
+}
+
+/// The receiving host of a TCP flow.
+fn c_receiver(f: &Flow) -> Host {
+    match f {
+        Flow::Tcp(t) => t.receiver,
+        other => other.dst(),
     }
 }
 

@@ -46,16 +46,19 @@ pub fn summary(title: &str, r: &Results) -> String {
         r.busy_fraction * 100.0,
         r.airtime_jain_index
     );
-    if r.flows.iter().any(|f| f.latency_ms.is_some()) {
+    if r.flows
+        .iter()
+        .any(|f| f.latency_ms.is_some() || f.rtt_ms.is_some())
+    {
         let _ = writeln!(
             s,
             "\n{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
             "flow", "kind", "src", "dst", "Mbit/s", "lat p50", "lat p99", "drv p50", "drops", "aqm"
         );
         for f in &r.flows {
-            let (p50, p99) = f
-                .latency_ms
-                .map_or((f64::NAN, f64::NAN), |l| (l.p50, l.p99));
+            // Echo flows report round-trip times, the others one-way delays.
+            let lat = f.rtt_ms.or(f.latency_ms);
+            let (p50, p99) = lat.map_or((f64::NAN, f64::NAN), |l| (l.p50, l.p99));
             let drv = f.driver_latency_ms.map_or(f64::NAN, |l| l.p50);
             let _ = writeln!(
                 s,

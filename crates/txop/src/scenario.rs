@@ -13,10 +13,12 @@ use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{self, StackConfig};
 use txop_core::{Nanos, NodeId};
+use txop_sim::tcp::CongestionControl;
 use txop_sim::traffic::cbr::Cbr;
+use txop_sim::traffic::flent::FlentTest;
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow;
-use txop_sim::SimConfig;
+use txop_sim::{SimConfig, WiredConfig};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -29,9 +31,9 @@ pub struct Scenario {
     pub description: String,
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Simulated seconds.
-    #[serde(default = "default_duration_s")]
-    pub duration_s: f64,
+    /// Simulated seconds (default 10, or a flent test's delay + length + delay).
+    #[serde(default)]
+    pub duration_s: Option<f64>,
     /// The transmit stack every node runs: a preset name (`txop stacks`).
     #[serde(default = "default_stack")]
     pub stack: String,
@@ -46,6 +48,28 @@ pub struct Scenario {
     pub stations: Stations,
     #[serde(default)]
     pub traffic: Traffic,
+    #[serde(default)]
+    pub wired: Wired,
+}
+
+/// `[wired]`: the link between the AP and the server.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Wired {
+    pub rate_mbps: f64,
+    /// One-way propagation delay.
+    pub delay_ms: f64,
+    pub limit_packets: usize,
+}
+
+impl Default for Wired {
+    fn default() -> Self {
+        Wired {
+            rate_mbps: 1000.0,
+            delay_ms: 1.0,
+            limit_packets: 1000,
+        }
+    }
 }
 
 fn default_stack() -> String {
@@ -94,6 +118,11 @@ pub struct StackOptions {
 }
 
 fn choose<T: Copy>(key: &str, value: &str, options: &[(&str, T)]) -> Result<T, ScenarioError> {
+    choose_in(&format!("stack_options.{key}"), value, options)
+}
+
+/// `value` must name one of `options`; the error names `key` and lists them.
+fn choose_in<T: Copy>(key: &str, value: &str, options: &[(&str, T)]) -> Result<T, ScenarioError> {
     options
         .iter()
         .find(|(n, _)| *n == value)
@@ -101,7 +130,7 @@ fn choose<T: Copy>(key: &str, value: &str, options: &[(&str, T)]) -> Result<T, S
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
             ScenarioError::new(
-                format!("stack_options.{key}"),
+                key,
                 format!(
                     "unknown value `{value}`; expected one of {}",
                     names.join(", ")
@@ -112,9 +141,6 @@ fn choose<T: Copy>(key: &str, value: &str, options: &[(&str, T)]) -> Result<T, S
 
 fn default_seed() -> u64 {
     1
-}
-fn default_duration_s() -> f64 {
-    10.0
 }
 
 /// `[phy]`: the BSS's PHY.
@@ -323,6 +349,21 @@ pub struct Traffic {
     /// `probe_bytes` packet every `probe_interval_ms`; 0 = none.
     pub probe_interval_ms: f64,
     pub probe_bytes: u32,
+    /// A flent test instead of the flows above (`txop list` shows them): its TCP
+    /// streams run between the server and the stations, its pings from the stations.
+    pub test: Option<String>,
+    /// tcp_ndown / tcp_nup streams.
+    pub streams: u32,
+    /// Loader seconds (flent `-l`).
+    pub length_s: f64,
+    /// Pings alone before and after the loaders.
+    pub delay_s: f64,
+    /// The station that is flent's test host.
+    pub station: u16,
+    /// TCP congestion control: "cubic" or "newreno".
+    pub cc: String,
+    /// ECN on the TCP flows.
+    pub ecn: bool,
 }
 
 /// Traffic models.
@@ -345,6 +386,13 @@ impl Default for Traffic {
             rate_mbps: 10.0,
             probe_interval_ms: 0.0,
             probe_bytes: 100,
+            test: None,
+            streams: 4,
+            length_s: 60.0,
+            delay_s: 5.0,
+            station: 1,
+            cc: "cubic".to_string(),
+            ecn: false,
         }
     }
 }
@@ -861,16 +909,46 @@ impl Scenario {
         Ok(c)
     }
 
+    /// The flent test of `[traffic]`.
+    fn flent_test(&self, name: &str) -> Result<FlentTest, ScenarioError> {
+        let t = &self.traffic;
+        let mut f = FlentTest::new(name);
+        for (key, v) in [("length_s", t.length_s), ("delay_s", t.delay_s)] {
+            if !(v.is_finite() && (0.0..=100_000.0).contains(&v)) {
+                return Err(ScenarioError::new(
+                    format!("traffic.{key}"),
+                    "must be 0 to 100000 seconds",
+                ));
+            }
+        }
+        f.length = Nanos::from_secs_f64(t.length_s);
+        f.delay = Nanos::from_secs_f64(t.delay_s);
+        f.streams = t.streams;
+        f.station = t.station;
+        f.ecn = t.ecn;
+        f.cc = choose_in(
+            "traffic.cc",
+            &t.cc,
+            &[
+                ("cubic", CongestionControl::Cubic),
+                ("newreno", CongestionControl::NewReno),
+            ],
+        )?;
+        Ok(f)
+    }
+
     /// Check every value and build the simulator's configuration.
     pub fn resolve(&self) -> Result<SimConfig, ScenarioError> {
-        if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
-            return Err(ScenarioError::new(
-                "duration_s",
-                "must be a positive number of seconds",
-            ));
-        }
-        if self.duration_s > 1.0e6 {
-            return Err(ScenarioError::new("duration_s", "must be at most 1e6 s"));
+        if let Some(d) = self.duration_s {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(ScenarioError::new(
+                    "duration_s",
+                    "must be a positive number of seconds",
+                ));
+            }
+            if d > 1.0e6 {
+                return Err(ScenarioError::new("duration_s", "must be at most 1e6 s"));
+            }
         }
         let std = self.phy.standard;
         let width = self.width()?;
@@ -1076,12 +1154,45 @@ impl Scenario {
                 }));
             }
         }
+        let mut duration = Nanos::from_secs_f64(self.duration_s.unwrap_or(10.0));
+        if let Some(name) = &t.test {
+            let test = self.flent_test(name)?;
+            flows = test
+                .flows(n)
+                .map_err(|e| ScenarioError::new("traffic.test", e))?;
+            if self.duration_s.is_none() {
+                duration = test.total();
+            }
+        }
+        let w = &self.wired;
+        if !(w.rate_mbps.is_finite() && w.rate_mbps > 0.0) {
+            return Err(ScenarioError::new(
+                "wired.rate_mbps",
+                "must be a positive rate",
+            ));
+        }
+        if !(w.delay_ms.is_finite() && (0.0..=10_000.0).contains(&w.delay_ms)) {
+            return Err(ScenarioError::new(
+                "wired.delay_ms",
+                "must be 0 to 10000 ms",
+            ));
+        }
+        if w.limit_packets == 0 {
+            return Err(ScenarioError::new(
+                "wired.limit_packets",
+                "must be at least 1",
+            ));
+        }
         Ok(SimConfig {
             cell,
             flows,
-            duration: Nanos::from_secs_f64(self.duration_s),
+            duration,
             seed: self.seed,
-            wired: Default::default(),
+            wired: WiredConfig {
+                rate_bps: (w.rate_mbps * 1e6) as u64,
+                delay: Nanos::from_secs_f64(w.delay_ms / 1000.0),
+                limit_packets: w.limit_packets,
+            },
         })
     }
 }

@@ -1,12 +1,15 @@
 //! Traffic models that feed the cell.
 
 pub mod cbr;
+pub mod flent;
 pub mod ping;
 pub mod saturated;
+pub mod tcp;
 
 use cbr::Cbr;
 use ping::Ping;
 use saturated::Saturated;
+use tcp::TcpFlow;
 use txop_core::{NodeId, Packet};
 
 /// Where an application runs.
@@ -44,6 +47,7 @@ pub enum Flow {
     Saturated(Saturated),
     Cbr(Cbr),
     Ping(Ping),
+    Tcp(TcpFlow),
 }
 
 impl Flow {
@@ -53,6 +57,7 @@ impl Flow {
             Flow::Saturated(f) => node_host(f.src),
             Flow::Cbr(f) => node_host(f.src),
             Flow::Ping(p) => p.from,
+            Flow::Tcp(t) => t.sender,
         }
     }
 
@@ -61,6 +66,7 @@ impl Flow {
             Flow::Saturated(f) => node_host(f.dst),
             Flow::Cbr(f) => node_host(f.dst),
             Flow::Ping(p) => p.to,
+            Flow::Tcp(t) => t.receiver,
         }
     }
 
@@ -70,6 +76,7 @@ impl Flow {
             Flow::Cbr(_) => "cbr",
             Flow::Ping(p) if p.udp => "udp_ping",
             Flow::Ping(_) => "ping",
+            Flow::Tcp(_) => "tcp",
         }
     }
 
@@ -78,7 +85,7 @@ impl Flow {
         match self {
             Flow::Saturated(f) => Some(f.packet(id, token)),
             Flow::Cbr(f) => Some(f.packet(id, token)),
-            Flow::Ping(_) => None,
+            Flow::Ping(_) | Flow::Tcp(_) => None,
         }
     }
 }

@@ -1,0 +1,411 @@
+//! The sender's retransmission queue and SACK scoreboard (RFC 6675; Linux's
+//! `tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`, `tcp_mark_head_lost`,
+//! `tcp_enter_loss` in `net/ipv4/tcp_input.c`).
+//!
+//! One entry per segment sent and not yet cumulatively acknowledged, in sequence
+//! order, so its size is bounded by the window. Each carries Linux's tag bits:
+//! SACKed, LOST, RETRANS (a retransmission of it is in flight). The counters are
+//! Linux's `sacked_out`, `lost_out`, `retrans_out`, and the pipe is
+//! `tcp_packets_in_flight` = packets_out − sacked_out − lost_out + retrans_out
+//! (RFC 6675's `pipe` counted in segments).
+//!
+//! Loss marking is RFC 6675's `IsLost`: an un-SACKed segment is lost once
+//! [`DUP_THRESH`] segments above it have been SACKed (with full-sized segments this is
+//! also the "more than (DupThresh − 1) × SMSS bytes" rule). A retransmission that is
+//! lost again is only recovered by the RTO (no RACK).
+
+use super::DUP_THRESH;
+use std::cell::Cell;
+use std::collections::VecDeque;
+use txop_core::Nanos;
+
+/// One segment in the retransmission queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxSeg {
+    /// First byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Time of the last (re)transmission.
+    pub sent_at: Nanos,
+    /// The receiver SACKed it (`TCPCB_SACKED_ACKED`).
+    pub sacked: bool,
+    /// Considered lost (`TCPCB_LOST`).
+    pub lost: bool,
+    /// A retransmission is in flight (`TCPCB_SACKED_RETRANS`).
+    pub retrans: bool,
+    /// Was ever retransmitted (`TCPCB_EVER_RETRANS`): its ACK timing is ambiguous.
+    pub ever_retrans: bool,
+}
+
+impl TxSeg {
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+}
+
+/// What a cumulative ACK removed from the queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CumAck {
+    /// Segments removed.
+    pub segments: u32,
+    /// Of those, segments not SACKed before (newly delivered).
+    pub newly_delivered: u32,
+    /// Payload bytes removed.
+    pub bytes: u64,
+    /// Send time of the newest removed segment that was neither retransmitted nor
+    /// SACKed (Linux's `last_ackt`), unless retransmitted data was acknowledged too.
+    pub rtt_sent_at: Option<Nanos>,
+}
+
+/// The scoreboard.
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<TxSeg>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Lost, not SACKed, not being retransmitted: what to retransmit next.
+    lost_pending: u32,
+    /// Every un-SACKed segment below this was already checked by `IsLost`.
+    lost_scan_upto: u64,
+    /// No segment below this waits for retransmission (Linux's
+    /// `retransmit_skb_hint`), so finding the next one is amortised O(1).
+    retransmit_hint: Cell<u64>,
+}
+
+impl Scoreboard {
+    /// Segments outstanding (`packets_out`).
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    /// Nothing outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// `sacked_out`.
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+
+    /// `lost_out`.
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+
+    /// `retrans_out`.
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+
+    /// `tcp_packets_in_flight`: RFC 6675's pipe, in segments.
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() - self.sacked_out - self.lost_out + self.retrans_out
+    }
+
+    /// The segment at `idx` (0 = `snd_una`).
+    pub fn get(&self, idx: usize) -> &TxSeg {
+        &self.segs[idx]
+    }
+
+    /// A new segment `[seq, seq + len)` was sent at `now` (it must follow the last).
+    pub fn push(&mut self, seq: u64, len: u32, now: Nanos) {
+        debug_assert!(self.segs.back().is_none_or(|s| s.end() == seq));
+        self.segs.push_back(TxSeg {
+            seq,
+            len,
+            sent_at: now,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+        });
+    }
+
+    /// Remove the segments a cumulative ACK of `ack` covers (`tcp_clean_rtx_queue`).
+    pub fn ack(&mut self, ack: u64) -> CumAck {
+        let mut r = CumAck::default();
+        let mut retrans_acked = false;
+        while let Some(s) = self.segs.front().copied() {
+            if s.end() > ack {
+                break;
+            }
+            self.segs.pop_front();
+            r.segments += 1;
+            r.bytes += s.len as u64;
+            if s.sacked {
+                self.sacked_out -= 1;
+                continue;
+            }
+            r.newly_delivered += 1;
+            if s.lost {
+                self.lost_out -= 1;
+                if !s.retrans {
+                    self.lost_pending -= 1;
+                }
+            }
+            if s.retrans {
+                self.retrans_out -= 1;
+            }
+            if s.ever_retrans {
+                retrans_acked = true;
+            } else {
+                r.rtt_sent_at = Some(s.sent_at);
+            }
+        }
+        if retrans_acked {
+            r.rtt_sent_at = None;
+        }
+        r
+    }
+
+    /// Tag the segments the SACK blocks cover; returns the number newly SACKed.
+    pub fn sack(&mut self, blocks: &[(u64, u64)]) -> u32 {
+        let mut newly = 0;
+        for &(start, end) in blocks {
+            let mut i = self.segs.partition_point(|s| s.seq < start);
+            while i < self.segs.len() && self.segs[i].end() <= end {
+                let s = &mut self.segs[i];
+                if !s.sacked {
+                    s.sacked = true;
+                    newly += 1;
+                    self.sacked_out += 1;
+                    if s.lost {
+                        s.lost = false;
+                        self.lost_out -= 1;
+                        if !s.retrans {
+                            self.lost_pending -= 1;
+                        }
+                    }
+                    if s.retrans {
+                        s.retrans = false;
+                        self.retrans_out -= 1;
+                    }
+                }
+                i += 1;
+            }
+        }
+        newly
+    }
+
+    fn mark_lost(&mut self, idx: usize) -> bool {
+        let s = &mut self.segs[idx];
+        if s.sacked || s.lost {
+            return false;
+        }
+        s.lost = true;
+        self.lost_out += 1;
+        self.lost_pending += 1;
+        self.retransmit_hint
+            .set(self.retransmit_hint.get().min(self.segs[idx].seq));
+        true
+    }
+
+    /// RFC 6675 `IsLost`: mark every un-SACKed segment with at least [`DUP_THRESH`]
+    /// SACKed segments above it. Returns the number newly marked.
+    pub fn mark_lost_rfc6675(&mut self) -> u32 {
+        if self.sacked_out < DUP_THRESH {
+            return 0;
+        }
+        // The DupThresh-th SACKed segment from the top: everything below it is lost.
+        let mut count = 0;
+        let mut boundary = None;
+        for i in (0..self.segs.len()).rev() {
+            if self.segs[i].seq < self.lost_scan_upto {
+                break;
+            }
+            if self.segs[i].sacked {
+                count += 1;
+                if count == DUP_THRESH {
+                    boundary = Some(i);
+                    break;
+                }
+            }
+        }
+        let Some(b) = boundary else { return 0 };
+        let mut newly = 0;
+        for i in (0..b).rev() {
+            if self.segs[i].seq < self.lost_scan_upto {
+                break;
+            }
+            newly += self.mark_lost(i) as u32;
+        }
+        self.lost_scan_upto = self.segs[b].seq;
+        newly
+    }
+
+    /// Mark the first segment lost (`DUP_THRESH` duplicate ACKs without SACK
+    /// information). Returns whether it was newly marked.
+    pub fn mark_head_lost(&mut self) -> bool {
+        !self.segs.is_empty() && self.mark_lost(0)
+    }
+
+    /// `tcp_enter_loss`: forget retransmissions in flight and mark every un-SACKed
+    /// segment lost (go-back-N). Returns the number newly marked.
+    pub fn mark_all_lost(&mut self) -> u32 {
+        let mut newly = 0;
+        self.retransmit_hint.set(0);
+        for i in 0..self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.retrans {
+                s.retrans = false;
+                self.retrans_out -= 1;
+                if s.lost {
+                    self.lost_pending += 1;
+                }
+            }
+            newly += self.mark_lost(i) as u32;
+        }
+        if let Some(last) = self.segs.back() {
+            self.lost_scan_upto = last.end();
+        }
+        newly
+    }
+
+    /// The first segment to retransmit: lost, not SACKed, not already retransmitted.
+    pub fn next_lost(&self) -> Option<usize> {
+        if self.lost_pending == 0 {
+            return None;
+        }
+        let from = self
+            .segs
+            .partition_point(|s| s.seq < self.retransmit_hint.get());
+        let i = (from..self.segs.len()).find(|&i| self.segs[i].lost && !self.segs[i].retrans);
+        debug_assert!(i.is_some(), "lost_pending > 0 but nothing to retransmit");
+        if let Some(i) = i {
+            self.retransmit_hint.set(self.segs[i].seq);
+        }
+        i
+    }
+
+    /// Segment `idx` was retransmitted at `now`.
+    pub fn mark_retransmitted(&mut self, idx: usize, now: Nanos) {
+        let s = &mut self.segs[idx];
+        debug_assert!(s.lost && !s.retrans && !s.sacked);
+        s.retrans = true;
+        s.ever_retrans = true;
+        s.sent_at = now;
+        self.retrans_out += 1;
+        self.lost_pending -= 1;
+    }
+
+    /// Recount everything (tests).
+    #[cfg(test)]
+    pub fn check(&self) {
+        let sacked = self.segs.iter().filter(|s| s.sacked).count() as u32;
+        let lost = self.segs.iter().filter(|s| s.lost).count() as u32;
+        let retrans = self.segs.iter().filter(|s| s.retrans).count() as u32;
+        let pending = self.segs.iter().filter(|s| s.lost && !s.retrans).count() as u32;
+        assert_eq!(
+            (sacked, lost, retrans, pending),
+            (
+                self.sacked_out,
+                self.lost_out,
+                self.retrans_out,
+                self.lost_pending
+            )
+        );
+        assert!(self
+            .segs
+            .iter()
+            .all(|s| !(s.sacked && (s.lost || s.retrans))));
+        assert!(self.segs.iter().all(|s| !s.retrans || s.lost));
+        let hint = self.retransmit_hint.get();
+        assert!(self
+            .segs
+            .iter()
+            .all(|s| s.seq >= hint || !s.lost || s.retrans));
+        for w in self.segs.iter().collect::<Vec<_>>().windows(2) {
+            assert_eq!(w[0].end(), w[1].seq);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(i * MSS, MSS as u32, Nanos::from_ms(i));
+        }
+        b
+    }
+
+    fn blk(from: u64, to: u64) -> (u64, u64) {
+        (from * MSS, to * MSS)
+    }
+
+    #[test]
+    fn three_sacked_segments_above_a_hole_make_it_lost() {
+        let mut b = board(10);
+        assert_eq!(b.in_flight(), 10);
+        assert_eq!(b.sack(&[blk(1, 3)]), 2);
+        assert_eq!(b.mark_lost_rfc6675(), 0);
+        assert_eq!(b.next_lost(), None);
+        assert_eq!(b.sack(&[blk(1, 4)]), 1);
+        assert_eq!(b.mark_lost_rfc6675(), 1);
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!((b.sacked_out(), b.lost_out()), (3, 1));
+        assert_eq!(b.in_flight(), 10 - 3 - 1);
+        b.check();
+        // Retransmit it: back in flight.
+        b.mark_retransmitted(0, Nanos::from_ms(50));
+        assert_eq!(b.in_flight(), 7);
+        assert_eq!(b.next_lost(), None);
+        // Two more holes at 4 and 6 with 3 SACKed above 6 (7, 8, 9): both lost.
+        assert_eq!(b.sack(&[blk(7, 10), blk(5, 6)]), 4);
+        assert_eq!(b.mark_lost_rfc6675(), 2);
+        assert_eq!(b.next_lost(), Some(4));
+        b.check();
+        // The cumulative ACK of the retransmission: ACK = 4 (1..3 were SACKed).
+        let r = b.ack(4 * MSS);
+        assert_eq!(r.segments, 4);
+        assert_eq!(r.newly_delivered, 1);
+        assert_eq!(r.rtt_sent_at, None, "retransmitted data acked: no RTT");
+        assert_eq!(b.packets_out(), 6);
+        b.check();
+        // A later ACK of clean data gives the newest send time.
+        b.mark_retransmitted(0, Nanos::from_ms(60));
+        b.mark_retransmitted(2, Nanos::from_ms(60));
+        let r = b.ack(10 * MSS);
+        assert_eq!(r.newly_delivered, 2);
+        assert!(b.is_empty());
+        b.check();
+    }
+
+    #[test]
+    fn rto_marks_everything_unsacked_and_clears_retransmissions() {
+        let mut b = board(6);
+        b.sack(&[blk(2, 5)]);
+        assert_eq!(b.mark_lost_rfc6675(), 2);
+        b.mark_retransmitted(0, Nanos::from_ms(10));
+        assert_eq!(b.mark_all_lost(), 1); // segment 5
+        assert_eq!(b.retrans_out(), 0);
+        assert_eq!(b.lost_out(), 3);
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.next_lost(), Some(0));
+        b.check();
+        let r = b.ack(MSS);
+        assert_eq!(r.newly_delivered, 1);
+        b.check();
+    }
+
+    #[test]
+    fn clean_ack_reports_newest_send_time_and_dupack_marks_head() {
+        let mut b = board(4);
+        let r = b.ack(2 * MSS);
+        assert_eq!(r.rtt_sent_at, Some(Nanos::from_ms(1)));
+        assert_eq!(r.bytes, 2 * MSS);
+        assert!(b.mark_head_lost());
+        assert!(!b.mark_head_lost());
+        assert_eq!(b.next_lost(), Some(0));
+        b.check();
+    }
+}
