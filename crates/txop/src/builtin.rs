@@ -8,6 +8,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "bianchi-11a",
         include_str!("../../../scenarios/bianchi-11a.toml"),
     ),
+    (
+        "tcp-ndown-6mbit",
+        include_str!("../../../scenarios/tcp-ndown-6mbit.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.
