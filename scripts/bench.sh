@@ -29,11 +29,16 @@ import sys
 
 root, start = sys.argv[1], float(sys.argv[2])
 
-# ns-3 3.37, wall-s per simulated s (802.11a 54 Mbit/s, 1500 B, saturated, DCF).
-NS3 = {5: 0.52, 10: 1.02, 20: 2.10, 50: 5.22}
+# ns-3 3.37, wall-s per simulated s: 802.11a 54 Mbit/s, 1500 B, saturated, DCF; and
+# rrul-like TCP with one flow per station (the issues' reference figures).
+NS3 = {
+    "dcf_11a_54M_1500B": {5: 0.52, 10: 1.02, 20: 2.10, 50: 5.22},
+    "rrul_ht20_mcs7_linux616": {1: 0.15, 4: 0.20, 16: 0.40},
+}
 GROUPS = [
     ("dcf_11a_54M_1500B", "802.11a 54 Mbit/s DCF, 1500 B, saturated uplink", [5, 10, 20, 50]),
     ("ht20_mcs7_ampdu_1500B", "802.11n HT20 MCS 7, A-MPDU, 1500 B, saturated uplink", [5, 50]),
+    ("rrul_ht20_mcs7_linux616", "rrul on every station, HT20 MCS 7, linux-6.16", [1, 4, 16]),
 ]
 
 
@@ -58,7 +63,7 @@ for group, title, ns in GROUPS:
             print(f"{n:>4}  {'-':>18}")
             continue
         secs, old = est
-        ref = NS3.get(n) if group.startswith("dcf_11a") else None
+        ref = NS3.get(group, {}).get(n)
         ref_s = f"{ref:10.2f}" if ref is not None else f"{'-':>10}"
         ratio_s = f"{ref / secs:8.0f}x" if ref is not None else f"{'-':>9}"
         note = "  (old)" if old else ""

@@ -14,6 +14,12 @@
 //!   aggregates are always full. n = 5, 50. Aggregation changes the event rate (fewer,
 //!   longer exchanges, more MPDUs per exchange).
 //!
+//! - `rrul_ht20_mcs7_linux616`: every one of n HT20 MCS7 stations runs flent's rrul
+//!   (4 TCP up + 4 down, marked BE/BK/CS5/EF, plus ICMP and UDP pings) against the
+//!   wired server, through the linux-6.16 stack, from t = 0 (one simulated second, TCP's
+//!   start included). n = 1, 4, 16. ns-3 3.37 takes about 0.15 / 0.20 / 0.40 wall-s per
+//!   simulated s with one TCP flow per station; the target is 100× faster.
+//!
 //! The seed is fixed, so every iteration does the same work.
 //!
 //! Run with `cargo bench -p txop-sim --bench saturated`, or `scripts/bench.sh` for a
@@ -102,9 +108,31 @@ fn group(c: &mut Criterion, name: &str, ns: &[usize], make: fn(usize) -> SimConf
     g.finish();
 }
 
+/// Every station runs rrul from t = 0 for one simulated second.
+fn rrul(n: usize) -> SimConfig {
+    use txop_sim::traffic::flent::FlentTest;
+    let tx = TxVector::Ht {
+        mcs: 7,
+        width: ChannelWidth::Mhz20,
+        gi: GuardInterval::Long,
+    };
+    let mut cell = CellConfig::new(Standard::N, Band::Ghz5, stations(tx, n));
+    cell.stack = txop_core::stack::preset("linux-6.16").expect("preset");
+    let mut flows = Vec::new();
+    for s in 1..=n as u16 {
+        let mut t = FlentTest::new("rrul");
+        t.delay = Nanos::ZERO;
+        t.length = Nanos::from_secs(1);
+        t.station = s;
+        flows.extend(t.flows(n as u16).expect("rrul flows"));
+    }
+    SimConfig::new(cell, flows, Nanos::from_secs(1), SEED)
+}
+
 fn saturated(c: &mut Criterion) {
     group(c, "dcf_11a_54M_1500B", &[5, 10, 20, 50], dcf_11a);
     group(c, "ht20_mcs7_ampdu_1500B", &[5, 50], ht20_mcs7);
+    group(c, "rrul_ht20_mcs7_linux616", &[1, 4, 16], rrul);
 }
 
 criterion_group!(benches, saturated);

@@ -16,12 +16,13 @@ pub struct FlowStats {
     pub dropped: u64,
     pub dropped_aqm: u64,
     /// One-way delay (µs): from the application sending to the destination receiving.
-    latency_us: Histogram<u32>,
+    /// (Histograms are allocated on first use: most flows fill only some of them.)
+    latency_us: Option<Histogram<u32>>,
     /// In the driver, firmware and air (µs): from entering the driver to leaving the
     /// cell.
-    driver_us: Histogram<u32>,
+    driver_us: Option<Histogram<u32>>,
     /// Round-trip times of a ping flow (µs).
-    rtt_us: Histogram<u32>,
+    rtt_us: Option<Histogram<u32>>,
     /// Bytes delivered per [`STEP`].
     bytes_per_step: Vec<u64>,
     /// (time s, RTT ms) of every ping reply.
@@ -50,9 +51,9 @@ impl Default for FlowStats {
             delivered_bytes: 0,
             dropped: 0,
             dropped_aqm: 0,
-            latency_us: histogram(),
-            driver_us: histogram(),
-            rtt_us: histogram(),
+            latency_us: None,
+            driver_us: None,
+            rtt_us: None,
             bytes_per_step: Vec::new(),
             rtt_samples: Vec::new(),
             owd_samples: Vec::new(),
@@ -64,6 +65,10 @@ impl Default for FlowStats {
     }
 }
 
+fn record(h: &mut Option<Histogram<u32>>, v: u64) {
+    let _ = h.get_or_insert_with(histogram).record(v);
+}
+
 fn us(d: Nanos) -> u64 {
     (d.as_ns() / 1000).clamp(1, 1_000_000_000)
 }
@@ -71,7 +76,7 @@ fn us(d: Nanos) -> u64 {
 impl FlowStats {
     /// The cell delivered one of this flow's packets (it may still cross the wire).
     pub fn air_delivered(&mut self, at: Nanos, p: &Packet) {
-        let _ = self.driver_us.record(us(at.saturating_sub(p.queued_at)));
+        record(&mut self.driver_us, us(at.saturating_sub(p.queued_at)));
     }
 
     /// A data packet reached its destination host.
@@ -84,7 +89,7 @@ impl FlowStats {
     pub fn delivered_bytes_at(&mut self, at: Nanos, sent_at: Nanos, bytes: u64) {
         self.delivered += 1;
         self.delivered_bytes += bytes;
-        let _ = self.latency_us.record(us(at.saturating_sub(sent_at)));
+        record(&mut self.latency_us, us(at.saturating_sub(sent_at)));
         let step = (at.as_ns() / STEP.as_ns()) as usize;
         if self.bytes_per_step.len() <= step {
             self.bytes_per_step.resize(step + 1, 0);
@@ -110,7 +115,7 @@ impl FlowStats {
         self.delivered += 1;
         self.echo_replies += 1;
         self.echo_max_seq = Some(self.echo_max_seq.map_or(seq, |m| m.max(seq)));
-        let _ = self.rtt_us.record(us(rtt));
+        record(&mut self.rtt_us, us(rtt));
         let t = at.as_secs_f64();
         self.rtt_samples.push((t, rtt.as_ms_f64()));
         self.owd_samples
@@ -157,9 +162,9 @@ impl FlowStats {
             } else {
                 0.0
             },
-            latency_ms: summary(&self.latency_us),
-            driver_latency_ms: summary(&self.driver_us),
-            rtt_ms: summary(&self.rtt_us),
+            latency_ms: summary(self.latency_us.as_ref()),
+            driver_latency_ms: summary(self.driver_us.as_ref()),
+            rtt_ms: summary(self.rtt_us.as_ref()),
             throughput_series_bps: (0..steps)
                 .map(|i| {
                     self.bytes_per_step.get(i).copied().unwrap_or(0) as f64 * 8.0
@@ -181,10 +186,8 @@ impl FlowStats {
     }
 }
 
-fn summary(h: &Histogram<u32>) -> Option<LatencySummary> {
-    if h.is_empty() {
-        return None;
-    }
+fn summary(h: Option<&Histogram<u32>>) -> Option<LatencySummary> {
+    let h = h.filter(|h| !h.is_empty())?;
     let ms = |v: u64| v as f64 / 1000.0;
     Some(LatencySummary {
         mean: h.mean() / 1000.0,
