@@ -9,6 +9,7 @@ use txop_core::{DropReason, Nanos, Packet};
 pub const STEP: Nanos = Nanos::from_ms(200);
 
 /// What happened to one flow's packets.
+#[derive(Default)]
 pub struct FlowStats {
     pub offered: u64,
     pub delivered: u64,
@@ -41,28 +42,6 @@ fn histogram() -> Histogram<u32> {
     // 1 µs to 1000 s, 2 significant digits (1 % resolution): about 12 KB. Three digits
     // would be 15 times larger, which dominates short runs with many flows.
     Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("valid bounds")
-}
-
-impl Default for FlowStats {
-    fn default() -> Self {
-        FlowStats {
-            offered: 0,
-            delivered: 0,
-            delivered_bytes: 0,
-            dropped: 0,
-            dropped_aqm: 0,
-            latency_us: None,
-            driver_us: None,
-            rtt_us: None,
-            bytes_per_step: Vec::new(),
-            rtt_samples: Vec::new(),
-            owd_samples: Vec::new(),
-            echo_max_seq: None,
-            echo_replies: 0,
-            cwnd_per_step: Vec::new(),
-            retransmits: None,
-        }
-    }
 }
 
 fn record(h: &mut Option<Histogram<u32>>, v: u64) {
