@@ -36,6 +36,8 @@ pub struct FlowStats {
     /// TCP: the sender's cwnd at the end of each step, and its retransmissions.
     cwnd_per_step: Vec<u64>,
     retransmits: Option<u64>,
+    /// Web: page load times (s).
+    page_loads: Vec<f64>,
 }
 
 fn histogram() -> Histogram<u32> {
@@ -74,6 +76,11 @@ impl FlowStats {
             self.bytes_per_step.resize(step + 1, 0);
         }
         self.bytes_per_step[step] += bytes;
+    }
+
+    /// A web page finished loading after `secs`.
+    pub fn page_loaded(&mut self, _at: Nanos, secs: f64) {
+        self.page_loads.push(secs);
     }
 
     /// A TCP sender's state after an ACK.
@@ -154,6 +161,7 @@ impl FlowStats {
             owd_samples: self.owd_samples.clone(),
             retransmits: self.retransmits,
             cwnd_series_bytes: self.cwnd_per_step.clone(),
+            page_load_times_s: self.page_loads.clone(),
             ipdv_ms: self.ipdv_ms(),
             // Requests sent whose reply never came (those still in flight at the end,
             // sent in the last second, are not counted as lost).

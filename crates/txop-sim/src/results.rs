@@ -23,7 +23,7 @@ pub struct Results {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
     pub flow: u32,
-    /// "saturated", "cbr", "ping", "udp_ping" or "tcp".
+    /// "saturated", "cbr", "ping", "udp_ping", "tcp" or "web".
     pub kind: String,
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
@@ -51,6 +51,8 @@ pub struct FlowResult {
     pub retransmits: Option<u64>,
     /// TCP: the sender's congestion window at the end of each 0.2 s step (bytes).
     pub cwnd_series_bytes: Vec<u64>,
+    /// Web: every completed page load, seconds.
+    pub page_load_times_s: Vec<f64>,
     /// Mean |ΔRTT| between consecutive replies (IPDV, jitter), ms.
     pub ipdv_ms: Option<f64>,
     /// Fraction of echo requests (up to the last one answered) never answered.

@@ -70,16 +70,55 @@ enum Payload {
         seq: u64,
         request_sent: Nanos,
     },
-    /// A TCP segment: data towards the receiver, or an ACK towards the sender.
-    Tcp(Segment),
+    /// A TCP segment of connection `conn`: data towards the receiver, or an ACK.
+    Tcp {
+        conn: u32,
+        seg: Segment,
+    },
+    /// A web client's connection handshake (SYN / SYN-ACK as one round trip).
+    WebSyn {
+        conn: u32,
+    },
+    WebSynAck {
+        conn: u32,
+    },
+    /// A web client asks for `object` on connection `conn`.
+    WebRequest {
+        conn: u32,
+        object: u32,
+    },
 }
 
 /// One TCP connection's two ends.
 struct TcpConn {
+    flow: usize,
+    sender: Host,
+    receiver: Host,
+    tid: u8,
+    dscp: u8,
+    hash: u32,
     snd: TcpSender,
     rcv: TcpReceiver,
     /// The timer event currently scheduled for it (others are stale).
     deadline: Option<Nanos>,
+    /// Web: the object being received and the stream offset where it ends.
+    object: Option<(u32, u64)>,
+    /// Web: the stream offset already asked for (requested bytes so far).
+    requested: u64,
+}
+
+/// A web page load in progress.
+#[derive(Default)]
+struct WebState {
+    /// Connection indices in `conns` (opened as the page needs them).
+    conns: Vec<usize>,
+    /// Next object not yet requested.
+    next_object: u32,
+    /// Objects received in full.
+    done: u32,
+    started: Nanos,
+    /// Completed page load times (s).
+    load_times: Vec<f64>,
 }
 
 /// A packet in flight, beyond what the cell sees.
@@ -101,7 +140,9 @@ enum Event {
     /// A packet reaches the far end of the wired link (the AP, or a server).
     WiredArrival { packet: Packet },
     /// A TCP connection's timer (RTO, pacing, delayed ACK).
-    TcpTimer { flow: usize },
+    TcpTimer { conn: usize },
+    /// A web request not answered after 1 s is sent again.
+    WebRetry { conn: usize, object: u32 },
     /// A TCP flow stops writing new data.
     TcpStop { flow: usize },
 }
@@ -117,7 +158,10 @@ pub struct Simulation {
     down: WiredLink,
     up: WiredLink,
     ping_seq: Vec<u64>,
-    conns: Vec<Option<TcpConn>>,
+    conns: Vec<TcpConn>,
+    /// The connection of each TCP flow, once open.
+    flow_conn: Vec<Option<usize>>,
+    web: Vec<WebState>,
     next_id: u64,
     now: Nanos,
     end: Nanos,
@@ -155,6 +199,7 @@ impl Simulation {
                 }
                 Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i }),
                 Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i }),
+                Flow::Web(w) => events.push(w.start, Event::Offer { flow: i }),
                 Flow::Tcp(t) => {
                     events.push(t.start, Event::Offer { flow: i });
                     if let Some(stop) = t.stop {
@@ -168,7 +213,9 @@ impl Simulation {
             cell,
             flow_stats: cfg.flows.iter().map(|_| FlowStats::default()).collect(),
             ping_seq: vec![0; cfg.flows.len()],
-            conns: cfg.flows.iter().map(|_| None).collect(),
+            conns: Vec::new(),
+            flow_conn: cfg.flows.iter().map(|_| None).collect(),
+            web: cfg.flows.iter().map(|_| WebState::default()).collect(),
             flows: cfg.flows,
             events,
             slab: Vec::new(),
@@ -240,21 +287,28 @@ impl Simulation {
         match ev {
             Event::Offer { flow } => self.offer(at, flow),
             Event::WiredArrival { packet } => self.wired_arrival(at, packet),
-            Event::TcpTimer { flow } => {
-                let Some(c) = self.conns[flow].as_mut() else {
-                    return;
-                };
+            Event::TcpTimer { conn } => {
+                let c = &mut self.conns[conn];
                 if c.deadline != Some(at) {
                     return; // superseded by a later reschedule
                 }
                 c.deadline = None;
                 c.snd.handle_timeout(at);
                 c.rcv.handle_timeout(at);
-                self.pump_tcp(at, flow);
+                self.pump_tcp(at, conn);
             }
             Event::TcpStop { flow } => {
-                if let Some(c) = self.conns[flow].as_mut() {
-                    c.snd.close();
+                if let Some(c) = self.flow_conn[flow] {
+                    self.conns[c].snd.close();
+                }
+            }
+            Event::WebRetry { conn, object } => {
+                // The server never saw the request (it was lost): ask again.
+                let c = &self.conns[conn];
+                if c.object
+                    .is_some_and(|(o, end)| o == object && c.requested < end)
+                {
+                    self.web_request(at, conn, object);
                 }
             }
         }
@@ -264,12 +318,15 @@ impl Simulation {
     fn offer(&mut self, at: Nanos, flow: usize) {
         let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
         if let Flow::Tcp(t) = &self.flows[flow] {
-            self.conns[flow] = Some(TcpConn {
-                snd: TcpSender::new(t.cfg, at, t.bytes),
-                rcv: TcpReceiver::new(t.cfg),
-                deadline: None,
-            });
-            self.pump_tcp(at, flow);
+            let (sender, receiver, cfg, bytes) = (t.sender, t.receiver, t.cfg, t.bytes);
+            let (tid, dscp, hash) = (t.tid, t.dscp, t.flow_hash);
+            let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, (tid, dscp, hash));
+            self.flow_conn[flow] = Some(conn);
+            self.pump_tcp(at, conn);
+            return;
+        }
+        if let Flow::Web(_) = &self.flows[flow] {
+            self.web_start(at, flow);
             return;
         }
         self.flow_stats[flow].offered += 1;
@@ -308,22 +365,183 @@ impl Simulation {
                 let p = self.make_packet(from, to, len, tid, dscp, hash, token);
                 self.send(at, from, p);
             }
-            Flow::Tcp(_) => {}
+            Flow::Tcp(_) | Flow::Web(_) => {}
+        }
+    }
+
+    /// Open a TCP connection (no handshake: it starts established).
+    #[allow(clippy::too_many_arguments)]
+    fn open_conn(
+        &mut self,
+        now: Nanos,
+        flow: usize,
+        sender: Host,
+        receiver: Host,
+        cfg: crate::tcp::TcpConfig,
+        bytes: Option<u64>,
+        (tid, dscp, hash): (u8, u8, u32),
+    ) -> usize {
+        self.conns.push(TcpConn {
+            flow,
+            sender,
+            receiver,
+            tid,
+            dscp,
+            hash,
+            snd: TcpSender::new(cfg, now, bytes),
+            rcv: TcpReceiver::new(cfg),
+            deadline: None,
+            object: None,
+            requested: 0,
+        });
+        self.conns.len() - 1
+    }
+
+    /// A page load begins: a connection for the page itself.
+    fn web_start(&mut self, at: Nanos, flow: usize) {
+        let w = &mut self.web[flow];
+        w.next_object = 0;
+        w.done = 0;
+        w.started = at;
+        self.web_open(at, flow);
+    }
+
+    /// Open one more connection for a page (the server sends, the client receives);
+    /// its handshake goes first.
+    fn web_open(&mut self, at: Nanos, flow: usize) {
+        let Flow::Web(page) = &self.flows[flow] else {
+            return;
+        };
+        let (client, server, cfg, hash) = (page.client, page.server, page.cfg, page.flow_hash);
+        let k = self.web[flow].conns.len() as u32;
+        let conn = self.open_conn(at, flow, server, client, cfg, Some(0), (0, 0, hash ^ k));
+        self.web[flow].conns.push(conn);
+        self.web_packet(
+            at,
+            conn,
+            Payload::WebSyn { conn: conn as u32 },
+            60,
+            client,
+            server,
+        );
+    }
+
+    fn web_packet(
+        &mut self,
+        at: Nanos,
+        conn: usize,
+        payload: Payload,
+        len: u32,
+        from: Host,
+        to: Host,
+    ) {
+        let c = &self.conns[conn];
+        let (flow, tid, dscp, hash) = (c.flow, c.tid, c.dscp, c.hash);
+        let token = self.alloc(InFlight {
+            flow: flow as u32,
+            to,
+            from,
+            sent_at: at,
+            payload,
+        });
+        let p = self.make_packet(from, to, len, tid, dscp, hash, token);
+        self.send(at, from, p);
+    }
+
+    /// Ask for the next object on connection `conn`, if any is left.
+    fn web_next(&mut self, at: Nanos, conn: usize) {
+        let flow = self.conns[conn].flow;
+        let Flow::Web(page) = &self.flows[flow] else {
+            return;
+        };
+        let n = page.objects_bytes.len() as u32;
+        let w = &mut self.web[flow];
+        // The page itself first; the other objects only once it is complete.
+        if w.next_object >= n || (w.next_object > 0 && w.done == 0) {
+            self.conns[conn].object = None;
+            return;
+        }
+        let object = w.next_object;
+        w.next_object += 1;
+        self.web_request(at, conn, object);
+    }
+
+    fn web_request(&mut self, at: Nanos, conn: usize, object: u32) {
+        let flow = self.conns[conn].flow;
+        let Flow::Web(page) = &self.flows[flow] else {
+            return;
+        };
+        let (client, server, req) = (page.client, page.server, page.request_bytes);
+        let size = page.objects_bytes[object as usize] as u64;
+        let c = &mut self.conns[conn];
+        if c.object.map(|(o, _)| o) != Some(object) {
+            c.object = Some((object, c.requested + size));
+        }
+        self.web_packet(
+            at,
+            conn,
+            Payload::WebRequest {
+                conn: conn as u32,
+                object,
+            },
+            req,
+            client,
+            server,
+        );
+        self.events
+            .push(at + Nanos::from_secs(1), Event::WebRetry { conn, object });
+    }
+
+    /// The client received more of connection `conn`'s stream.
+    fn web_progress(&mut self, at: Nanos, conn: usize) {
+        let c = &self.conns[conn];
+        let Some((_, end)) = c.object else {
+            return;
+        };
+        if c.rcv.bytes_received() < end {
+            return;
+        }
+        let flow = c.flow;
+        let Flow::Web(page) = &self.flows[flow] else {
+            return;
+        };
+        let (n, max_conns, repeat) = (
+            page.objects_bytes.len() as u32,
+            page.connections.max(1) as usize,
+            page.repeat_after,
+        );
+        self.conns[conn].object = None;
+        let w = &mut self.web[flow];
+        w.done += 1;
+        if w.done == n {
+            let t = (at - w.started).as_secs_f64();
+            w.load_times.push(t);
+            self.flow_stats[flow].page_loaded(at, t);
+            if let Some(r) = repeat {
+                self.events.push(at + r, Event::Offer { flow });
+            }
+            return;
+        }
+        let first_done = w.done == 1;
+        self.web_next(at, conn);
+        // The page is in: open the browser's other connections for its objects.
+        if first_done {
+            while self.web[flow].conns.len() < max_conns
+                && (self.web[flow].conns.len() as u32) < n - 1
+            {
+                self.web_open(at, flow);
+            }
         }
     }
 
     /// Send whatever a TCP connection's two ends have to send now, and reschedule its
     /// timer.
-    fn pump_tcp(&mut self, now: Nanos, flow: usize) {
-        let Flow::Tcp(t) = &self.flows[flow] else {
-            return;
-        };
-        let (sender, receiver, tid, dscp, hash) =
-            (t.sender, t.receiver, t.tid, t.dscp, t.flow_hash);
+    fn pump_tcp(&mut self, now: Nanos, conn: usize) {
+        let c = &self.conns[conn];
+        let (flow, sender, receiver, tid, dscp, hash) =
+            (c.flow, c.sender, c.receiver, c.tid, c.dscp, c.hash);
         loop {
-            let Some(c) = self.conns[flow].as_mut() else {
-                return;
-            };
+            let c = &mut self.conns[conn];
             let (seg, from, to) = if let Some(seg) = c.snd.poll_transmit(now) {
                 (seg, sender, receiver)
             } else if let Some(ack) = c.rcv.poll_ack(now) {
@@ -339,7 +557,10 @@ impl Simulation {
                 to,
                 from,
                 sent_at: now,
-                payload: Payload::Tcp(seg),
+                payload: Payload::Tcp {
+                    conn: conn as u32,
+                    seg,
+                },
             });
             let mut p = self.make_packet(from, to, seg.ip_len(), tid, dscp, hash, token);
             if seg.ect {
@@ -347,9 +568,7 @@ impl Simulation {
             }
             self.send(now, from, p);
         }
-        let Some(c) = self.conns[flow].as_mut() else {
-            return;
-        };
+        let c = &mut self.conns[conn];
         let next = match (c.snd.poll_timeout(), c.rcv.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -357,7 +576,7 @@ impl Simulation {
         if let Some(t) = next {
             if c.deadline != Some(t) {
                 c.deadline = Some(t);
-                self.events.push(t.max(now), Event::TcpTimer { flow });
+                self.events.push(t.max(now), Event::TcpTimer { conn });
             }
         }
     }
@@ -473,24 +692,53 @@ impl Simulation {
                 let p = self.make_packet(f.to, f.from, packet.len_bytes, tid, dscp, hash, token);
                 self.send(at, f.to, p);
             }
-            Payload::Tcp(mut seg) => {
+            Payload::Tcp { conn, mut seg } => {
+                let conn = conn as usize;
                 seg.ce = packet.ecn == Ecn::Ce;
-                let Some(c) = self.conns[flow].as_mut() else {
-                    return;
-                };
-                if f.to == c_receiver(&self.flows[flow]) {
+                let c = &mut self.conns[conn];
+                if f.to == c.receiver {
                     let before = c.rcv.bytes_received();
                     c.rcv.on_segment(at, &seg);
                     let new_bytes = c.rcv.bytes_received() - before;
                     if new_bytes > 0 {
                         self.flow_stats[flow].delivered_bytes_at(at, f.sent_at, new_bytes);
+                        self.web_progress(at, conn);
                     }
                 } else {
                     c.snd.on_ack(at, &seg);
                     let st = c.snd.stats();
                     self.flow_stats[flow].tcp_sample(at, st.cwnd_bytes, st.retransmits);
                 }
-                self.pump_tcp(at, flow);
+                self.pump_tcp(at, conn);
+            }
+            Payload::WebSyn { conn } => {
+                let c = &self.conns[conn as usize];
+                let (client, server) = (c.receiver, c.sender);
+                self.web_packet(
+                    at,
+                    conn as usize,
+                    Payload::WebSynAck { conn },
+                    60,
+                    server,
+                    client,
+                );
+            }
+            Payload::WebSynAck { conn } => self.web_next(at, conn as usize),
+            Payload::WebRequest { conn, object } => {
+                let conn = conn as usize;
+                let Flow::Web(page) = &self.flows[flow] else {
+                    return;
+                };
+                let size = page.objects_bytes[object as usize] as u64;
+                let c = &mut self.conns[conn];
+                // A repeated request for an object already being sent is ignored.
+                if c.object
+                    .is_some_and(|(o, end)| o == object && c.requested < end)
+                {
+                    c.requested += size;
+                    c.snd.add_bytes(at, size);
+                    self.pump_tcp(at, conn);
+                }
             }
             Payload::PingReply { seq, request_sent } => {
                 // The reply left the far host when the request arrived there.
@@ -606,14 +854,6 @@ impl Simulation {
     /// Packets the cell itself holds (queued, in the air, or awaiting reordering).
     pub fn packets_in_cell(&self) -> u64 {
         self.cell.packets_inside()
-    }
-}
-
-/// The receiving host of a TCP flow.
-fn c_receiver(f: &Flow) -> Host {
-    match f {
-        Flow::Tcp(t) => t.receiver,
-        other => other.dst(),
     }
 }
 

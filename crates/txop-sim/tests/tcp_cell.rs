@@ -112,3 +112,37 @@ fn rrul_runs_and_is_deterministic() {
     assert_eq!(json(&a), json(&b));
     assert_ne!(json(&a), json(&run(10)));
 }
+
+/// Seed 001 / issue 4: a 62-object, 1.8 MB page (fetched one object after another over
+/// one connection, as the seed's wget) loads in a few seconds at idle and many times
+/// slower beside 12 TCP downloads on the bloated stack; the reworked stack narrows it.
+#[test]
+fn page_load_under_load_per_era() {
+    use txop_sim::traffic::web::WebPage;
+    let load = |stack: &str, streams: u32| -> f64 {
+        let mut cell = CellConfig::new(Standard::N, Band::Ghz5, vec![ht20(0)]);
+        cell.stack = preset(stack).unwrap();
+        let mut flows = Vec::new();
+        for i in 0..streams {
+            let mut t = TcpFlow::bulk(Host::Server, Host::Station(1), 0x2000 + i * 7919);
+            t.start = Nanos::ZERO;
+            flows.push(Flow::Tcp(t));
+        }
+        let mut page = WebPage::seed_page(Host::Station(1), 1, 0x77);
+        page.start = Nanos::from_secs(10);
+        flows.push(Flow::Web(page));
+        let r = Simulation::new(SimConfig::new(cell, flows, Nanos::from_secs(600), 1))
+            .unwrap()
+            .run();
+        let web = r.flows.last().unwrap();
+        assert_eq!(web.kind, "web");
+        *web.page_load_times_s.first().expect("the page loaded")
+    };
+    let idle = load("linux-6.16", 0);
+    let bloated = load("linux-4.8-bloated", 12);
+    let modern = load("linux-6.16", 12);
+    println!("page load: idle {idle:.1} s; beside 12 downloads: bloated {bloated:.1} s, linux-6.16 {modern:.1} s");
+    assert!(idle < 6.0, "idle {idle}");
+    assert!(bloated > 5.0 * idle, "bloated {bloated} vs idle {idle}");
+    assert!(modern < bloated / 2.0, "6.16 {modern} vs bloated {bloated}");
+}

@@ -5,12 +5,14 @@ pub mod flent;
 pub mod ping;
 pub mod saturated;
 pub mod tcp;
+pub mod web;
 
 use cbr::Cbr;
 use ping::Ping;
 use saturated::Saturated;
 use tcp::TcpFlow;
 use txop_core::{NodeId, Packet};
+use web::WebPage;
 
 /// Where an application runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,6 +50,7 @@ pub enum Flow {
     Cbr(Cbr),
     Ping(Ping),
     Tcp(TcpFlow),
+    Web(WebPage),
 }
 
 impl Flow {
@@ -58,6 +61,7 @@ impl Flow {
             Flow::Cbr(f) => node_host(f.src),
             Flow::Ping(p) => p.from,
             Flow::Tcp(t) => t.sender,
+            Flow::Web(w) => w.client,
         }
     }
 
@@ -67,6 +71,7 @@ impl Flow {
             Flow::Cbr(f) => node_host(f.dst),
             Flow::Ping(p) => p.to,
             Flow::Tcp(t) => t.receiver,
+            Flow::Web(w) => w.server,
         }
     }
 
@@ -77,6 +82,7 @@ impl Flow {
             Flow::Ping(p) if p.udp => "udp_ping",
             Flow::Ping(_) => "ping",
             Flow::Tcp(_) => "tcp",
+            Flow::Web(_) => "web",
         }
     }
 
@@ -85,7 +91,7 @@ impl Flow {
         match self {
             Flow::Saturated(f) => Some(f.packet(id, token)),
             Flow::Cbr(f) => Some(f.packet(id, token)),
-            Flow::Ping(_) | Flow::Tcp(_) => None,
+            Flow::Ping(_) | Flow::Tcp(_) | Flow::Web(_) => None,
         }
     }
 }
