@@ -76,5 +76,13 @@ pub fn summary(title: &str, r: &Results) -> String {
             );
         }
     }
+    for f in r.flows.iter().filter(|f| !f.page_load_times_s.is_empty()) {
+        let times: Vec<String> = f
+            .page_load_times_s
+            .iter()
+            .map(|t| format!("{t:.2} s"))
+            .collect();
+        let _ = writeln!(s, "\nweb page loads by {}: {}", f.src, times.join(", "));
+    }
     s
 }

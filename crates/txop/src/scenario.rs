@@ -17,7 +17,8 @@ use txop_sim::tcp::CongestionControl;
 use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::flent::FlentTest;
 use txop_sim::traffic::saturated::Saturated;
-use txop_sim::traffic::Flow;
+use txop_sim::traffic::web::WebPage;
+use txop_sim::traffic::{Flow, Host};
 use txop_sim::{SimConfig, WiredConfig};
 
 /// A whole scenario file.
@@ -364,6 +365,36 @@ pub struct Traffic {
     pub cc: String,
     /// ECN on the TCP flows.
     pub ecn: bool,
+    /// A web page load beside the other traffic.
+    pub web: Option<WebSpec>,
+}
+
+/// `[traffic.web]`: a page a station loads (the seed's 62 objects, 1.8 MB, by default).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebSpec {
+    /// The station whose browser loads it.
+    pub station: u16,
+    /// Object sizes in bytes, the page first; absent = the seed's page.
+    pub objects_bytes: Option<Vec<u32>>,
+    /// Persistent connections (wget 1, browsers 6).
+    pub connections: u32,
+    /// When the first load starts.
+    pub start_s: f64,
+    /// Load again this long after each load ends (absent = once).
+    pub repeat_after_s: Option<f64>,
+}
+
+impl Default for WebSpec {
+    fn default() -> Self {
+        WebSpec {
+            station: 1,
+            objects_bytes: None,
+            connections: 6,
+            start_s: 5.0,
+            repeat_after_s: None,
+        }
+    }
 }
 
 /// Traffic models.
@@ -393,6 +424,7 @@ impl Default for Traffic {
             station: 1,
             cc: "cubic".to_string(),
             ecn: false,
+            web: None,
         }
     }
 }
@@ -909,6 +941,47 @@ impl Scenario {
         Ok(c)
     }
 
+    /// The page load of `[traffic.web]`.
+    fn web_flow(&self, w: &WebSpec, stations: u16) -> Result<Flow, ScenarioError> {
+        let key = |k: &str| format!("traffic.web.{k}");
+        if w.station == 0 || w.station > stations {
+            return Err(ScenarioError::new(
+                key("station"),
+                format!("no station {} in this cell", w.station),
+            ));
+        }
+        if w.connections == 0 || w.connections > 64 {
+            return Err(ScenarioError::new(key("connections"), "must be 1 to 64"));
+        }
+        if !(w.start_s.is_finite() && w.start_s >= 0.0) {
+            return Err(ScenarioError::new(
+                key("start_s"),
+                "must be 0 or more seconds",
+            ));
+        }
+        let mut page = WebPage::seed_page(Host::Station(w.station), w.connections, 0x7765_6200);
+        if let Some(objects) = &w.objects_bytes {
+            if objects.is_empty() || objects.contains(&0) {
+                return Err(ScenarioError::new(
+                    key("objects_bytes"),
+                    "needs at least one object, none empty",
+                ));
+            }
+            page.objects_bytes = objects.clone();
+        }
+        page.start = Nanos::from_secs_f64(w.start_s);
+        if let Some(r) = w.repeat_after_s {
+            if !(r.is_finite() && r >= 0.0) {
+                return Err(ScenarioError::new(
+                    key("repeat_after_s"),
+                    "must be 0 or more seconds",
+                ));
+            }
+            page.repeat_after = Some(Nanos::from_secs_f64(r));
+        }
+        Ok(Flow::Web(page))
+    }
+
     /// The flent test of `[traffic]`.
     fn flent_test(&self, name: &str) -> Result<FlentTest, ScenarioError> {
         let t = &self.traffic;
@@ -1163,6 +1236,9 @@ impl Scenario {
             if self.duration_s.is_none() {
                 duration = test.total();
             }
+        }
+        if let Some(web) = &t.web {
+            flows.push(self.web_flow(web, n)?);
         }
         let w = &self.wired;
         if !(w.rate_mbps.is_finite() && w.rate_mbps > 0.0) {

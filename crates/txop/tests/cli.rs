@@ -258,3 +258,35 @@ fn stack_changes_the_outcome() {
     assert!(shares("linux-4.8-bloated") > 0.6);
     assert!(shares("linux-6.16") < 0.3);
 }
+
+#[test]
+fn flent_test_and_web_page_through_the_cli() {
+    let o = txop(&[
+        "run",
+        "tcp-ndown-6mbit",
+        "--json",
+        "--set",
+        "traffic.length_s=10",
+        "--set",
+        "traffic.web={connections=2, objects_bytes=[20000, 10000, 10000]}",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        (v["duration_s"].as_f64().unwrap() - 20.0).abs() < 1e-9,
+        "delay + length + delay"
+    );
+    let flows = v["flows"].as_array().unwrap();
+    let kinds: Vec<&str> = flows.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["tcp", "tcp", "tcp", "tcp", "ping", "web"]);
+    assert!(flows[5]["page_load_times_s"].as_array().unwrap().len() == 1);
+    assert!(flows[4]["rtt_samples"].as_array().unwrap().len() > 90);
+    assert_user_error(
+        &["run", "tcp-ndown-6mbit", "--set", "traffic.test=tcp_down"],
+        &["traffic.test", "unknown flent test `tcp_down`"],
+    );
+    assert_user_error(
+        &["run", "tcp-ndown-6mbit", "--set", "traffic.web={station=3}"],
+        &["traffic.web.station", "no station 3"],
+    );
+}
