@@ -34,11 +34,13 @@ root, start = sys.argv[1], float(sys.argv[2])
 NS3 = {
     "dcf_11a_54M_1500B": {5: 0.52, 10: 1.02, 20: 2.10, 50: 5.22},
     "rrul_ht20_mcs7_linux616": {1: 0.15, 4: 0.20, 16: 0.40},
+    "tcp_1down_ht20_mcs7_linux616": {1: 0.15, 4: 0.20, 16: 0.40},
 }
 GROUPS = [
     ("dcf_11a_54M_1500B", "802.11a 54 Mbit/s DCF, 1500 B, saturated uplink", [5, 10, 20, 50]),
     ("ht20_mcs7_ampdu_1500B", "802.11n HT20 MCS 7, A-MPDU, 1500 B, saturated uplink", [5, 50]),
     ("rrul_ht20_mcs7_linux616", "rrul on every station, HT20 MCS 7, linux-6.16", [1, 4, 16]),
+    ("tcp_1down_ht20_mcs7_linux616", "one TCP download per station, HT20 MCS 7, linux-6.16", [1, 4, 16]),
 ]
 
 

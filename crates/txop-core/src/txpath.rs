@@ -413,9 +413,16 @@ impl TxPath {
     /// requests do; running `next_txq` on every push would keep topping up deficits and
     /// erase the scheduler's decisions.
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        let tids: Vec<u8> = (0..NUM_TIDS as u8)
-            .filter(|&t| !self.qos || Ac::from_up(t) == ac)
-            .collect();
+        // The TIDs of this AC (all of them without QoS), without allocating.
+        let mut tids = [0u8; NUM_TIDS];
+        let mut n_tids = 0;
+        for t in 0..NUM_TIDS as u8 {
+            if !self.qos || Ac::from_up(t) == ac {
+                tids[n_tids] = t;
+                n_tids += 1;
+            }
+        }
+        let tids = &tids[..n_tids];
         let slots = self.links.len() * tids.len();
         let start = self.push_rr[ac.index()];
         for k in 0..slots {

@@ -20,6 +20,10 @@
 //!   start included). n = 1, 4, 16. ns-3 3.37 takes about 0.15 / 0.20 / 0.40 wall-s per
 //!   simulated s with one TCP flow per station; the target is 100× faster.
 //!
+//! - `tcp_1down_ht20_mcs7_linux616`: one TCP CUBIC download per station from the wired
+//!   server (and each station pinging it), linux-6.16, from t = 0: the like-for-like
+//!   counterpart of ns-3's one-TCP-flow-per-station figures. n = 1, 4, 16.
+//!
 //! The seed is fixed, so every iteration does the same work.
 //!
 //! Run with `cargo bench -p txop-sim --bench saturated`, or `scripts/bench.sh` for a
@@ -129,10 +133,32 @@ fn rrul(n: usize) -> SimConfig {
     SimConfig::new(cell, flows, Nanos::from_secs(1), SEED)
 }
 
+/// One TCP download per station (flent tcp_1down on every station) from t = 0.
+fn tcp_1down(n: usize) -> SimConfig {
+    use txop_sim::traffic::flent::FlentTest;
+    let tx = TxVector::Ht {
+        mcs: 7,
+        width: ChannelWidth::Mhz20,
+        gi: GuardInterval::Long,
+    };
+    let mut cell = CellConfig::new(Standard::N, Band::Ghz5, stations(tx, n));
+    cell.stack = txop_core::stack::preset("linux-6.16").expect("preset");
+    let mut flows = Vec::new();
+    for s in 1..=n as u16 {
+        let mut t = FlentTest::new("tcp_1down");
+        t.delay = Nanos::ZERO;
+        t.length = Nanos::from_secs(1);
+        t.station = s;
+        flows.extend(t.flows(n as u16).expect("tcp_1down flows"));
+    }
+    SimConfig::new(cell, flows, Nanos::from_secs(1), SEED)
+}
+
 fn saturated(c: &mut Criterion) {
     group(c, "dcf_11a_54M_1500B", &[5, 10, 20, 50], dcf_11a);
     group(c, "ht20_mcs7_ampdu_1500B", &[5, 50], ht20_mcs7);
     group(c, "rrul_ht20_mcs7_linux616", &[1, 4, 16], rrul);
+    group(c, "tcp_1down_ht20_mcs7_linux616", &[1, 4, 16], tcp_1down);
 }
 
 criterion_group!(benches, saturated);
