@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up what txop needs on a fresh machine: a Rust toolchain with rustfmt and clippy.
+# Set up what txop needs on a fresh machine: a Rust toolchain with rustfmt and clippy,
+# and flent (with matplotlib) for the tests that open txop's flent data files.
 # Idempotent; prints what it does. Later stages (the emulator's tests, flent) add their
 # Debian and PyPI packages here.
 set -euo pipefail
@@ -24,6 +25,12 @@ if command -v rustup >/dev/null 2>&1; then
             rustup component add "$c" >&2
         fi
     done
+fi
+
+# flent (from PyPI) opens the .flent.gz files txop writes; the tests render plots with it.
+if ! command -v flent >/dev/null 2>&1; then
+    echo "setup: installing flent and matplotlib from PyPI" >&2
+    python3 -m pip install --quiet --disable-pip-version-check flent matplotlib >&2
 fi
 
 cargo --version >&2

@@ -132,11 +132,19 @@ impl FlowStats {
         }
     }
 
-    pub fn result(&self, id: usize, kind: &str, src: Host, dst: Host, secs: f64) -> FlowResult {
+    pub fn result(
+        &self,
+        id: usize,
+        (kind, label): (&str, &str),
+        src: Host,
+        dst: Host,
+        secs: f64,
+    ) -> FlowResult {
         let steps = (secs / STEP.as_secs_f64()).ceil() as usize;
         FlowResult {
             flow: id as u32,
             kind: kind.to_string(),
+            label: label.to_string(),
             src: src.name(),
             dst: dst.name(),
             offered_packets: self.offered,

@@ -2,6 +2,7 @@
 //! and result summaries.
 
 pub mod events;
+pub mod flentfile;
 pub mod flowstats;
 pub mod net;
 pub mod results;

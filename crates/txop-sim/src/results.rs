@@ -25,6 +25,8 @@ pub struct FlowResult {
     pub flow: u32,
     /// "saturated", "cbr", "ping", "udp_ping", "tcp" or "web".
     pub kind: String,
+    /// The flent series it fills ("" outside flent tests).
+    pub label: String,
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
     pub dst: String,

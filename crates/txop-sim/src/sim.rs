@@ -840,7 +840,7 @@ impl Simulation {
                 .iter()
                 .zip(&self.flow_stats)
                 .enumerate()
-                .map(|(i, (f, st))| st.result(i, f.kind(), f.src(), f.dst(), secs))
+                .map(|(i, (f, st))| st.result(i, (f.kind(), f.label()), f.src(), f.dst(), secs))
                 .collect(),
             conservation: Conservation {
                 offered_packets: self.offered,

@@ -25,6 +25,7 @@ enum Command {
         txop run default\n  \
         txop run anomaly --set stations.list[1].mcs=3\n  \
         txop run bianchi-11a --set stations.count=50 --json\n  \
+        txop run tcp-ndown-6mbit --set stack=linux-4.8-bloated -o results/bloated\n  \
         txop run my-cell.toml --seed 7")]
     Run {
         /// Built-in scenario name (see `txop list`) or path to a scenario file.
@@ -38,6 +39,13 @@ enum Command {
         /// Print the results as JSON on stdout instead of the table.
         #[arg(long)]
         json: bool,
+        /// Write a results directory: summary.txt, results.json and, for a flent
+        /// test, a flent data file (`flent -i FILE`). Refused if it exists.
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<std::path::PathBuf>,
+        /// Replace an existing results directory.
+        #[arg(long)]
+        force: bool,
     },
     /// List the built-in scenarios.
     List,
@@ -53,6 +61,9 @@ enum Command {
 struct JsonReport<'a> {
     txop_version: &'a str,
     scenario: &'a str,
+    /// The scenario as resolved (defaults filled in), in results.json.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<&'a Scenario>,
     #[serde(flatten)]
     results: &'a Results,
 }
@@ -89,7 +100,57 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, UserError> {
         .collect()
 }
 
-fn run(spec: &str, sets: &[String], seed: Option<u64>, json: bool) -> Result<(), UserError> {
+/// The options of `txop run`.
+struct RunOptions<'a> {
+    spec: &'a str,
+    sets: &'a [String],
+    seed: Option<u64>,
+    json: bool,
+    output: Option<&'a Path>,
+    force: bool,
+}
+
+/// Write the results directory: everything into a sibling temporary directory first,
+/// then one rename, so that a failure leaves nothing that looks complete.
+fn write_results(dir: &Path, force: bool, files: &[(String, Vec<u8>)]) -> Result<(), UserError> {
+    let shown = dir.display();
+    if dir.exists() && !force {
+        return Err(UserError(format!(
+            "{shown}: output directory exists (use --force to replace it)"
+        )));
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".into());
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    let fail = |what: &str, e: std::io::Error| {
+        let _ = std::fs::remove_dir_all(&tmp);
+        UserError(format!("{shown}: cannot {what}: {e}"))
+    };
+    std::fs::create_dir_all(&tmp).map_err(|e| fail("create the directory", e))?;
+    for (file, bytes) in files {
+        std::fs::write(tmp.join(file), bytes).map_err(|e| fail(&format!("write {file}"), e))?;
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| fail("replace the old directory", e))?;
+    }
+    std::fs::rename(&tmp, dir).map_err(|e| fail("move the results into place", e))
+}
+
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use flate2::{write::GzEncoder, Compression};
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(bytes)?;
+    e.finish()
+}
+
+fn run(o: RunOptions) -> Result<(), UserError> {
+    let (spec, sets, seed, json) = (o.spec, o.sets, o.seed, o.json);
     let (source, text) = load(spec)?;
     let sets = parse_sets(sets)?;
     let scenario: Scenario =
@@ -109,19 +170,43 @@ fn run(spec: &str, sets: &[String], seed: Option<u64>, json: bool) -> Result<(),
     };
     let sim = Simulation::new(cfg).map_err(|e| UserError(format!("{source}: {e}")))?;
     let results = sim.run();
+    let summary = report::summary(&name, &results);
+    if let Some(dir) = o.output {
+        let report = JsonReport {
+            txop_version: env!("CARGO_PKG_VERSION"),
+            scenario: &name,
+            resolved: Some(&scenario),
+            results: &results,
+        };
+        let json_bytes = serde_json::to_vec_pretty(&report)
+            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+        let mut files = vec![
+            ("summary.txt".to_string(), summary.clone().into_bytes()),
+            ("results.json".to_string(), json_bytes),
+        ];
+        if let Some(test) = &scenario.traffic.test {
+            let data =
+                txop_sim::flentfile::flent_data(&results, test, &name, scenario.traffic.length_s);
+            let bytes = serde_json::to_vec(&data)
+                .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
+                .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;
+            files.push((format!("{test}-{name}.flent.gz"), bytes));
+        }
+        write_results(dir, o.force, &files)?;
+    }
     let mut stdout = std::io::stdout().lock();
     let written = if json {
         let report = JsonReport {
             txop_version: env!("CARGO_PKG_VERSION"),
             scenario: &name,
+            resolved: None,
             results: &results,
         };
         serde_json::to_string_pretty(&report)
             .map_err(|e| UserError(format!("cannot encode results: {e}")))
             .and_then(|s| writeln!(stdout, "{s}").map_err(|e| UserError(format!("stdout: {e}"))))
     } else {
-        write!(stdout, "{}", report::summary(&name, &results))
-            .map_err(|e| UserError(format!("stdout: {e}")))
+        write!(stdout, "{summary}").map_err(|e| UserError(format!("stdout: {e}")))
     };
     written
 }
@@ -160,7 +245,16 @@ fn main() -> ExitCode {
             set,
             seed,
             json,
-        } => run(&scenario, &set, seed, json),
+            output,
+            force,
+        } => run(RunOptions {
+            spec: &scenario,
+            sets: &set,
+            seed,
+            json,
+            output: output.as_deref(),
+            force,
+        }),
         Command::List => {
             for (name, text) in builtin::SCENARIOS {
                 println!("{name:<14} {}", builtin::description(text));

@@ -290,3 +290,107 @@ fn flent_test_and_web_page_through_the_cli() {
         &["traffic.web.station", "no station 3"],
     );
 }
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("txop-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn flent_renders(file: &std::path::Path, plot: &str, png: &std::path::Path) {
+    let out = Command::new("flent")
+        .arg("-i")
+        .arg(file)
+        .args(["-p", plot, "-o"])
+        .arg(png)
+        .output()
+        .expect("flent is installed by scripts/setup.sh (pip install flent matplotlib)");
+    let size = std::fs::metadata(png).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 10_000,
+        "flent -p {plot} wrote {size} bytes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A results directory with summary, JSON and a flent data file that flent itself
+/// opens and plots (issue 5); refusing to overwrite, leaving nothing half-written.
+#[test]
+fn results_directory_and_flent_file() {
+    let dir = scratch("results");
+    let out = dir.join("rrul");
+    let o = txop(&[
+        "run",
+        "tcp-ndown-6mbit",
+        "--set",
+        "traffic.test=rrul",
+        "--set",
+        "traffic.length_s=10",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert_eq!(summary, stdout(&o), "summary.txt is what was printed");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(v["resolved"]["traffic"]["test"], "rrul");
+    assert!(v["flows"].as_array().unwrap().len() == 12);
+    let flent = out.join("rrul-tcp-ndown-6mbit.flent.gz");
+    flent_renders(&flent, "all_scaled", &dir.join("rrul.png"));
+    flent_renders(&flent, "ping_cdf", &dir.join("rrul-cdf.png"));
+
+    // An existing directory is refused, and left as it was.
+    assert_user_error(
+        &["run", "default", "-o", out.to_str().unwrap()],
+        &["output directory exists", "--force"],
+    );
+    assert!(out.join("rrul-tcp-ndown-6mbit.flent.gz").exists());
+    // With --force it is replaced (no flent file for non-flent traffic).
+    let o = txop(&[
+        "run",
+        "default",
+        "--set",
+        "duration_s=1",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.join("rrul-tcp-ndown-6mbit.flent.gz").exists());
+    // Nothing partial is left beside it.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn flent_file_is_deterministic() {
+    let dir = scratch("det");
+    let mut files = Vec::new();
+    for k in ["a", "b"] {
+        let out = dir.join(k);
+        let o = txop(&[
+            "run",
+            "tcp-ndown-6mbit",
+            "--set",
+            "traffic.length_s=5",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        files.push(std::fs::read(out.join("tcp_ndown-tcp-ndown-6mbit.flent.gz")).unwrap());
+    }
+    assert_eq!(files[0], files[1]);
+    flent_renders(
+        &dir.join("a").join("tcp_ndown-tcp-ndown-6mbit.flent.gz"),
+        "ping_cdf",
+        &dir.join("cdf.png"),
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -98,69 +98,72 @@ impl FlentTest {
             flows: Vec::new(),
             test: self,
         };
+        let icmp = || "Ping (ms) ICMP".to_string();
         match self.name.as_str() {
             "ping" => {
-                b.icmp(sta);
-                b.udp_ping(sta, 0);
+                b.icmp(sta, icmp());
+                b.udp_ping(sta, 0, "Ping (ms) UDP".into());
             }
             "tcp_1down" => {
-                b.tcp(Host::Server, sta, 0);
-                b.icmp(sta);
+                b.tcp(Host::Server, sta, 0, "TCP download".into());
+                b.icmp(sta, icmp());
             }
             "tcp_1up" => {
-                b.tcp(sta, Host::Server, 0);
-                b.icmp(sta);
+                b.tcp(sta, Host::Server, 0, "TCP upload".into());
+                b.icmp(sta, icmp());
             }
             "tcp_ndown" => {
-                for _ in 0..self.streams {
-                    b.tcp(Host::Server, sta, 0);
+                for i in 1..=self.streams {
+                    b.tcp(Host::Server, sta, 0, format!("TCP download::{i}"));
                 }
-                b.icmp(sta);
+                b.icmp(sta, icmp());
             }
             "tcp_nup" => {
-                for _ in 0..self.streams {
-                    b.tcp(sta, Host::Server, 0);
+                for i in 1..=self.streams {
+                    b.tcp(sta, Host::Server, 0, format!("TCP upload::{i}"));
                 }
-                b.icmp(sta);
+                b.icmp(sta, icmp());
             }
             "rrul" | "rrul_be" => {
-                let marks: [u8; 4] = if self.name == "rrul" {
-                    [0, 8, 40, 46]
+                let rrul = self.name == "rrul";
+                let marks: [(u8, &str); 4] = if rrul {
+                    [(0, "BE"), (8, "BK"), (40, "CS5"), (46, "EF")]
                 } else {
-                    [0; 4]
+                    [(0, "BE"), (0, "BE2"), (0, "BE3"), (0, "BE4")]
                 };
-                for m in marks {
-                    b.tcp(sta, Host::Server, m);
+                for (m, name) in marks {
+                    b.tcp(sta, Host::Server, m, format!("TCP upload {name}"));
                 }
-                for m in marks {
-                    b.tcp(Host::Server, sta, m);
+                for (m, name) in marks {
+                    b.tcp(Host::Server, sta, m, format!("TCP download {name}"));
                 }
-                b.icmp(sta);
-                let pings: [u8; 3] = if self.name == "rrul" {
-                    [0, 8, 46]
+                b.icmp(sta, icmp());
+                let pings: [(u8, &str); 3] = if rrul {
+                    [(0, "BE"), (8, "BK"), (46, "EF")]
                 } else {
-                    [0; 3]
+                    [(0, "BE1"), (0, "BE2"), (0, "BE3")]
                 };
-                for m in pings {
-                    b.udp_ping(sta, m);
+                for (m, name) in pings {
+                    b.udp_ping(sta, m, format!("Ping (ms) UDP {name}"));
                 }
             }
             "rtt_fair_up" | "rtt_fair_down" => {
                 for n in 1..=stations {
                     let s = Host::Station(n);
                     if self.name == "rtt_fair_up" {
-                        b.tcp(s, Host::Server, 0);
+                        b.tcp(s, Host::Server, 0, format!("TCP upload BE{n} sta{n}"));
                     } else {
-                        b.tcp(Host::Server, s, 0);
+                        b.tcp(Host::Server, s, 0, format!("TCP download BE{n} sta{n}"));
                     }
                 }
                 for n in 1..=stations {
-                    b.icmp(Host::Station(n));
+                    b.icmp(Host::Station(n), format!("Ping (ms) ICMP{n} sta{n}"));
                 }
             }
             "voip" => {
                 let mut p = Ping::irtt(sta, Host::Server, b.hash());
                 p.dscp = 46;
+                p.label = "VoIP".into();
                 b.flows.push(Flow::Ping(p));
             }
             _ => unreachable!("checked above"),
@@ -180,7 +183,7 @@ impl Builder<'_> {
         (mix64(0x66_6c65_6e74 ^ self.flows.len() as u64) >> 32) as u32
     }
 
-    fn tcp(&mut self, from: Host, to: Host, dscp: u8) {
+    fn tcp(&mut self, from: Host, to: Host, dscp: u8, label: String) {
         let mut t = TcpFlow::bulk(from, to, self.hash());
         t.cfg = TcpConfig {
             cc: self.test.cc,
@@ -190,21 +193,24 @@ impl Builder<'_> {
         t.start = self.test.delay;
         t.stop = Some(self.test.delay + self.test.length);
         t.dscp = dscp;
+        t.label = label;
         self.flows.push(Flow::Tcp(t));
     }
 
     /// `ping -i 0.2` from the test host to the server, for the whole run.
-    fn icmp(&mut self, from: Host) {
+    fn icmp(&mut self, from: Host, label: String) {
         let mut p = Ping::new(from, Host::Server, self.hash());
         p.stop = Some(self.test.total());
+        p.label = label;
         self.flows.push(Flow::Ping(p));
     }
 
     /// irtt at flent's 0.2 s interval (the "Ping (ms) UDP" series).
-    fn udp_ping(&mut self, from: Host, dscp: u8) {
+    fn udp_ping(&mut self, from: Host, dscp: u8, label: String) {
         let mut p = Ping::irtt(from, Host::Server, self.hash());
         p.interval = Nanos::from_ms(200);
         p.dscp = dscp;
+        p.label = label;
         p.stop = Some(self.test.total());
         self.flows.push(Flow::Ping(p));
     }

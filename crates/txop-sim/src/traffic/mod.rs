@@ -86,6 +86,15 @@ impl Flow {
         }
     }
 
+    /// The flent series name of the flow, if it belongs to a flent test.
+    pub fn label(&self) -> &str {
+        match self {
+            Flow::Ping(p) => &p.label,
+            Flow::Tcp(t) => &t.label,
+            _ => "",
+        }
+    }
+
     /// A data packet of a one-way flow (saturated, CBR).
     pub fn packet(&self, id: u64, token: u64) -> Option<Packet> {
         match self {

@@ -24,6 +24,8 @@ pub struct Ping {
     pub flow_hash: u32,
     /// UDP (irtt) rather than ICMP: only the label and the one-way figures differ.
     pub udp: bool,
+    /// The flent series name this flow fills ("" when not part of a flent test).
+    pub label: String,
 }
 
 impl Ping {
@@ -40,6 +42,7 @@ impl Ping {
             dscp: 0,
             flow_hash,
             udp: false,
+            label: String::new(),
         }
     }
 

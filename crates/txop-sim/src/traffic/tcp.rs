@@ -19,6 +19,8 @@ pub struct TcpFlow {
     pub tid: u8,
     pub dscp: u8,
     pub flow_hash: u32,
+    /// The flent series name this flow fills ("" when not part of a flent test).
+    pub label: String,
 }
 
 impl TcpFlow {
@@ -34,6 +36,7 @@ impl TcpFlow {
             tid: 0,
             dscp: 0,
             flow_hash,
+            label: String::new(),
         }
     }
 }
