@@ -49,6 +49,13 @@ enum Command {
     },
     /// List the built-in scenarios.
     List,
+    /// Print a scenario fully resolved: every key with its default filled in.
+    Show {
+        /// Built-in scenario name or path to a scenario file.
+        scenario: String,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
     /// List the transmit-stack presets (kernel eras) and what each contains.
     Stacks {
         /// Show only this preset.
@@ -211,6 +218,21 @@ fn run(o: RunOptions) -> Result<(), UserError> {
     written
 }
 
+fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
+    let (source, text) = load(spec)?;
+    let sets = parse_sets(sets)?;
+    let scenario =
+        scenario::parse(&text, &sets).map_err(|e| UserError(format!("{source}: {e}")))?;
+    // Resolving checks every value; what is printed is the scenario itself.
+    scenario
+        .resolve()
+        .map_err(|e| UserError(format!("{source}: {e}")))?;
+    let toml = toml::to_string_pretty(&scenario)
+        .map_err(|e| UserError(format!("cannot encode the scenario: {e}")))?;
+    print!("{toml}");
+    Ok(())
+}
+
 fn stacks(only: Option<&str>) -> Result<(), UserError> {
     use txop_core::stack;
     if let Some(n) = only {
@@ -262,6 +284,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Stacks { name } => stacks(name.as_deref()),
+        Command::Show { scenario, set } => show(&scenario, &set),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -394,3 +394,62 @@ fn flent_file_is_deterministic() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `txop show` prints every key resolved; running what it prints gives the same
+/// results as the original.
+#[test]
+fn show_round_trips() {
+    let dir = scratch("show");
+    let o = txop(&["show", "tcp-ndown-6mbit", "--set", "traffic.length_s=3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for key in [
+        "stack = \"linux-6.16\"",
+        "[phy]",
+        "guard_interval",
+        "[wired]",
+        "test = \"tcp_ndown\"",
+    ] {
+        assert!(text.contains(key), "{key} missing from:\n{text}");
+    }
+    let file = dir.join("shown.toml");
+    std::fs::write(&file, &text).unwrap();
+    let a = txop(&[
+        "run",
+        "tcp-ndown-6mbit",
+        "--set",
+        "traffic.length_s=3",
+        "--json",
+    ]);
+    let b = txop(&["run", file.to_str().unwrap(), "--json"]);
+    assert!(a.status.success() && b.status.success(), "{}", stderr(&b));
+    assert_eq!(a.stdout, b.stdout);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A write that fails (here: the output's parent is a file) is one clear error, exit 2,
+/// and leaves nothing behind.
+#[test]
+fn failed_write_leaves_nothing() {
+    let dir = scratch("failwrite");
+    let blocker = dir.join("not-a-dir");
+    std::fs::write(&blocker, b"x").unwrap();
+    let out = blocker.join("results");
+    assert_user_error(
+        &[
+            "run",
+            "default",
+            "--set",
+            "duration_s=1",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &["cannot create the directory"],
+    );
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .collect();
+    assert_eq!(entries.len(), 1, "only the blocking file remains");
+    std::fs::remove_dir_all(&dir).ok();
+}
