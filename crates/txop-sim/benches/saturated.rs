@@ -112,8 +112,9 @@ fn group(c: &mut Criterion, name: &str, ns: &[usize], make: fn(usize) -> SimConf
     g.finish();
 }
 
-/// Every station runs rrul from t = 0 for one simulated second.
-fn rrul(n: usize) -> SimConfig {
+/// Every station runs flent test `test` from t = 0, for one simulated second, through
+/// the linux-6.16 stack.
+fn per_station(test: &str, n: usize) -> SimConfig {
     use txop_sim::traffic::flent::FlentTest;
     let tx = TxVector::Ht {
         mcs: 7,
@@ -124,34 +125,22 @@ fn rrul(n: usize) -> SimConfig {
     cell.stack = txop_core::stack::preset("linux-6.16").expect("preset");
     let mut flows = Vec::new();
     for s in 1..=n as u16 {
-        let mut t = FlentTest::new("rrul");
+        let mut t = FlentTest::new(test);
         t.delay = Nanos::ZERO;
         t.length = Nanos::from_secs(1);
         t.station = s;
-        flows.extend(t.flows(n as u16).expect("rrul flows"));
+        flows.extend(t.flows(n as u16).expect("flent flows"));
     }
     SimConfig::new(cell, flows, Nanos::from_secs(1), SEED)
 }
 
-/// One TCP download per station (flent tcp_1down on every station) from t = 0.
+fn rrul(n: usize) -> SimConfig {
+    per_station("rrul", n)
+}
+
+/// One TCP download per station (flent tcp_1down on every station).
 fn tcp_1down(n: usize) -> SimConfig {
-    use txop_sim::traffic::flent::FlentTest;
-    let tx = TxVector::Ht {
-        mcs: 7,
-        width: ChannelWidth::Mhz20,
-        gi: GuardInterval::Long,
-    };
-    let mut cell = CellConfig::new(Standard::N, Band::Ghz5, stations(tx, n));
-    cell.stack = txop_core::stack::preset("linux-6.16").expect("preset");
-    let mut flows = Vec::new();
-    for s in 1..=n as u16 {
-        let mut t = FlentTest::new("tcp_1down");
-        t.delay = Nanos::ZERO;
-        t.length = Nanos::from_secs(1);
-        t.station = s;
-        flows.extend(t.flows(n as u16).expect("tcp_1down flows"));
-    }
-    SimConfig::new(cell, flows, Nanos::from_secs(1), SEED)
+    per_station("tcp_1down", n)
 }
 
 fn saturated(c: &mut Criterion) {
