@@ -79,7 +79,7 @@ impl FlowStats {
     }
 
     /// A web page finished loading after `secs`.
-    pub fn page_loaded(&mut self, _at: Nanos, secs: f64) {
+    pub fn page_loaded(&mut self, secs: f64) {
         self.page_loads.push(secs);
     }
 

@@ -13,7 +13,7 @@ use crate::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::packet::Ecn;
-use txop_core::{DropReason, Nanos, NodeId, Packet};
+use txop_core::{DropReason, Nanos, Packet};
 
 /// The wired link between the AP and the servers (each direction alike).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -516,7 +516,7 @@ impl Simulation {
         if w.done == n {
             let t = (at - w.started).as_secs_f64();
             w.load_times.push(t);
-            self.flow_stats[flow].page_loaded(at, t);
+            self.flow_stats[flow].page_loaded(t);
             if let Some(r) = repeat {
                 self.events.push(at + r, Event::Offer { flow });
             }
@@ -633,18 +633,11 @@ impl Simulation {
         while let Some(o) = self.cell.poll_output() {
             match o {
                 Output::Delivered { at, packet } => {
-                    let to = self
-                        .slab
-                        .get(packet.token as usize)
-                        .and_then(|s| s.as_ref())
-                        .map(|f| f.to);
-                    if let Some(f) = self
-                        .slab
-                        .get(packet.token as usize)
-                        .and_then(|s| s.as_ref())
-                    {
+                    let inflight = self.slab.get(packet.token as usize).and_then(|s| *s);
+                    if let Some(f) = inflight {
                         self.flow_stats[f.flow as usize].air_delivered(at, &packet);
                     }
+                    let to = inflight.map(|f| f.to);
                     if to == Some(Host::Server) {
                         match self.up.send(at, packet.len_bytes) {
                             Some(arrival) => {
@@ -849,20 +842,6 @@ impl Simulation {
                 inside_packets: inside_wired,
             },
         }
-    }
-
-    /// Packets the cell itself holds (queued, in the air, or awaiting reordering).
-    pub fn packets_in_cell(&self) -> u64 {
-        self.cell.packets_inside()
-    }
-}
-
-/// Which host is behind a node, for flows that name nodes.
-pub fn host_of(n: NodeId) -> Host {
-    if n.is_ap() {
-        Host::Ap
-    } else {
-        Host::Station(n.0)
     }
 }
 
