@@ -299,7 +299,7 @@ impl Simulation {
             }
             Event::TcpStop { flow } => {
                 if let Some(c) = self.flow_conn[flow] {
-                    self.conns[c].snd.close();
+                    self.conns[c].snd.stop_writing();
                 }
             }
             Event::WebRetry { conn, object } => {

@@ -60,6 +60,15 @@ fn tcp_ndown_latency_per_era() {
             .collect();
         loaded.sort_by(f64::total_cmp);
         let p50 = loaded[loaded.len() / 2];
+        // The loaders stop at 35 s, as flent's do: the last 2 s carry pings only (the
+        // bloated queues drain within about 2 s of the stop).
+        for f in &r.flows[..4] {
+            let tail = &f.throughput_series_bps[190..];
+            assert!(
+                tail.iter().all(|&b| b == 0.0),
+                "{st}: still sending {tail:?}"
+            );
+        }
         let retrans: u64 = r.flows[..4].iter().filter_map(|f| f.retransmits).sum();
         println!(
             "{st:18} 4×TCP {:.2} Mbit/s, ping under load p50 {p50:.1} ms, retransmits {retrans}",

@@ -242,6 +242,13 @@ impl TcpSender {
         self.closed = true;
     }
 
+    /// The application stops writing and closes: an unlimited (bulk) sender ends at
+    /// what it has sent so far, as flent's loaders do when the test ends.
+    pub fn stop_writing(&mut self) {
+        self.write_end.get_or_insert(self.snd_nxt);
+        self.close();
+    }
+
     /// A finite transfer is completely acknowledged.
     pub fn is_done(&self) -> bool {
         self.write_end.is_some_and(|e| self.snd_una >= e)
