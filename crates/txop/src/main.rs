@@ -6,8 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use txop::scenario::{self, Scenario};
-use txop::{builtin, report};
-use txop_sim::{Results, Simulation};
+use txop::{builtin, compare, report};
+use txop_core::Nanos;
+use txop_sim::{Results, SimConfig, Simulation};
 
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
@@ -46,8 +47,48 @@ enum Command {
         /// Replace an existing results directory.
         #[arg(long)]
         force: bool,
+        /// Print nothing on stdout (errors still go to stderr); with -o the results
+        /// are still written.
+        #[arg(short, long)]
+        quiet: bool,
     },
-    /// List the built-in scenarios.
+    /// Run one scenario under several settings and compare them side by side.
+    #[command(after_help = "Examples:\n  \
+        txop compare tcp-ndown-6mbit --stack linux-4.8-bloated --stack linux-6.16\n  \
+        txop compare anomaly --stack linux-4.9 --stack linux-5.5 -o results/atf\n  \
+        txop compare default --vary stations.count=2,8,32\n  \
+        txop compare tcp-ndown-6mbit --stack linux-4.9 --stack linux-6.16 --vary traffic.streams=1,12")]
+    Compare {
+        /// Built-in scenario name (see `txop list`) or path to a scenario file.
+        scenario: String,
+        /// A stack preset to compare (repeatable; `txop stacks` lists them).
+        #[arg(long = "stack", value_name = "NAME")]
+        stacks: Vec<String>,
+        /// Vary any scenario key over values, e.g. `--vary stations.count=1,4,16`
+        /// (repeatable; several options multiply).
+        #[arg(long = "vary", value_name = "KEY=V1,V2,…")]
+        vary: Vec<String>,
+        /// Override a scenario key in every run (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Random seed for every run.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print every run's results as JSON on stdout instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Write a results directory: summary.txt, results.json with every run, and
+        /// each run's flent data file. Refused if it exists.
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<std::path::PathBuf>,
+        /// Replace an existing results directory.
+        #[arg(long)]
+        force: bool,
+        /// Print nothing on stdout.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// List the built-in scenarios, flent tests and stack presets.
     List,
     /// Print a scenario fully resolved: every key with its default filled in.
     Show {
@@ -107,14 +148,15 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, UserError> {
         .collect()
 }
 
-/// The options of `txop run`.
-struct RunOptions<'a> {
-    spec: &'a str,
-    sets: &'a [String],
-    seed: Option<u64>,
-    json: bool,
-    output: Option<&'a Path>,
-    force: bool,
+/// Refuse an existing results directory before any work is done.
+fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
+    if dir.exists() && !force {
+        return Err(UserError(format!(
+            "{}: output directory exists (use --force to replace it)",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Write the results directory: everything into a sibling temporary directory first,
@@ -156,12 +198,22 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     e.finish()
 }
 
-fn run(o: RunOptions) -> Result<(), UserError> {
-    let (spec, sets, seed, json) = (o.spec, o.sets, o.seed, o.json);
+/// A scenario loaded, overridden and resolved, ready to simulate.
+struct Prepared {
+    source: String,
+    name: String,
+    scenario: Scenario,
+    cfg: SimConfig,
+}
+
+fn prepare(
+    spec: &str,
+    sets: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<Prepared, UserError> {
     let (source, text) = load(spec)?;
-    let sets = parse_sets(sets)?;
     let scenario: Scenario =
-        scenario::parse(&text, &sets).map_err(|e| UserError(format!("{source}: {e}")))?;
+        scenario::parse(&text, sets).map_err(|e| UserError(format!("{source}: {e}")))?;
     let mut cfg = scenario
         .resolve()
         .map_err(|e| UserError(format!("{source}: {e}")))?;
@@ -175,47 +227,294 @@ fn run(o: RunOptions) -> Result<(), UserError> {
     } else {
         scenario.name.clone()
     };
-    let sim = Simulation::new(cfg).map_err(|e| UserError(format!("{source}: {e}")))?;
-    let results = sim.run();
-    let summary = report::summary(&name, &results);
-    if let Some(dir) = o.output {
-        let report = JsonReport {
-            txop_version: env!("CARGO_PKG_VERSION"),
-            scenario: &name,
-            resolved: Some(&scenario),
-            results: &results,
-        };
-        let json_bytes = serde_json::to_vec_pretty(&report)
-            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
-        let mut files = vec![
-            ("summary.txt".to_string(), summary.clone().into_bytes()),
-            ("results.json".to_string(), json_bytes),
-        ];
-        if let Some(test) = &scenario.traffic.test {
-            let data =
-                txop_sim::flentfile::flent_data(&results, test, &name, scenario.traffic.length_s);
-            let bytes = serde_json::to_vec(&data)
-                .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
-                .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;
-            files.push((format!("{test}-{name}.flent.gz"), bytes));
+    Ok(Prepared {
+        source,
+        name,
+        scenario,
+        cfg,
+    })
+}
+
+/// Progress of one or more simulations, shown on stderr as a bar with an ETA when
+/// stderr is a terminal and the work has taken more than a second; never on stdout.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    started: std::time::Instant,
+    /// Simulated nanoseconds done over all runs (runs may go in parallel).
+    done_ns: std::sync::atomic::AtomicU64,
+}
+
+impl Progress {
+    fn new(total_ns: u64, quiet: bool) -> Progress {
+        use std::io::IsTerminal;
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(total_ns),
+                indicatif::ProgressDrawTarget::hidden(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% simulated, {elapsed} elapsed, ETA {eta}",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            started: std::time::Instant::now(),
+            done_ns: std::sync::atomic::AtomicU64::new(0),
         }
-        write_results(dir, o.force, &files)?;
     }
+
+    fn advance(&self, ns: u64) {
+        let done = self
+            .done_ns
+            .fetch_add(ns, std::sync::atomic::Ordering::Relaxed)
+            + ns;
+        if let Some(bar) = &self.bar {
+            if bar.is_hidden() && self.started.elapsed().as_secs_f64() > 1.0 {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            }
+            bar.set_position(done);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Run a simulation to its end in steps of 1 % (stepping does not change the
+/// results: `run_until` only bounds how far the event loop goes).
+fn simulate(source: &str, cfg: SimConfig, progress: &Progress) -> Result<Results, UserError> {
+    let end = cfg.duration;
+    let mut sim = Simulation::new(cfg).map_err(|e| UserError(format!("{source}: {e}")))?;
+    let step = Nanos::from_ns((end.as_ns() / 100).max(1));
+    let mut t = Nanos::ZERO;
+    while t < end {
+        let next = (t + step).min(end);
+        sim.run_until(next);
+        progress.advance((next - t).as_ns());
+        t = next;
+    }
+    Ok(sim.results())
+}
+
+/// The results-directory files of one run: `summary` as summary.txt, results.json
+/// (with the resolved scenario) and, for a flent test, its data file.
+fn run_files(
+    p: &Prepared,
+    results: &Results,
+    summary: &str,
+) -> Result<Vec<(String, Vec<u8>)>, UserError> {
+    let report = JsonReport {
+        txop_version: env!("CARGO_PKG_VERSION"),
+        scenario: &p.name,
+        resolved: Some(&p.scenario),
+        results,
+    };
+    let json_bytes = serde_json::to_vec_pretty(&report)
+        .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+    let mut files = vec![
+        ("summary.txt".to_string(), summary.as_bytes().to_vec()),
+        ("results.json".to_string(), json_bytes),
+    ];
+    if let Some((file, bytes)) = flent_file(p, results)? {
+        files.push((file, bytes));
+    }
+    Ok(files)
+}
+
+/// For a flent test, its data file's name and gzipped bytes.
+fn flent_file(p: &Prepared, results: &Results) -> Result<Option<(String, Vec<u8>)>, UserError> {
+    let Some(test) = &p.scenario.traffic.test else {
+        return Ok(None);
+    };
+    let data = txop_sim::flentfile::flent_data(results, test, &p.name, p.scenario.traffic.length_s);
+    let bytes = serde_json::to_vec(&data)
+        .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
+        .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;
+    Ok(Some((format!("{test}-{}.flent.gz", p.name), bytes)))
+}
+
+fn print_stdout(text: &str) -> Result<(), UserError> {
     let mut stdout = std::io::stdout().lock();
-    let written = if json {
-        let report = JsonReport {
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+        .map_err(|e| UserError(format!("stdout: {e}")))
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String, UserError> {
+    serde_json::to_string_pretty(v)
+        .map(|s| s + "\n")
+        .map_err(|e| UserError(format!("cannot encode results: {e}")))
+}
+
+/// The options of `txop run` and `txop compare`.
+struct Output<'a> {
+    json: bool,
+    dir: Option<&'a Path>,
+    force: bool,
+    quiet: bool,
+}
+
+fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), UserError> {
+    let p = prepare(spec, &parse_sets(sets)?, seed)?;
+    if let Some(dir) = out.dir {
+        refuse_existing(dir, out.force)?;
+    }
+    let progress = Progress::new(p.cfg.duration.as_ns(), out.quiet);
+    let results = simulate(&p.source, p.cfg.clone(), &progress)?;
+    progress.finish();
+    let summary = report::summary(&p.name, &results);
+    if let Some(dir) = out.dir {
+        write_results(dir, out.force, &run_files(&p, &results, &summary)?)?;
+    }
+    if out.quiet {
+        return Ok(());
+    }
+    if out.json {
+        print_stdout(&to_json(&JsonReport {
             txop_version: env!("CARGO_PKG_VERSION"),
-            scenario: &name,
+            scenario: &p.name,
             resolved: None,
             results: &results,
-        };
-        serde_json::to_string_pretty(&report)
-            .map_err(|e| UserError(format!("cannot encode results: {e}")))
-            .and_then(|s| writeln!(stdout, "{s}").map_err(|e| UserError(format!("stdout: {e}"))))
+        })?)
     } else {
-        write!(stdout, "{summary}").map_err(|e| UserError(format!("stdout: {e}")))
+        print_stdout(&summary)
+    }
+}
+
+/// results.json of a comparison: every run with its label and settings.
+#[derive(Serialize)]
+struct CompareReport<'a> {
+    txop_version: &'a str,
+    scenario: &'a str,
+    runs: Vec<CompareRun<'a>>,
+}
+
+#[derive(Serialize)]
+struct CompareRun<'a> {
+    label: &'a str,
+    /// The `--stack` / `--vary` settings that make this run.
+    settings: std::collections::BTreeMap<&'a str, &'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<&'a Scenario>,
+    #[serde(flatten)]
+    results: &'a Results,
+}
+
+struct CompareArgs<'a> {
+    spec: &'a str,
+    stacks: &'a [String],
+    vary: &'a [String],
+    sets: &'a [String],
+    seed: Option<u64>,
+}
+
+fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
+    let variants = compare::variants(a.stacks, a.vary).map_err(UserError)?;
+    let common = parse_sets(a.sets)?;
+    let mut prepared = Vec::with_capacity(variants.len());
+    for v in &variants {
+        let mut sets = common.clone();
+        sets.extend(v.sets.iter().cloned());
+        let p = prepare(a.spec, &sets, a.seed)
+            .map_err(|UserError(e)| UserError(format!("{e} (in setting `{}`)", v.label)))?;
+        prepared.push(p);
+    }
+    if let Some(dir) = out.dir {
+        refuse_existing(dir, out.force)?;
+    }
+    let total: u64 = prepared.iter().map(|p| p.cfg.duration.as_ns()).sum();
+    let progress = Progress::new(total, out.quiet);
+    // The runs are independent: run them on the machine's cores, each in its own
+    // deterministic simulation.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(prepared.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<Results, UserError>>>> = prepared
+        .iter()
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = prepared.get(i) else { break };
+                let r = simulate(&p.source, p.cfg.clone(), &progress);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    progress.finish();
+    let mut results = Vec::with_capacity(prepared.len());
+    for slot in slots {
+        let r = slot
+            .into_inner()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Err(UserError("a run did not finish".into())))?;
+        results.push(r);
+    }
+    let name = &prepared[0].name;
+    let labelled: Vec<(&str, &Results)> = variants
+        .iter()
+        .map(|v| v.label.as_str())
+        .zip(results.iter())
+        .collect();
+    let table = compare::table(name, &labelled);
+    let report = |resolved: bool| CompareReport {
+        txop_version: env!("CARGO_PKG_VERSION"),
+        scenario: name,
+        runs: variants
+            .iter()
+            .zip(&prepared)
+            .zip(&results)
+            .map(|((v, p), r)| CompareRun {
+                label: &v.label,
+                settings: v
+                    .sets
+                    .iter()
+                    .map(|(k, x)| (k.as_str(), x.as_str()))
+                    .collect(),
+                resolved: resolved.then_some(&p.scenario),
+                results: r,
+            })
+            .collect(),
     };
-    written
+    if let Some(dir) = out.dir {
+        let json_bytes = serde_json::to_vec_pretty(&report(true))
+            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+        let mut files = vec![
+            ("summary.txt".to_string(), table.clone().into_bytes()),
+            ("results.json".to_string(), json_bytes),
+        ];
+        for ((v, p), r) in variants.iter().zip(&prepared).zip(&results) {
+            if let Some((file, bytes)) = flent_file(p, r)? {
+                let file = file.replace(
+                    ".flent.gz",
+                    &format!("-{}.flent.gz", compare::slug(&v.label)),
+                );
+                files.push((file, bytes));
+            }
+        }
+        write_results(dir, out.force, &files)?;
+    }
+    if out.quiet {
+        return Ok(());
+    }
+    if out.json {
+        print_stdout(&to_json(&report(false))?)
+    } else {
+        print_stdout(&table)
+    }
 }
 
 fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
@@ -259,9 +558,24 @@ fn stacks(only: Option<&str>) -> Result<(), UserError> {
     Ok(())
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+fn list() -> Result<(), UserError> {
+    let mut out = String::from("Scenarios (txop run NAME):\n");
+    for (name, text) in builtin::SCENARIOS {
+        out.push_str(&format!("  {name:<16} {}\n", builtin::description(text)));
+    }
+    out.push_str("\nflent tests ([traffic] test = NAME):\n");
+    for (name, what) in txop_sim::traffic::flent::TESTS {
+        out.push_str(&format!("  {name:<16} {what}\n"));
+    }
+    out.push_str("\nStacks (stack = NAME; txop stacks NAME for details):\n");
+    for (name, what) in txop_core::stack::PRESETS {
+        out.push_str(&format!("  {name:<18} {what}\n"));
+    }
+    print_stdout(&out)
+}
+
+fn dispatch(cli: Cli) -> Result<(), UserError> {
+    match cli.command {
         Command::Run {
             scenario,
             set,
@@ -269,28 +583,74 @@ fn main() -> ExitCode {
             json,
             output,
             force,
-        } => run(RunOptions {
-            spec: &scenario,
-            sets: &set,
+            quiet,
+        } => run(
+            &scenario,
+            &set,
+            seed,
+            Output {
+                json,
+                dir: output.as_deref(),
+                force,
+                quiet,
+            },
+        ),
+        Command::Compare {
+            scenario,
+            stacks,
+            vary,
+            set,
             seed,
             json,
-            output: output.as_deref(),
+            output,
             force,
-        }),
-        Command::List => {
-            for (name, text) in builtin::SCENARIOS {
-                println!("{name:<14} {}", builtin::description(text));
-            }
-            Ok(())
-        }
+            quiet,
+        } => compare(
+            CompareArgs {
+                spec: &scenario,
+                stacks: &stacks,
+                vary: &vary,
+                sets: &set,
+                seed,
+            },
+            Output {
+                json,
+                dir: output.as_deref(),
+                force,
+                quiet,
+            },
+        ),
+        Command::List => list(),
         Command::Stacks { name } => stacks(name.as_deref()),
         Command::Show { scenario, set } => show(&scenario, &set),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(UserError(msg)) => {
+    }
+}
+
+/// Exit codes: 0 success, 2 a usage or input error (one line on stderr), 1 an
+/// internal error (a bug: one line, no backtrace unless RUST_BACKTRACE is set).
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if std::env::var_os("RUST_BACKTRACE").is_none() {
+        std::panic::set_hook(Box::new(|info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let at = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            eprintln!("txop: internal error: {msg}{at} (please report it)");
+        }));
+    }
+    match std::panic::catch_unwind(|| dispatch(cli)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(UserError(msg))) => {
             eprintln!("txop: error: {msg}");
             ExitCode::from(2)
         }
+        Err(_) => ExitCode::from(1),
     }
 }

@@ -292,7 +292,7 @@ pub struct StationEntry {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Stations {
-    /// Number of stations when there is no `list`.
+    /// Number of stations when there is no `list` (with a list it must stay 1).
     pub count: u16,
     pub weight: Option<u16>,
     pub mcs: Option<u8>,
@@ -582,6 +582,12 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         return Ok((0..s.count)
             .map(|_| ("stations".to_string(), base.clone()))
             .collect());
+    }
+    if s.count != 1 {
+        return Err(ScenarioError::new(
+            "stations.count",
+            "cannot be combined with stations.list (set stations.list[N].count instead)",
+        ));
     }
     let mut out = Vec::new();
     for (i, e) in s.list.iter().enumerate() {

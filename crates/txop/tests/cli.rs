@@ -1,21 +1,7 @@
 //! The `txop` command as a user runs it: output, determinism and errors.
 
-use std::process::{Command, Output};
-
-fn txop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_txop"))
-        .args(args)
-        .output()
-        .expect("run txop")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod support;
+use support::*;
 
 #[test]
 fn json_is_byte_identical_for_same_seed() {
@@ -82,8 +68,11 @@ fn table_lists_every_station_and_total() {
 fn every_builtin_scenario_runs() {
     let list = txop(&["list"]);
     assert!(list.status.success());
+    // The first section: the scenarios, up to the first blank line.
     let names: Vec<String> = stdout(&list)
         .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
         .filter_map(|l| l.split_whitespace().next().map(String::from))
         .collect();
     assert!(names.len() >= 3, "{names:?}");
@@ -91,23 +80,6 @@ fn every_builtin_scenario_runs() {
         let o = txop(&["run", &name, "--set", "duration_s=0.5"]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         assert!(stdout(&o).contains("total"), "{name}");
-    }
-}
-
-/// One line on stderr that contains all of `needles`, exit code 2, nothing on stdout.
-fn assert_user_error(args: &[&str], needles: &[&str]) {
-    let o = txop(args);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(o.stdout.is_empty(), "{args:?} printed to stdout");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{args:?}: not one line: {err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
     }
 }
 
@@ -150,6 +122,10 @@ fn impossible_values_name_key() {
     assert_user_error(
         &["run", "default", "--set", "stations.list[0].mcs=16"],
         &["stations.list"],
+    );
+    assert_user_error(
+        &["run", "default", "--set", "stations.count=6"],
+        &["stations.count", "stations.list[N].count"],
     );
     assert_user_error(
         &[
@@ -288,29 +264,6 @@ fn flent_test_and_web_page_through_the_cli() {
     assert_user_error(
         &["run", "tcp-ndown-6mbit", "--set", "traffic.web={station=3}"],
         &["traffic.web.station", "no station 3"],
-    );
-}
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("txop-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn flent_renders(file: &std::path::Path, plot: &str, png: &std::path::Path) {
-    let out = Command::new("flent")
-        .arg("-i")
-        .arg(file)
-        .args(["-p", plot, "-o"])
-        .arg(png)
-        .output()
-        .expect("flent is installed by scripts/setup.sh (pip install flent matplotlib)");
-    let size = std::fs::metadata(png).map(|m| m.len()).unwrap_or(0);
-    assert!(
-        size > 10_000,
-        "flent -p {plot} wrote {size} bytes: {}",
-        String::from_utf8_lossy(&out.stderr)
     );
 }
 

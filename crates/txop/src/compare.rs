@@ -1,0 +1,282 @@
+//! `txop compare`: one scenario run under several settings, summarised side by side.
+//!
+//! Variants come from `--stack A --stack B …` and `--vary KEY=V1,V2,…` (any scenario
+//! key, as `--set` takes it); several of them multiply (every stack with every value).
+
+use std::fmt::Write;
+use txop_sim::results::{FlowResult, LatencySummary};
+use txop_sim::Results;
+
+/// One setting of the comparison: a label for tables and legends, and the `--set`
+/// overrides that make it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub label: String,
+    pub sets: Vec<(String, String)>,
+}
+
+/// The variants named by `--stack` and `--vary`, in command-line order (the first
+/// option varies slowest). At least two are needed for a comparison.
+pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, String> {
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    if !stacks.is_empty() {
+        axes.push(("stack".into(), stacks.to_vec()));
+    }
+    for v in vary {
+        let Some((key, values)) = v.split_once('=') else {
+            return Err(format!("--vary {v}: expected KEY=V1,V2,…"));
+        };
+        let values: Vec<String> = values
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if key.trim().is_empty() || values.is_empty() {
+            return Err(format!("--vary {v}: expected KEY=V1,V2,…"));
+        }
+        axes.push((key.trim().to_string(), values));
+    }
+    let mut out = vec![Variant {
+        label: String::new(),
+        sets: Vec::new(),
+    }];
+    for (key, values) in &axes {
+        let mut next = Vec::with_capacity(out.len() * values.len());
+        for base in &out {
+            for value in values {
+                let mut v = base.clone();
+                let part = if key == "stack" {
+                    value.clone()
+                } else {
+                    format!("{key}={value}")
+                };
+                if !v.label.is_empty() {
+                    v.label.push_str(", ");
+                }
+                v.label.push_str(&part);
+                v.sets.push((key.clone(), value.clone()));
+                next.push(v);
+            }
+        }
+        out = next;
+    }
+    if out.len() < 2 {
+        return Err(
+            "compare needs at least two settings: --stack A --stack B, or --vary KEY=V1,V2".into(),
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(dup) = out.iter().find(|v| !seen.insert(v.label.clone())) {
+        return Err(format!("`{}` is given twice", dup.label));
+    }
+    Ok(out)
+}
+
+/// A file-name-safe form of a variant label (`linux-6.16`, `stations.count-4`).
+pub fn slug(label: &str) -> String {
+    let mut s = String::with_capacity(label.len());
+    for c in label.chars() {
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => s.push(c),
+            '=' => s.push('-'),
+            _ => {
+                if !s.ends_with('_') {
+                    s.push('_')
+                }
+            }
+        }
+    }
+    s.trim_matches('_').to_string()
+}
+
+/// One row of the side-by-side table: a name and one cell per run.
+struct Row {
+    name: String,
+    cells: Vec<String>,
+}
+
+fn flow_name(f: &FlowResult) -> String {
+    let what = if f.label.is_empty() {
+        f.kind.clone()
+    } else {
+        f.label.clone()
+    };
+    format!("flow {} {} {}→{}", f.flow, what, f.src, f.dst)
+}
+
+/// The latency a flow reports: round-trip time for echo flows, one-way otherwise.
+fn flow_latency(f: &FlowResult) -> Option<(&'static str, LatencySummary)> {
+    f.rtt_ms
+        .map(|l| ("RTT", l))
+        .or(f.latency_ms.map(|l| ("delay", l)))
+}
+
+/// The comparison table: one column per run, one row per metric. Flows are matched
+/// by position and name; a flow one run lacks shows `—`.
+pub fn table(name: &str, runs: &[(&str, &Results)]) -> String {
+    let n = runs.len();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut row = |name: String, f: &dyn Fn(&Results) -> Option<String>| {
+        let cells: Vec<String> = runs
+            .iter()
+            .map(|(_, r)| f(r).unwrap_or_else(|| "—".into()))
+            .collect();
+        if cells.iter().any(|c| c != "—") {
+            rows.push(Row { name, cells });
+        }
+    };
+    row("total Mbit/s".into(), &|r| {
+        Some(format!("{:.2}", r.total_throughput_bps / 1e6))
+    });
+    row("medium busy".into(), &|r| {
+        Some(format!("{:.1}%", r.busy_fraction * 100.0))
+    });
+    row("Jain's index (airtime)".into(), &|r| {
+        Some(format!("{:.3}", r.airtime_jain_index))
+    });
+    let stations = runs
+        .iter()
+        .map(|(_, r)| r.stations.len())
+        .max()
+        .unwrap_or(0);
+    for i in 0..stations {
+        let st = move |r: &Results| r.stations.get(i).cloned();
+        let id = runs
+            .iter()
+            .find_map(|(_, r)| r.stations.get(i).map(|s| s.station))
+            .unwrap_or(i as u16 + 1);
+        row(format!("sta{id} Mbit/s"), &|r| {
+            st(r).map(|s| format!("{:.2}", s.throughput_bps / 1e6))
+        });
+        row(format!("sta{id} airtime"), &|r| {
+            st(r).map(|s| format!("{:.1}%", s.airtime_share * 100.0))
+        });
+    }
+    let flows = runs.iter().map(|(_, r)| r.flows.len()).max().unwrap_or(0);
+    for i in 0..flows {
+        let Some(first) = runs.iter().find_map(|(_, r)| r.flows.get(i)) else {
+            continue;
+        };
+        let fname = flow_name(first);
+        let same = |r: &Results| r.flows.get(i).filter(|f| flow_name(f) == fname).cloned();
+        let has_latency = flow_latency(first).is_some();
+        if has_latency {
+            let which = flow_latency(first).map_or("", |(w, _)| w);
+            row(format!("{fname} {which} p50 ms"), &|r| {
+                same(r).and_then(|f| flow_latency(&f).map(|(_, l)| format!("{:.1}", l.p50)))
+            });
+            row(format!("{fname} {which} p99 ms"), &|r| {
+                same(r).and_then(|f| flow_latency(&f).map(|(_, l)| format!("{:.1}", l.p99)))
+            });
+        }
+        if first.kind != "ping" && first.kind != "udp_ping" {
+            row(format!("{fname} Mbit/s"), &|r| {
+                same(r).map(|f| format!("{:.2}", f.throughput_bps / 1e6))
+            });
+        }
+        if first.kind == "web" {
+            row(format!("{fname} page load mean s"), &|r| {
+                same(r).and_then(|f| {
+                    let t = &f.page_load_times_s;
+                    (!t.is_empty())
+                        .then(|| format!("{:.2}", t.iter().sum::<f64>() / t.len() as f64))
+                })
+            });
+        }
+        if first.retransmits.is_some() {
+            row(format!("{fname} retransmits"), &|r| {
+                same(r).and_then(|f| f.retransmits.map(|x| x.to_string()))
+            });
+        }
+    }
+    let name_w = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|j| {
+            rows.iter()
+                .map(|r| r.cells[j].chars().count())
+                .chain(std::iter::once(runs[j].0.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    let first = runs.first().map(|(_, r)| r);
+    let _ = writeln!(
+        s,
+        "{name}: {n} settings compared, {:.1} s simulated each, seed {}",
+        first.map_or(0.0, |r| r.duration_s),
+        first.map_or(0, |r| r.seed)
+    );
+    let pad = |text: &str, w: usize| format!("{}{text}", " ".repeat(w - text.chars().count()));
+    let _ = write!(s, "{}", " ".repeat(name_w));
+    for (j, (label, _)) in runs.iter().enumerate() {
+        let _ = write!(s, "  {}", pad(label, widths[j]));
+    }
+    s.push('\n');
+    for r in &rows {
+        let _ = write!(
+            s,
+            "{}{}",
+            r.name,
+            " ".repeat(name_w - r.name.chars().count())
+        );
+        for (j, c) in r.cells.iter().enumerate() {
+            let _ = write!(s, "  {}", pad(c, widths[j]));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn stacks_and_values_multiply_in_order() {
+        let v = variants(
+            &s(&["linux-4.8-bloated", "linux-6.16"]),
+            &s(&["stations.count=1,4"]),
+        )
+        .unwrap();
+        let labels: Vec<&str> = v.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "linux-4.8-bloated, stations.count=1",
+                "linux-4.8-bloated, stations.count=4",
+                "linux-6.16, stations.count=1",
+                "linux-6.16, stations.count=4"
+            ]
+        );
+        assert_eq!(
+            v[3].sets,
+            [
+                ("stack".to_string(), "linux-6.16".to_string()),
+                ("stations.count".to_string(), "4".to_string())
+            ]
+        );
+        assert_eq!(slug(&v[1].label), "linux-4.8-bloated_stations.count-4");
+    }
+
+    #[test]
+    fn fewer_than_two_settings_or_bad_syntax_is_an_error() {
+        assert!(variants(&s(&["linux-6.16"]), &[]).is_err());
+        assert!(variants(&[], &[]).is_err());
+        assert!(variants(&[], &s(&["stations.count"]))
+            .unwrap_err()
+            .contains("KEY=V1"));
+        assert!(variants(&[], &s(&["=1,2"])).is_err());
+        assert!(variants(&s(&["a", "a"]), &[])
+            .unwrap_err()
+            .contains("twice"));
+    }
+}

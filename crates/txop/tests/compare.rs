@@ -1,0 +1,171 @@
+//! `txop compare`, `--quiet`, `txop list`: the commands of issue 5 beyond `run`.
+
+mod support;
+use support::*;
+
+/// Two stacks side by side: one table with a column each, a results directory with
+/// every run (each the same as a plain `txop run` with that stack) and a flent file
+/// per run that flent overlays.
+#[test]
+fn compare_two_stacks() {
+    let dir = scratch("compare");
+    let out = dir.join("cmp");
+    let common = ["--set", "traffic.length_s=10"];
+    let mut args = vec![
+        "compare",
+        "tcp-ndown-6mbit",
+        "--stack",
+        "linux-4.8-bloated",
+        "--stack",
+        "linux-6.16",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend(common);
+    let o = txop(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    let header = table.lines().nth(1).unwrap();
+    assert!(header.contains("linux-4.8-bloated") && header.contains("linux-6.16"));
+    // The ping's p50 column by column: the bloated stack is many times worse.
+    let ping = table
+        .lines()
+        .find(|l| l.contains("Ping (ms) ICMP") && l.contains("p50"))
+        .expect("a ping row");
+    let cells: Vec<f64> = ping
+        .split_whitespace()
+        .rev()
+        .take(2)
+        .map(|c| c.parse().unwrap())
+        .collect();
+    let (bloated, modern) = (cells[1], cells[0]);
+    assert!(bloated > 5.0 * modern, "{ping}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.txt")).unwrap(),
+        table
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["label"], "linux-6.16");
+    assert_eq!(runs[1]["settings"]["stack"], "linux-6.16");
+    assert_eq!(runs[1]["resolved"]["stack"], "linux-6.16");
+    // Each run is exactly the plain run with that stack.
+    let single = txop(&[
+        "run",
+        "tcp-ndown-6mbit",
+        "--set",
+        "stack=linux-6.16",
+        "--set",
+        "traffic.length_s=10",
+        "--json",
+    ]);
+    let single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+    for key in ["flows", "stations", "total_throughput_bps", "conservation"] {
+        assert_eq!(runs[1][key], single[key], "{key}");
+    }
+    let a = out.join("tcp_ndown-tcp-ndown-6mbit-linux-4.8-bloated.flent.gz");
+    let b = out.join("tcp_ndown-tcp-ndown-6mbit-linux-6.16.flent.gz");
+    assert!(a.exists() && b.exists());
+    let png = dir.join("overlay.png");
+    let o = std::process::Command::new("flent")
+        .arg("-i")
+        .arg(&a)
+        .arg("-i")
+        .arg(&b)
+        .args(["-p", "ping_cdf", "-o"])
+        .arg(&png)
+        .output()
+        .expect("flent is installed by scripts/setup.sh");
+    let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 10_000,
+        "flent overlay: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--vary` takes any key; the table has a column per value.
+#[test]
+fn compare_varies_any_key() {
+    let o = txop(&[
+        "compare",
+        "default",
+        "--vary",
+        "stations.list[0].count=1,5",
+        "--set",
+        "duration_s=1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    assert!(t.contains("stations.list[0].count=1") && t.contains("stations.list[0].count=5"));
+    let sta6 = t.lines().find(|l| l.starts_with("sta6 Mbit/s")).unwrap();
+    // Two stations have no sixth one: its cell is a dash.
+    assert!(sta6.contains('—'), "{sta6}");
+}
+
+#[test]
+fn compare_errors_are_one_line() {
+    assert_user_error(
+        &["compare", "default", "--stack", "linux-6.16"],
+        &["at least two"],
+    );
+    assert_user_error(
+        &[
+            "compare",
+            "default",
+            "--stack",
+            "linux-6.16",
+            "--stack",
+            "linux-9",
+        ],
+        &["stack", "linux-9", "in setting `linux-9`"],
+    );
+    assert_user_error(
+        &["compare", "default", "--vary", "stations.count"],
+        &["--vary", "KEY=V1"],
+    );
+    assert_user_error(
+        &["compare", "default", "--vary", "stations.cuont=1,2"],
+        &["stations.cuont", "count"],
+    );
+}
+
+/// `--quiet` prints nothing and still writes the results directory.
+#[test]
+fn quiet_prints_nothing() {
+    let dir = scratch("quiet");
+    let out = dir.join("r");
+    let o = txop(&[
+        "run",
+        "default",
+        "--set",
+        "duration_s=1",
+        "--quiet",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
+    assert!(out.join("summary.txt").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn list_names_scenarios_tests_and_stacks() {
+    let o = txop(&["list"]);
+    assert!(o.status.success());
+    let t = stdout(&o);
+    for needle in [
+        "Scenarios",
+        "tcp-ndown-6mbit",
+        "flent tests",
+        "rtt_fair_up",
+        "Stacks",
+        "linux-4.8-bloated",
+    ] {
+        assert!(t.contains(needle), "{needle} missing from:\n{t}");
+    }
+}

@@ -1,0 +1,59 @@
+//! Running the `txop` binary from tests.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::process::{Command, Output};
+
+pub fn txop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_txop"))
+        .args(args)
+        .output()
+        .expect("run txop")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One line on stderr that contains all of `needles`, exit code 2, nothing on stdout.
+pub fn assert_user_error(args: &[&str], needles: &[&str]) {
+    let o = txop(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?} printed to stdout");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
+    }
+}
+
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("txop-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn flent_renders(file: &std::path::Path, plot: &str, png: &std::path::Path) {
+    let out = Command::new("flent")
+        .arg("-i")
+        .arg(file)
+        .args(["-p", plot, "-o"])
+        .arg(png)
+        .output()
+        .expect("flent is installed by scripts/setup.sh (pip install flent matplotlib)");
+    let size = std::fs::metadata(png).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 10_000,
+        "flent -p {plot} wrote {size} bytes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
