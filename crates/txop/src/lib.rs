@@ -3,4 +3,5 @@
 pub mod builtin;
 pub mod compare;
 pub mod report;
+pub mod runner;
 pub mod scenario;

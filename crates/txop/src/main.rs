@@ -5,10 +5,10 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use txop::runner::{load, parse_sets, prepare, simulate, Prepared};
 use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
-use txop_core::Nanos;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_sim::Results;
 
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
@@ -119,35 +119,6 @@ struct JsonReport<'a> {
 /// An error for the user: one line, exit code 2.
 struct UserError(String);
 
-fn load(spec: &str) -> Result<(String, String), UserError> {
-    if let Some(text) = builtin::get(spec) {
-        return Ok((spec.to_string(), text.to_string()));
-    }
-    let path = Path::new(spec);
-    if path.exists() {
-        return std::fs::read_to_string(path)
-            .map(|t| (spec.to_string(), t))
-            .map_err(|e| UserError(format!("{spec}: cannot read: {e}")));
-    }
-    let hint = builtin::nearest(spec)
-        .map(|n| format!(" (did you mean `{n}`?)"))
-        .unwrap_or_default();
-    Err(UserError(format!(
-        "{spec}: no such scenario file or built-in scenario{hint}; `txop list` shows the built-ins"
-    )))
-}
-
-fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, UserError> {
-    sets.iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(UserError(format!("--set {s}: expected KEY=VALUE"))),
-        })
-        .collect()
-}
-
 /// Refuse an existing results directory before any work is done.
 fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
     if dir.exists() && !force {
@@ -196,43 +167,6 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
     e.write_all(bytes)?;
     e.finish()
-}
-
-/// A scenario loaded, overridden and resolved, ready to simulate.
-struct Prepared {
-    source: String,
-    name: String,
-    scenario: Scenario,
-    cfg: SimConfig,
-}
-
-fn prepare(
-    spec: &str,
-    sets: &[(String, String)],
-    seed: Option<u64>,
-) -> Result<Prepared, UserError> {
-    let (source, text) = load(spec)?;
-    let scenario: Scenario =
-        scenario::parse(&text, sets).map_err(|e| UserError(format!("{source}: {e}")))?;
-    let mut cfg = scenario
-        .resolve()
-        .map_err(|e| UserError(format!("{source}: {e}")))?;
-    if let Some(s) = seed {
-        cfg.seed = s;
-    }
-    let name = if scenario.name.is_empty() {
-        Path::new(spec)
-            .file_stem()
-            .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned())
-    } else {
-        scenario.name.clone()
-    };
-    Ok(Prepared {
-        source,
-        name,
-        scenario,
-        cfg,
-    })
 }
 
 /// Progress of one or more simulations, shown on stderr as a bar with an ETA when
@@ -284,22 +218,6 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
-}
-
-/// Run a simulation to its end in steps of 1 % (stepping does not change the
-/// results: `run_until` only bounds how far the event loop goes).
-fn simulate(source: &str, cfg: SimConfig, progress: &Progress) -> Result<Results, UserError> {
-    let end = cfg.duration;
-    let mut sim = Simulation::new(cfg).map_err(|e| UserError(format!("{source}: {e}")))?;
-    let step = Nanos::from_ns((end.as_ns() / 100).max(1));
-    let mut t = Nanos::ZERO;
-    while t < end {
-        let next = (t + step).min(end);
-        sim.run_until(next);
-        progress.advance((next - t).as_ns());
-        t = next;
-    }
-    Ok(sim.results())
 }
 
 /// The results-directory files of one run: `summary` as summary.txt, results.json
@@ -362,12 +280,12 @@ struct Output<'a> {
 }
 
 fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), UserError> {
-    let p = prepare(spec, &parse_sets(sets)?, seed)?;
+    let p = prepare(spec, &parse_sets(sets).map_err(UserError)?, seed).map_err(UserError)?;
     if let Some(dir) = out.dir {
         refuse_existing(dir, out.force)?;
     }
     let progress = Progress::new(p.cfg.duration.as_ns(), out.quiet);
-    let results = simulate(&p.source, p.cfg.clone(), &progress)?;
+    let results = simulate(&p, &|ns| progress.advance(ns)).map_err(UserError)?;
     progress.finish();
     let summary = report::summary(&p.name, &results);
     if let Some(dir) = out.dir {
@@ -417,13 +335,13 @@ struct CompareArgs<'a> {
 
 fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
     let variants = compare::variants(a.stacks, a.vary).map_err(UserError)?;
-    let common = parse_sets(a.sets)?;
+    let common = parse_sets(a.sets).map_err(UserError)?;
     let mut prepared = Vec::with_capacity(variants.len());
     for v in &variants {
         let mut sets = common.clone();
         sets.extend(v.sets.iter().cloned());
         let p = prepare(a.spec, &sets, a.seed)
-            .map_err(|UserError(e)| UserError(format!("{e} (in setting `{}`)", v.label)))?;
+            .map_err(|e| UserError(format!("{e} (in setting `{}`)", v.label)))?;
         prepared.push(p);
     }
     if let Some(dir) = out.dir {
@@ -446,7 +364,7 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(p) = prepared.get(i) else { break };
-                let r = simulate(&p.source, p.cfg.clone(), &progress);
+                let r = simulate(p, &|ns| progress.advance(ns)).map_err(UserError);
                 if let Ok(mut slot) = slots[i].lock() {
                     *slot = Some(r);
                 }
@@ -518,8 +436,8 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
 }
 
 fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
-    let (source, text) = load(spec)?;
-    let sets = parse_sets(sets)?;
+    let (source, text) = load(spec).map_err(UserError)?;
+    let sets = parse_sets(sets).map_err(UserError)?;
     let scenario =
         scenario::parse(&text, &sets).map_err(|e| UserError(format!("{source}: {e}")))?;
     // Resolving checks every value; what is printed is the scenario itself.

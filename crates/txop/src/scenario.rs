@@ -16,7 +16,9 @@ use txop_core::{Nanos, NodeId};
 use txop_sim::tcp::CongestionControl;
 use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::flent::FlentTest;
+use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::saturated::Saturated;
+use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
 use txop_sim::{SimConfig, WiredConfig};
@@ -51,6 +53,10 @@ pub struct Scenario {
     pub traffic: Traffic,
     #[serde(default)]
     pub wired: Wired,
+    /// Explicit flows (`[[flows]]`); when given they replace `[traffic]`'s bulk flows
+    /// and probes (a web page in `[traffic.web]` still runs beside them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
 }
 
 /// `[wired]`: the link between the AP and the server.
@@ -395,6 +401,56 @@ impl Default for WebSpec {
             repeat_after_s: None,
         }
     }
+}
+
+/// `[[flows]]`: one explicit flow between two hosts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub kind: FlowKind,
+    /// Sending host (for pings the one that measures): "server", "ap" or "staN".
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub start_s: f64,
+    /// When the application stops sending (absent = never).
+    #[serde(default)]
+    pub stop_s: Option<f64>,
+    /// ping / udp_ping: time between requests (default 200 ms / 20 ms).
+    #[serde(default)]
+    pub interval_ms: Option<f64>,
+    /// cbr: offered rate.
+    #[serde(default)]
+    pub rate_mbps: Option<f64>,
+    /// cbr / ping / udp_ping: IP packet size (default 1500 / 84 / 172 bytes).
+    #[serde(default)]
+    pub packet_bytes: Option<u32>,
+    /// tcp: bytes to send (absent = bulk until stop_s).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// tcp: "cubic" (default) or "newreno".
+    #[serde(default)]
+    pub cc: Option<String>,
+    /// tcp: ECN-capable.
+    #[serde(default)]
+    pub ecn: bool,
+    /// DiffServ codepoint (0–63): selects the AC through the stack's DSCP mapping.
+    #[serde(default)]
+    pub dscp: u8,
+}
+
+/// The kinds of explicit flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    /// A TCP transfer (bulk or `bytes`).
+    Tcp,
+    /// ICMP echo, like `ping -i`.
+    Ping,
+    /// An irtt-like UDP echo (one-way delays, jitter, loss).
+    UdpPing,
+    /// Constant-rate UDP (between the AP and a station; "server" means the AP).
+    Cbr,
 }
 
 /// Traffic models.
@@ -989,6 +1045,150 @@ impl Scenario {
     }
 
     /// The flent test of `[traffic]`.
+    /// The host named `name` in `[[flows]]`.
+    fn host(key: &str, name: &str, stations: u16) -> Result<Host, ScenarioError> {
+        match name {
+            "server" => Ok(Host::Server),
+            "ap" | "AP" => Ok(Host::Ap),
+            _ => match name.strip_prefix("sta").and_then(|n| n.parse::<u16>().ok()) {
+                Some(n) if (1..=stations).contains(&n) => Ok(Host::Station(n)),
+                Some(n) => Err(ScenarioError::new(
+                    key,
+                    format!("no station {n} (the cell has {stations})"),
+                )),
+                None => Err(ScenarioError::new(
+                    key,
+                    format!("unknown host `{name}`; expected server, ap or sta1…sta{stations}"),
+                )),
+            },
+        }
+    }
+
+    /// `[[flows]]` entry `i` as a simulator flow.
+    fn explicit_flow(&self, i: usize, f: &FlowSpec, stations: u16) -> Result<Flow, ScenarioError> {
+        let key = |k: &str| format!("flows[{i}].{k}");
+        let from = Self::host(&key("from"), &f.from, stations)?;
+        let to = Self::host(&key("to"), &f.to, stations)?;
+        if matches!(from, Host::Station(_)) == matches!(to, Host::Station(_)) {
+            return Err(ScenarioError::new(
+                key("to"),
+                "must be across the air from `from` (one end a station, the other the AP side)",
+            ));
+        }
+        if !(f.start_s.is_finite() && f.start_s >= 0.0) {
+            return Err(ScenarioError::new(
+                key("start_s"),
+                "must be 0 or more seconds",
+            ));
+        }
+        let start = Nanos::from_secs_f64(f.start_s);
+        let stop = match f.stop_s {
+            Some(s) if !(s.is_finite() && s > f.start_s) => {
+                return Err(ScenarioError::new(key("stop_s"), "must be after start_s"))
+            }
+            s => s.map(Nanos::from_secs_f64),
+        };
+        if f.dscp > 63 {
+            return Err(ScenarioError::new(key("dscp"), "must be 0–63"));
+        }
+        let hash = (txop_core::rng::mix64(0x666c_6f77 ^ i as u64) >> 32) as u32;
+        let size = |default: u32, min: u32| -> Result<u32, ScenarioError> {
+            match f.packet_bytes.unwrap_or(default) {
+                b if (min..=7_900).contains(&b) => Ok(b),
+                _ => Err(ScenarioError::new(
+                    key("packet_bytes"),
+                    format!("must be {min} to 7900 bytes"),
+                )),
+            }
+        };
+        let unused = |name: &str, given: bool| -> Result<(), ScenarioError> {
+            if given {
+                return Err(ScenarioError::new(
+                    key(name),
+                    format!("does not apply to a {:?} flow", f.kind).to_lowercase(),
+                ));
+            }
+            Ok(())
+        };
+        unused(
+            "rate_mbps",
+            f.rate_mbps.is_some() && f.kind != FlowKind::Cbr,
+        )?;
+        unused("bytes", f.bytes.is_some() && f.kind != FlowKind::Tcp)?;
+        unused("cc", f.cc.is_some() && f.kind != FlowKind::Tcp)?;
+        unused("ecn", f.ecn && f.kind != FlowKind::Tcp)?;
+        unused(
+            "interval_ms",
+            f.interval_ms.is_some() && !matches!(f.kind, FlowKind::Ping | FlowKind::UdpPing),
+        )?;
+        Ok(match f.kind {
+            FlowKind::Tcp => {
+                unused("packet_bytes", f.packet_bytes.is_some())?;
+                let mut t = TcpFlow::bulk(from, to, hash);
+                t.start = start;
+                t.stop = stop;
+                t.dscp = f.dscp;
+                t.bytes = f.bytes;
+                t.cfg.ecn = f.ecn;
+                t.cfg.cc = choose_in(
+                    &key("cc"),
+                    f.cc.as_deref().unwrap_or("cubic"),
+                    &[
+                        ("cubic", CongestionControl::Cubic),
+                        ("newreno", CongestionControl::NewReno),
+                    ],
+                )?;
+                Flow::Tcp(t)
+            }
+            FlowKind::Ping | FlowKind::UdpPing => {
+                let mut p = if f.kind == FlowKind::Ping {
+                    Ping::new(from, to, hash)
+                } else {
+                    Ping::irtt(from, to, hash)
+                };
+                if let Some(ms) = f.interval_ms {
+                    if !(ms.is_finite() && (0.1..=3_600_000.0).contains(&ms)) {
+                        return Err(ScenarioError::new(
+                            key("interval_ms"),
+                            "must be 0.1 ms to 1 hour",
+                        ));
+                    }
+                    p.interval = Nanos::from_secs_f64(ms / 1000.0);
+                }
+                p.len_bytes = size(p.len_bytes, 28)?;
+                p.start = start;
+                p.stop = stop;
+                p.dscp = f.dscp;
+                Flow::Ping(p)
+            }
+            FlowKind::Cbr => {
+                if stop.is_some() {
+                    return Err(ScenarioError::new(
+                        key("stop_s"),
+                        "constant-rate flows run to the end",
+                    ));
+                }
+                let rate = f.rate_mbps.unwrap_or(0.0);
+                if !(rate.is_finite() && rate > 0.0) {
+                    return Err(ScenarioError::new(
+                        key("rate_mbps"),
+                        "must be a positive rate",
+                    ));
+                }
+                Flow::Cbr(Cbr {
+                    src: from.node(),
+                    dst: to.node(),
+                    len_bytes: size(1500, 1)?,
+                    tid: 0,
+                    dscp: f.dscp,
+                    rate_bps: (rate * 1e6) as u64,
+                    start,
+                    flow_hash: hash,
+                })
+            }
+        })
+    }
+
     fn flent_test(&self, name: &str) -> Result<FlentTest, ScenarioError> {
         let t = &self.traffic;
         let mut f = FlentTest::new(name);
@@ -1243,6 +1443,20 @@ impl Scenario {
                 duration = test.total();
             }
         }
+        if !self.flows.is_empty() {
+            if t.test.is_some() {
+                return Err(ScenarioError::new(
+                    "flows",
+                    "give either [[flows]] or traffic.test, not both",
+                ));
+            }
+            flows = self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| self.explicit_flow(i, f, n))
+                .collect::<Result<_, _>>()?;
+        }
         if let Some(web) = &t.web {
             flows.push(self.web_flow(web, n)?);
         }
@@ -1384,5 +1598,61 @@ mod tests {
                 gi: GuardInterval::Long
             }
         );
+    }
+
+    #[test]
+    fn explicit_flows_resolve_and_replace_the_bulk_traffic() {
+        let text = "[stations]\ncount = 2\n\
+            [[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\ninterval_ms = 1000\n\
+            [[flows]]\nkind = \"tcp\"\nfrom = \"server\"\nto = \"sta2\"\nstart_s = 5\ncc = \"newreno\"\n\
+            [[flows]]\nkind = \"cbr\"\nfrom = \"ap\"\nto = \"sta1\"\nrate_mbps = 2\n";
+        let cfg = parse(text, &[]).unwrap().resolve().unwrap();
+        assert_eq!(cfg.flows.len(), 3);
+        match &cfg.flows[0] {
+            Flow::Ping(p) => {
+                assert_eq!((p.from, p.to), (Host::Station(1), Host::Server));
+                assert_eq!(p.interval, Nanos::from_ms(1000));
+            }
+            f => panic!("{f:?}"),
+        }
+        match &cfg.flows[1] {
+            Flow::Tcp(t) => {
+                assert_eq!(t.start, Nanos::from_secs(5));
+                assert_eq!(t.cfg.cc, CongestionControl::NewReno);
+                assert_eq!(t.receiver, Host::Station(2));
+            }
+            f => panic!("{f:?}"),
+        }
+        assert!(matches!(&cfg.flows[2], Flow::Cbr(c) if c.rate_bps == 2_000_000));
+    }
+
+    #[test]
+    fn explicit_flow_errors_name_the_entry_and_key() {
+        let flow = |body: &str| format!("[stations]\ncount = 2\n[[flows]]\n{body}\n");
+        let e = err(
+            &flow("kind = \"ping\"\nfrom = \"sta3\"\nto = \"server\""),
+            &[],
+        );
+        assert_eq!(e, "flows[0].from: no station 3 (the cell has 2)");
+        let e = err(
+            &flow("kind = \"ping\"\nfrom = \"sta1\"\nto = \"sta2\""),
+            &[],
+        );
+        assert!(e.starts_with("flows[0].to: must be across the air"), "{e}");
+        let e = err(
+            &flow("kind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\nrate_mbps = 3"),
+            &[],
+        );
+        assert_eq!(e, "flows[0].rate_mbps: does not apply to a ping flow");
+        let e = err(
+            &flow("kind = \"tcp\"\nfrom = \"server\"\nto = \"sta1\"\nstart_s = 5\nstop_s = 2"),
+            &[],
+        );
+        assert_eq!(e, "flows[0].stop_s: must be after start_s");
+        let e = err(
+            &flow("kind = \"quic\"\nfrom = \"server\"\nto = \"sta1\""),
+            &[],
+        );
+        assert!(e.starts_with("flows[0].kind"), "{e}");
     }
 }
