@@ -12,6 +12,34 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "tcp-ndown-6mbit",
         include_str!("../../../scenarios/tcp-ndown-6mbit.toml"),
     ),
+    (
+        "e2-bufferbloat",
+        include_str!("../../../scenarios/e2-bufferbloat.toml"),
+    ),
+    (
+        "e2-100-stations",
+        include_str!("../../../scenarios/e2-100-stations.toml"),
+    ),
+    (
+        "e3-ath10k-6mbit",
+        include_str!("../../../scenarios/e3-ath10k-6mbit.toml"),
+    ),
+    (
+        "e3-rtt-fair-up",
+        include_str!("../../../scenarios/e3-rtt-fair-up.toml"),
+    ),
+    (
+        "e3-rtt-fair-up-n",
+        include_str!("../../../scenarios/e3-rtt-fair-up-n.toml"),
+    ),
+    (
+        "e4-near-far",
+        include_str!("../../../scenarios/e4-near-far.toml"),
+    ),
+    (
+        "e4-two-downloads",
+        include_str!("../../../scenarios/e4-two-downloads.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.

@@ -3,5 +3,6 @@
 pub mod builtin;
 pub mod compare;
 pub mod report;
+pub mod reproduce;
 pub mod runner;
 pub mod scenario;

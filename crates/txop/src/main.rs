@@ -88,6 +88,25 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
+    /// Reproduce the seed experiments (E1–E5 of EXPERIMENTS.md) and report the seed's
+    /// numbers next to txop's.
+    #[command(after_help = "Examples:\n  \
+        txop reproduce all -o reproduction\n  \
+        txop reproduce E2 E4")]
+    Reproduce {
+        /// Experiments to run: E2, E3, E4 … or `all`.
+        #[arg(default_value = "all")]
+        experiments: Vec<String>,
+        /// Write report.md into this directory. Refused if it exists.
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<std::path::PathBuf>,
+        /// Replace an existing directory.
+        #[arg(long)]
+        force: bool,
+        /// Print nothing on stdout.
+        #[arg(short, long)]
+        quiet: bool,
+    },
     /// List the built-in scenarios, flent tests and stack presets.
     List,
     /// Print a scenario fully resolved: every key with its default filled in.
@@ -476,6 +495,45 @@ fn stacks(only: Option<&str>) -> Result<(), UserError> {
     Ok(())
 }
 
+fn reproduce(
+    ids: &[String],
+    dir: Option<&Path>,
+    force: bool,
+    quiet: bool,
+) -> Result<(), UserError> {
+    use txop::reproduce;
+    let ids: Vec<String> = if ids.iter().any(|i| i.eq_ignore_ascii_case("all")) {
+        reproduce::EXPERIMENTS
+            .iter()
+            .map(|(i, _)| i.to_string())
+            .collect()
+    } else {
+        ids.to_vec()
+    };
+    if let Some(dir) = dir {
+        refuse_existing(dir, force)?;
+    }
+    // The total simulated time is not known before the runs: the bar counts runs' time.
+    let progress = Progress::new(0, quiet);
+    let mut reports = Vec::new();
+    for id in &ids {
+        reports.push(reproduce::run(id, &|ns| progress.advance(ns)).map_err(UserError)?);
+    }
+    progress.finish();
+    let md = reproduce::markdown(&reports);
+    if let Some(dir) = dir {
+        write_results(
+            dir,
+            force,
+            &[("report.md".to_string(), md.clone().into_bytes())],
+        )?;
+    }
+    if quiet {
+        return Ok(());
+    }
+    print_stdout(&md)
+}
+
 fn list() -> Result<(), UserError> {
     let mut out = String::from("Scenarios (txop run NAME):\n");
     for (name, text) in builtin::SCENARIOS {
@@ -538,6 +596,12 @@ fn dispatch(cli: Cli) -> Result<(), UserError> {
                 quiet,
             },
         ),
+        Command::Reproduce {
+            experiments,
+            output,
+            force,
+            quiet,
+        } => reproduce(&experiments, output.as_deref(), force, quiet),
         Command::List => list(),
         Command::Stacks { name } => stacks(name.as_deref()),
         Command::Show { scenario, set } => show(&scenario, &set),
