@@ -5,6 +5,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use txop::plot::{render_plots, PlotRun};
 use txop::runner::{load, parse_sets, prepare, simulate, Prepared};
 use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
@@ -261,6 +262,11 @@ fn run_files(
     if let Some((file, bytes)) = flent_file(p, results)? {
         files.push((file, bytes));
     }
+    let run = PlotRun {
+        label: &p.name,
+        results,
+    };
+    files.extend(render_plots(&p.name, &[run]).map_err(|e| UserError(format!("plots: {e}")))?);
     Ok(files)
 }
 
@@ -433,6 +439,11 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
             ("summary.txt".to_string(), table.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
+        let runs: Vec<PlotRun> = labelled
+            .iter()
+            .map(|&(label, results)| PlotRun { label, results })
+            .collect();
+        files.extend(render_plots(name, &runs).map_err(|e| UserError(format!("plots: {e}")))?);
         for ((v, p), r) in variants.iter().zip(&prepared).zip(&results) {
             if let Some((file, bytes)) = flent_file(p, r)? {
                 let file = file.replace(

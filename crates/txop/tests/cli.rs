@@ -290,6 +290,10 @@ fn results_directory_and_flent_file() {
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(v["resolved"]["traffic"]["test"], "rrul");
     assert!(v["flows"].as_array().unwrap().len() == 12);
+    for plot in ["latency-cdf", "latency-time", "throughput", "stations"] {
+        assert!(out.join(format!("{plot}.png")).exists(), "{plot}.png");
+        assert!(out.join(format!("{plot}.svg")).exists(), "{plot}.svg");
+    }
     let flent = out.join("rrul-tcp-ndown-6mbit.flent.gz");
     flent_renders(&flent, "all_scaled", &dir.join("rrul.png"));
     flent_renders(&flent, "ping_cdf", &dir.join("rrul-cdf.png"));

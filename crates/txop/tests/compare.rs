@@ -68,6 +68,16 @@ fn compare_two_stacks() {
     let a = out.join("tcp_ndown-tcp-ndown-6mbit-linux-4.8-bloated.flent.gz");
     let b = out.join("tcp_ndown-tcp-ndown-6mbit-linux-6.16.flent.gz");
     assert!(a.exists() && b.exists());
+    // The overlays, as PNG and SVG, naming both runs.
+    for plot in ["latency-cdf", "latency-time", "throughput", "stations"] {
+        let png = std::fs::read(out.join(format!("{plot}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "{plot}.png");
+        let svg = std::fs::read_to_string(out.join(format!("{plot}.svg"))).unwrap();
+        assert!(
+            svg.contains("linux-4.8-bloated") && svg.contains("linux-6.16"),
+            "{plot}"
+        );
+    }
     let png = dir.join("overlay.png");
     let o = std::process::Command::new("flent")
         .arg("-i")
