@@ -75,11 +75,16 @@ enum Payload {
         conn: u32,
         seg: Segment,
     },
-    /// A web client's connection handshake (SYN / SYN-ACK as one round trip).
-    WebSyn {
+    /// The connection handshake: the client's SYN, the server's SYN-ACK, and the
+    /// client's ACK (sent only when the server is the one that sends data; otherwise
+    /// the client's first data or request carries it).
+    Syn {
         conn: u32,
     },
-    WebSynAck {
+    SynAck {
+        conn: u32,
+    },
+    HandshakeAck {
         conn: u32,
     },
     /// A web client asks for `object` on connection `conn`.
@@ -105,6 +110,50 @@ struct TcpConn {
     object: Option<(u32, u64)>,
     /// Web: the stream offset already asked for (requested bytes so far).
     requested: u64,
+    /// The client has its SYN-ACK / the server has the handshake's last ACK.
+    client_open: bool,
+    server_open: bool,
+    /// SYNs (client) and SYN-ACKs (server) sent so far.
+    syns: u32,
+    syn_acks: u32,
+}
+
+/// Linux's handshake timers: the first SYN and SYN-ACK retransmission after 1 s
+/// (`TCP_TIMEOUT_INIT`), doubling; `tcp_syn_retries` 6 and `tcp_synack_retries` 5.
+const SYN_TIMEOUT: Nanos = Nanos::from_secs(1);
+const SYN_RETRIES: u32 = 6;
+const SYNACK_RETRIES: u32 = 5;
+/// IP length of a SYN or SYN-ACK (20 + 20 + 20 B of options) and of a bare ACK.
+const SYN_BYTES: u32 = 60;
+const ACK_BYTES: u32 = 52;
+
+impl TcpConn {
+    /// The end that opens the connection: the station (netperf, wget and browsers run
+    /// on the station in every seed experiment).
+    fn client(&self) -> Host {
+        if matches!(self.sender, Host::Station(_)) {
+            self.sender
+        } else {
+            self.receiver
+        }
+    }
+
+    fn server(&self) -> Host {
+        if self.client() == self.sender {
+            self.receiver
+        } else {
+            self.sender
+        }
+    }
+
+    /// The data sender may send: it has completed its side of the handshake.
+    fn sender_open(&self) -> bool {
+        if self.sender == self.client() {
+            self.client_open
+        } else {
+            self.server_open
+        }
+    }
 }
 
 /// A web page load in progress.
@@ -145,6 +194,10 @@ enum Event {
     WebRetry { conn: usize, object: u32 },
     /// A TCP flow stops writing new data.
     TcpStop { flow: usize },
+    /// The client's SYN number `n` (1-based) went unanswered for its timeout.
+    SynTimer { conn: usize, n: u32 },
+    /// The server's SYN-ACK number `n` went unacknowledged for its timeout.
+    SynAckTimer { conn: usize, n: u32 },
 }
 
 /// A running simulation.
@@ -297,6 +350,18 @@ impl Simulation {
                 c.rcv.handle_timeout(at);
                 self.pump_tcp(at, conn);
             }
+            Event::SynTimer { conn, n } => {
+                let c = &self.conns[conn];
+                if !c.client_open && c.syns == n && n <= SYN_RETRIES {
+                    self.send_syn(at, conn);
+                }
+            }
+            Event::SynAckTimer { conn, n } => {
+                let c = &self.conns[conn];
+                if !c.server_open && c.syn_acks == n && n <= SYNACK_RETRIES {
+                    self.send_syn_ack(at, conn);
+                }
+            }
             Event::TcpStop { flow } => {
                 if let Some(c) = self.flow_conn[flow] {
                     self.conns[c].snd.stop_writing();
@@ -322,7 +387,7 @@ impl Simulation {
             let (tid, dscp, hash) = (t.tid, t.dscp, t.flow_hash);
             let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, (tid, dscp, hash));
             self.flow_conn[flow] = Some(conn);
-            self.pump_tcp(at, conn);
+            self.send_syn(at, conn);
             return;
         }
         if let Flow::Web(_) = &self.flows[flow] {
@@ -369,7 +434,33 @@ impl Simulation {
         }
     }
 
-    /// Open a TCP connection (no handshake: it starts established).
+    /// The client sends a SYN (again) and arms its retransmission timer.
+    fn send_syn(&mut self, at: Nanos, conn: usize) {
+        let c = &mut self.conns[conn];
+        c.syns += 1;
+        let (n, client, server) = (c.syns, c.client(), c.server());
+        let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
+        self.events.push(at + timeout, Event::SynTimer { conn, n });
+        let syn = Payload::Syn { conn: conn as u32 };
+        self.conn_packet(at, conn, syn, SYN_BYTES, client, server);
+    }
+
+    /// The server answers a SYN (again). When it sends the data it waits for the
+    /// handshake's last ACK, retransmitting the SYN-ACK until it comes.
+    fn send_syn_ack(&mut self, at: Nanos, conn: usize) {
+        let c = &mut self.conns[conn];
+        c.syn_acks += 1;
+        let (n, client, server) = (c.syn_acks, c.client(), c.server());
+        if server == c.sender && !c.server_open {
+            let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
+            self.events
+                .push(at + timeout, Event::SynAckTimer { conn, n });
+        }
+        let syn_ack = Payload::SynAck { conn: conn as u32 };
+        self.conn_packet(at, conn, syn_ack, SYN_BYTES, server, client);
+    }
+
+    /// Open a TCP connection; the client's SYN goes first ([`Simulation::send_syn`]).
     #[allow(clippy::too_many_arguments)]
     fn open_conn(
         &mut self,
@@ -393,6 +484,10 @@ impl Simulation {
             deadline: None,
             object: None,
             requested: 0,
+            client_open: false,
+            server_open: false,
+            syns: 0,
+            syn_acks: 0,
         });
         self.conns.len() - 1
     }
@@ -416,17 +511,11 @@ impl Simulation {
         let k = self.web[flow].conns.len() as u32;
         let conn = self.open_conn(at, flow, server, client, cfg, Some(0), (0, 0, hash ^ k));
         self.web[flow].conns.push(conn);
-        self.web_packet(
-            at,
-            conn,
-            Payload::WebSyn { conn: conn as u32 },
-            60,
-            client,
-            server,
-        );
+        self.send_syn(at, conn);
     }
 
-    fn web_packet(
+    /// Send a packet of connection `conn` that is not a TCP segment.
+    fn conn_packet(
         &mut self,
         at: Nanos,
         conn: usize,
@@ -477,7 +566,7 @@ impl Simulation {
         if c.object.map(|(o, _)| o) != Some(object) {
             c.object = Some((object, c.requested + size));
         }
-        self.web_packet(
+        self.conn_packet(
             at,
             conn,
             Payload::WebRequest {
@@ -540,9 +629,12 @@ impl Simulation {
         let c = &self.conns[conn];
         let (flow, sender, receiver, tid, dscp, hash) =
             (c.flow, c.sender, c.receiver, c.tid, c.dscp, c.hash);
+        // No data before the sender's side of the handshake is complete.
+        let open = c.sender_open();
         loop {
             let c = &mut self.conns[conn];
-            let (seg, from, to) = if let Some(seg) = c.snd.poll_transmit(now) {
+            let data = if open { c.snd.poll_transmit(now) } else { None };
+            let (seg, from, to) = if let Some(seg) = data {
                 (seg, sender, receiver)
             } else if let Some(ack) = c.rcv.poll_ack(now) {
                 (ack, receiver, sender)
@@ -704,19 +796,39 @@ impl Simulation {
                 }
                 self.pump_tcp(at, conn);
             }
-            Payload::WebSyn { conn } => {
-                let c = &self.conns[conn as usize];
-                let (client, server) = (c.receiver, c.sender);
-                self.web_packet(
-                    at,
-                    conn as usize,
-                    Payload::WebSynAck { conn },
-                    60,
-                    server,
-                    client,
-                );
+            Payload::Syn { conn } => self.send_syn_ack(at, conn as usize),
+            Payload::SynAck { conn } => {
+                let conn = conn as usize;
+                let c = &mut self.conns[conn];
+                if c.client_open {
+                    // A retransmitted SYN-ACK: the ACK to it was lost; send it again.
+                    if c.server() == c.sender && !matches!(self.flows[flow], Flow::Web(_)) {
+                        let (client, server) = (c.client(), c.server());
+                        let ack = Payload::HandshakeAck { conn: conn as u32 };
+                        self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
+                    }
+                    return;
+                }
+                c.client_open = true;
+                if matches!(self.flows[flow], Flow::Web(_)) {
+                    // The request carries the ACK; the server needs no other.
+                    self.conns[conn].server_open = true;
+                    self.web_next(at, conn);
+                } else if c.client() == c.sender {
+                    self.pump_tcp(at, conn);
+                } else {
+                    let (client, server) = (c.client(), c.server());
+                    let ack = Payload::HandshakeAck { conn: conn as u32 };
+                    self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
+                }
             }
-            Payload::WebSynAck { conn } => self.web_next(at, conn as usize),
+            Payload::HandshakeAck { conn } => {
+                let c = &mut self.conns[conn as usize];
+                if !c.server_open {
+                    c.server_open = true;
+                    self.pump_tcp(at, conn as usize);
+                }
+            }
             Payload::WebRequest { conn, object } => {
                 let conn = conn as usize;
                 let Flow::Web(page) = &self.flows[flow] else {

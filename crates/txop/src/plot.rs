@@ -1567,9 +1567,11 @@ mod tests {
             let colours = series_colours(figure);
             let inked: usize = colours.iter().map(|&c| plotted_pixels(&rgb, w, c)).sum();
             assert!(inked > 500, "{stem}.png: {inked} pixels of data");
+            // Markers of nearby flows may cover most of one another (and thin lines are
+            // anti-aliased), so a handful of exact-colour pixels shows a series drawn.
             for c in colours {
                 assert!(
-                    plotted_pixels(&rgb, w, c) > 20,
+                    plotted_pixels(&rgb, w, c) > 5,
                     "{stem}.png has almost no {c:?}"
                 );
             }
