@@ -139,9 +139,14 @@ impl PsBuffers {
 /// A station's power-save settings (mac80211 `mlme.c`, §9.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PowerSaveConfig {
-    /// Idle time before dozing (`dynamic_ps_timeout`, 100 ms). Zero: static power save,
-    /// which dozes as soon as it is idle and fetches buffered frames with PS-Polls.
+    /// Idle time before dozing (`dynamic_ps_timeout`, 100 ms).
     pub dynamic_timeout: Nanos,
+    /// Fetch buffered frames with PS-Polls, one per poll while More Data is set, instead
+    /// of leaving power save with a null-data PM=0. mac80211 does this when the dynamic
+    /// timeout is 0 (static power save); there a station also sends with PM=1 without
+    /// leaving power save, whereas here sending wakes it as in dynamic power save (a
+    /// simplification: the model's idle timer needs a positive timeout).
+    pub ps_poll: bool,
     /// Wake for every n-th beacon. ath9k wakes for every beacon (its sleep duration is
     /// 100 TU rounded up to the beacon interval); a station that listens to DTIMs only
     /// uses the DTIM period (`max_sleep_period`).
@@ -153,6 +158,7 @@ impl Default for PowerSaveConfig {
     fn default() -> Self {
         PowerSaveConfig {
             dynamic_timeout: DYNAMIC_PS_TIMEOUT,
+            ps_poll: false,
             wake_every_beacons: 1,
         }
     }
@@ -163,12 +169,10 @@ impl PowerSaveConfig {
         if self.wake_every_beacons == 0 {
             return Err("power_save.wake_every_beacons: must be at least 1".into());
         }
+        if self.dynamic_timeout < Nanos::from_ms(1) {
+            return Err("power_save.dynamic_timeout: must be at least 1 ms".into());
+        }
         Ok(())
-    }
-
-    /// Static power save (PS-Poll).
-    pub fn is_static(&self) -> bool {
-        self.dynamic_timeout == Nanos::ZERO
     }
 }
 
@@ -328,22 +332,28 @@ impl StaPowerSave {
 
     /// A beacon was received; `tim`: its TIM has the station's bit. Dynamic power save
     /// leaves PS with a null-data PM=0 (also when awake: the AP still thinks it dozes);
-    /// static power save sends a PS-Poll; without buffered frames a listening station
-    /// goes back to sleep.
+    /// with PS-Poll the station polls; without buffered frames a listening station goes
+    /// back to sleep.
     pub fn beacon(&mut self, now: Nanos, tim: bool) -> Option<PsAction> {
         match (self.state, tim) {
             (PsState::Listening, false) => {
                 self.state = PsState::Dozing;
                 Some(PsAction::Doze)
             }
-            (PsState::Listening, true) if self.cfg.is_static() => {
+            (PsState::Listening, true) if self.cfg.ps_poll => {
                 self.state = PsState::Polling;
                 Some(PsAction::SendPsPoll)
             }
-            (PsState::Listening | PsState::Awake, true) if !self.cfg.is_static() => {
+            (PsState::Listening | PsState::Awake, true) if !self.cfg.ps_poll => {
                 self.state = PsState::Awake;
                 self.last_activity = now;
                 Some(PsAction::SendNullData { pm: false })
+            }
+            // A poll whose frame never came: poll again, or sleep if nothing is left.
+            (PsState::Polling, true) => Some(PsAction::SendPsPoll),
+            (PsState::Polling, false) => {
+                self.state = PsState::Dozing;
+                Some(PsAction::Doze)
             }
             _ => None,
         }
@@ -357,7 +367,7 @@ impl StaPowerSave {
         })
     }
 
-    /// Static power save: the polled frame arrived; `more`: More Data was set.
+    /// PS-Poll: the polled frame arrived; `more`: More Data was set.
     pub fn polled_frame(&mut self, more: bool) -> Option<PsAction> {
         if self.state != PsState::Polling {
             return None;
@@ -518,19 +528,22 @@ mod tests {
     }
 
     #[test]
-    fn static_power_save_polls_until_no_more_data() {
+    fn ps_poll_polls_until_no_more_data() {
         let cfg = PowerSaveConfig {
-            dynamic_timeout: Nanos::ZERO,
-            wake_every_beacons: 1,
+            ps_poll: true,
+            ..Default::default()
         };
         let mut ps = StaPowerSave::new(cfg, Nanos::ZERO);
         assert_eq!(
-            ps.timeout(Nanos::ZERO, true),
+            ps.timeout(Nanos::from_ms(100), true),
             Some(PsAction::SendNullData { pm: true })
         );
-        ps.null_done(Nanos::ZERO, true, true);
+        ps.null_done(Nanos::from_ms(100), true, true);
         ps.listen();
-        assert_eq!(ps.beacon(Nanos::ZERO, true), Some(PsAction::SendPsPoll));
+        assert_eq!(
+            ps.beacon(Nanos::from_ms(200), true),
+            Some(PsAction::SendPsPoll)
+        );
         assert_eq!(ps.polled_frame(true), Some(PsAction::SendPsPoll));
         assert_eq!(ps.polled_frame(false), Some(PsAction::Doze));
         assert!(!ps.radio_on());
