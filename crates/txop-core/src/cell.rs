@@ -20,6 +20,17 @@
 //! TXQs, the airtime scheduler, AQL and the driver, configured by a [`StackConfig`]
 //! (a kernel era). The MAC transmits the PPDUs the driver put in the hardware queue,
 //! reports their outcome back, and charges the airtime to the AP's scheduler.
+//!
+//! Beacons, background scanning and power save (reference §7, §9) are off unless
+//! configured ([`CellConfig::beacons`], [`CellConfig::station_scans`],
+//! [`CellConfig::station_power_save`]); then a second, management timer runs beside
+//! the MAC's. A station whose radio is off the operating channel or asleep is *away*:
+//! it does not contend, and what is sent to it is lost (the sender retries, then drops).
+//! Null-data frames (PM bit), PS-Polls and beacons are frames on the air with their
+//! own airtime and contention (null-data and PS-Poll on AC VO, beacons on a queue with
+//! AIFSN 1 and no backoff). The AP holds the frames of a station it believes dozes:
+//! new ones in a power-save buffer (64 per AC, 512 in all), those already queued
+//! paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
 
 use crate::driver::{BuildLimits, Ppdu, NUM_TIDS};
 use crate::mac::ampdu::{
