@@ -20,6 +20,17 @@
 //! TXQs, the airtime scheduler, AQL and the driver, configured by a [`StackConfig`]
 //! (a kernel era). The MAC transmits the PPDUs the driver put in the hardware queue,
 //! reports their outcome back, and charges the airtime to the AP's scheduler.
+//!
+//! Beacons, background scanning and power save (reference §7, §9) are off unless
+//! configured ([`CellConfig::beacons`], [`CellConfig::station_scans`],
+//! [`CellConfig::station_power_save`]); then a second, management timer runs beside
+//! the MAC's. A station whose radio is off the operating channel or asleep is *away*:
+//! it does not contend, and what is sent to it is lost (the sender retries, then drops).
+//! Null-data frames (PM bit), PS-Polls and beacons are frames on the air with their
+//! own airtime and contention (null-data and PS-Poll on AC VO, beacons on a queue with
+//! AIFSN 1 and no backoff). The AP holds the frames of a station it believes dozes:
+//! new ones in a power-save buffer (64 per AC, 512 in all), those already queued
+//! paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
 
 use crate::driver::{BuildLimits, Ppdu, NUM_TIDS};
 use crate::mac::ampdu::{
@@ -28,9 +39,16 @@ use crate::mac::ampdu::{
 };
 use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{self, Ac, Backoff, BackoffRule, EdcaTable};
+use crate::mac80211::powersave::{
+    BeaconClock, PowerSaveConfig, PsAction, PsBuffers, PsState, PsStats, StaPowerSave,
+    BEACON_BYTES, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD, NULL_DATA_BYTES, PS_POLL_BYTES,
+};
+use crate::mac80211::scan::{ScanAction, ScanConfig, ScanStats, Scanner};
 use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
-use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
+use crate::phy::rates::{
+    control_response_rate, lowest_basic_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES,
+};
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, Standard, TxVector};
 use crate::rng::{RngStream, StreamKind};
@@ -82,9 +100,24 @@ pub struct CellConfig {
     pub retry_limit: u8,
     /// The transmit stack every node runs (qdisc, TXQs, scheduler, AQL, driver).
     pub stack: StackConfig,
-    /// Emit an [`Output::Airtime`] record for every exchange.
+    /// Emit an [`Output::Airtime`] record for every data exchange (not for beacons,
+    /// null-data frames or PS-Polls).
     pub airtime_records: bool,
     pub stations: Vec<StationConfig>,
+    /// Model the AP's beacons: one every beacon interval on the AP's channel access,
+    /// with the TIM of the stations it buffers for (reference §9). Off by default (no
+    /// beacon airtime, as before); always on when a station scans or saves power.
+    pub beacons: bool,
+    /// Beacon interval in TU of 1024 µs (hostapd `beacon_int` = 100: 102.4 ms).
+    pub beacon_interval_tu: u16,
+    /// Every n-th beacon is a DTIM (hostapd `dtim_period` = 2).
+    pub dtim_period: u8,
+    /// Stations that scan in the background (§7): (station number from 1, its scan).
+    /// Empty by default: nobody scans.
+    pub station_scans: Vec<(u16, ScanConfig)>,
+    /// Stations in power save (§9): (station number from 1, its settings). Empty by
+    /// default: every station stays awake.
+    pub station_power_save: Vec<(u16, PowerSaveConfig)>,
 }
 
 impl CellConfig {
@@ -106,7 +139,17 @@ impl CellConfig {
             stack: crate::stack::simple(),
             airtime_records: false,
             stations,
+            beacons: false,
+            beacon_interval_tu: DEFAULT_BEACON_INTERVAL_TU,
+            dtim_period: DEFAULT_DTIM_PERIOD,
+            station_scans: Vec::new(),
+            station_power_save: Vec::new(),
         }
+    }
+
+    /// Whether beacons, power save or scanning are modelled at all.
+    fn has_mgmt(&self) -> bool {
+        self.beacons || !self.station_scans.is_empty() || !self.station_power_save.is_empty()
     }
 
     /// Legacy DCF: no QoS, DIFS and aCWmin/aCWmax for everyone, no aggregation.
@@ -169,6 +212,33 @@ impl CellConfig {
                     self.standard.name()
                 ));
             }
+        }
+        if self.beacon_interval_tu == 0 {
+            return Err("beacon_interval_tu: must be at least 1".into());
+        }
+        if self.dtim_period == 0 {
+            return Err("dtim_period: must be at least 1".into());
+        }
+        let n = self.stations.len();
+        let check_station = |what: &str, sta: u16, seen: &mut Vec<u16>| {
+            if sta == 0 || sta as usize > n {
+                return Err(format!("{what}: no station {sta} in this cell"));
+            }
+            if seen.contains(&sta) {
+                return Err(format!("{what}: station {sta} is listed twice"));
+            }
+            seen.push(sta);
+            Ok(())
+        };
+        let mut seen = Vec::new();
+        for (sta, sc) in &self.station_scans {
+            check_station("scan", *sta, &mut seen)?;
+            sc.validate().map_err(|e| format!("stations[{sta}].{e}"))?;
+        }
+        let mut seen = Vec::new();
+        for (sta, ps) in &self.station_power_save {
+            check_station("power_save", *sta, &mut seen)?;
+            ps.validate().map_err(|e| format!("stations[{sta}].{e}"))?;
         }
         Ok(())
     }
@@ -262,6 +332,10 @@ pub struct LinkStats {
     pub dropped_retry_limit: u64,
     /// Dropped by CoDel or by flow-queue overload (limit or memory).
     pub dropped_aqm: u64,
+    /// Dropped from the AP's power-save buffer (downlink only).
+    pub dropped_ps_buffer: u64,
+    /// Airtime of the link's exchanges, including the station's null-data frames and
+    /// PS-Polls (uplink).
     pub airtime_ns: u64,
 }
 
@@ -270,6 +344,10 @@ pub struct LinkStats {
 pub struct StationStats {
     pub up: LinkStats,
     pub down: LinkStats,
+    /// Background scanning (all zero if the station does not scan).
+    pub scan: ScanStats,
+    /// Power save, the station's and the AP's side (all zero without).
+    pub ps: PsStats,
 }
 
 impl StationStats {
@@ -297,11 +375,81 @@ struct Node {
     rng: RngStream,
     links: Vec<Link>,
     path: TxPath,
+    /// The radio is off the operating channel (scanning) or asleep (power save): the
+    /// node neither contends nor receives.
+    away: bool,
+    /// Management frames waiting to be sent on AC VO (mac80211 sends null-data frames
+    /// at TID 7), ahead of the AC's data. At most [`MAX_CTL_FRAMES`].
+    ctl: VecDeque<CtlFrame>,
+    /// The front of `ctl` is on the air.
+    ctl_in_air: bool,
+    /// Transmissions of the front of `ctl` so far.
+    ctl_attempts: u8,
 }
 
 impl Node {
     fn link_to(&self, peer: NodeId) -> Option<usize> {
         self.path.link_to(peer).map(|l| l as usize)
+    }
+
+    /// Whether `ac` has a frame to contend for: a management frame (VO) or a PPDU.
+    fn has_frame(&self, ac: Ac) -> bool {
+        (ac == Ac::Vo && !self.ctl.is_empty()) || self.path.has_ppdu(ac)
+    }
+}
+
+/// Management frames queued per station: a null-data frame and a PS-Poll at most, plus
+/// slack.
+const MAX_CTL_FRAMES: usize = 4;
+
+/// A frame that is not data. Null-data frames and PS-Polls are acknowledged and retried
+/// like data; beacons are broadcast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CtlFrame {
+    /// Station → AP: the PM bit tells the AP to buffer (1) or release (0).
+    NullData { pm: bool },
+    /// Station → AP: release one buffered frame.
+    PsPoll,
+    /// The AP's `k`-th beacon.
+    Beacon { k: u64 },
+}
+
+/// Beacons, the AP's power-save state and the stations' scanners and power save
+/// (absent when none is configured, so the data path pays nothing).
+#[derive(Clone, Debug)]
+struct Mgmt {
+    clock: BeaconClock,
+    /// The next beacon whose TBTT is still ahead.
+    next_beacon: u64,
+    /// A beacon whose TBTT has passed, waiting for the medium.
+    beacon_pending: Option<u64>,
+    /// Per station (index station − 1): the AP believes it dozes.
+    ap_dozing: Vec<bool>,
+    /// Per station: the AP serves its PS-Polls (its frames flow although it dozes).
+    ap_service: Vec<bool>,
+    buffers: PsBuffers,
+    stas: Vec<StaMgmt>,
+    /// The earliest management deadline.
+    timer: Option<Nanos>,
+    scratch: Vec<Packet>,
+}
+
+/// One station's scanner and power save.
+#[derive(Clone, Debug, Default)]
+struct StaMgmt {
+    scan: Option<Scanner>,
+    ps: Option<StaPowerSave>,
+    /// The scanner waits for the station's next null-data frame to complete.
+    scan_waits_null: bool,
+    /// The power-save radio is off since then.
+    doze_since: Option<Nanos>,
+}
+
+impl StaMgmt {
+    /// The radio can neither send nor receive on the operating channel.
+    fn away(&self) -> bool {
+        self.scan.as_ref().is_some_and(|s| !s.on_channel())
+            || self.ps.as_ref().is_some_and(|p| !p.radio_on())
     }
 }
 
@@ -316,6 +464,8 @@ struct Tx {
     ppdu: Ppdu,
     /// Per MPDU: decoded by the receiver.
     ok: Vec<bool>,
+    /// A management frame instead of the (then empty) PPDU.
+    ctl: Option<CtlFrame>,
 }
 
 impl Tx {
@@ -359,6 +509,8 @@ pub struct Cell {
     stats: Vec<StationStats>,
     busy_ns: u64,
     internal_collisions: u64,
+    mgmt: Option<Box<Mgmt>>,
+    beacon_airtime_ns: u64,
 }
 
 impl Cell {
@@ -426,8 +578,35 @@ impl Cell {
                 rng,
                 links,
                 path: TxPath::new(&cfg.stack, cfg.qos, node_id.is_ap(), path_links, fq_memory),
+                away: false,
+                ctl: VecDeque::new(),
+                ctl_in_air: false,
+                ctl_attempts: 0,
             });
         }
+        let mgmt = cfg.has_mgmt().then(|| {
+            let clock = BeaconClock::new(cfg.beacon_interval_tu, cfg.dtim_period);
+            let mut stas = vec![StaMgmt::default(); n];
+            for (sta, sc) in &cfg.station_scans {
+                stas[*sta as usize - 1].scan = Some(Scanner::new(sc.clone(), clock.interval));
+            }
+            for (sta, ps) in &cfg.station_power_save {
+                stas[*sta as usize - 1].ps = Some(StaPowerSave::new(*ps, Nanos::ZERO));
+            }
+            let mut m = Box::new(Mgmt {
+                clock,
+                next_beacon: clock.next_after(Nanos::ZERO),
+                beacon_pending: None,
+                ap_dozing: vec![false; n],
+                ap_service: vec![false; n],
+                buffers: PsBuffers::new(n),
+                stas,
+                timer: None,
+                scratch: Vec::new(),
+            });
+            m.refresh_timer();
+            m
+        });
         Ok(Cell {
             cfg,
             timing,
@@ -441,6 +620,8 @@ impl Cell {
             stats: vec![StationStats::default(); n + 1],
             busy_ns: 0,
             internal_collisions: 0,
+            mgmt,
+            beacon_airtime_ns: 0,
         })
     }
 
@@ -472,6 +653,24 @@ impl Cell {
         self.internal_collisions
     }
 
+    /// Medium time taken by the AP's beacons (part of [`Cell::busy_ns`]).
+    pub fn beacon_airtime_ns(&self) -> u64 {
+        self.beacon_airtime_ns
+    }
+
+    /// Whether station `sta`'s radio is away from the operating channel or asleep.
+    pub fn station_away(&self, sta: u16) -> bool {
+        self.nodes.get(sta as usize).is_some_and(|n| n.away)
+    }
+
+    /// Whether the AP believes station `sta` dozes (and buffers its frames).
+    pub fn ap_buffers_for(&self, sta: u16) -> bool {
+        self.mgmt.as_ref().is_some_and(|m| {
+            sta.checked_sub(1)
+                .is_some_and(|i| m.ap_dozing.get(i as usize) == Some(&true))
+        })
+    }
+
     /// Pending AQL airtime the AP holds for `station`'s AC.
     pub fn aql_pending_us(&self, station: u16, ac: Ac) -> u32 {
         match station.checked_sub(1) {
@@ -480,9 +679,10 @@ impl Cell {
         }
     }
 
-    /// Packets inside the model: queued, in the air, or held in a reorder buffer.
+    /// Packets inside the model: queued, in the air, held in a reorder buffer, or in
+    /// the AP's power-save buffer.
     pub fn packets_inside(&self) -> u64 {
-        let mut n = 0;
+        let mut n = self.mgmt.as_ref().map_or(0, |m| m.buffers.total() as u64);
         for node in &self.nodes {
             n += node.path.packets_inside();
             for link in &node.links {
@@ -502,7 +702,10 @@ impl Cell {
 
     /// The next time the model needs [`Cell::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Nanos> {
-        self.timer
+        match (self.timer, self.mgmt.as_ref().and_then(|m| m.timer)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next output, if any.
@@ -512,12 +715,16 @@ impl Cell {
 
     /// Run every deadline up to and including `now`.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        while let Some(t) = self.timer {
+        while let Some(t) = self.poll_timeout() {
             if t > now {
                 break;
             }
             self.now = t;
-            if !self.busy {
+            // At one instant, management (a radio leaving, a beacon falling due) goes
+            // before the MAC.
+            if self.mgmt.as_ref().and_then(|m| m.timer) == Some(t) {
+                self.handle_mgmt(t);
+            } else if !self.busy {
                 self.start_access(t);
             } else if !self.exch.delivered {
                 self.deliver(t);
@@ -551,12 +758,20 @@ impl Cell {
         };
         let station = self.station_of(src, link as usize);
         self.link_stats(station, src != 0).offered_packets += 1;
-        let had: [bool; 4] = Ac::ALL.map(|ac| self.nodes[src].path.has_ppdu(ac));
+        if self.mgmt.is_some() && self.mgmt_takes_packet(now, src, station, packet) {
+            return;
+        }
+        let had: [bool; 4] = Ac::ALL.map(|ac| self.nodes[src].has_frame(ac));
         self.nodes[src].path.enqueue(now, link, packet);
         self.drain_path(src, now);
+        self.wake_new_frames(src, had, now);
+    }
+
+    /// Start contention for the ACs of node `n` that had no frame before (`had`).
+    fn wake_new_frames(&mut self, n: usize, had: [bool; 4], now: Nanos) {
         for ac in Ac::ALL {
-            if !had[ac.index()] && self.nodes[src].path.has_ppdu(ac) {
-                self.edcaf_woken(src, ac, now);
+            if !had[ac.index()] && self.nodes[n].has_frame(ac) {
+                self.edcaf_woken(n, ac, now);
             }
         }
     }
@@ -571,6 +786,7 @@ impl Cell {
             match reason {
                 DropReason::QueueFull => s.dropped_queue_full += 1,
                 DropReason::RetryLimit => s.dropped_retry_limit += 1,
+                DropReason::PsBuffer => s.dropped_ps_buffer += 1,
                 _ => s.dropped_aqm += 1,
             }
             self.out.push_back(Output::Dropped {
@@ -602,6 +818,10 @@ impl Cell {
         let slot = self.timing.slot;
         let busy = self.busy;
         let node = &mut self.nodes[n];
+        if node.away {
+            // Contention starts when the radio is back (`Cell::radio_back`).
+            return;
+        }
         let b = &mut node.edca[ac.index()];
         if busy {
             // A frame for an idle EDCAF while the medium is busy: invoke backoff
@@ -648,11 +868,15 @@ impl Cell {
         let window_end = t + self.timing.cca_detect;
         let rule = self.cfg.backoff_rule;
         self.exch.txs.clear();
+        let beacon = self.beacon_tx_time();
         for n in 0..self.nodes.len() {
             let node = &mut self.nodes[n];
+            if node.away {
+                continue;
+            }
             let mut best: Option<(Nanos, Ac)> = None;
             for ac in Ac::ALL {
-                if !node.path.has_ppdu(ac) {
+                if !node.has_frame(ac) {
                     continue;
                 }
                 let tx_at = node.edca[ac.index()].tx_time(slot);
@@ -660,13 +884,36 @@ impl Cell {
                     best = Some((tx_at, ac)); // ACs are scanned VO first: ties keep the higher
                 }
             }
-            let busy_at = match best {
-                Some((start, ac)) => {
+            // The AP's beacon queue (AIFSN 1, no backoff: ath9k's beacon queue) goes
+            // before its data queues.
+            let beacon_now = if n == 0 {
+                beacon.filter(|&(bt, _)| bt <= window_end && best.is_none_or(|(t0, _)| bt <= t0))
+            } else {
+                None
+            };
+            if let Some((bt, k)) = beacon_now {
+                best = None;
+                self.exch.txs.push(Tx {
+                    node: 0,
+                    ac: Ac::Vo,
+                    start: bt,
+                    air_end: bt,
+                    ppdu: Ppdu::default(),
+                    ok: Vec::new(),
+                    ctl: Some(CtlFrame::Beacon { k }),
+                });
+                if let Some(m) = self.mgmt.as_mut() {
+                    m.beacon_pending = None;
+                }
+            }
+            let busy_at = match (best, beacon_now) {
+                (_, Some((bt, _))) => bt,
+                (Some((start, ac)), None) => {
                     // Lower-priority ACs whose backoff ended in the same slot: internal
                     // collision, handled as if they had collided (10.22.2.4).
                     for other in Ac::ALL {
                         if other != ac
-                            && node.path.has_ppdu(other)
+                            && node.has_frame(other)
                             && node.edca[other.index()].tx_time(slot) == start
                         {
                             let b = &mut node.edca[other.index()];
@@ -674,7 +921,18 @@ impl Cell {
                             self.internal_collisions += 1;
                         }
                     }
-                    if let Some(ppdu) = node.path.take_ppdu(start, ac) {
+                    if ac == Ac::Vo && !node.ctl.is_empty() {
+                        node.ctl_in_air = true;
+                        self.exch.txs.push(Tx {
+                            node: n as u16,
+                            ac,
+                            start,
+                            air_end: start,
+                            ppdu: Ppdu::default(),
+                            ok: Vec::new(),
+                            ctl: node.ctl.front().copied(),
+                        });
+                    } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
                         self.exch.txs.push(Tx {
                             node: n as u16,
                             ac,
@@ -682,11 +940,12 @@ impl Cell {
                             air_end: start,
                             ppdu,
                             ok: Vec::new(),
+                            ctl: None,
                         });
                     }
                     start
                 }
-                None => window_end,
+                (None, None) => window_end,
             };
             let winner = best.map(|(_, ac)| ac);
             for ac in Ac::ALL {
@@ -726,7 +985,10 @@ impl Cell {
                 self.nodes[tx.node as usize].links[tx.link() as usize].txv
             };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
-            let dur = if self.uses_rts(psdu) {
+            let dur = if let Some(c) = self.exch.txs[i].ctl {
+                let (v, bytes) = self.ctl_vector(self.exch.txs[i].node as usize, c);
+                v.ppdu_duration(bytes, band)
+            } else if self.uses_rts(psdu) {
                 control_response_rate(&txv, self.cfg.standard).ppdu_duration(RTS_BYTES, band)
             } else {
                 txv.ppdu_duration(psdu, band)
@@ -748,11 +1010,19 @@ impl Cell {
 
     /// One transmission: draw the channel errors and lay out the exchange.
     fn resolve_single(&mut self) {
+        if self.exch.txs[0].ctl.is_some() {
+            self.resolve_ctl();
+            return;
+        }
         let band = self.cfg.band;
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
         let rts = self.uses_rts(self.exch.txs[0].ppdu.psdu_bytes);
         let tx = &mut self.exch.txs[0];
+        // A receiver that is off channel or asleep decodes nothing (and answers
+        // nothing): the sender retries and finally drops (the legacy scan's losses).
+        let peer = self.nodes[tx.node as usize].links[tx.ppdu.link as usize].peer;
+        let absent = self.nodes[peer.index()].away;
         let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
         let txv = link.txv;
         let ctl = control_response_rate(&txv, self.cfg.standard);
@@ -768,8 +1038,10 @@ impl Cell {
         tx.ok.clear();
         for m in tx.ppdu.mpdus.iter_mut() {
             m.attempts = m.attempts.saturating_add(1);
-            let per = link.error.per(&txv, m.packet.len_bytes + overhead);
-            let ok = !link.rng.bernoulli(per);
+            let ok = !absent && {
+                let per = link.error.per(&txv, m.packet.len_bytes + overhead);
+                !link.rng.bernoulli(per)
+            };
             any_ok |= ok;
             tx.ok.push(ok);
         }
@@ -795,9 +1067,17 @@ impl Cell {
     fn deliver(&mut self, t: Nanos) {
         self.exch.delivered = true;
         self.timer = Some(self.exch.end);
+        if self.exch.txs[0].ctl.is_some() {
+            self.deliver_ctl(t);
+            return;
+        }
         let tx = &self.exch.txs[0];
         let (txn, link, tid) = (tx.node as usize, tx.link() as usize, tx.tid() as usize);
         let rx_node = self.nodes[txn].links[link].peer.index();
+        if self.mgmt.is_some() && tx.ok.iter().any(|&o| o) {
+            self.data_received(t, txn, rx_node);
+        }
+        let tx = &self.exch.txs[0];
         let Some(rx_link) = self.nodes[rx_node].link_to(self.nodes[txn].id) else {
             return;
         };
@@ -851,6 +1131,10 @@ impl Cell {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
+            if let Some(c) = tx.ctl {
+                self.finish_ctl(t, n, c, outcome, share);
+                continue;
+            }
             if outcome != ExchangeOutcome::Acked {
                 tx.ok.iter_mut().for_each(|o| *o = false);
             }
@@ -954,7 +1238,7 @@ impl Cell {
         };
         let (n, ac) = (prev.node as usize, prev.ac);
         let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
-        if limit == Nanos::ZERO {
+        if limit == Nanos::ZERO || self.nodes[n].away {
             return false;
         }
         let Some((link, aggregated, psdu_bytes)) = self.nodes[n]
@@ -999,15 +1283,664 @@ impl Cell {
         let mut next: Option<Nanos> = None;
         for node in &mut self.nodes {
             for ac in Ac::ALL {
+                let contends = !node.away && node.has_frame(ac);
                 let b = &mut node.edca[ac.index()];
                 b.counted_from = node.ifs_ref + self.timing.aifs(b.params.aifsn);
-                if node.path.has_ppdu(ac) {
+                if contends {
                     let t = b.tx_time(slot);
                     next = Some(next.map_or(t, |c: Nanos| c.min(t)));
                 }
             }
         }
+        if let Some((bt, _)) = self.beacon_tx_time() {
+            next = Some(next.map_or(bt, |c| c.min(bt)));
+        }
         self.timer = next;
+    }
+
+    /// While the medium is idle: the earliest transmission of the present nodes'
+    /// contending ACs (from their current counters) and of a pending beacon.
+    fn idle_timer(&self) -> Option<Nanos> {
+        let slot = self.timing.slot;
+        let mut next = self.beacon_tx_time().map(|(bt, _)| bt);
+        for node in &self.nodes {
+            if node.away {
+                continue;
+            }
+            for ac in Ac::ALL {
+                if node.has_frame(ac) {
+                    let t = node.edca[ac.index()].tx_time(slot);
+                    next = Some(next.map_or(t, |c: Nanos| c.min(t)));
+                }
+            }
+        }
+        next
+    }
+}
+
+impl Mgmt {
+    /// The earliest of the next TBTT, the scanners' steps and the power-save timeouts.
+    fn refresh_timer(&mut self) {
+        let mut t = self.clock.tbtt(self.next_beacon);
+        for sm in &self.stas {
+            let scan = sm.scan.as_ref().and_then(|s| s.poll_timeout());
+            let ps = sm.ps.as_ref().and_then(|p| p.deadline());
+            for d in [scan, ps].into_iter().flatten() {
+                t = t.min(d);
+            }
+        }
+        self.timer = Some(t);
+    }
+}
+
+/// Beacons, scanning and power save: the frames they put on the air and the radios
+/// they take off it (reference §7, §9).
+impl Cell {
+    /// Scan and power-save counters of station `sta` (1-based).
+    pub fn scan_stats(&self, sta: u16) -> Option<ScanStats> {
+        let m = self.mgmt.as_ref()?;
+        let s = m.stas.get((sta as usize).checked_sub(1)?)?.scan.as_ref()?;
+        Some(*s.stats())
+    }
+
+    fn refresh_mgmt_timer(&mut self) {
+        if let Some(m) = self.mgmt.as_mut() {
+            m.refresh_timer();
+        }
+    }
+
+    /// When the pending beacon goes out if the medium stays idle: at its TBTT, but not
+    /// before AIFSN 1 (PIFS) after the medium went idle. With its number.
+    fn beacon_tx_time(&self) -> Option<(Nanos, u64)> {
+        let m = self.mgmt.as_ref()?;
+        let k = m.beacon_pending?;
+        let at = m
+            .clock
+            .tbtt(k)
+            .max(self.nodes[0].ifs_ref + self.timing.aifs(1));
+        Some((at, k))
+    }
+
+    /// Rate and PSDU size of a management frame: beacons at the lowest basic rate;
+    /// null-data frames and PS-Polls at the basic rate that would answer the station's
+    /// data rate (a simplification: mac80211's rate control treats null-data as data).
+    fn ctl_vector(&self, n: usize, c: CtlFrame) -> (TxVector, u32) {
+        let std = self.cfg.standard;
+        match c {
+            CtlFrame::Beacon { .. } => (lowest_basic_rate(std), BEACON_BYTES),
+            CtlFrame::NullData { .. } => (
+                control_response_rate(&self.nodes[n].links[0].txv, std),
+                NULL_DATA_BYTES,
+            ),
+            CtlFrame::PsPoll => (
+                control_response_rate(&self.nodes[n].links[0].txv, std),
+                PS_POLL_BYTES,
+            ),
+        }
+    }
+
+    /// A lone management frame: a station's is acknowledged by the AP if it gets
+    /// through the channel; a beacon is answered by nobody (its reception by each
+    /// station is drawn when it ends).
+    fn resolve_ctl(&mut self) {
+        let band = self.cfg.band;
+        let (n, c, start) = {
+            let tx = &self.exch.txs[0];
+            (
+                tx.node as usize,
+                tx.ctl.expect("a management frame"),
+                tx.start,
+            )
+        };
+        let (v, bytes) = self.ctl_vector(n, c);
+        let data_end = start + v.ppdu_duration(bytes, band);
+        self.exch.deliver_at = data_end;
+        self.exch.delivered = false;
+        self.timer = Some(data_end);
+        let ok = match c {
+            CtlFrame::Beacon { .. } => true,
+            _ => {
+                let link = &mut self.nodes[n].links[0];
+                let per = link.error.per(&v, bytes);
+                !link.rng.bernoulli(per)
+            }
+        };
+        let tx = &mut self.exch.txs[0];
+        tx.air_end = data_end;
+        tx.ok.clear();
+        tx.ok.push(ok);
+        if !ok {
+            self.exch.end = data_end;
+            self.exch.outcome = Some(ExchangeOutcome::Failed);
+        } else if matches!(c, CtlFrame::Beacon { .. }) {
+            self.exch.end = data_end;
+            self.exch.outcome = Some(ExchangeOutcome::Acked);
+        } else {
+            let ack = control_response_rate(&v, self.cfg.standard).ppdu_duration(ACK_BYTES, band);
+            self.exch.end = data_end + self.timing.sifs + ack;
+            self.exch.outcome = Some(ExchangeOutcome::Acked);
+        }
+    }
+
+    /// A management frame ended on the air: the receivers act on it.
+    fn deliver_ctl(&mut self, t: Nanos) {
+        let tx = &self.exch.txs[0];
+        let (n, c, ok) = (
+            tx.node as usize,
+            tx.ctl.expect("a management frame"),
+            tx.ok.first() == Some(&true),
+        );
+        match c {
+            CtlFrame::NullData { pm: true } if ok => self.ap_doze(n, t),
+            CtlFrame::NullData { pm: false } if ok => self.ap_wake(n, t),
+            CtlFrame::PsPoll if ok => self.ap_ps_poll(n, t),
+            CtlFrame::Beacon { .. } => self.beacon_received(t),
+            _ => {}
+        }
+        self.refresh_mgmt_timer();
+    }
+
+    /// The busy period of a management frame ended: charge it, and retry, give up or
+    /// complete a station's frame (CW as for data: reset on success or when given up,
+    /// doubled on failure).
+    fn finish_ctl(
+        &mut self,
+        t: Nanos,
+        n: usize,
+        c: CtlFrame,
+        outcome: ExchangeOutcome,
+        share: u64,
+    ) {
+        if let CtlFrame::Beacon { .. } = c {
+            self.beacon_airtime_ns += share;
+            if outcome == ExchangeOutcome::Collision {
+                for s in 1..self.nodes.len() {
+                    self.station_beacon(t, s, false, false);
+                }
+            }
+            self.refresh_mgmt_timer();
+            return;
+        }
+        self.stats[n].up.airtime_ns += share;
+        let retry_limit = self.cfg.retry_limit;
+        let acked = outcome == ExchangeOutcome::Acked;
+        let node = &mut self.nodes[n];
+        node.ctl_in_air = false;
+        node.ctl_attempts = node.ctl_attempts.saturating_add(1);
+        let done = acked || node.ctl_attempts >= retry_limit;
+        let b = &mut node.edca[Ac::Vo.index()];
+        if done {
+            b.reset(&mut node.rng);
+            node.ctl.pop_front();
+            node.ctl_attempts = 0;
+            match c {
+                CtlFrame::PsPoll => self.stats[n].ps.ps_polls += 1,
+                _ => self.stats[n].ps.null_frames += 1,
+            }
+            self.ctl_done(t, n, c, acked);
+        } else {
+            b.fail(&mut node.rng);
+        }
+        self.refresh_mgmt_timer();
+    }
+
+    /// Station `n`'s management frame completed (acknowledged, or given up).
+    fn ctl_done(&mut self, t: Nanos, n: usize, c: CtlFrame, acked: bool) {
+        let CtlFrame::NullData { pm } = c else {
+            return;
+        };
+        let nulls_left = self.nodes[n]
+            .ctl
+            .iter()
+            .any(|f| matches!(f, CtlFrame::NullData { .. }));
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[n - 1];
+        let ps_action = sm.ps.as_mut().and_then(|ps| ps.null_done(t, pm, acked));
+        // mac80211 flushes before it tunes away, so the scanner waits until every
+        // null-data frame queued so far has left.
+        let scan_goes_on = sm.scan_waits_null && !nulls_left;
+        if scan_goes_on {
+            sm.scan_waits_null = false;
+            if let Some(sc) = sm.scan.as_mut() {
+                sc.null_done(t);
+            }
+        }
+        self.apply_ps_action(n, ps_action, t);
+        if scan_goes_on {
+            self.run_scanner(n, t);
+        }
+        self.sync_station(n, t);
+    }
+
+    /// Queue a management frame at station `n` (a queued, not yet sent null-data frame
+    /// takes the newer PM bit). Returns false if the queue is full.
+    fn queue_ctl(&mut self, n: usize, frame: CtlFrame, now: Nanos) -> bool {
+        let had = self.nodes[n].has_frame(Ac::Vo);
+        let node = &mut self.nodes[n];
+        let back_in_air = node.ctl_in_air && node.ctl.len() == 1;
+        if !back_in_air {
+            if let Some(b) = node.ctl.back_mut() {
+                if matches!(
+                    (*b, frame),
+                    (CtlFrame::NullData { .. }, CtlFrame::NullData { .. })
+                ) {
+                    *b = frame;
+                    return true;
+                }
+            }
+        }
+        if node.ctl.len() >= MAX_CTL_FRAMES {
+            return false;
+        }
+        node.ctl.push_back(frame);
+        if !had {
+            self.edcaf_woken(n, Ac::Vo, now);
+        }
+        true
+    }
+
+    /// Management deadlines at `t`: a TBTT, scanner steps, power-save timeouts.
+    fn handle_mgmt(&mut self, t: Nanos) {
+        let n_sta = self.nodes.len() - 1;
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let mut new_beacon = None;
+        if m.clock.tbtt(m.next_beacon) <= t {
+            let k = m.next_beacon;
+            m.next_beacon += 1;
+            // A beacon still waiting for the medium is superseded by the new one.
+            m.beacon_pending = Some(k);
+            new_beacon = Some(k);
+        }
+        if let Some(k) = new_beacon {
+            for s in 1..=n_sta {
+                let listens = self
+                    .mgmt
+                    .as_mut()
+                    .and_then(|m| m.stas[s - 1].ps.as_mut())
+                    .is_some_and(|ps| {
+                        let w = ps.wakes_for(k);
+                        if w {
+                            ps.listen();
+                        }
+                        w
+                    });
+                if listens {
+                    self.sync_station(s, t);
+                }
+            }
+            if !self.busy {
+                self.timer = self.idle_timer();
+            }
+        }
+        for s in 1..=n_sta {
+            let Some(sm) = self.mgmt.as_ref().map(|m| &m.stas[s - 1]) else {
+                return;
+            };
+            let scan_due = sm
+                .scan
+                .as_ref()
+                .and_then(|sc| sc.poll_timeout())
+                .is_some_and(|d| d <= t);
+            let ps_due = sm
+                .ps
+                .as_ref()
+                .and_then(|p| p.deadline())
+                .is_some_and(|d| d <= t);
+            if scan_due {
+                self.run_scanner(s, t);
+            }
+            if ps_due {
+                self.ps_timeout(s, t);
+            }
+        }
+        self.refresh_mgmt_timer();
+    }
+
+    /// Run station `s`'s scanner at `t` and carry out what it asks.
+    fn run_scanner(&mut self, s: usize, t: Nanos) {
+        let tx_pending = self.nodes[s].path.netdev_backlog_packets() > 0;
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[s - 1];
+        let Some(sc) = sm.scan.as_mut() else {
+            return;
+        };
+        let was = sc.scanning();
+        sc.handle_timeout(t, tx_pending);
+        let mut actions = Vec::new();
+        while let Some(a) = sc.poll_action() {
+            actions.push(a);
+        }
+        let is = sc.scanning();
+        if let Some(ps) = sm.ps.as_mut() {
+            if !was && is {
+                // `ieee80211_offchannel_ps_enable`: the scan takes the radio.
+                ps.suspend();
+            } else if was && !is {
+                ps.resume(t);
+            }
+        }
+        // Back on the channel first, so frames queued now contend at once.
+        self.sync_station(s, t);
+        for a in actions {
+            if let ScanAction::SendNullData { pm, wait } = a {
+                if wait {
+                    if let Some(m) = self.mgmt.as_mut() {
+                        m.stas[s - 1].scan_waits_null = true;
+                    }
+                }
+                if !self.queue_ctl(s, CtlFrame::NullData { pm }, t) && wait {
+                    // Cannot happen with the bounded queue; do not stall the scan.
+                    if let Some(sc) = self.mgmt.as_mut().and_then(|m| m.stas[s - 1].scan.as_mut()) {
+                        sc.null_done(t);
+                    }
+                }
+            }
+        }
+        self.sync_station(s, t);
+    }
+
+    /// Station `s`'s dynamic power-save timeout may have expired.
+    fn ps_timeout(&mut self, s: usize, t: Nanos) {
+        let node = &self.nodes[s];
+        let idle = node.path.packets_inside() == 0
+            && node.ctl.is_empty()
+            && !(self.busy && self.exch.txs.iter().any(|x| x.node as usize == s));
+        let action = self
+            .mgmt
+            .as_mut()
+            .and_then(|m| m.stas[s - 1].ps.as_mut())
+            .and_then(|ps| ps.timeout(t, idle));
+        self.apply_ps_action(s, action, t);
+    }
+
+    fn apply_ps_action(&mut self, s: usize, action: Option<PsAction>, t: Nanos) {
+        match action {
+            Some(PsAction::SendNullData { pm }) => {
+                self.queue_ctl(s, CtlFrame::NullData { pm }, t);
+            }
+            Some(PsAction::SendPsPoll) => {
+                self.queue_ctl(s, CtlFrame::PsPoll, t);
+            }
+            Some(PsAction::Doze) | None => {}
+        }
+        self.sync_station(s, t);
+    }
+
+    /// Bring station `s`'s node in line with its scanner and power save: account doze
+    /// time, copy the scan counters, and take the radio off or back on the channel.
+    fn sync_station(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[s - 1];
+        let ps_off = sm.ps.as_ref().is_some_and(|p| !p.radio_on());
+        match (ps_off, sm.doze_since) {
+            (true, None) => {
+                sm.doze_since = Some(t);
+                self.stats[s].ps.dozes += 1;
+            }
+            (false, Some(since)) => {
+                self.stats[s].ps.doze_ns += (t - since).as_ns();
+                sm.doze_since = None;
+            }
+            _ => {}
+        }
+        if let Some(sc) = sm.scan.as_ref() {
+            self.stats[s].scan = *sc.stats();
+        }
+        let away = sm.away();
+        if away && !self.nodes[s].away {
+            self.radio_gone(s, t);
+        } else if !away && self.nodes[s].away {
+            self.radio_back(s, t);
+        }
+    }
+
+    /// Node `n`'s radio leaves (retunes or sleeps): its backoff counters stop.
+    fn radio_gone(&mut self, n: usize, t: Nanos) {
+        let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
+        let node = &mut self.nodes[n];
+        node.away = true;
+        if !self.busy {
+            for b in node.edca.iter_mut() {
+                b.freeze(t, slot, rule);
+            }
+            self.timer = self.idle_timer();
+        }
+    }
+
+    /// Node `n`'s radio is back: it defers AIFS, then counts its remaining backoff.
+    fn radio_back(&mut self, n: usize, t: Nanos) {
+        let node = &mut self.nodes[n];
+        node.away = false;
+        node.ifs_ref = node.ifs_ref.max(t);
+        if !self.busy {
+            for b in node.edca.iter_mut() {
+                b.counted_from = t + self.timing.aifs(b.params.aifsn);
+            }
+            self.timer = self.idle_timer();
+        }
+    }
+
+    /// The AP's TIM bit for station `s`: it dozes (as far as the AP knows) and frames
+    /// wait for it, in the power-save buffer or in its TXQs and driver queues.
+    fn tim_bit(&self, s: usize) -> bool {
+        self.mgmt.as_ref().is_some_and(|m| {
+            m.ap_dozing[s - 1]
+                && (m.buffers.buffered(s - 1) > 0
+                    || self.nodes[0].path.link_backlog_packets((s - 1) as u16) > 0)
+        })
+    }
+
+    /// A beacon ended: every station whose radio is on may have heard it.
+    fn beacon_received(&mut self, t: Nanos) {
+        let v = lowest_basic_rate(self.cfg.standard);
+        for s in 1..self.nodes.len() {
+            let listening = self.mgmt.as_ref().is_some_and(|m| {
+                let sm = &m.stas[s - 1];
+                sm.ps.is_some() || sm.scan.is_some()
+            });
+            if !listening || self.nodes[s].away {
+                continue;
+            }
+            let link = &mut self.nodes[0].links[s - 1];
+            let per = link.error.per(&v, BEACON_BYTES);
+            let heard = !link.rng.bernoulli(per);
+            let tim = self.tim_bit(s);
+            self.station_beacon(t, s, heard, tim);
+        }
+    }
+
+    /// Station `s` heard (or missed) a beacon with (or without) its TIM bit.
+    fn station_beacon(&mut self, t: Nanos, s: usize, heard: bool, tim: bool) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[s - 1];
+        if heard {
+            self.stats[s].ps.beacons_heard += 1;
+            if tim {
+                self.stats[s].ps.tim_wakeups += 1;
+            }
+        }
+        let scanning = sm.scan.as_ref().is_some_and(|sc| sc.scanning());
+        let action = match sm.ps.as_mut() {
+            Some(ps) if !scanning => {
+                if heard {
+                    ps.beacon(t, tim)
+                } else {
+                    ps.beacon_missed()
+                }
+            }
+            _ => {
+                // No power save running (none, or suspended by the scan): answer a TIM
+                // with PM=0 if the scan is configured to (see `ScanConfig::answer_tim`).
+                let answer = sm.scan.as_ref().is_some_and(|sc| sc.config().answer_tim);
+                (heard && tim && answer).then_some(PsAction::SendNullData { pm: false })
+            }
+        };
+        self.apply_ps_action(s, action, t);
+    }
+
+    /// A packet enters the cell where power save may hold it: at the AP for a dozing
+    /// station, into the power-save buffer (returns true); at a sleeping station, which
+    /// wakes to send it.
+    fn mgmt_takes_packet(
+        &mut self,
+        now: Nanos,
+        src: usize,
+        station: usize,
+        packet: Packet,
+    ) -> bool {
+        let Some(m) = self.mgmt.as_mut() else {
+            return false;
+        };
+        if src == 0 {
+            if !m.ap_dozing[station - 1] {
+                return false;
+            }
+            let ac = self.nodes[0].path.classify_ac(&packet);
+            let drops = &mut self.nodes[0].path.drops;
+            let before = drops.len();
+            m.buffers.push(station - 1, ac, packet, drops);
+            let dropped = (drops.len() - before) as u64;
+            let st = &mut self.stats[station].ps;
+            st.ap_buffered += 1;
+            st.ap_buffer_drops += dropped;
+            self.drain_path(0, now);
+            return true;
+        }
+        if let Some(ps) = m.stas[src - 1].ps.as_mut() {
+            ps.tx_wake(now);
+            self.sync_station(src, now);
+            self.refresh_mgmt_timer();
+        }
+        false
+    }
+
+    /// Data from node `txn` reached node `rx`: uplink data carries PM=0 and ends power
+    /// save at the AP (`ieee80211_rx_h_sta_process`); downlink data keeps a power-saving
+    /// station awake, and answers its PS-Poll.
+    fn data_received(&mut self, t: Nanos, txn: usize, rx: usize) {
+        if rx == 0 {
+            if self.mgmt.as_ref().is_some_and(|m| m.ap_dozing[txn - 1]) {
+                self.ap_wake(txn, t);
+            }
+            return;
+        }
+        let link = (rx - 1) as u16;
+        let backlog = self.nodes[0].path.link_backlog_packets(link);
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let more = m.buffers.buffered(rx - 1) > 0 || backlog > 0;
+        let Some(ps) = m.stas[rx - 1].ps.as_mut() else {
+            return;
+        };
+        ps.activity(t);
+        if ps.state() != PsState::Polling {
+            return;
+        }
+        let action = ps.polled_frame(more);
+        if !more && m.ap_service[rx - 1] {
+            // The poll sequence is over: the AP holds the station's frames again.
+            m.ap_service[rx - 1] = false;
+            if m.ap_dozing[rx - 1] {
+                self.nodes[0].path.pause_link(t, link);
+            }
+        }
+        self.apply_ps_action(rx, action, t);
+        self.refresh_mgmt_timer();
+    }
+
+    /// The AP received PM=1 from station `s`: buffer from now on (`sta_ps_start`).
+    fn ap_doze(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        if m.ap_dozing[s - 1] {
+            return;
+        }
+        m.ap_dozing[s - 1] = true;
+        m.ap_service[s - 1] = false;
+        self.nodes[0].path.pause_link(t, (s - 1) as u16);
+    }
+
+    /// The AP learned that station `s` is awake (PM=0): release everything
+    /// (`ieee80211_sta_ps_deliver_wakeup`).
+    fn ap_wake(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        if !m.ap_dozing[s - 1] {
+            return;
+        }
+        m.ap_dozing[s - 1] = false;
+        m.ap_service[s - 1] = false;
+        let mut buf = std::mem::take(&mut m.scratch);
+        m.buffers.take_all(s - 1, &mut buf);
+        let link = (s - 1) as u16;
+        let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
+        self.nodes[0].path.resume_link(t, link);
+        for p in buf.drain(..) {
+            self.nodes[0].path.enqueue(t, link, p);
+        }
+        if let Some(m) = self.mgmt.as_mut() {
+            m.scratch = buf;
+        }
+        self.drain_path(0, t);
+        self.wake_new_frames(0, had, t);
+    }
+
+    /// A PS-Poll from station `s`: one buffered frame goes out (with the frames held in
+    /// its TXQs and driver, which the model releases for the whole poll sequence rather
+    /// than one per poll).
+    fn ap_ps_poll(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        if !m.ap_dozing[s - 1] {
+            return;
+        }
+        let link = (s - 1) as u16;
+        let one = m.buffers.take_one(s - 1).map(|(p, _)| p);
+        let resume = !m.ap_service[s - 1];
+        m.ap_service[s - 1] = true;
+        let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
+        if resume {
+            self.nodes[0].path.resume_link(t, link);
+        }
+        if let Some(p) = one {
+            self.nodes[0].path.enqueue(t, link, p);
+        }
+        self.drain_path(0, t);
+        self.wake_new_frames(0, had, t);
+        if one.is_none() && self.nodes[0].path.link_backlog_packets(link) == 0 {
+            // Nothing to send after all: the station goes back to sleep.
+            self.data_received_nothing(s, t);
+        }
+    }
+
+    /// A PS-Poll found nothing: end the poll sequence.
+    fn data_received_nothing(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        m.ap_service[s - 1] = false;
+        if m.ap_dozing[s - 1] {
+            self.nodes[0].path.pause_link(t, (s - 1) as u16);
+        }
+        let action = m.stas[s - 1]
+            .ps
+            .as_mut()
+            .and_then(|ps| ps.polled_frame(false));
+        self.apply_ps_action(s, action, t);
     }
 }
 

@@ -116,6 +116,10 @@ pub struct TxPath {
     drv: DriverQueues,
     /// Where the firmware push loop resumes its turn over the TXQs, per AC.
     push_rr: [usize; 4],
+    /// Per link: its station dozes and the AP holds its frames (§9.1).
+    paused: Vec<bool>,
+    /// Some link is paused (keeps the checks off the common path).
+    any_paused: bool,
     /// Packets dropped since the caller last drained them.
     pub drops: Vec<Dropped>,
     /// (link, TID, sequence number) of MPDUs given up since the caller last drained
@@ -192,6 +196,8 @@ impl TxPath {
             dql,
             drv: DriverQueues::new(n),
             push_rr: [0; 4],
+            paused: vec![false; n],
+            any_paused: false,
             drops: Vec::new(),
             gave_up: Vec::new(),
         }
@@ -212,11 +218,105 @@ impl TxPath {
     }
 
     fn ac_of(&self, p: &Packet) -> Ac {
+        self.tid_ac(p.tid)
+    }
+
+    fn tid_ac(&self, tid: u8) -> Ac {
         if self.qos {
-            Ac::from_up(p.tid)
+            Ac::from_up(tid)
         } else {
             Ac::Be
         }
+    }
+
+    /// The AC `packet` will be queued in (after DSCP classification, as
+    /// [`TxPath::enqueue`] does it).
+    pub fn classify_ac(&self, packet: &Packet) -> Ac {
+        if !self.qos {
+            Ac::Be
+        } else if packet.dscp != 0 {
+            Ac::from_up(dscp_to_up(packet.dscp, self.cfg.dscp_mapping))
+        } else {
+            Ac::from_up(packet.tid)
+        }
+    }
+
+    fn is_paused(&self, link: u16) -> bool {
+        self.any_paused && self.paused[link as usize]
+    }
+
+    /// The station of `link` starts power saving (`sta_ps_start`, §9.1): its TXQs leave
+    /// the scheduler, the driver stops serving it and takes back the PPDUs it had built
+    /// for it. Its frames stay where they are until [`TxPath::resume_link`].
+    pub fn pause_link(&mut self, now: Nanos, link: u16) {
+        if self.paused[link as usize] {
+            return;
+        }
+        self.paused[link as usize] = true;
+        self.any_paused = true;
+        self.drv.pause(link);
+        if let Some(s) = self.sched.as_mut() {
+            for tid in 0..NUM_TIDS as u8 {
+                let ac = if self.qos { Ac::from_up(tid) } else { Ac::Be };
+                s.unschedule_txq(
+                    now,
+                    TxqKey {
+                        sta: Some(link),
+                        tid,
+                    },
+                    ac,
+                );
+            }
+        }
+    }
+
+    /// The station of `link` woke: its TXQs are rescheduled (`schedule_and_wake_txq`)
+    /// and the driver serves it again.
+    pub fn resume_link(&mut self, now: Nanos, link: u16) {
+        if !self.paused[link as usize] {
+            return;
+        }
+        self.paused[link as usize] = false;
+        self.any_paused = self.paused.iter().any(|&p| p);
+        let qos = self.qos;
+        self.drv
+            .resume(link, |tid| if qos { Ac::from_up(tid) } else { Ac::Be });
+        if self.fq.is_some() {
+            for tid in 0..NUM_TIDS as u8 {
+                if self.txq_has_data(link, tid) {
+                    self.schedule_txq(now, link, tid, self.tid_ac(tid));
+                }
+            }
+        }
+        for ac in Ac::ALL {
+            self.kick(now, ac);
+        }
+    }
+
+    /// Packets held for `link` in its TXQs and the driver (not the shared qdisc, not
+    /// the air).
+    pub fn link_backlog_packets(&self, link: u16) -> u64 {
+        let fq = self.fq.as_ref().map_or(0, |fq| {
+            (0..NUM_TIDS as u8)
+                .map(|tid| fq.tin_backlog(self.tin(link, tid)).0 as u64)
+                .sum()
+        });
+        fq + self.drv.link_packets(link) as u64
+    }
+
+    /// Packets the netdev's qdisc would hold while its queues are stopped
+    /// (`!qdisc_all_tx_empty`, what the scan's DECISION looks at, §7.4): the qdisc and,
+    /// without mac80211 TXQs, everything below it not yet in the air (the model keeps
+    /// feeding the driver where the kernel's stopped queues would keep the packets in
+    /// the qdisc). With TXQs and no qdisc this is 0, as in the kernel.
+    pub fn netdev_backlog_packets(&self) -> u64 {
+        let q: usize = self.qdisc.iter().map(|q| q.len_packets()).sum();
+        let drv = if self.fq.is_none() {
+            self.drv.packets()
+        } else {
+            0
+        };
+        q as u64 + drv
     }
 
     fn tin(&self, link: u16, tid: u8) -> TinId {
@@ -258,6 +358,9 @@ impl TxPath {
 
     /// `ieee80211_schedule_txq`: the TXQ has data for the scheduler.
     fn schedule_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) {
+        if self.is_paused(link) {
+            return;
+        }
         if let Some(s) = self.sched.as_mut() {
             s.schedule_txq(
                 now,
@@ -326,6 +429,9 @@ impl TxPath {
 
     /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then AQL accounting.
     fn dequeue_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> Option<Packet> {
+        if self.is_paused(link) {
+            return None;
+        }
         if let Some((aql, _)) = self.aql.as_ref() {
             if !aql.station_eligible(link as usize, ac) {
                 return None;
@@ -477,6 +583,21 @@ impl TxPath {
             let Some((link, tid)) = next else {
                 break;
             };
+            if self.is_paused(link) {
+                // A dozing station's TXQ the scheduler still held (ath9k's airtime
+                // accounting can list it again): take it out and go on.
+                if let Some(s) = self.sched.as_mut() {
+                    s.unschedule_txq(
+                        now,
+                        TxqKey {
+                            sta: Some(link),
+                            tid,
+                        },
+                        ac,
+                    );
+                }
+                continue;
+            }
             let limits = self.links[link as usize].limits[ac.index()];
             let full = if limits.aggregated {
                 self.drv.hw_ampdu_depth(ac) >= self.cfg.hw_queue_ppdus

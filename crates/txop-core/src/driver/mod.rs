@@ -71,6 +71,9 @@ pub struct DriverQueues {
     /// firmware's own scheduling).
     active: [VecDeque<(u16, u8)>; 4],
     spare: Vec<Vec<Mpdu>>,
+    /// Links whose station dozes (reference §9.1; ath9k `ath_tx_aggr_sleep`): kept off
+    /// the round robin, their frames held, until [`DriverQueues::resume`].
+    paused: Vec<bool>,
 }
 
 impl DriverQueues {
@@ -83,6 +86,7 @@ impl DriverQueues {
             held: [0; 4],
             active: Default::default(),
             spare: Vec::new(),
+            paused: vec![false; n_links],
         }
     }
 
@@ -92,6 +96,9 @@ impl DriverQueues {
     }
 
     fn activate(&mut self, link: u16, tid: u8, ac: Ac, front: bool) {
+        if self.paused[link as usize] {
+            return;
+        }
         let key = (link, tid);
         let list = &mut self.active[ac.index()];
         if let Some(pos) = list.iter().position(|&k| k == key) {
@@ -156,9 +163,57 @@ impl DriverQueues {
         if let Some(pos) = list.iter().position(|&k| k == key) {
             list.remove(pos);
         }
-        if !self.tids[key.0 as usize][key.1 as usize].is_empty() {
+        if !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize] {
             list.push_back(key);
         }
+    }
+
+    /// The station of `link` dozes: take its TIDs off the round robin and put the PPDUs
+    /// already built for it back on their TIDs, as ath9k requeues the frames the
+    /// hardware filtered for a sleeping station. Frames in the air complete as usual.
+    pub fn pause(&mut self, link: u16) {
+        self.paused[link as usize] = true;
+        for ac in 0..4 {
+            self.active[ac].retain(|&(l, _)| l != link);
+            let mut i = 0;
+            while i < self.hw[ac].len() {
+                if self.hw[ac][i].link != link {
+                    i += 1;
+                    continue;
+                }
+                if let Some(mut p) = self.hw[ac].remove(i) {
+                    let q = &mut self.tids[link as usize][p.tid as usize];
+                    for m in p.mpdus.drain(..) {
+                        q.requeue(m);
+                    }
+                    self.recycle(p);
+                }
+            }
+        }
+    }
+
+    /// The station of `link` is awake again: its TIDs with frames rejoin the round
+    /// robin (`ac_of` maps a TID to its AC).
+    pub fn resume(&mut self, link: u16, ac_of: impl Fn(u8) -> Ac) {
+        self.paused[link as usize] = false;
+        for tid in 0..NUM_TIDS as u8 {
+            if !self.tids[link as usize][tid as usize].is_empty() {
+                self.activate(link, tid, ac_of(tid), false);
+            }
+        }
+    }
+
+    /// Packets held for `link` (its TID queues and built PPDUs), not those in the air.
+    pub fn link_packets(&self, link: u16) -> usize {
+        let queued: usize = self.tids[link as usize].iter().map(|t| t.len()).sum();
+        let hw: usize = self
+            .hw
+            .iter()
+            .flatten()
+            .filter(|p| p.link == link)
+            .map(|p| p.mpdus.len())
+            .sum();
+        queued + hw
     }
 
     /// Build a PPDU for (link, TID): retransmissions first, then held packets, then

@@ -1,8 +1,11 @@
 //! mac80211's transmit path: flow queueing with CoDel per TXQ, DSCP classification,
-//! airtime scheduling, airtime queue limits (AQL) and the byte-based DQL alternative.
+//! airtime scheduling, airtime queue limits (AQL) and the byte-based DQL alternative;
+//! background software scanning and power save.
 
 pub mod aql;
 pub mod classify;
 pub mod dql;
 pub mod fq;
+pub mod powersave;
+pub mod scan;
 pub mod scheduler;
