@@ -63,6 +63,7 @@ fn config(cell: CellConfig, depth: u32) -> SimConfig {
         duration: Nanos::from_secs(1),
         seed: SEED,
         wired: Default::default(),
+        host_bus: Vec::new(),
     }
 }
 

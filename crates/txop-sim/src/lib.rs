@@ -10,5 +10,6 @@ pub mod sim;
 pub mod tcp;
 pub mod traffic;
 
-pub use results::Results;
+pub use results::{BusResult, Results};
 pub use sim::{SimConfig, Simulation, WiredConfig};
+pub use txop_core::driver::bus::{BusConfig, Completion, DataMode};

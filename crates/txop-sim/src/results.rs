@@ -17,6 +17,43 @@ pub struct Results {
     pub stations: Vec<StationResult>,
     pub flows: Vec<FlowResult>,
     pub conservation: Conservation,
+    /// The host buses of the stations that have one (absent when none has).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_buses: Vec<BusResult>,
+}
+
+/// One station's host bus (`txop_core::driver::bus`): what crossed it and what it
+/// cost the host.
+#[derive(Clone, Debug, Serialize)]
+pub struct BusResult {
+    pub station: u16,
+    /// Packets handed from the host to the chip, and from the chip to the host.
+    pub packets_to_device: u64,
+    pub packets_to_host: u64,
+    /// Bus transfers each way (device → host includes status reads and polls).
+    pub transfers_to_device: u64,
+    pub transfers_to_host: u64,
+    /// Bytes on the wire each way (framing and block padding included).
+    pub bytes_to_device: u64,
+    pub bytes_to_host: u64,
+    /// Interrupts taken (card interrupts and DMA completions).
+    pub interrupts: u64,
+    /// Polls of the card, and those that found its interrupt pending.
+    pub polls: u64,
+    pub polls_with_work: u64,
+    /// Wake-ups of the receiving process: services that handed packets to the host.
+    pub context_switches: u64,
+    /// Fraction of the run the host CPU was busy (driver and host work), and of it
+    /// the bus driver's share of the run.
+    pub cpu_busy_fraction: f64,
+    pub cpu_driver_fraction: f64,
+    /// Fraction of the run the bus was in a command or data phase.
+    pub bus_busy_fraction: f64,
+    /// Packets dropped: host backlog full, host → device queue full, chip's receive
+    /// buffers full.
+    pub dropped_host_backlog: u64,
+    pub dropped_host_tx_queue: u64,
+    pub dropped_device_rx: u64,
 }
 
 /// One traffic flow's outcome.

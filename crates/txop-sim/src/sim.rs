@@ -4,14 +4,20 @@
 //! Every packet in flight has an entry in a slab (its `token`): which flow it belongs
 //! to, where it is going, and what it carries (data, a ping request or reply). The cell
 //! sees only the packet's metadata.
+//!
+//! A station may have a host bus ([`SimConfig::host_bus`], `txop_core::driver::bus`)
+//! between its host and its WLAN chip: then what the station's host sends crosses the
+//! bus before it enters the cell, and what the cell delivers to the station crosses it
+//! before it reaches the host. Without one the host hands packets to the cell at once.
 
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
-use crate::results::{Conservation, Results, StationResult};
+use crate::results::{BusResult, Conservation, Results, StationResult};
 use crate::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
+use txop_core::driver::bus::{BusConfig, BusOutput, HostBus};
 use txop_core::packet::Ecn;
 use txop_core::{DropReason, Nanos, Packet};
 
@@ -43,10 +49,14 @@ pub struct SimConfig {
     pub duration: Nanos,
     pub seed: u64,
     pub wired: WiredConfig,
+    /// The host bus of each station between its host and its WLAN chip: entry `i` is
+    /// station `i + 1`'s; `None`, or no entry, is no bus (the host hands packets to
+    /// the cell at once). Empty by default.
+    pub host_bus: Vec<Option<BusConfig>>,
 }
 
 impl SimConfig {
-    /// A run with the default wired link.
+    /// A run with the default wired link and no host buses.
     pub fn new(cell: CellConfig, flows: Vec<Flow>, duration: Nanos, seed: u64) -> SimConfig {
         SimConfig {
             cell,
@@ -54,7 +64,21 @@ impl SimConfig {
             duration,
             seed,
             wired: WiredConfig::default(),
+            host_bus: Vec::new(),
         }
+    }
+
+    /// The same run with `bus` between station `station`'s host and its chip.
+    /// Stations are numbered from 1; station 0 (the AP) has no host bus and panics.
+    pub fn with_host_bus(mut self, station: u16, bus: BusConfig) -> SimConfig {
+        let i = station
+            .checked_sub(1)
+            .expect("host buses are for stations, numbered from 1") as usize;
+        if self.host_bus.len() <= i {
+            self.host_bus.resize(i + 1, None);
+        }
+        self.host_bus[i] = Some(bus);
+        self
     }
 }
 
@@ -198,6 +222,8 @@ enum Event {
     SynTimer { conn: usize, n: u32 },
     /// The server's SYN-ACK number `n` went unacknowledged for its timeout.
     SynAckTimer { conn: usize, n: u32 },
+    /// A station's host bus has a deadline (index into `buses`).
+    BusTimer { bus: usize },
 }
 
 /// A running simulation.
@@ -215,6 +241,10 @@ pub struct Simulation {
     /// The connection of each TCP flow, once open.
     flow_conn: Vec<Option<usize>>,
     web: Vec<WebState>,
+    /// Each station's host bus (index = station − 1), and its scheduled deadline
+    /// (other `BusTimer` events are stale).
+    buses: Vec<Option<HostBus>>,
+    bus_deadline: Vec<Option<Nanos>>,
     next_id: u64,
     now: Nanos,
     end: Nanos,
@@ -241,6 +271,22 @@ impl Simulation {
                 ));
             }
         }
+        if cfg.host_bus.len() > stations as usize {
+            return Err(format!(
+                "host_bus: {} entries for {stations} stations",
+                cfg.host_bus.len()
+            ));
+        }
+        let buses = cfg
+            .host_bus
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                b.map(HostBus::new)
+                    .transpose()
+                    .map_err(|e| format!("station {}: {e}", i + 1))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         let cell = Cell::new(cfg.cell, cfg.seed)?;
         let mut events = EventQueue::default();
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -275,6 +321,8 @@ impl Simulation {
             free: Vec::new(),
             down: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             up: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
+            bus_deadline: vec![None; buses.len()],
+            buses,
             next_id: 0,
             now: Nanos::ZERO,
             end: cfg.duration,
@@ -287,6 +335,11 @@ impl Simulation {
 
     pub fn cell(&self) -> &Cell {
         &self.cell
+    }
+
+    /// Station `station`'s host bus, if it has one.
+    pub fn host_bus(&self, station: u16) -> Option<&HostBus> {
+        self.buses.get(station.checked_sub(1)? as usize)?.as_ref()
     }
 
     /// Run until `until` (or the configured end, whichever is earlier).
@@ -361,6 +414,16 @@ impl Simulation {
                 if !c.server_open && c.syn_acks == n && n <= SYNACK_RETRIES {
                     self.send_syn_ack(at, conn);
                 }
+            }
+            Event::BusTimer { bus } => {
+                if self.bus_deadline[bus] != Some(at) {
+                    return; // superseded
+                }
+                self.bus_deadline[bus] = None;
+                if let Some(b) = &mut self.buses[bus] {
+                    b.handle_timeout(at);
+                }
+                self.pump_bus(bus);
             }
             Event::TcpStop { flow } => {
                 if let Some(c) = self.flow_conn[flow] {
@@ -707,7 +770,40 @@ impl Simulation {
                 Some(arrival) => self.events.push(arrival, Event::WiredArrival { packet: p }),
                 None => self.lost(now, p, DropReason::QueueFull),
             },
-            Host::Ap | Host::Station(_) => self.cell.handle_packet(now, p),
+            Host::Station(n) => match self.bus_index(n) {
+                Some(i) => {
+                    if let Some(b) = &mut self.buses[i] {
+                        b.handle_host_packet(now, p);
+                    }
+                    self.pump_bus(i);
+                }
+                None => self.cell.handle_packet(now, p),
+            },
+            Host::Ap => self.cell.handle_packet(now, p),
+        }
+    }
+
+    /// The index of station `n`'s host bus, if it has one.
+    fn bus_index(&self, n: u16) -> Option<usize> {
+        let i = (n as usize).checked_sub(1)?;
+        self.buses.get(i)?.as_ref().map(|_| i)
+    }
+
+    /// Act on what host bus `i` produced, then schedule its next deadline.
+    fn pump_bus(&mut self, i: usize) {
+        while let Some(o) = self.buses[i].as_mut().and_then(|b| b.poll_output()) {
+            match o {
+                BusOutput::ToDevice { at, packet } => self.cell.handle_packet(at, packet),
+                BusOutput::ToHost { at, packet } => self.arrive(at, packet),
+                BusOutput::Dropped { at, packet, reason } => self.lost(at, packet, reason),
+            }
+        }
+        let next = self.buses[i].as_ref().and_then(|b| b.poll_timeout());
+        if let Some(t) = next {
+            if self.bus_deadline[i] != Some(t) {
+                self.bus_deadline[i] = Some(t);
+                self.events.push(t, Event::BusTimer { bus: i });
+            }
         }
     }
 
@@ -737,6 +833,15 @@ impl Simulation {
                             }
                             None => self.lost(at, packet, DropReason::QueueFull),
                         }
+                    } else if let Some(i) = to.and_then(|h| match h {
+                        Host::Station(n) => self.bus_index(n),
+                        _ => None,
+                    }) {
+                        // Into the station's chip; the host reads it over its bus.
+                        if let Some(b) = &mut self.buses[i] {
+                            b.handle_device_packet(at, packet);
+                        }
+                        self.pump_bus(i);
                     } else {
                         self.arrive(at, packet);
                     }
@@ -953,7 +1058,47 @@ impl Simulation {
                 dropped_packets: self.dropped,
                 inside_packets: inside_wired,
             },
+            host_buses: self.bus_results(secs),
         }
+    }
+}
+
+impl Simulation {
+    /// The host buses' counters over the run so far.
+    fn bus_results(&self, secs: f64) -> Vec<BusResult> {
+        let frac = |ns: u64| {
+            if secs > 0.0 {
+                ns as f64 / 1e9 / secs
+            } else {
+                0.0
+            }
+        };
+        self.buses
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let s = b.as_ref()?.stats();
+                Some(BusResult {
+                    station: i as u16 + 1,
+                    packets_to_device: s.packets_to_device,
+                    packets_to_host: s.packets_to_host,
+                    transfers_to_device: s.transfers_to_device,
+                    transfers_to_host: s.transfers_to_host,
+                    bytes_to_device: s.bytes_to_device,
+                    bytes_to_host: s.bytes_to_host,
+                    interrupts: s.interrupts,
+                    polls: s.polls,
+                    polls_with_work: s.polls_with_work,
+                    context_switches: s.context_switches,
+                    cpu_busy_fraction: frac(s.cpu_busy_ns()),
+                    cpu_driver_fraction: frac(s.cpu_driver_ns),
+                    bus_busy_fraction: frac(s.bus_busy_ns),
+                    dropped_host_backlog: s.dropped_host_backlog,
+                    dropped_host_tx_queue: s.dropped_host_tx_queue,
+                    dropped_device_rx: s.dropped_device_rx,
+                })
+            })
+            .collect()
     }
 }
 

@@ -80,6 +80,7 @@ fn simulate(c: &Case, n: u32, seed: u64) -> f64 {
         duration: Nanos::from_secs(c.secs),
         seed,
         wired: Default::default(),
+        host_bus: Vec::new(),
     };
     let r = Simulation::new(cfg).expect("valid config").run();
     r.total_throughput_bps / 1e6

@@ -399,6 +399,7 @@ fn check_aggregation(name: &str, standard: Standard, tx: TxVector, uplink: bool,
         duration: Nanos::from_secs(20),
         seed: 7,
         wired: Default::default(),
+        host_bus: Vec::new(),
     })
     .expect("valid config")
     .run();
@@ -745,6 +746,7 @@ fn packets_inside_is_exact_during_the_response() {
         duration: Nanos::from_ms(2),
         seed: 1,
         wired: Default::default(),
+        host_bus: Vec::new(),
     })
     .expect("valid config");
     for t in 1..=2000 {
@@ -772,6 +774,7 @@ fn simulation_survives_queue_full_drops() {
         duration: Nanos::from_ms(10),
         seed: 1,
         wired: Default::default(),
+        host_bus: Vec::new(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(10));
     assert!(
@@ -801,6 +804,7 @@ fn simulation_conservation_with_both_drop_kinds() {
         duration: Nanos::from_secs(2),
         seed: 3,
         wired: Default::default(),
+        host_bus: Vec::new(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(20)).expect("simulation finished");
     let c = r.conservation;
@@ -925,6 +929,7 @@ fn airtime_is_conserved_including_collisions() {
         duration: Nanos::from_secs(1),
         seed: 21,
         wired: Default::default(),
+        host_bus: Vec::new(),
     })
     .expect("valid config")
     .run();
@@ -964,6 +969,7 @@ fn determinism_config(seed: u64) -> SimConfig {
         duration: Nanos::from_ms(1500),
         seed,
         wired: Default::default(),
+        host_bus: Vec::new(),
     }
 }
 
@@ -1113,6 +1119,7 @@ fn performance_anomaly_without_airtime_fairness() {
         duration: Nanos::from_secs(20),
         seed: 2003,
         wired: Default::default(),
+        host_bus: Vec::new(),
     })
     .expect("valid config")
     .run();
@@ -1383,6 +1390,7 @@ fn invalid_configurations_are_rejected_naming_the_field() {
         duration: Nanos::from_ms(1),
         seed: 1,
         wired: Default::default(),
+        host_bus: Vec::new(),
     })
     .err()
     .expect("rejected");

@@ -52,6 +52,7 @@ fn idle_ping_rtt_is_the_sum_of_its_parts() {
         duration: Nanos::from_secs(10),
         seed: 1,
         wired,
+        host_bus: Vec::new(),
     })
     .unwrap()
     .run();

@@ -54,6 +54,7 @@ fn run(cell: CellConfig, flows: Vec<Flow>, secs: u64) -> Results {
         duration: Nanos::from_secs(secs),
         seed: 3,
         wired: Default::default(),
+        host_bus: Vec::new(),
     })
     .expect("valid config")
     .run()
@@ -326,6 +327,7 @@ fn memory_stays_bounded_under_overload() {
             duration: Nanos::from_secs(40),
             seed: 5,
             wired: Default::default(),
+            host_bus: Vec::new(),
         })
         .expect("valid config");
         let mut samples = Vec::new();

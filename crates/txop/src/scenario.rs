@@ -1489,6 +1489,7 @@ impl Scenario {
                 delay: Nanos::from_secs_f64(w.delay_ms / 1000.0),
                 limit_packets: w.limit_packets,
             },
+            host_bus: Vec::new(),
         })
     }
 }

@@ -4,6 +4,10 @@
 //! before mac80211 TXQs existed, or an ath10k-like firmware's MSDU queue), the MPDUs to
 //! retransmit (`tid->retry_q`) and the block-ack window; it builds aggregates from them
 //! and puts them in the per-AC hardware queue the MAC transmits from.
+//!
+//! [`bus`] is the host bus between a station's host CPU and its WLAN chip.
+
+pub mod bus;
 
 use crate::mac::ampdu::{AmpduLength, BA_WINDOW};
 use crate::mac::blockack::{Mpdu, TxTid};
