@@ -9,6 +9,15 @@ fn check(id: &str) -> Report {
     let rep = reproduce::run(id, &|_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     print!("{}", reproduce::markdown(std::slice::from_ref(&rep)));
     for row in &rep.rows {
+        if row.known_gap {
+            // A documented gap must still fail: if it now holds, unmark it.
+            assert!(
+                !row.holds,
+                "{id}: {} holds now: unmark the gap",
+                row.quantity
+            );
+            continue;
+        }
         assert!(
             row.holds,
             "{id}: {}: seed {}, txop {} fails `{}`",

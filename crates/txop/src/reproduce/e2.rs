@@ -5,6 +5,7 @@ use super::{icmp_ping, median, ms, rtts, Ctx, Report};
 use txop_sim::Results;
 
 const SCENARIO: &str = "e2-bufferbloat";
+const CROWD: &str = "e2-100-stations";
 
 fn page_load_s(r: &Results) -> Option<f64> {
     r.flows
@@ -28,7 +29,7 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
     let mut rep = Report::new(
         "E2",
         "bufferbloat and the mac80211 rework (seed 001)",
-        &[SCENARIO, "e2-100-stations"],
+        &[SCENARIO, CROWD],
     );
     let before = ctx.sim(SCENARIO, &[])?;
     let after = ctx.sim(SCENARIO, &[("stack", "linux-4.9")])?;
@@ -94,6 +95,50 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
         format!("{p_after:.0} s"),
         "≤ half of before",
         p_after <= p_before / 2.0,
+    );
+    // 100 stations each start a download (loaders from 2 s to 32 s).
+    let mut crowd = |stack: &str| -> Result<(usize, f64), String> {
+        let r = ctx.sim(CROWD, &[("stack", stack)])?;
+        let stalled = r
+            .flows
+            .iter()
+            .filter(|f| f.kind == "tcp")
+            .filter(|f| {
+                // The first 0.2 s step with data, counted from the flows' start at 2 s.
+                let first = f.throughput_series_bps.iter().position(|&b| b > 0.0);
+                first.is_none_or(|i| i as f64 * 0.2 - 2.0 > 15.0)
+            })
+            .count();
+        let pings: Vec<f64> = r
+            .flows
+            .iter()
+            .filter(|f| f.kind == "ping")
+            .flat_map(|f| rtts(f, 5.0, 32.0))
+            .collect();
+        Ok((stalled, median(pings)))
+    };
+    let (stalled_before, _) = crowd("linux-4.8-bloated")?;
+    let (stalled_after, lat_crowd) = crowd("linux-4.9")?;
+    rep.row(
+        "100 stations start a download, after: stalled > 15 s; ping RTT (median)",
+        "none stalled; 150–300 ms",
+        format!("{stalled_after} stalled; {}", ms(lat_crowd)),
+        "none stalled; 100 – 600 ms",
+        stalled_after == 0 && (100.0..600.0).contains(&lat_crowd),
+    );
+    rep.row(
+        "… before: flows stalled > 15 s",
+        "~95 of 100 (only ~5 got going)",
+        format!("{stalled_before} of 100"),
+        "most (> 50)",
+        stalled_before > 50,
+    );
+    rep.known_gap(
+        "Not reproduced: on the bloated stack all 100 downloads start in txop. Their \
+         handshakes (modelled, with Linux's 1 s SYN/SYN-ACK timers) get through the 1000-packet \
+         FIFO, and flows that lose their first window recover by RTO within seconds. What \
+         stalled 95 flows for > 15 s on the seed's hardware is not identified, and not in \
+         the model.",
     );
     rep.notes.push(format!(
         "Before = `linux-4.8-bloated`, after = `linux-4.9`; one station at HT20 MCS1. After \
