@@ -155,3 +155,81 @@ fn page_load_under_load_per_era() {
     assert!(bloated > 5.0 * idle, "bloated {bloated} vs idle {idle}");
     assert!(modern < bloated / 2.0, "6.16 {modern} vs bloated {bloated}");
 }
+
+/// flent rtt_fair_down and rtt_fair_up over a fast (VHT20 MCS8) and a slow (MCS0)
+/// station, 20 s of load.
+fn rtt_fair(test: &str, stack: &str) -> Results {
+    use txop_sim::traffic::flent::FlentTest;
+    let vht20 = |mcs| {
+        StationConfig::new(
+            TxVector::Vht {
+                mcs,
+                nss: 1,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long,
+            },
+            ErrorModel::None,
+        )
+    };
+    let mut cell = CellConfig::new(Standard::Ac, Band::Ghz5, vec![vht20(8), vht20(0)]);
+    cell.stack = preset(stack).unwrap();
+    let mut t = FlentTest::new(test);
+    t.length = Nanos::from_secs(20);
+    let flows = t.flows(2).unwrap();
+    Simulation::new(SimConfig::new(cell, flows, t.total(), 1))
+        .unwrap()
+        .run()
+}
+
+/// Issue 4 / seed 002: downstream, the performance anomaly without airtime fairness
+/// (the slow station takes most of the airtime and the fast one's throughput drops)
+/// and its cure with it. Upstream the AP cannot schedule the stations' transmissions:
+/// with A-MPDUs capped at 4 ms their airtime is about equal in every era, and what the
+/// reworked stack cures is the slow station's latency (its own fq_codel).
+#[test]
+fn rtt_fair_anomaly_and_cure() {
+    let jain = |r: &Results| r.airtime_jain_index;
+    let fast = |r: &Results| r.stations[0].throughput_bps / 1e6;
+    let down_fifo = rtt_fair("rtt_fair_down", "linux-4.9");
+    let down_atf = rtt_fair("rtt_fair_down", "linux-6.16");
+    println!(
+        "rtt_fair_down: 4.9 Jain {:.3}, fast {:.1} Mbit/s, slow airtime {:.0} %; \
+         6.16 Jain {:.3}, fast {:.1} Mbit/s",
+        jain(&down_fifo),
+        fast(&down_fifo),
+        down_fifo.stations[1].airtime_share * 100.0,
+        jain(&down_atf),
+        fast(&down_atf)
+    );
+    assert!(down_fifo.stations[1].airtime_share > 0.65);
+    assert!(jain(&down_fifo) < 0.9 && jain(&down_atf) > 0.99);
+    assert!(fast(&down_atf) > 1.5 * fast(&down_fifo));
+
+    let ping = |r: &Results, sta: &str| {
+        let p = r
+            .flows
+            .iter()
+            .find(|f| f.kind == "ping" && f.src == sta)
+            .unwrap();
+        let mut v: Vec<f64> = p
+            .rtt_samples
+            .iter()
+            .filter(|(t, _)| (7.0..25.0).contains(t))
+            .map(|&(_, x)| x)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let up_fifo = rtt_fair("rtt_fair_up", "linux-4.8-bloated");
+    let up_fq = rtt_fair("rtt_fair_up", "linux-6.16");
+    println!(
+        "rtt_fair_up: airtime Jain bloated {:.3} / 6.16 {:.3}; slow station's ping {:.0} / {:.0} ms",
+        jain(&up_fifo),
+        jain(&up_fq),
+        ping(&up_fifo, "sta2"),
+        ping(&up_fq, "sta2")
+    );
+    assert!(jain(&up_fifo) > 0.95 && jain(&up_fq) > 0.95);
+    assert!(ping(&up_fifo, "sta2") > 10.0 * ping(&up_fq, "sta2"));
+    assert!(ping(&up_fq, "sta2") < 100.0);
+}
