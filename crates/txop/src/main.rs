@@ -9,6 +9,8 @@ use txop::scenario::{self, Scenario};
 use txop::{builtin, report};
 use txop_sim::{Results, Simulation};
 
+mod emu;
+
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
 #[derive(Parser)]
@@ -61,6 +63,9 @@ enum Command {
         /// Show only this preset.
         name: Option<String>,
     },
+    /// Run real programs (ping, iperf3, flent…) through the modelled cell in real
+    /// time, in network namespaces (Linux, root).
+    Emu(emu::EmuArgs),
 }
 
 /// The `--json` object: the run's results plus what produced them.
@@ -285,6 +290,7 @@ fn main() -> ExitCode {
         }
         Command::Stacks { name } => stacks(name.as_deref()),
         Command::Show { scenario, set } => show(&scenario, &set),
+        Command::Emu(args) => emu::main(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
