@@ -220,7 +220,13 @@ pub fn emulate(
     let mut status: Option<ExitStatus> = None;
     let mut stopped_by = None;
     let clock = Clock::start();
+    // Fault injection for the cleanup tests: a panic inside the running loop.
+    let inject_panic = std::env::var_os("TXOP_EMU_FAULT").is_some_and(|v| v == "panic");
     let mut control = || {
+        if inject_panic {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            panic!("TXOP_EMU_FAULT=panic: a panic injected in the emulator's loop");
+        }
         signals.drain();
         signals.take_child();
         if let Some(sig) = signals.stop_signal() {

@@ -185,7 +185,7 @@ pub fn namespace_pids(name: &str) -> Vec<i32> {
     proc_dir
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| ns_id(&Path::new(&format!("/proc/{pid}/ns/net"))) == Some(id))
+        .filter(|pid| ns_id(Path::new(&format!("/proc/{pid}/ns/net"))) == Some(id))
         .collect()
 }
 
@@ -237,9 +237,18 @@ pub fn delete_namespace(name: &str) -> Result<(), String> {
 }
 
 /// Whether the emulator run `run_id` is alive (a process of that pid running txop).
+/// A zombie (killed, not yet reaped) is not alive.
 pub fn run_alive(run_id: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{run_id}/comm"))
-        .is_ok_and(|c| c.trim_end().starts_with("txop"))
+    // /proc/PID/stat: "pid (comm) state …"; comm may itself contain spaces.
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{run_id}/stat")) else {
+        return false;
+    };
+    let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+        return false;
+    };
+    let comm = &stat[open + 1..close];
+    let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
+    comm.starts_with("txop") && !matches!(state, "Z" | "X")
 }
 
 /// Remove what runs that are no longer alive left behind (a SIGKILLed emulator):

@@ -29,7 +29,9 @@ impl<M> Slot<M> {
 /// At most `capacity` packets.
 pub struct PacketSlab<M> {
     slots: Vec<Option<Slot<M>>>,
-    /// Buffers of freed slots, ready for reuse.
+    /// Buffers of freed slots, ready for reuse. Boxed: a buffer moves between the
+    /// slab and the reader as a pointer, never as 2 KB copied.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<[u8; BUF_BYTES]>>,
     free: Vec<u32>,
     capacity: usize,

@@ -46,7 +46,8 @@ pub struct EmuArgs {
     #[arg(long, conflicts_with = "output")]
     shell: bool,
     /// Remove what emulators killed with SIGKILL left behind (their namespaces and
-    /// the processes in them), then exit.
+    /// the processes in them), make sure txop's range is unreachable from the root
+    /// namespace, then exit.
     #[arg(long, conflicts_with_all = ["scenario", "shell"])]
     cleanup: bool,
     /// Write a results directory: summary.txt, results.json (the cell's view) and
@@ -126,6 +127,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     }
     if args.cleanup {
         netns::check_privileges().map_err(UserError)?;
+        netns::protect_root_namespace().map_err(UserError)?;
         let removed = netns::cleanup_leftovers(false).map_err(UserError)?;
         if removed.is_empty() {
             println!("txop emu: nothing to clean up");
