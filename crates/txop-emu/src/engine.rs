@@ -204,9 +204,14 @@ impl Engine {
         self.advance(now, port);
         self.counters.read_packets += 1;
         self.counters.read_bytes += len as u64;
-        let info = match PacketInfo::parse(&buf[..len.min(BUF_BYTES)]) {
-            Ok(i) if len < BUF_BYTES => i,
-            Ok(_) | Err(ParseError::Malformed) => {
+        // A read that filled the whole buffer may have been cut short.
+        let parsed = match len < BUF_BYTES {
+            true => PacketInfo::parse(&buf[..len]),
+            false => Err(ParseError::Malformed),
+        };
+        let info = match parsed {
+            Ok(i) => i,
+            Err(ParseError::Malformed) => {
                 self.counters.malformed += 1;
                 return self.slab.recycle(buf);
             }
