@@ -213,7 +213,7 @@ fn non_ip_malformed_and_foreign_packets_are_counted_and_dropped() {
     run_until(&mut e, &mut port, Nanos::from_secs(2));
     assert_eq!(port.writes.len(), 1);
     assert_eq!(port.writes[0].1, Endpoint::Station(2));
-    let s = &e.cell().stats()[..];
+    let s = e.cell().stats();
     assert_eq!(
         (s[1].up.delivered_packets, s[2].down.delivered_packets),
         (1, 1)
