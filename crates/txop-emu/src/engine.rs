@@ -97,6 +97,11 @@ pub struct Engine {
     /// CE marks per station, [uplink, downlink].
     pub marks: Vec<[u64; 2]>,
     pub lateness: LatenessHistogram,
+    /// The same for the first packet written for each modelled instant: the loop's
+    /// own precision, without the serial writes of the rest of a burst (an A-MPDU's
+    /// MSDUs all leave the model at the end of its PPDU).
+    pub lateness_first: LatenessHistogram,
+    last_write_at: Option<Nanos>,
 }
 
 /// Packets the slab holds at most by default: more than any stack preset queues
@@ -130,6 +135,8 @@ impl Engine {
             flows: FlowTable::default(),
             marks: vec![[0; 2]; stations + 1],
             lateness: LatenessHistogram::default(),
+            lateness_first: LatenessHistogram::default(),
+            last_write_at: None,
         })
     }
 
@@ -333,8 +340,12 @@ impl Engine {
         let len = slot.bytes().len();
         let flow = slot.meta.flow;
         let result = port.write(to, slot.bytes());
-        let written = port.now();
-        self.lateness.record(written.saturating_sub(at));
+        let late = port.now().saturating_sub(at);
+        self.lateness.record(late);
+        if self.last_write_at != Some(at) {
+            self.last_write_at = Some(at);
+            self.lateness_first.record(late);
+        }
         self.slab.remove(token);
         match result {
             Ok(()) => {

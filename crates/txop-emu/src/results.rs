@@ -19,6 +19,9 @@ pub struct EmuReport {
     pub ce_marks_per_station: Vec<[u64; 2]>,
     /// Actual minus modelled write time of every packet written.
     pub timing_error: TimingSummary,
+    /// The same for the first write of each modelled instant (see
+    /// `Engine::lateness_first`).
+    pub timing_error_first_write: TimingSummary,
     #[serde(rename = "loop")]
     pub loop_stats: LoopStats,
     /// CPU use of the real-time loop, as a fraction of one core.
@@ -98,6 +101,7 @@ pub fn emu_report(engine: &Engine, loop_stats: LoopStats) -> EmuReport {
         counters: engine.counters,
         ce_marks_per_station: engine.marks.iter().skip(1).copied().collect(),
         timing_error: engine.lateness.summary(),
+        timing_error_first_write: engine.lateness_first.summary(),
         loop_stats,
         cpu_fraction: loop_stats.cpu_fraction(),
     }
@@ -128,6 +132,11 @@ pub fn emu_summary(r: &EmuReport) -> String {
     s.push_str(&format!(
         "          timing error (actual − modelled write time) over {} writes: median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs\n",
         t.samples, t.p50_us, t.p90_us, t.p99_us, t.max_us
+    ));
+    let f = &r.timing_error_first_write;
+    s.push_str(&format!(
+        "          first write of each delivery instant ({} of them): median {:.1} µs, p99 {:.1} µs\n",
+        f.samples, f.p50_us, f.p99_us
     ));
     s.push_str(&format!(
         "          CPU {:.0}% of one core over {:.1} s\n",

@@ -819,3 +819,42 @@ fn results_directory_holds_the_cells_view_and_the_commands_output() {
     assert_eq!(again.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
+
+/// `--shell` prints the namespaces and addresses, then runs a shell in the chosen
+/// namespace (here fed from stdin), from which the others are reachable through the
+/// cell.
+#[test]
+fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
+    require_root();
+    require_tool("ping");
+    let _g = serial();
+    let mut child = txop()
+        .args(["emu", "default", "--in", "sta2", "--shell"])
+        .env("SHELL", "/bin/sh")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = child.id();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"echo node=$TXOP_NODE; ping -c 1 -W 2 $TXOP_STA4 | grep -c 'bytes from'\nexit\n",
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for line in [
+        format!("sta2     txop-{id}-sta2"),
+        "198.18.0.1".to_string(),
+        "fd74:786f:7000::1:4".to_string(),
+        "node=sta2\n1\n".to_string(),
+    ] {
+        assert!(text.contains(&line), "{line:?} not in\n{text}");
+    }
+    assert_nothing_left(id, "no-marker-86461");
+}
