@@ -255,6 +255,11 @@ pub fn emulate(
         clock,
     );
     let secs = clock.now().as_secs_f64();
+    let tun_queue_drops = net
+        .namespaces()
+        .iter()
+        .filter_map(|ns| netns::tun_tx_dropped(ns))
+        .sum();
     // Everything still running in the namespaces (the command, if a signal ended the
     // run; daemons it started) is killed before the namespaces go.
     let teardown = net.teardown();
@@ -270,7 +275,7 @@ pub fn emulate(
         status,
         stopped_by,
         results: results::results(&engine, secs, cfg.seed),
-        report: results::emu_report(&engine, loop_stats),
+        report: results::emu_report(&engine, loop_stats, tun_queue_drops),
     })
 }
 

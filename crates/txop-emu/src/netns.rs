@@ -154,6 +154,18 @@ pub fn configure_tun(ns: &str, endpoint: Endpoint) -> Result<(), String> {
     ip(&["-n", ns, "addr", "add", &v6, "dev", dev, "nodad"])
 }
 
+/// Packets the TUN device in `ns` dropped on its way to the emulator because its
+/// queue (txqueuelen) was full: the emulator did not read fast enough.
+pub fn tun_tx_dropped(ns: &str) -> Option<u64> {
+    let json = ip_output(&["-j", "-s", "-n", ns, "link", "show", "dev", addr::TUN_NAME]).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&json).ok()?;
+    v.get(0)?
+        .get("stats64")?
+        .get("tx")?
+        .get("dropped")?
+        .as_u64()
+}
+
 /// The txop namespaces that exist now (names starting with [`addr::NS_PREFIX`]).
 pub fn txop_namespaces() -> Vec<String> {
     let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {

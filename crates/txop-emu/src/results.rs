@@ -15,6 +15,9 @@ use txop_sim::Results;
 #[derive(Clone, Debug, Serialize)]
 pub struct EmuReport {
     pub counters: Counters,
+    /// Packets the TUN devices dropped before the emulator read them (their queues
+    /// overflowed): not seen by the model at all. Should be 0.
+    pub tun_queue_drops: u64,
     /// CE marks the model set, per station (index 0 is station 1): [uplink, downlink].
     pub ce_marks_per_station: Vec<[u64; 2]>,
     /// Actual minus modelled write time of every packet written.
@@ -96,9 +99,10 @@ pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
 }
 
 /// The emulator's own figures.
-pub fn emu_report(engine: &Engine, loop_stats: LoopStats) -> EmuReport {
+pub fn emu_report(engine: &Engine, loop_stats: LoopStats, tun_queue_drops: u64) -> EmuReport {
     EmuReport {
         counters: engine.counters,
+        tun_queue_drops,
         ce_marks_per_station: engine.marks.iter().skip(1).copied().collect(),
         timing_error: engine.lateness.summary(),
         timing_error_first_write: engine.lateness_first.summary(),
@@ -122,6 +126,12 @@ pub fn emu_summary(r: &EmuReport) -> String {
         c.wire_drops,
         c.ce_marks
     ));
+    if r.tun_queue_drops > 0 {
+        s.push_str(&format!(
+            "          warning: the TUN devices dropped {} packets before the emulator read them (it fell behind)\n",
+            r.tun_queue_drops
+        ));
+    }
     let refused = c.not_ip + c.malformed + c.unroutable + c.slab_full + c.write_errors;
     if refused > 0 {
         s.push_str(&format!(

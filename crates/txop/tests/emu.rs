@@ -807,6 +807,7 @@ fn results_directory_holds_the_cells_view_and_the_commands_output() {
     let c = &r["conservation"];
     assert_eq!(c["offered_packets"], c["delivered_packets"]);
     assert!(r["emulator"]["timing_error"]["samples"].as_u64().unwrap() >= 10);
+    assert_eq!(r["emulator"]["tun_queue_drops"], 0);
     // A second run refuses to overwrite it.
     let again = run(&[
         "emu",
