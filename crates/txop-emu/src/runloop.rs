@@ -172,6 +172,15 @@ impl Epoll {
 
 const WAKE: u64 = u64::MAX;
 
+/// Back to the normal scheduler (the teardown and the report need no priority).
+fn set_normal() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler(2) on the calling thread with a valid param.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+    }
+}
+
 /// Run this thread under SCHED_FIFO at `priority`, so that the programs it carries
 /// (and anything else on the machine) cannot delay its deadlines; children forked
 /// later get the normal policy back (`SCHED_RESET_ON_FORK`). Best effort: without
@@ -252,5 +261,8 @@ pub fn run(
     }
     stats.wall_s = wall0.elapsed().as_secs_f64();
     stats.cpu_s = thread_cpu_s() - cpu0;
+    if opts.realtime_priority > 0 {
+        set_normal();
+    }
     Ok(stats)
 }
