@@ -859,3 +859,57 @@ fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
     }
     assert_nothing_left(id, "no-marker-86461");
 }
+
+/// With ECN negotiated by the kernels, fq_codel (linux-6.16) marks instead of
+/// dropping: the marks reach the receiving kernel as CE in valid IP headers (it counts
+/// them and no checksum error), and the sender loses nothing.
+#[test]
+fn ce_marks_reach_the_kernel_in_valid_headers() {
+    require_root();
+    require_tool("iperf3");
+    let _g = serial();
+    let dir = scratch("ecn");
+    let d = dir.display();
+    let script = format!(
+        "sysctl -qw net.ipv4.tcp_ecn=1 && nstat -n && iperf3 -s -1 -D -B $TXOP_STA1 && sleep 0.3 && \
+         $TXOP_EXE emu exec server -- sh -c 'sysctl -qw net.ipv4.tcp_ecn=1 && \
+             iperf3 -c $TXOP_STA1 -C cubic -t 6 -J > {d}/iperf.json' && \
+         nstat -az IpExtInCEPkts IpExtInCsumErrors TcpInCsumErrors > {d}/nstat.txt"
+    );
+    let out = run(&[
+        "emu",
+        "tcp-ndown-6mbit",
+        "--set",
+        "stack=linux-6.16",
+        "--in",
+        "sta1",
+        "-o",
+        &format!("{d}/out"),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert!(out.status.success());
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/results.json")).unwrap()).unwrap();
+    let marks = r["emulator"]["counters"]["ce_marks"].as_u64().unwrap();
+    let nstat = std::fs::read_to_string(dir.join("nstat.txt")).unwrap();
+    let counter = |name: &str| -> u64 {
+        nstat
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {nstat}"))
+    };
+    let iperf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("iperf.json")).unwrap()).unwrap();
+    let retransmits = iperf["end"]["sum_sent"]["retransmits"].as_u64().unwrap();
+    eprintln!("CE marks {marks}, kernel: {nstat}, retransmits {retransmits}");
+    assert!(marks > 0, "CoDel marked");
+    assert_eq!(counter("IpExtInCEPkts"), marks, "every mark arrived as CE");
+    assert_eq!(counter("IpExtInCsumErrors") + counter("TcpInCsumErrors"), 0);
+    assert_eq!(r["stations"][0]["dropped_aqm"], 0, "marked, not dropped");
+    assert_eq!(retransmits, 0, "nothing lost");
+    let _ = std::fs::remove_dir_all(&dir);
+}
