@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up what txop needs on a fresh machine: a Rust toolchain with rustfmt and clippy,
-# and flent (with matplotlib) for the tests that open txop's flent data files.
-# Idempotent; prints what it does. Later stages (the emulator's tests, flent) add their
-# Debian and PyPI packages here.
+# flent (with matplotlib) for the tests that open txop's flent data files, and the programs
+# the emulator's tests run (iproute2, ping, iperf3, irtt, fping).
+# Idempotent; prints what it does.
 set -euo pipefail
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -31,6 +31,23 @@ fi
 if ! command -v flent >/dev/null 2>&1; then
     echo "setup: installing flent and matplotlib from PyPI" >&2
     python3 -m pip install --quiet --disable-pip-version-check flent matplotlib >&2
+fi
+
+# The emulator's tests run real programs through the emulated cell: ping (iputils),
+# iperf3, and irtt + fping for flent's ping and voip tests; and iproute2's `ip` for the
+# namespaces. Debian's packages, installed only if missing.
+missing=()
+for pair in ip:iproute2 ping:iputils-ping iperf3:iperf3 irtt:irtt fping:fping; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+        echo "setup: installing ${missing[*]} from Debian" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "setup: warning: ${missing[*]} missing (needs root and apt-get); the emulator tests will fail" >&2
+    fi
 fi
 
 cargo --version >&2

@@ -11,6 +11,8 @@ use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
 use txop_sim::Results;
 
+mod emu;
+
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
 #[derive(Parser)]
@@ -122,6 +124,9 @@ enum Command {
         /// Show only this preset.
         name: Option<String>,
     },
+    /// Run real programs (ping, iperf3, flent…) through the modelled cell in real
+    /// time, in network namespaces (Linux, root).
+    Emu(emu::EmuArgs),
 }
 
 /// The `--json` object: the run's results plus what produced them.
@@ -138,6 +143,12 @@ struct JsonReport<'a> {
 
 /// An error for the user: one line, exit code 2.
 struct UserError(String);
+
+impl From<String> for UserError {
+    fn from(e: String) -> Self {
+        UserError(e)
+    }
+}
 
 /// Refuse an existing results directory before any work is done.
 fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
@@ -616,6 +627,7 @@ fn dispatch(cli: Cli) -> Result<(), UserError> {
         Command::List => list(),
         Command::Stacks { name } => stacks(name.as_deref()),
         Command::Show { scenario, set } => show(&scenario, &set),
+        Command::Emu(args) => emu::main(args),
     }
 }
 

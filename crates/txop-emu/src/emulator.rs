@@ -1,0 +1,334 @@
+//! One emulator run from start to finish: signals, namespaces and TUN devices, the
+//! engine, the command (or shell) in its namespace, the real-time loop until the
+//! command exits or a stop signal arrives, then the results and the teardown.
+//!
+//! Also `exec` (a command in a namespace of a running emulator) and `cleanup`.
+
+use crate::addr::{self, Endpoint};
+use crate::engine::{Engine, DEFAULT_SLAB_PACKETS};
+use crate::netns;
+use crate::results::{self, EmuReport};
+use crate::runloop::{self, Clock, LoopOptions};
+use crate::session::{Network, StopSignals};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use txop_core::CellConfig;
+use txop_sim::{Results, WiredConfig};
+
+/// What to run inside the emulated network.
+#[derive(Clone, Debug)]
+pub enum Program {
+    /// A command (argv) in `endpoint`'s namespace; with `log`, its output is also
+    /// copied into that file.
+    Command {
+        endpoint: Endpoint,
+        argv: Vec<OsString>,
+        log: Option<PathBuf>,
+    },
+    /// An interactive shell in `endpoint`'s namespace (Ctrl-C goes to the shell, not
+    /// to the emulator).
+    Shell { endpoint: Endpoint },
+}
+
+/// An emulator run's configuration.
+#[derive(Clone, Debug)]
+pub struct EmuConfig {
+    pub cell: CellConfig,
+    pub seed: u64,
+    pub wired: WiredConfig,
+    pub slab_packets: usize,
+    pub loop_options: LoopOptions,
+}
+
+impl EmuConfig {
+    pub fn new(cell: CellConfig, seed: u64, wired: WiredConfig) -> EmuConfig {
+        EmuConfig {
+            cell,
+            seed,
+            wired,
+            slab_packets: DEFAULT_SLAB_PACKETS,
+            loop_options: LoopOptions::default(),
+        }
+    }
+}
+
+/// How the run ended and what it measured.
+pub struct Outcome {
+    /// The command's exit status (`None` if it could not be waited for).
+    pub status: Option<ExitStatus>,
+    /// The stop signal that ended the run early, if one did.
+    pub stopped_by: Option<i32>,
+    pub results: Results,
+    pub report: EmuReport,
+}
+
+impl Outcome {
+    /// The exit code txop passes on: the command's, 128 + signal if a signal ended
+    /// it or the run.
+    pub fn exit_code(&self) -> i32 {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = self.stopped_by {
+            return 128 + sig;
+        }
+        match self.status {
+            Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
+            None => 1,
+        }
+    }
+}
+
+/// The environment every program inside the emulator gets: the run id (so that
+/// `txop emu exec` finds the run), which endpoint it is in, every endpoint's address,
+/// and the txop executable.
+pub fn program_env(run_id: u32, stations: u16, here: Endpoint) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("TXOP_EMU_ID".to_string(), run_id.to_string()),
+        ("TXOP_NODE".to_string(), here.name()),
+        (
+            "TXOP_SERVER".to_string(),
+            Endpoint::Server.ipv4().to_string(),
+        ),
+        (
+            "TXOP_SERVER6".to_string(),
+            Endpoint::Server.ipv6().to_string(),
+        ),
+    ];
+    for n in 1..=stations {
+        let e = Endpoint::Station(n);
+        env.push((format!("TXOP_STA{n}"), e.ipv4().to_string()));
+        env.push((format!("TXOP_STA{n}_6"), e.ipv6().to_string()));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        env.push(("TXOP_EXE".to_string(), exe.display().to_string()));
+    }
+    env
+}
+
+/// A table of the namespaces and addresses (printed by `--shell`).
+pub fn describe_network(net: &Network) -> String {
+    let mut s = format!(
+        "txop emulator {}: {} station(s); run `txop emu exec NODE -- CMD` to use another namespace\n",
+        net.run_id(),
+        net.stations()
+    );
+    for i in 0..=net.stations() as usize {
+        let e = Endpoint::from_index(i);
+        s.push_str(&format!(
+            "  {:<8} {:<22} {:<16} {}\n",
+            e.name(),
+            net.namespace(e).unwrap_or(""),
+            e.ipv4(),
+            e.ipv6()
+        ));
+    }
+    s
+}
+
+/// Copy a child's output stream to ours and to a log file.
+fn tee(
+    mut from: impl Read + Send + 'static,
+    to_stderr: bool,
+    log: std::fs::File,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut log = log;
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let _ = if to_stderr {
+                std::io::stderr().write_all(&buf[..n])
+            } else {
+                std::io::stdout().write_all(&buf[..n])
+            };
+            let _ = log.write_all(&buf[..n]);
+        }
+    })
+}
+
+fn spawn(
+    net: &Network,
+    program: &Program,
+) -> Result<(Child, Vec<std::thread::JoinHandle<()>>), String> {
+    let (endpoint, argv, log, shell) = match program {
+        Program::Command {
+            endpoint,
+            argv,
+            log,
+        } => (*endpoint, argv.clone(), log.clone(), false),
+        Program::Shell { endpoint } => {
+            let sh = std::env::var_os("SHELL").unwrap_or_else(|| "/bin/bash".into());
+            (*endpoint, vec![sh], None, true)
+        }
+    };
+    let ns = net
+        .namespace(endpoint)
+        .ok_or_else(|| format!("no {} in this cell", endpoint.name()))?;
+    if argv.is_empty() {
+        return Err("no command given".into());
+    }
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns]).args(&argv);
+    cmd.envs(program_env(net.run_id(), net.stations(), endpoint));
+    if shell {
+        cmd.env("PS1", format!("[txop {}] \\w\\$ ", endpoint.name()));
+    }
+    let mut threads = Vec::new();
+    let log_file = match &log {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map_err(|e| format!("{}: cannot create: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    if log_file.is_some() {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `ip netns exec`: {e}"))?;
+    if let Some(f) = log_file {
+        let f2 = f.try_clone().map_err(|e| format!("log file: {e}"))?;
+        if let Some(out) = child.stdout.take() {
+            threads.push(tee(out, false, f));
+        }
+        if let Some(err) = child.stderr.take() {
+            threads.push(tee(err, true, f2));
+        }
+    }
+    Ok((child, threads))
+}
+
+/// Run `program` inside an emulated `cfg` cell; `on_ready` is called once the
+/// network is up, before the program starts. Everything is torn down before this
+/// returns, whatever happens.
+pub fn emulate(
+    cfg: EmuConfig,
+    program: Program,
+    on_ready: &mut dyn FnMut(&Network),
+) -> Result<Outcome, String> {
+    let signals = StopSignals::register()?;
+    let stations = cfg.cell.stations.len() as u16;
+    let mut engine = Engine::new(cfg.cell, cfg.seed, cfg.wired, cfg.slab_packets)?;
+    let mut net = Network::create(stations, &|| signals.stop_signal().is_some())?;
+    on_ready(&net);
+    let (mut child, threads) = spawn(&net, &program)?;
+    let shell = matches!(program, Program::Shell { .. });
+    let mut status: Option<ExitStatus> = None;
+    let mut stopped_by = None;
+    let clock = Clock::start();
+    // Fault injection for the cleanup tests: a panic inside the running loop.
+    let inject_panic = std::env::var_os("TXOP_EMU_FAULT").is_some_and(|v| v == "panic");
+    let mut control = || {
+        if inject_panic {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            panic!("TXOP_EMU_FAULT=panic: a panic injected in the emulator's loop");
+        }
+        signals.drain();
+        signals.take_child();
+        if let Some(sig) = signals.stop_signal() {
+            if shell && sig == libc::SIGINT {
+                signals.clear_stop();
+            } else {
+                stopped_by = Some(sig);
+                return true;
+            }
+        }
+        match child.try_wait() {
+            Ok(Some(s)) => {
+                status = Some(s);
+                true
+            }
+            Ok(None) => false,
+            Err(_) => true,
+        }
+    };
+    let loop_result = runloop::run(
+        &mut engine,
+        net.tuns(),
+        signals.wake_fd(),
+        &mut control,
+        cfg.loop_options,
+        clock,
+    );
+    let secs = clock.now().as_secs_f64();
+    let tun_queue_drops = net
+        .namespaces()
+        .iter()
+        .filter_map(|ns| netns::tun_tx_dropped(ns))
+        .sum();
+    // Everything still running in the namespaces (the command, if a signal ended the
+    // run; daemons it started) is killed before the namespaces go.
+    let teardown = net.teardown();
+    if status.is_none() {
+        status = child.wait().ok();
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    let loop_stats = loop_result.map_err(|e| format!("the emulator's loop failed: {e}"))?;
+    teardown?;
+    Ok(Outcome {
+        status,
+        stopped_by,
+        results: results::results(&engine, secs, cfg.seed),
+        report: results::emu_report(&engine, loop_stats, tun_queue_drops),
+    })
+}
+
+/// The run a `txop emu exec` means: `explicit`, else `TXOP_EMU_ID` from the
+/// environment (inside an emulator), else the only live run.
+pub fn find_run(explicit: Option<u32>) -> Result<u32, String> {
+    if let Some(id) = explicit {
+        return Ok(id);
+    }
+    if let Some(id) = std::env::var("TXOP_EMU_ID")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Ok(id);
+    }
+    let mut ids: Vec<u32> = netns::txop_namespaces()
+        .iter()
+        .filter_map(|n| addr::parse_namespace(n).map(|(id, _)| id))
+        .filter(|&id| netns::run_alive(id))
+        .collect();
+    ids.dedup();
+    match ids.as_slice() {
+        [id] => Ok(*id),
+        [] => Err("no txop emulator is running".into()),
+        many => Err(format!(
+            "several txop emulators are running ({many:?}): choose one with --id"
+        )),
+    }
+}
+
+/// Replace this process with `argv` run in `endpoint`'s namespace of run `run_id`.
+pub fn exec_in(run_id: u32, endpoint: Endpoint, argv: &[OsString]) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    netns::check_privileges()?;
+    let ns = addr::namespace(run_id, endpoint);
+    if !std::path::Path::new(netns::NETNS_DIR).join(&ns).exists() {
+        return Err(format!(
+            "emulator {run_id} has no {} (no namespace {ns})",
+            endpoint.name()
+        ));
+    }
+    if argv.is_empty() {
+        return Err("no command given (txop emu exec NODE -- COMMAND…)".into());
+    }
+    let stations = netns::txop_namespaces()
+        .iter()
+        .filter_map(|n| addr::parse_namespace(n))
+        .filter(|(id, e)| *id == run_id && matches!(e, Endpoint::Station(_)))
+        .count() as u16;
+    let err = Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .args(argv)
+        .envs(program_env(run_id, stations, endpoint))
+        .exec();
+    Err(format!("cannot run `ip netns exec`: {err}"))
+}

@@ -1,0 +1,375 @@
+//! The forwarding engine: real packets through the modelled network, sans-I/O.
+//!
+//! A packet read from an endpoint's TUN device enters at its arrival time: from the
+//! server it crosses the wired link (the shared [`WiredLink`], the scenario's rate,
+//! delay and limit) and enters the cell at the AP; from a station it enters the cell at
+//! that station. What the cell delivers is written to the destination's TUN device
+//! (from the AP to the server across the wired link again). Drops are real: the bytes
+//! are freed and never written. The engine never reads a clock: the caller passes
+//! the time, and the [`Port`] it writes through tells when the write really happened,
+//! which gives the timing error (actual − modelled write time).
+//!
+//! Events run in time order exactly as in the simulator (`txop_sim::sim`): at one
+//! instant the cell's deadline runs before the wire's arrivals.
+
+use crate::addr::Endpoint;
+use crate::flows::FlowTable;
+use crate::parse::{self, PacketInfo, ParseError};
+use crate::slab::{PacketSlab, BUF_BYTES};
+use crate::timing::LatenessHistogram;
+use txop_core::cell::{Cell, CellConfig, Output};
+use txop_core::packet::Ecn;
+use txop_core::{DropReason, Nanos, NodeId, Packet};
+use txop_sim::events::EventQueue;
+use txop_sim::net::wired::WiredLink;
+use txop_sim::WiredConfig;
+
+/// Where the engine writes packets, and the clock that timestamps the writes.
+pub trait Port {
+    /// Now, on the engine's time axis.
+    fn now(&self) -> Nanos;
+    /// Write one IP packet into `to`'s network stack.
+    fn write(&mut self, to: Endpoint, bytes: &[u8]) -> std::io::Result<()>;
+}
+
+/// What the emulator keeps about a packet inside the network, beside its bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Meta {
+    pub from: Endpoint,
+    pub to: Endpoint,
+    /// When it was read from the source's TUN device.
+    pub read_at: Nanos,
+    /// Its entry in the flow table.
+    pub flow: u32,
+}
+
+/// Events outside the cell: arrivals at the far end of the wired link.
+#[derive(Clone, Copy, Debug)]
+enum WireEvent {
+    /// A downlink packet reaches the AP.
+    ToAp(Packet),
+    /// An uplink packet reaches the server.
+    ToServer { token: u64, sent: Nanos },
+}
+
+/// Packet counters of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counters {
+    /// Packets read from the TUN devices.
+    pub read_packets: u64,
+    pub read_bytes: u64,
+    /// Packets that entered the emulated network (read, parsed, routed, stored).
+    pub offered_packets: u64,
+    /// Packets written to their destination's TUN device.
+    pub written_packets: u64,
+    pub written_bytes: u64,
+    /// Not IPv4 or IPv6: counted and dropped.
+    pub not_ip: u64,
+    /// IP packets with truncated or inconsistent headers: counted and dropped.
+    pub malformed: u64,
+    /// To an address that is not an endpoint of this cell (multicast, foreign
+    /// addresses, absent stations): counted and dropped. Nothing leaves the cell.
+    pub unroutable: u64,
+    /// Refused because the packet slab was full.
+    pub slab_full: u64,
+    /// Tail-dropped by the wired link's queue.
+    pub wire_drops: u64,
+    /// Dropped by the cell (queues, AQM, retry limit).
+    pub cell_drops: u64,
+    /// Writes that failed (EIO while a TUN device is not up yet, …): dropped.
+    pub write_errors: u64,
+    /// Packets the model marked CE (rewritten in the IP header).
+    pub ce_marks: u64,
+}
+
+/// The engine: the cell, the wired link both ways, and the packets in flight.
+pub struct Engine {
+    cell: Cell,
+    /// Server → AP and AP → server.
+    down: WiredLink,
+    up: WiredLink,
+    events: EventQueue<WireEvent>,
+    slab: PacketSlab<Meta>,
+    stations: u16,
+    next_id: u64,
+    pub counters: Counters,
+    pub flows: FlowTable,
+    /// CE marks per station, [uplink, downlink].
+    pub marks: Vec<[u64; 2]>,
+    pub lateness: LatenessHistogram,
+    /// The same for the first packet written for each modelled instant: the loop's
+    /// own precision, without the serial writes of the rest of a burst (an A-MPDU's
+    /// MSDUs all leave the model at the end of its PPDU).
+    pub lateness_first: LatenessHistogram,
+    last_write_at: Option<Nanos>,
+}
+
+/// Packets the slab holds at most by default: more than any stack preset queues
+/// (fq_codel's 10240 plus mac80211's 8192 plus driver rings and both wires).
+pub const DEFAULT_SLAB_PACKETS: usize = 32_768;
+
+impl Engine {
+    pub fn new(
+        cell: CellConfig,
+        seed: u64,
+        wired: WiredConfig,
+        slab_packets: usize,
+    ) -> Result<Engine, String> {
+        let stations = cell.stations.len();
+        if stations > crate::addr::MAX_STATIONS as usize {
+            return Err(format!(
+                "stations: the emulator runs at most {} stations (one namespace each), not {stations}",
+                crate::addr::MAX_STATIONS
+            ));
+        }
+        let cell = Cell::new(cell, seed)?;
+        Ok(Engine {
+            cell,
+            down: WiredLink::new(wired.rate_bps, wired.delay, wired.limit_packets),
+            up: WiredLink::new(wired.rate_bps, wired.delay, wired.limit_packets),
+            events: EventQueue::default(),
+            slab: PacketSlab::new(slab_packets),
+            stations: stations as u16,
+            next_id: 0,
+            counters: Counters::default(),
+            flows: FlowTable::default(),
+            marks: vec![[0; 2]; stations + 1],
+            lateness: LatenessHistogram::default(),
+            lateness_first: LatenessHistogram::default(),
+            last_write_at: None,
+        })
+    }
+
+    pub fn cell(&self) -> &Cell {
+        &self.cell
+    }
+
+    pub fn stations(&self) -> u16 {
+        self.stations
+    }
+
+    /// Packets inside the network now (queued in the model, in the air, on a wire).
+    pub fn packets_inside(&self) -> usize {
+        self.slab.len()
+    }
+
+    /// A buffer to read the next packet into.
+    pub fn buffer(&mut self) -> Box<[u8; BUF_BYTES]> {
+        self.slab.buffer()
+    }
+
+    /// Give back a buffer nothing was read into.
+    pub fn recycle(&mut self, buf: Box<[u8; BUF_BYTES]>) {
+        self.slab.recycle(buf);
+    }
+
+    /// The next time something happens inside the network.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        match (self.cell.poll_timeout(), self.events.peek_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Run everything due up to and including `now`.
+    pub fn advance(&mut self, now: Nanos, port: &mut dyn Port) {
+        loop {
+            let tc = self.cell.poll_timeout();
+            let te = self.events.peek_time();
+            let next = match (tc, te) {
+                (Some(c), Some(e)) => c.min(e),
+                (Some(c), None) => c,
+                (None, Some(e)) => e,
+                (None, None) => break,
+            };
+            if next > now {
+                break;
+            }
+            if tc == Some(next) {
+                self.cell.handle_timeout(next);
+            } else if let Some((at, ev)) = self.events.pop() {
+                match ev {
+                    WireEvent::ToAp(p) => self.cell.handle_packet(at, p),
+                    WireEvent::ToServer { token, sent } => {
+                        self.write_out(at, token, Endpoint::Server, sent, port)
+                    }
+                }
+            }
+            self.drain(port);
+        }
+    }
+
+    /// A packet of `len` bytes in `buf` was read from `from`'s TUN device at `now`.
+    pub fn packet_in(
+        &mut self,
+        now: Nanos,
+        from: Endpoint,
+        buf: Box<[u8; BUF_BYTES]>,
+        len: usize,
+        port: &mut dyn Port,
+    ) {
+        self.advance(now, port);
+        self.counters.read_packets += 1;
+        self.counters.read_bytes += len as u64;
+        // A read that filled the whole buffer may have been cut short.
+        let parsed = match len < BUF_BYTES {
+            true => PacketInfo::parse(&buf[..len]),
+            false => Err(ParseError::Malformed),
+        };
+        let info = match parsed {
+            Ok(i) => i,
+            Err(ParseError::Malformed) => {
+                self.counters.malformed += 1;
+                return self.slab.recycle(buf);
+            }
+            Err(ParseError::NotIp) => {
+                self.counters.not_ip += 1;
+                return self.slab.recycle(buf);
+            }
+        };
+        let to = match Endpoint::of(info.dst, self.stations) {
+            Some(to) if to != from && !(to == Endpoint::Server && from == Endpoint::Server) => to,
+            _ => {
+                self.counters.unroutable += 1;
+                return self.slab.recycle(buf);
+            }
+        };
+        let flow = self.flows.flow_of(&info, from, to);
+        let meta = Meta {
+            from,
+            to,
+            read_at: now,
+            flow,
+        };
+        let Some(token) = self.slab.insert(buf, len, meta) else {
+            self.counters.slab_full += 1;
+            self.flows.stats(flow).dropped(DropReason::QueueFull);
+            return;
+        };
+        self.counters.offered_packets += 1;
+        self.flows.stats(flow).offered += 1;
+        let (src, dst) = match (from, to) {
+            (Endpoint::Server, Endpoint::Station(n)) => (NodeId::AP, NodeId(n)),
+            // Station to server, or to another station through the AP.
+            (Endpoint::Station(n), _) => (NodeId(n), NodeId::AP),
+            (Endpoint::Server, Endpoint::Server) => unreachable!("refused above"),
+        };
+        let mut p = Packet::new(self.take_id(), src, dst, len as u32);
+        p.flow = info.flow_hash();
+        p.dscp = info.dscp;
+        p.ecn = info.ecn;
+        p.token = token;
+        if from == Endpoint::Server {
+            match self.down.send(now, p.len_bytes) {
+                Some(arrival) => self.events.push(arrival, WireEvent::ToAp(p)),
+                None => self.lost(p, None),
+            }
+        } else {
+            self.cell.handle_packet(now, p);
+        }
+        self.drain(port);
+    }
+
+    fn take_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Handle what the cell reported.
+    fn drain(&mut self, port: &mut dyn Port) {
+        while let Some(o) = self.cell.poll_output() {
+            match o {
+                Output::Delivered { at, packet } => self.delivered(at, packet, port),
+                Output::Dropped { packet, reason, .. } => self.lost(packet, Some(reason)),
+                Output::Airtime(_) => {}
+            }
+        }
+    }
+
+    /// The cell delivered `packet` at `at`.
+    fn delivered(&mut self, at: Nanos, packet: Packet, port: &mut dyn Port) {
+        let Some(slot) = self.slab.get_mut(packet.token) else {
+            return;
+        };
+        let meta = slot.meta;
+        if packet.ecn == Ecn::Ce && parse::ecn_of_bytes(slot.bytes()) != Some(Ecn::Ce) {
+            parse::set_ce(slot.bytes_mut());
+            self.counters.ce_marks += 1;
+            let uplink = !packet.src.is_ap();
+            let station = if uplink { packet.src } else { packet.dst };
+            self.marks[station.index()][if uplink { 0 } else { 1 }] += 1;
+        }
+        self.flows.stats(meta.flow).air_delivered(at, &packet);
+        match meta.to {
+            Endpoint::Server => match self.up.send(at, packet.len_bytes) {
+                Some(arrival) => self.events.push(
+                    arrival,
+                    WireEvent::ToServer {
+                        token: packet.token,
+                        sent: meta.read_at,
+                    },
+                ),
+                None => self.lost(packet, None),
+            },
+            Endpoint::Station(m) if packet.dst.is_ap() => {
+                // Station to station: the AP sends it on.
+                let mut p = packet;
+                p.id = self.take_id();
+                p.src = NodeId::AP;
+                p.dst = NodeId(m);
+                p.tid = 0;
+                p.aql_us = 0;
+                self.cell.handle_packet(at, p);
+            }
+            to => self.write_out(at, packet.token, to, meta.read_at, port),
+        }
+    }
+
+    /// Write a packet to its destination; it leaves the network.
+    fn write_out(
+        &mut self,
+        at: Nanos,
+        token: u64,
+        to: Endpoint,
+        read_at: Nanos,
+        port: &mut dyn Port,
+    ) {
+        let Some(slot) = self.slab.get(token) else {
+            return;
+        };
+        let len = slot.bytes().len();
+        let flow = slot.meta.flow;
+        let result = port.write(to, slot.bytes());
+        let late = port.now().saturating_sub(at);
+        self.lateness.record(late);
+        if self.last_write_at != Some(at) {
+            self.last_write_at = Some(at);
+            self.lateness_first.record(late);
+        }
+        self.slab.remove(token);
+        match result {
+            Ok(()) => {
+                self.counters.written_packets += 1;
+                self.counters.written_bytes += len as u64;
+                self.flows.stats(flow).delivered(at, read_at, len as u32);
+            }
+            Err(_) => {
+                self.counters.write_errors += 1;
+                self.flows.stats(flow).dropped(DropReason::QueueFull);
+            }
+        }
+    }
+
+    /// A packet was dropped: by the cell (`reason`) or by a wire's full queue.
+    fn lost(&mut self, packet: Packet, reason: Option<DropReason>) {
+        match reason {
+            Some(_) => self.counters.cell_drops += 1,
+            None => self.counters.wire_drops += 1,
+        }
+        if let Some(meta) = self.slab.remove(packet.token) {
+            self.flows
+                .stats(meta.flow)
+                .dropped(reason.unwrap_or(DropReason::QueueFull));
+        }
+    }
+}

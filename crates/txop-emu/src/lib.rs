@@ -1,0 +1,47 @@
+//! txop-emu: the real-time emulator. Real programs in network namespaces send through
+//! TUN devices into the modelled cell (the same sans-I/O `txop_core::Cell` the
+//! simulator drives, and the simulator's `WiredLink` between the server and the AP),
+//! and the cell's deliveries are written back at their modelled time.
+//!
+//! ```text
+//! netns txop-PID-srv  ── txop0 (198.18.0.1) ─┐                  ┌─ txop0 (198.18.1.1) ── netns txop-PID-sta1
+//!                                            └─ txop emu: wire ─ AP ─ cell ─ stations ─┤ …
+//!                                                                  └─ txop0 (198.18.1.N) ── netns txop-PID-staN
+//! ```
+//!
+//! - Contained by construction: every endpoint is in a namespace txop created, with
+//!   only its TUN device and loopback and no route but the cell's own range
+//!   (198.18.0.0/16, fd74:786f:7000::/48); in the root namespace that range is an
+//!   `unreachable` route, installed before anything starts and left in place.
+//! - Cleaned up on every exit path ([`session`]); `txop emu --cleanup` after SIGKILL.
+//! - Programs get `TXOP_EMU_ID`, `TXOP_NODE`, `TXOP_SERVER`, `TXOP_STA<n>` (and `_6`
+//!   variants) and `TXOP_EXE` in their environment ([`emulator::program_env`]).
+//!
+//! Modules:
+//! - [`addr`]: txop's own address range, namespace and device names;
+//! - [`parse`]: IP headers (etherparse) → flow hash, DSCP, ECN; CE rewriting;
+//! - [`slab`]: the bounded store of packet bytes (the model's `token`);
+//! - [`engine`]: forwarding through the wired link and the cell, sans-I/O;
+//! - [`flows`], [`timing`]: per-flow statistics and the timing error;
+//! - [`netns`], [`tun`]: namespaces, TUN devices, routes, process cleanup;
+//! - [`session`], [`emulator`]: setting everything up and tearing it down on every
+//!   exit path; one run from start to finish;
+//! - [`runloop`]: the real-time loop (epoll, the monotonic clock);
+//! - [`results`]: the cell's view of a run, in the simulator's results format.
+
+pub mod addr;
+pub mod emulator;
+pub mod engine;
+pub mod flows;
+pub mod netns;
+pub mod parse;
+pub mod results;
+pub mod runloop;
+pub mod session;
+pub mod slab;
+pub mod timing;
+pub mod tun;
+
+pub use addr::Endpoint;
+pub use emulator::{emulate, EmuConfig, Outcome, Program};
+pub use engine::{Engine, Port};

@@ -1,0 +1,289 @@
+//! Network namespaces and routes, through iproute2's `ip` (the tool every Linux with
+//! namespaces has): creating and deleting txop's namespaces, configuring the TUN device
+//! inside each, the `unreachable` routes that keep txop's range off the real network in
+//! the root namespace, and finding and killing every process left in a namespace
+//! (processes survive `ip netns del`: the namespace lives on as long as one of them
+//! does).
+
+use crate::addr::{self, Endpoint};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where `ip netns add` bind-mounts named namespaces.
+pub const NETNS_DIR: &str = "/run/netns";
+
+/// Linux capability numbers (`include/uapi/linux/capability.h`).
+const CAP_NET_ADMIN: u32 = 12;
+const CAP_SYS_ADMIN: u32 = 21;
+
+/// Check that this process can create namespaces and TUN devices: one line saying
+/// what is missing.
+pub fn check_privileges() -> Result<(), String> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let cap_eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0);
+    let has = |cap: u32| cap_eff & (1 << cap) != 0;
+    if !(has(CAP_NET_ADMIN) && has(CAP_SYS_ADMIN)) {
+        return Err(
+            "txop emu needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network \
+             namespaces and TUN devices: run it with sudo"
+                .into(),
+        );
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Err(
+            "txop emu needs /dev/net/tun (the TUN driver): load it with `modprobe tun`".into(),
+        );
+    }
+    match Command::new("ip")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => Ok(()),
+        _ => {
+            Err("txop emu needs iproute2's `ip` command (Debian: apt-get install iproute2)".into())
+        }
+    }
+}
+
+/// Run `ip ARGS`; on failure, its own error message.
+pub fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `ip`: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn ip_output(args: &[&str]) -> Result<String, String> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `ip`: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Make txop's ranges `unreachable` in the root namespace (idempotent), after checking
+/// that nothing on this machine uses them: a client started in the wrong namespace,
+/// or after the emulator exited, then fails at once ("No route to host") instead of
+/// sending anything out of a real interface. The routes are left in place on exit.
+pub fn protect_root_namespace() -> Result<(), String> {
+    for (family, net) in [("-4", addr::NET4), ("-6", addr::NET6)] {
+        let used = ip_output(&[family, "-o", "addr", "show", "to", net])?;
+        if let Some(line) = used.lines().find(|l| !l.trim().is_empty()) {
+            return Err(format!(
+                "txop's address range {net} is already used on this machine ({}); \
+                 txop emu will not share it",
+                line.split_whitespace()
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        // Any route inside the range other than txop's own would win over it
+        // (longest prefix match).
+        let routes = ip_output(&[family, "route", "show", "root", net, "table", "all"])?;
+        for r in routes.lines().filter(|l| !l.trim().is_empty()) {
+            let ours =
+                r.starts_with("unreachable ") && r.contains(net.split('/').next().unwrap_or(net));
+            if !ours {
+                return Err(format!(
+                    "a route into txop's address range {net} exists on this machine ({}); \
+                     txop emu will not share the range",
+                    r.trim()
+                ));
+            }
+        }
+        ip(&[family, "route", "replace", "unreachable", net])?;
+    }
+    Ok(())
+}
+
+/// Whether the root namespace currently refuses txop's range (both families).
+pub fn root_namespace_protected() -> bool {
+    [("-4", addr::NET4), ("-6", addr::NET6)]
+        .iter()
+        .all(|(family, net)| {
+            ip_output(&[family, "route", "show", "exact", net])
+                .is_ok_and(|r| r.trim_start().starts_with("unreachable"))
+        })
+}
+
+/// Create the named namespace with its loopback up.
+pub fn add_namespace(name: &str) -> Result<(), String> {
+    ip(&["netns", "add", name])?;
+    ip(&["-n", name, "link", "set", "lo", "up"])
+}
+
+/// Give the TUN device in `ns` its MTU, addresses (the whole range, so the connected
+/// route covers every cell address) and bring it up. No other route is added: there
+/// is no default route, nothing outside txop's range is reachable from inside.
+pub fn configure_tun(ns: &str, endpoint: Endpoint) -> Result<(), String> {
+    let dev = addr::TUN_NAME;
+    let mtu = addr::MTU_BYTES.to_string();
+    ip(&["-n", ns, "link", "set", dev, "mtu", &mtu, "up"])?;
+    let v4 = format!("{}/{}", endpoint.ipv4(), addr::PREFIX4);
+    ip(&["-n", ns, "addr", "add", &v4, "dev", dev])?;
+    let v6 = format!("{}/{}", endpoint.ipv6(), addr::PREFIX6);
+    // A TUN device is point-to-point with no link layer: no neighbour to detect.
+    ip(&["-n", ns, "addr", "add", &v6, "dev", dev, "nodad"])
+}
+
+/// Packets the TUN device in `ns` dropped on its way to the emulator because its
+/// queue (txqueuelen) was full: the emulator did not read fast enough.
+pub fn tun_tx_dropped(ns: &str) -> Option<u64> {
+    let json = ip_output(&["-j", "-s", "-n", ns, "link", "show", "dev", addr::TUN_NAME]).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&json).ok()?;
+    v.get(0)?
+        .get("stats64")?
+        .get("tx")?
+        .get("dropped")?
+        .as_u64()
+}
+
+/// The txop namespaces that exist now (names starting with [`addr::NS_PREFIX`]).
+pub fn txop_namespaces() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = dir
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with(addr::NS_PREFIX))
+        .collect();
+    v.sort();
+    v
+}
+
+/// (device, inode) identifying a namespace.
+fn ns_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The processes whose network namespace is `name` (like `ip netns pids`). Zombies
+/// have left their namespaces and are not listed.
+pub fn namespace_pids(name: &str) -> Vec<i32> {
+    let Some(id) = ns_id(&Path::new(NETNS_DIR).join(name)) else {
+        return Vec::new();
+    };
+    let Ok(proc_dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    proc_dir
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| ns_id(Path::new(&format!("/proc/{pid}/ns/net"))) == Some(id))
+        .collect()
+}
+
+fn signal_all(pids: &[i32], sig: libc::c_int) {
+    for &pid in pids {
+        // SAFETY: kill(2) with a pid and a signal number; no memory is involved.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// Kill every process in the namespaces `names`: SIGTERM, up to `grace` for them to
+/// exit, then SIGKILL (and up to 2 s more for the kernel to finish them). Returns the
+/// pids that were still there at the end (none, normally).
+pub fn kill_namespace_processes(names: &[String], grace: Duration) -> Vec<i32> {
+    let all = || -> Vec<i32> { names.iter().flat_map(|n| namespace_pids(n)).collect() };
+    let me = std::process::id() as i32;
+    let wait_gone = |limit: Duration| -> Vec<i32> {
+        let start = Instant::now();
+        loop {
+            let left: Vec<i32> = all().into_iter().filter(|&p| p != me).collect();
+            if left.is_empty() || start.elapsed() >= limit {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let pids: Vec<i32> = all().into_iter().filter(|&p| p != me).collect();
+    if pids.is_empty() {
+        return pids;
+    }
+    signal_all(&pids, libc::SIGTERM);
+    let left = wait_gone(grace);
+    if left.is_empty() {
+        return left;
+    }
+    signal_all(&left, libc::SIGKILL);
+    wait_gone(Duration::from_secs(2))
+}
+
+/// Delete a namespace (its processes must be gone first). A namespace that does not
+/// exist is not an error.
+pub fn delete_namespace(name: &str) -> Result<(), String> {
+    if !Path::new(NETNS_DIR).join(name).exists() {
+        return Ok(());
+    }
+    ip(&["netns", "del", name])
+}
+
+/// Whether the emulator run `run_id` is alive (a process of that pid running txop).
+/// A zombie (killed, not yet reaped) is not alive.
+pub fn run_alive(run_id: u32) -> bool {
+    // /proc/PID/stat: "pid (comm) state …"; comm may itself contain spaces.
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{run_id}/stat")) else {
+        return false;
+    };
+    let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+        return false;
+    };
+    let comm = &stat[open + 1..close];
+    let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
+    comm.starts_with("txop") && !matches!(state, "Z" | "X")
+}
+
+/// Remove what runs that are no longer alive left behind (a SIGKILLed emulator):
+/// their processes, then their namespaces. With `all`, live runs' too. Returns the
+/// namespaces removed.
+pub fn cleanup_leftovers(all: bool) -> Result<Vec<String>, String> {
+    let names: Vec<String> = txop_namespaces()
+        .into_iter()
+        .filter(|n| all || addr::parse_namespace(n).is_none_or(|(id, _)| !run_alive(id)))
+        .collect();
+    let left = kill_namespace_processes(&names, Duration::from_millis(500));
+    if !left.is_empty() {
+        return Err(format!("processes {left:?} would not die; namespaces kept"));
+    }
+    let mut errors = Vec::new();
+    for n in &names {
+        if let Err(e) = delete_namespace(n) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(names)
+    } else {
+        Err(errors.join("; "))
+    }
+}

@@ -1,0 +1,158 @@
+//! The cell's own view of an emulator run, in the simulator's results format
+//! ([`txop_sim::Results`]: per-station airtime, throughput, drops; per-flow latency and
+//! throughput series), plus what only the emulator has: CE marks written into real
+//! headers, packets refused at the edge, and the timing error.
+
+use crate::engine::{Counters, Engine};
+use crate::runloop::LoopStats;
+use crate::timing::TimingSummary;
+use serde::Serialize;
+use txop_sim::results::{Conservation, StationResult};
+use txop_sim::sim::jain_index;
+use txop_sim::Results;
+
+/// What only the emulator reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmuReport {
+    pub counters: Counters,
+    /// Packets the TUN devices dropped before the emulator read them (their queues
+    /// overflowed): not seen by the model at all. Should be 0.
+    pub tun_queue_drops: u64,
+    /// CE marks the model set, per station (index 0 is station 1): [uplink, downlink].
+    pub ce_marks_per_station: Vec<[u64; 2]>,
+    /// Actual minus modelled write time of every packet written.
+    pub timing_error: TimingSummary,
+    /// The same for the first write of each modelled instant (see
+    /// `Engine::lateness_first`).
+    pub timing_error_first_write: TimingSummary,
+    #[serde(rename = "loop")]
+    pub loop_stats: LoopStats,
+    /// CPU use of the real-time loop, as a fraction of one core.
+    pub cpu_fraction: f64,
+}
+
+/// Build the run's results after `secs` seconds (`seed` is the cell's).
+pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
+    let cell = engine.cell();
+    let cfg = cell.config();
+    let busy = cell.busy_ns();
+    let rate = |b: u64| {
+        if secs > 0.0 {
+            b as f64 * 8.0 / secs
+        } else {
+            0.0
+        }
+    };
+    let mut total_bytes = 0;
+    let stations: Vec<StationResult> = cell
+        .stats()
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, s)| {
+            let bytes = s.up.delivered_bytes + s.down.delivered_bytes;
+            total_bytes += bytes;
+            StationResult {
+                station: i as u16,
+                rate: cfg.stations[i - 1].tx.modulation_label(),
+                throughput_bps: rate(bytes),
+                uplink_bps: rate(s.up.delivered_bytes),
+                downlink_bps: rate(s.down.delivered_bytes),
+                airtime_share: if busy > 0 {
+                    s.airtime_ns() as f64 / busy as f64
+                } else {
+                    0.0
+                },
+                airtime_ns: s.airtime_ns(),
+                ppdus: s.up.ppdus + s.down.ppdus,
+                mpdus: s.up.mpdus + s.down.mpdus,
+                collisions: s.up.collisions + s.down.collisions,
+                failures: s.up.failures + s.down.failures,
+                mpdu_retries: s.up.mpdu_retries + s.down.mpdu_retries,
+                dropped_queue_full: s.up.dropped_queue_full + s.down.dropped_queue_full,
+                dropped_retry_limit: s.up.dropped_retry_limit + s.down.dropped_retry_limit,
+                dropped_aqm: s.up.dropped_aqm + s.down.dropped_aqm,
+            }
+        })
+        .collect();
+    let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
+    let c = &engine.counters;
+    Results {
+        seed,
+        duration_s: secs,
+        total_throughput_bps: rate(total_bytes),
+        busy_fraction: if secs > 0.0 {
+            busy as f64 / (secs * 1e9)
+        } else {
+            0.0
+        },
+        airtime_jain_index: jain_index(&shares),
+        stations,
+        flows: engine.flows.results(secs),
+        host_buses: Vec::new(),
+        conservation: Conservation {
+            offered_packets: c.offered_packets,
+            delivered_packets: c.written_packets,
+            dropped_packets: c.cell_drops + c.wire_drops + c.write_errors,
+            inside_packets: engine.packets_inside() as u64,
+        },
+    }
+}
+
+/// The emulator's own figures.
+pub fn emu_report(engine: &Engine, loop_stats: LoopStats, tun_queue_drops: u64) -> EmuReport {
+    EmuReport {
+        counters: engine.counters,
+        tun_queue_drops,
+        ce_marks_per_station: engine.marks.iter().skip(1).copied().collect(),
+        timing_error: engine.lateness.summary(),
+        timing_error_first_write: engine.lateness_first.summary(),
+        loop_stats,
+        cpu_fraction: loop_stats.cpu_fraction(),
+    }
+}
+
+/// The emulator lines of the summary.
+pub fn emu_summary(r: &EmuReport) -> String {
+    let c = &r.counters;
+    let t = &r.timing_error;
+    let l = &r.loop_stats;
+    let mut s = String::new();
+    s.push_str(&format!(
+        "emulator: {} packets in, {} out ({:.1} Mbit/s), {} dropped by the cell, {} by the wire, {} CE marks\n",
+        c.read_packets,
+        c.written_packets,
+        if l.wall_s > 0.0 { c.written_bytes as f64 * 8.0 / l.wall_s / 1e6 } else { 0.0 },
+        c.cell_drops,
+        c.wire_drops,
+        c.ce_marks
+    ));
+    if r.tun_queue_drops > 0 {
+        s.push_str(&format!(
+            "          warning: the TUN devices dropped {} packets before the emulator read them (it fell behind)\n",
+            r.tun_queue_drops
+        ));
+    }
+    let refused = c.not_ip + c.malformed + c.unroutable + c.slab_full + c.write_errors;
+    if refused > 0 {
+        s.push_str(&format!(
+            "          refused: {} not IP, {} malformed, {} to no cell address, {} slab full, {} write errors\n",
+            c.not_ip, c.malformed, c.unroutable, c.slab_full, c.write_errors
+        ));
+    }
+    s.push_str(&format!(
+        "          timing error (actual − modelled write time) over {} writes: median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs\n",
+        t.samples, t.p50_us, t.p90_us, t.p99_us, t.max_us
+    ));
+    let f = &r.timing_error_first_write;
+    s.push_str(&format!(
+        "          first write of each delivery instant ({} of them): median {:.1} µs, p99 {:.1} µs\n",
+        f.samples, f.p50_us, f.p99_us
+    ));
+    s.push_str(&format!(
+        "          CPU {:.0}% of one core over {:.1} s\n",
+        r.cpu_fraction * 100.0,
+        l.wall_s
+    ));
+    s
+}

@@ -1,0 +1,253 @@
+//! The emulated network's plumbing and its guaranteed teardown.
+//!
+//! [`Network::create`] makes a server namespace and one namespace per station, each
+//! with a TUN device and addresses and no route out, after making txop's range
+//! `unreachable` in the root namespace. Everything it creates is removed by
+//! [`Network::teardown`] — every process in the namespaces killed first (they survive
+//! `ip netns del`), then the TUN devices closed, then the namespaces deleted — which
+//! runs on every exit path: normal return, an error (`Drop`), a panic (the guard's
+//! `Drop` while unwinding, and a panic hook for panics that do not unwind through
+//! it), and SIGINT/SIGTERM/SIGHUP, which [`StopSignals`] turns into a clean stop of the
+//! loop. Only SIGKILL escapes; `txop emu --cleanup` removes what it leaves.
+
+use crate::addr::{self, Endpoint};
+use crate::netns;
+use crate::tun::Tun;
+use std::io::Read;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
+
+/// Namespaces this process created and has not removed yet: what the panic hook
+/// removes if a panic does not unwind through [`Network`]'s `Drop`.
+static LIVE_NAMESPACES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static PANIC_HOOK: Once = Once::new();
+
+fn live() -> std::sync::MutexGuard<'static, Vec<String>> {
+    LIVE_NAMESPACES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Grace period between SIGTERM and SIGKILL for the processes in the namespaces.
+pub const KILL_GRACE: Duration = Duration::from_millis(500);
+
+/// Kill the processes in `names` and delete the namespaces; errors as one line.
+fn remove_namespaces(names: &[String]) -> Result<(), String> {
+    let left = netns::kill_namespace_processes(names, KILL_GRACE);
+    let mut errors = Vec::new();
+    if !left.is_empty() {
+        errors.push(format!("processes {left:?} survived SIGKILL"));
+    }
+    for n in names {
+        if let Err(e) = netns::delete_namespace(n) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// Remove what this process registered, whatever state it is in (the panic hook).
+fn teardown_registered() {
+    let names = std::mem::take(&mut *live());
+    if !names.is_empty() {
+        let _ = remove_namespaces(&names);
+    }
+}
+
+fn install_panic_hook() {
+    PANIC_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            teardown_registered();
+            previous(info);
+        }));
+    });
+}
+
+/// SIGINT, SIGTERM, SIGHUP (stop) and SIGCHLD (a child exited), noted in flags and
+/// announced on a pipe the run loop polls. Registered before anything is created, so
+/// a signal during setup is not lost.
+pub struct StopSignals {
+    /// The last stop signal received (0: none).
+    pub stop: Arc<AtomicUsize>,
+    pub child: Arc<AtomicBool>,
+    wake_read: UnixStream,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl StopSignals {
+    pub fn register() -> Result<StopSignals, String> {
+        let (wake_read, wake_write) =
+            UnixStream::pair().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        wake_read
+            .set_nonblocking(true)
+            .and_then(|_| wake_write.set_nonblocking(true))
+            .map_err(|e| format!("cannot set up signal handling: {e}"))?;
+        let stop = Arc::new(AtomicUsize::new(0));
+        let child = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        let err = |e: std::io::Error| format!("cannot install signal handlers: {e}");
+        use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGTERM};
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            ids.push(
+                signal_hook::flag::register_usize(sig, stop.clone(), sig as usize).map_err(err)?,
+            );
+        }
+        ids.push(signal_hook::flag::register(SIGCHLD, child.clone()).map_err(err)?);
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGCHLD] {
+            let w = wake_write.try_clone().map_err(err)?;
+            ids.push(signal_hook::low_level::pipe::register(sig, w).map_err(err)?);
+        }
+        Ok(StopSignals {
+            stop,
+            child,
+            wake_read,
+            ids,
+        })
+    }
+
+    /// The fd that turns readable when a signal arrived.
+    pub fn wake_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.wake_read.as_raw_fd()
+    }
+
+    /// Empty the wake-up pipe.
+    pub fn drain(&self) {
+        let mut buf = [0u8; 64];
+        while matches!((&self.wake_read).read(&mut buf), Ok(n) if n > 0) {}
+    }
+
+    /// The stop signal received so far, if any.
+    pub fn stop_signal(&self) -> Option<i32> {
+        match self.stop.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s as i32),
+        }
+    }
+
+    /// Forget a stop signal (an interactive shell handles Ctrl-C itself).
+    pub fn clear_stop(&self) {
+        self.stop.store(0, Ordering::SeqCst);
+    }
+
+    /// Whether SIGCHLD arrived since the last call.
+    pub fn take_child(&self) -> bool {
+        self.child.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl Drop for StopSignals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// The namespaces and TUN devices of one emulator run. Dropping it tears everything
+/// down.
+pub struct Network {
+    run_id: u32,
+    stations: u16,
+    /// Indexed by [`Endpoint::index`]: the server's, then station 1's, ….
+    namespaces: Vec<String>,
+    tuns: Vec<Tun>,
+    torn_down: bool,
+}
+
+impl Network {
+    /// Check privileges, protect the root namespace, then create the server's and
+    /// `stations` stations' namespaces with their TUN devices. `cancelled` is polled
+    /// between namespaces so that a signal during a long setup stops it. On error
+    /// everything created so far is removed.
+    pub fn create(stations: u16, cancelled: &dyn Fn() -> bool) -> Result<Network, String> {
+        if stations == 0 || stations > addr::MAX_STATIONS {
+            return Err(format!(
+                "the emulator runs 1 to {} stations, not {stations}",
+                addr::MAX_STATIONS
+            ));
+        }
+        netns::check_privileges()?;
+        netns::protect_root_namespace()?;
+        install_panic_hook();
+        let run_id = std::process::id();
+        let mut net = Network {
+            run_id,
+            stations,
+            namespaces: Vec::new(),
+            tuns: Vec::new(),
+            torn_down: false,
+        };
+        for i in 0..=stations as usize {
+            if cancelled() {
+                return Err("interrupted while creating the namespaces".into());
+            }
+            let ep = Endpoint::from_index(i);
+            let ns = addr::namespace(run_id, ep);
+            // Registered before it exists, so that every exit path removes it.
+            live().push(ns.clone());
+            net.namespaces.push(ns.clone());
+            netns::add_namespace(&ns)?;
+            let tun = Tun::create_in(&Path::new(netns::NETNS_DIR).join(&ns), addr::TUN_NAME)
+                .map_err(|e| format!("{ns}: cannot create the TUN device: {e}"))?;
+            net.tuns.push(tun);
+            netns::configure_tun(&ns, ep)?;
+        }
+        Ok(net)
+    }
+
+    pub fn run_id(&self) -> u32 {
+        self.run_id
+    }
+
+    pub fn stations(&self) -> u16 {
+        self.stations
+    }
+
+    /// The namespace of `endpoint`.
+    pub fn namespace(&self, endpoint: Endpoint) -> Option<&str> {
+        self.namespaces.get(endpoint.index()).map(|s| s.as_str())
+    }
+
+    pub fn namespaces(&self) -> &[String] {
+        &self.namespaces
+    }
+
+    /// The TUN devices, indexed by [`Endpoint::index`].
+    pub fn tuns(&self) -> &[Tun] {
+        &self.tuns
+    }
+
+    /// Kill every process in the namespaces, close the TUN devices, delete the
+    /// namespaces. Idempotent.
+    pub fn teardown(&mut self) -> Result<(), String> {
+        if self.torn_down {
+            return Ok(());
+        }
+        self.torn_down = true;
+        let left = netns::kill_namespace_processes(&self.namespaces, KILL_GRACE);
+        // Closing the descriptors destroys the (non-persistent) TUN devices.
+        self.tuns.clear();
+        let result = remove_namespaces(&self.namespaces);
+        live().retain(|n| !self.namespaces.contains(n));
+        match (left.is_empty(), result) {
+            (true, r) => r,
+            (false, Err(e)) => Err(e),
+            (false, Ok(())) => Err(format!("processes {left:?} survived SIGKILL")),
+        }
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("txop: warning: cleanup: {e}");
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! `txop emu`: run real programs through a modelled cell in real time (the emulator
+//! in `txop-emu`), with the scenario files of `txop run`.
+
+use crate::{report, write_results, UserError};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use txop::runner::{parse_sets, prepare};
+use txop::scenario::Scenario;
+use txop_emu::results::EmuReport;
+use txop_emu::{netns, EmuConfig, Endpoint, Program};
+use txop_sim::Results;
+
+/// `txop emu …`
+#[derive(Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  \
+        txop emu tcp-ndown-6mbit -- ping -c 5 198.18.1.1\n  \
+        txop emu tcp-ndown-6mbit --in sta1 -- ping -c 5 198.18.0.1\n  \
+        txop emu tcp-ndown-6mbit --set stack=linux-4.8-bloated -o out -- sh -c \\\n      \
+        '$TXOP_EXE emu exec sta1 -- iperf3 -s -1 -D; sleep 0.5; iperf3 -c $TXOP_STA1 -C cubic -t 10'\n  \
+        txop emu default --shell\n  \
+        txop emu exec sta1 -- ping -c 3 198.18.0.1\n  \
+        txop emu --cleanup\n\n\
+        Addresses: the server is 198.18.0.1 (fd74:786f:7000::1), station N is 198.18.1.N\n\
+        (fd74:786f:7000::1:N). Programs get TXOP_SERVER, TXOP_STA1…, TXOP_EMU_ID and TXOP_EXE\n\
+        in their environment. The scenario's [traffic] is not used: the programs are the traffic."
+)]
+pub struct EmuArgs {
+    #[command(subcommand)]
+    action: Option<EmuAction>,
+    /// Built-in scenario name or path to a scenario file (the cell, stack and wired link).
+    scenario: Option<String>,
+    /// Override any scenario key (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Random seed of the cell.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where COMMAND (or the shell) runs: `server` or `staN`.
+    #[arg(long = "in", value_name = "NODE", default_value = "server")]
+    node: String,
+    /// Start an interactive shell instead of a command (the namespaces and addresses
+    /// are printed first).
+    #[arg(long, conflicts_with = "output")]
+    shell: bool,
+    /// Remove what emulators killed with SIGKILL left behind (their namespaces and
+    /// the processes in them), make sure txop's range is unreachable from the root
+    /// namespace, then exit.
+    #[arg(long, conflicts_with_all = ["scenario", "shell"])]
+    cleanup: bool,
+    /// Write a results directory: summary.txt, results.json (the cell's view) and
+    /// command.log (what the command printed).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Replace an existing results directory.
+    #[arg(long)]
+    force: bool,
+    /// Poll instead of sleeping this many µs before each deadline (CPU for timing
+    /// precision).
+    #[arg(long, value_name = "US", default_value_t = 30)]
+    spin_us: u64,
+    /// Run the emulator's loop under SCHED_FIFO at this priority (1-99; 0: the normal
+    /// scheduler). The programs it carries keep the normal scheduler.
+    #[arg(long, value_name = "PRIO", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=99))]
+    rt_priority: i32,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+#[derive(Subcommand)]
+enum EmuAction {
+    /// Run a command in a namespace of a running emulator.
+    Exec {
+        /// The emulator's id (its pid); by default the one this command runs inside
+        /// (TXOP_EMU_ID), or the only one running.
+        #[arg(long)]
+        id: Option<u32>,
+        /// `server` or `staN`.
+        node: String,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
+}
+
+/// results.json of an emulator run.
+#[derive(Serialize)]
+struct EmuJson<'a> {
+    txop_version: &'a str,
+    scenario: &'a str,
+    mode: &'a str,
+    command: Vec<String>,
+    exit_code: i32,
+    resolved: &'a Scenario,
+    #[serde(flatten)]
+    results: &'a Results,
+    emulator: &'a EmuReport,
+}
+
+fn node(name: &str, stations: u16) -> Result<Endpoint, UserError> {
+    match Endpoint::parse(name) {
+        Some(Endpoint::Station(n)) if n > stations => Err(UserError(format!(
+            "--in {name}: the cell has {stations} station(s)"
+        ))),
+        Some(e) => Ok(e),
+        None => Err(UserError(format!(
+            "{name}: not a node; expected `server` or `staN`"
+        ))),
+    }
+}
+
+/// The summary printed after the command's output (and summary.txt).
+fn summary(name: &str, r: &Results, e: &EmuReport) -> String {
+    let sim = report::summary(name, r);
+    // The table is the simulator's; its first line speaks of simulated time.
+    let table = sim.split_once('\n').map_or("", |(_, rest)| rest);
+    format!(
+        "{name}: {} station(s), {:.1} s emulated in real time, seed {}\n{table}{}",
+        r.stations.len(),
+        r.duration_s,
+        r.seed,
+        txop_emu::results::emu_summary(e)
+    )
+}
+
+pub fn main(args: EmuArgs) -> Result<(), UserError> {
+    if let Some(EmuAction::Exec { id, node, command }) = args.action {
+        let run = txop_emu::emulator::find_run(id).map_err(UserError)?;
+        let endpoint = Endpoint::parse(&node)
+            .ok_or_else(|| UserError(format!("{node}: not a node; expected `server` or `staN`")))?;
+        return txop_emu::emulator::exec_in(run, endpoint, &command).map_err(UserError);
+    }
+    if args.cleanup {
+        netns::check_privileges().map_err(UserError)?;
+        netns::protect_root_namespace().map_err(UserError)?;
+        let removed = netns::cleanup_leftovers(false).map_err(UserError)?;
+        if removed.is_empty() {
+            println!("txop emu: nothing to clean up");
+        } else {
+            println!("txop emu: removed {}", removed.join(", "));
+        }
+        return Ok(());
+    }
+    let Some(spec) = args.scenario.as_deref() else {
+        return Err(UserError(
+            "txop emu: give a scenario (and `-- COMMAND…` or --shell); see `txop emu --help`"
+                .into(),
+        ));
+    };
+    if args.command.is_empty() && !args.shell {
+        return Err(UserError(
+            "txop emu: nothing to run: give `-- COMMAND…` or --shell".into(),
+        ));
+    }
+    if args.shell && !args.command.is_empty() {
+        return Err(UserError("txop emu: --shell takes no command".into()));
+    }
+    let p = prepare(spec, &parse_sets(&args.set)?, args.seed)?;
+    let (scenario, cfg, name) = (p.scenario, p.cfg, p.name);
+    let seed = cfg.seed;
+    let stations = cfg.cell.stations.len() as u16;
+    let endpoint = node(&args.node, stations)?;
+    if let Some(dir) = &args.output {
+        if dir.exists() && !args.force {
+            return Err(UserError(format!(
+                "{}: output directory exists (use --force to replace it)",
+                dir.display()
+            )));
+        }
+    }
+    let log = args
+        .output
+        .as_ref()
+        .map(|_| std::env::temp_dir().join(format!("txop-emu-{}.log", std::process::id())));
+    let program = if args.shell {
+        Program::Shell { endpoint }
+    } else {
+        Program::Command {
+            endpoint,
+            argv: args.command.clone(),
+            log: log.clone(),
+        }
+    };
+    let shell = args.shell;
+    let mut emu_cfg = EmuConfig::new(cfg.cell, seed, cfg.wired);
+    emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
+    emu_cfg.loop_options.realtime_priority = args.rt_priority;
+    let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
+        if shell {
+            print!("{}", txop_emu::emulator::describe_network(net));
+        }
+    });
+    let log_bytes = log.as_ref().and_then(|p| {
+        let b = std::fs::read(p).ok();
+        let _ = std::fs::remove_file(p);
+        b
+    });
+    let outcome = outcome.map_err(UserError)?;
+    let text = summary(&name, &outcome.results, &outcome.report);
+    let code = outcome.exit_code();
+    if let Some(dir) = &args.output {
+        let json = EmuJson {
+            txop_version: env!("CARGO_PKG_VERSION"),
+            scenario: &name,
+            mode: "emulation",
+            command: args
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            exit_code: code,
+            resolved: &scenario,
+            results: &outcome.results,
+            emulator: &outcome.report,
+        };
+        let json_bytes = serde_json::to_vec_pretty(&json)
+            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+        let mut files = vec![
+            ("summary.txt".to_string(), text.clone().into_bytes()),
+            ("results.json".to_string(), json_bytes),
+        ];
+        if let Some(b) = log_bytes {
+            files.push(("command.log".to_string(), b));
+        }
+        write_results(dir, args.force, &files)?;
+    }
+    print!("\n{text}");
+    if let Some(sig) = outcome.stopped_by {
+        eprintln!("txop emu: stopped by signal {sig}; everything removed");
+    }
+    if code != 0 {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(code);
+    }
+    Ok(())
+}
