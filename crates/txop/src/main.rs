@@ -40,20 +40,8 @@ enum Command {
         /// Random seed (same scenario + seed = identical results).
         #[arg(long)]
         seed: Option<u64>,
-        /// Print the results as JSON on stdout instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// Write a results directory: summary.txt, results.json and, for a flent
-        /// test, a flent data file (`flent -i FILE`). Refused if it exists.
-        #[arg(short = 'o', long = "output", value_name = "DIR")]
-        output: Option<std::path::PathBuf>,
-        /// Replace an existing results directory.
-        #[arg(long)]
-        force: bool,
-        /// Print nothing on stdout (errors still go to stderr); with -o the results
-        /// are still written.
-        #[arg(short, long)]
-        quiet: bool,
+        #[command(flatten)]
+        out: Output,
     },
     /// Run one scenario under several settings and compare them side by side.
     #[command(after_help = "Examples:\n  \
@@ -77,19 +65,8 @@ enum Command {
         /// Random seed for every run.
         #[arg(long)]
         seed: Option<u64>,
-        /// Print every run's results as JSON on stdout instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// Write a results directory: summary.txt, results.json with every run, and
-        /// each run's flent data file. Refused if it exists.
-        #[arg(short = 'o', long = "output", value_name = "DIR")]
-        output: Option<std::path::PathBuf>,
-        /// Replace an existing results directory.
-        #[arg(long)]
-        force: bool,
-        /// Print nothing on stdout.
-        #[arg(short, long)]
-        quiet: bool,
+        #[command(flatten)]
+        out: Output,
     },
     /// Reproduce the seed experiments (E1–E5 of EXPERIMENTS.md) and report the seed's
     /// numbers next to txop's.
@@ -307,24 +284,35 @@ fn to_json<T: Serialize>(v: &T) -> Result<String, UserError> {
         .map_err(|e| UserError(format!("cannot encode results: {e}")))
 }
 
-/// The options of `txop run` and `txop compare`.
-struct Output<'a> {
+/// What `txop run` and `txop compare` print and write.
+#[derive(clap::Args)]
+struct Output {
+    /// Print the results as JSON on stdout instead of the table.
+    #[arg(long)]
     json: bool,
-    dir: Option<&'a Path>,
+    /// Write a results directory: summary.txt, results.json, plots and, for a flent
+    /// test, flent data files (docs/results.md). Refused if it exists.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    dir: Option<std::path::PathBuf>,
+    /// Replace an existing results directory.
+    #[arg(long)]
     force: bool,
+    /// Print nothing on stdout (errors still go to stderr); with -o the results are
+    /// still written.
+    #[arg(short, long)]
     quiet: bool,
 }
 
 fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), UserError> {
     let p = prepare(spec, &parse_sets(sets).map_err(UserError)?, seed).map_err(UserError)?;
-    if let Some(dir) = out.dir {
+    if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
     let progress = Progress::new(p.cfg.duration.as_ns(), out.quiet);
     let results = simulate(&p, &|ns| progress.advance(ns)).map_err(UserError)?;
     progress.finish();
     let summary = report::summary(&p.name, &results);
-    if let Some(dir) = out.dir {
+    if let Some(dir) = out.dir.as_deref() {
         write_results(dir, out.force, &run_files(&p, &results, &summary)?)?;
     }
     if out.quiet {
@@ -380,7 +368,7 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
             .map_err(|e| UserError(format!("{e} (in setting `{}`)", v.label)))?;
         prepared.push(p);
     }
-    if let Some(dir) = out.dir {
+    if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
     let total: u64 = prepared.iter().map(|p| p.cfg.duration.as_ns()).sum();
@@ -443,7 +431,7 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
             })
             .collect(),
     };
-    if let Some(dir) = out.dir {
+    if let Some(dir) = out.dir.as_deref() {
         let json_bytes = serde_json::to_vec_pretty(&report(true))
             .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
         let mut files = vec![
@@ -578,31 +566,15 @@ fn dispatch(cli: Cli) -> Result<(), UserError> {
             scenario,
             set,
             seed,
-            json,
-            output,
-            force,
-            quiet,
-        } => run(
-            &scenario,
-            &set,
-            seed,
-            Output {
-                json,
-                dir: output.as_deref(),
-                force,
-                quiet,
-            },
-        ),
+            out,
+        } => run(&scenario, &set, seed, out),
         Command::Compare {
             scenario,
             stacks,
             vary,
             set,
             seed,
-            json,
-            output,
-            force,
-            quiet,
+            out,
         } => compare(
             CompareArgs {
                 spec: &scenario,
@@ -611,12 +583,7 @@ fn dispatch(cli: Cli) -> Result<(), UserError> {
                 sets: &set,
                 seed,
             },
-            Output {
-                json,
-                dir: output.as_deref(),
-                force,
-                quiet,
-            },
+            out,
         ),
         Command::Reproduce {
             experiments,

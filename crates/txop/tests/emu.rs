@@ -214,8 +214,13 @@ fn panic_leaves_nothing() {
         .unwrap();
     let id = child.id();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(101), "a Rust panic's exit code");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("injected"));
+    // txop's convention for a bug: exit code 1 and one line naming it.
+    assert_eq!(out.status.code(), Some(1), "an internal error's exit code");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("internal error") && err.contains("injected"),
+        "{err}"
+    );
     assert_nothing_left(id, marker);
 }
 
