@@ -13,6 +13,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/tcp-ndown-6mbit.toml"),
     ),
     (
+        "e1-scan-ping",
+        include_str!("../../../scenarios/e1-scan-ping.toml"),
+    ),
+    (
+        "e1-scan-bulk",
+        include_str!("../../../scenarios/e1-scan-bulk.toml"),
+    ),
+    (
         "e2-bufferbloat",
         include_str!("../../../scenarios/e2-bufferbloat.toml"),
     ),
@@ -33,12 +41,24 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/e3-rtt-fair-up-n.toml"),
     ),
     (
+        "e3-power-save",
+        include_str!("../../../scenarios/e3-power-save.toml"),
+    ),
+    (
         "e4-near-far",
         include_str!("../../../scenarios/e4-near-far.toml"),
     ),
     (
         "e4-two-downloads",
         include_str!("../../../scenarios/e4-two-downloads.toml"),
+    ),
+    (
+        "e5-sdio-ttcp",
+        include_str!("../../../scenarios/e5-sdio-ttcp.toml"),
+    ),
+    (
+        "e5-sdio-ping",
+        include_str!("../../../scenarios/e5-sdio-ping.toml"),
     ),
 ];
 

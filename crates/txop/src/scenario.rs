@@ -9,6 +9,13 @@
 use serde::{Deserialize, Serialize};
 use txop_core::cell::{CellConfig, StationConfig};
 use txop_core::mac::edca::{Ac, BackoffRule, EdcaParams};
+use txop_core::mac80211::powersave::{
+    PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD, DYNAMIC_PS_TIMEOUT,
+};
+use txop_core::mac80211::scan::{
+    ScanBands, ScanConfig, ScanPolicy, ATH9K_CHANNEL_SWITCH, ATH9K_LISTEN_INTERVAL,
+    PM_QOS_NETWORK_LATENCY_DEFAULT,
+};
 use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{self, StackConfig};
@@ -21,7 +28,7 @@ use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
-use txop_sim::{SimConfig, WiredConfig};
+use txop_sim::{BusConfig, Completion, DataMode, SimConfig, WiredConfig};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -239,6 +246,13 @@ pub struct Mac {
     /// Protect PSDUs longer than this with RTS/CTS; absent = never.
     pub rts_threshold_bytes: Option<u32>,
     pub retry_limit: u8,
+    /// Model the AP's beacons (their airtime and TIM) even when no station scans or
+    /// saves power (then they are on anyway).
+    pub beacons: bool,
+    /// Beacon interval in TU of 1024 µs (hostapd `beacon_int`, 100 = 102.4 ms).
+    pub beacon_interval_tu: u16,
+    /// Every n-th beacon is a DTIM (hostapd `dtim_period`).
+    pub dtim_period: u8,
     pub edca_ap: EdcaOverrides,
     pub edca_sta: EdcaOverrides,
 }
@@ -254,6 +268,9 @@ impl Default for Mac {
             max_ampdu_duration_us: 4000,
             rts_threshold_bytes: None,
             retry_limit: 7,
+            beacons: false,
+            beacon_interval_tu: DEFAULT_BEACON_INTERVAL_TU,
+            dtim_period: DEFAULT_DTIM_PERIOD,
             edca_ap: EdcaOverrides::default(),
             edca_sta: EdcaOverrides::default(),
         }
@@ -269,6 +286,9 @@ struct Link {
     rate_mbps: Option<f64>,
     snr_db: Option<f64>,
     loss: Option<f64>,
+    scan: Option<ScanSpec>,
+    power_save: Option<PowerSaveSpec>,
+    bus: Option<BusSpec>,
 }
 
 /// One entry of `[[stations.list]]`: fields left out are inherited from `[stations]`.
@@ -290,11 +310,25 @@ pub struct StationEntry {
     pub snr_db: Option<f64>,
     /// Fixed MPDU loss probability (instead of snr_db).
     pub loss: Option<f64>,
+    /// Background software scanning (`scan = { policy = "bounded" }`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanSpec>,
+    /// Dynamic power save (`power_save = {}` for the defaults).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_save: Option<PowerSaveSpec>,
+    /// A host bus between the station's CPU and its chip: a preset name or a table.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bus_from_name_or_table",
+        serialize_with = "bus_as_name_or_table"
+    )]
+    pub bus: Option<BusSpec>,
 }
 
 /// `[stations]`: how many and at which rates. The link fields (`mcs`, `nss`,
-/// `rate_mbps`, `snr_db`, `loss`) apply to every station unless a list entry says
-/// otherwise.
+/// `rate_mbps`, `snr_db`, `loss`) and the station's own machinery (`scan`,
+/// `power_save`, `bus`) apply to every station unless a list entry says otherwise.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Stations {
@@ -306,6 +340,20 @@ pub struct Stations {
     pub rate_mbps: Option<f64>,
     pub snr_db: Option<f64>,
     pub loss: Option<f64>,
+    /// Background software scanning (`scan = { policy = "bounded" }`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanSpec>,
+    /// Dynamic power save (`power_save = {}` for the defaults).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_save: Option<PowerSaveSpec>,
+    /// A host bus between the station's CPU and its chip: a preset name or a table.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bus_from_name_or_table",
+        serialize_with = "bus_as_name_or_table"
+    )]
+    pub bus: Option<BusSpec>,
     /// Explicit stations (each may repeat with `count`); overrides `count`.
     pub list: Vec<StationEntry>,
 }
@@ -320,9 +368,402 @@ impl Default for Stations {
             rate_mbps: None,
             snr_db: None,
             loss: None,
+            scan: None,
+            power_save: None,
+            bus: None,
             list: Vec::new(),
         }
     }
+}
+
+/// `scan = { … }` of a station: background software scanning while associated
+/// (reference §7; `txop_core::mac80211::scan`), requested by user space like
+/// `while true; do iw dev wlan0 scan; sleep 3; done` (seed 000).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScanSpec {
+    /// The kernel's DECISION rule: "legacy" (before Linux 3.9, §7.3) or "bounded"
+    /// (after, §7.4).
+    pub policy: String,
+    /// "2.4" (13 channels), "5" (24, the DFS ones passive) or "both".
+    #[serde(deserialize_with = "string_or_number")]
+    pub bands: String,
+    /// When the first scan is requested.
+    pub start_s: f64,
+    /// Pause between the end of one scan and the next request (`sleep 3`).
+    pub pause_s: f64,
+    /// Scan again after each pause; false = one scan.
+    pub repeat: bool,
+    /// `NL80211_SCAN_FLAG_LOW_PRIORITY`: abort instead of suspending when TX is pending
+    /// (bounded rule only).
+    pub low_priority: bool,
+    /// Time the radio is deaf while it retunes (ath9k 5 ms).
+    pub channel_switch_ms: f64,
+    /// `listen_interval` in beacon intervals: the legacy rule's off-channel bound
+    /// (ath9k 10).
+    pub listen_interval: u16,
+    /// `PM_QOS_NETWORK_LATENCY`: the legacy rule's other bound (2000 s by default).
+    pub network_latency_s: f64,
+    /// The driver has a `flush` operation (ath9k does); without, RESUME waits 100 ms.
+    pub driver_flush: bool,
+    /// During a scan's on-channel stays, answer a beacon whose TIM shows buffered
+    /// frames with a null-data PM=0 (mac80211 with dynamic power save configured).
+    pub answer_tim: bool,
+}
+
+impl Default for ScanSpec {
+    /// ath9k-class defaults (`ScanConfig::periodic`), both bands every 3 s from 1 s,
+    /// the bounded rule of every kernel since 3.9.
+    fn default() -> Self {
+        ScanSpec {
+            policy: "bounded".into(),
+            bands: "both".into(),
+            start_s: 1.0,
+            pause_s: 3.0,
+            repeat: true,
+            low_priority: false,
+            channel_switch_ms: ATH9K_CHANNEL_SWITCH.as_secs_f64() * 1e3,
+            listen_interval: ATH9K_LISTEN_INTERVAL,
+            network_latency_s: PM_QOS_NETWORK_LATENCY_DEFAULT.as_secs_f64(),
+            driver_flush: true,
+            answer_tim: true,
+        }
+    }
+}
+
+impl ScanSpec {
+    /// The model's scan configuration; errors name `key` (e.g. `stations.scan`).
+    fn resolve(&self, key: &str) -> Result<ScanConfig, ScenarioError> {
+        let k = |f: &str| format!("{key}.{f}");
+        let policy = choose_in(
+            &k("policy"),
+            &self.policy,
+            &[
+                ("legacy", ScanPolicy::Legacy),
+                ("bounded", ScanPolicy::Bounded),
+            ],
+        )?;
+        let bands = choose_in(
+            &k("bands"),
+            &self.bands,
+            &[
+                ("2.4", ScanBands::Ghz2_4),
+                ("5", ScanBands::Ghz5),
+                ("both", ScanBands::Both),
+            ],
+        )?;
+        let seconds = |f: &str, v: f64, min_exclusive: bool| {
+            let ok = v.is_finite() && v <= 1e6 && if min_exclusive { v > 0.0 } else { v >= 0.0 };
+            if ok {
+                Ok(Nanos::from_secs_f64(v))
+            } else if min_exclusive {
+                Err(ScenarioError::new(
+                    k(f),
+                    "must be above 0 and at most 1e6 s",
+                ))
+            } else {
+                Err(ScenarioError::new(k(f), "must be 0 to 1e6 s"))
+            }
+        };
+        let start = seconds("start_s", self.start_s, false)?;
+        let pause = seconds("pause_s", self.pause_s, true)?;
+        let network_latency = seconds("network_latency_s", self.network_latency_s, true)?;
+        if !(self.channel_switch_ms.is_finite() && (0.0..=100.0).contains(&self.channel_switch_ms))
+        {
+            return Err(ScenarioError::new(
+                k("channel_switch_ms"),
+                "must be 0 to 100 ms",
+            ));
+        }
+        if self.listen_interval == 0 {
+            return Err(ScenarioError::new(
+                k("listen_interval"),
+                "must be at least 1 beacon interval",
+            ));
+        }
+        if self.low_priority && policy == ScanPolicy::Legacy {
+            return Err(ScenarioError::new(
+                k("low_priority"),
+                "the legacy rule has no abort path: low-priority scans need policy = \"bounded\"",
+            ));
+        }
+        let mut c = ScanConfig::periodic(policy, bands, start, pause);
+        c.pause = self.repeat.then_some(pause);
+        c.low_priority = self.low_priority;
+        c.channel_switch = Nanos::from_secs_f64(self.channel_switch_ms / 1e3);
+        c.listen_interval = self.listen_interval;
+        c.network_latency = network_latency;
+        c.driver_flush = self.driver_flush;
+        c.answer_tim = self.answer_tim;
+        c.validate().map_err(|e| ScenarioError::new(key, e))?;
+        Ok(c)
+    }
+}
+
+/// `power_save = { … }` of a station: dynamic power save (reference §9;
+/// `txop_core::mac80211::powersave`). `power_save = {}` gives mac80211's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PowerSaveSpec {
+    /// Idle time before the station dozes (`dynamic_ps_timeout`, 100 ms).
+    pub dynamic_timeout_ms: f64,
+    /// Fetch buffered frames with PS-Polls instead of waking with a null-data PM=0.
+    pub ps_poll: bool,
+    /// Wake for every n-th beacon (ath9k 1; a DTIM listener the DTIM period).
+    pub wake_every_beacons: u16,
+}
+
+impl Default for PowerSaveSpec {
+    fn default() -> Self {
+        PowerSaveSpec {
+            dynamic_timeout_ms: DYNAMIC_PS_TIMEOUT.as_secs_f64() * 1e3,
+            ps_poll: false,
+            wake_every_beacons: 1,
+        }
+    }
+}
+
+impl PowerSaveSpec {
+    fn resolve(&self, key: &str) -> Result<PowerSaveConfig, ScenarioError> {
+        let ms = self.dynamic_timeout_ms;
+        if !(ms.is_finite() && (1.0..=1e6).contains(&ms)) {
+            return Err(ScenarioError::new(
+                format!("{key}.dynamic_timeout_ms"),
+                "must be 1 ms to 1e6 ms",
+            ));
+        }
+        if self.wake_every_beacons == 0 {
+            return Err(ScenarioError::new(
+                format!("{key}.wake_every_beacons"),
+                "must be at least 1",
+            ));
+        }
+        let c = PowerSaveConfig {
+            dynamic_timeout: Nanos::from_secs_f64(ms / 1e3),
+            ps_poll: self.ps_poll,
+            wake_every_beacons: self.wake_every_beacons,
+        };
+        c.validate().map_err(|e| ScenarioError::new(key, e))?;
+        Ok(c)
+    }
+}
+
+/// `bus = …` of a station: the host bus between its CPU and its WLAN chip (E5;
+/// `txop_core::driver::bus`). Either a preset name (`bus = "sdio-generic"`) or a table
+/// naming a preset and overriding any of its fields.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BusSpec {
+    /// "sdio-vendor" (interrupts + DMA) or "sdio-generic" (polled, PIO).
+    pub preset: String,
+    pub clock_hz: Option<u64>,
+    /// 1, 4 or 8 data lines.
+    pub width_bits: Option<u8>,
+    /// CMD53 block size; 0 = byte mode.
+    pub block_bytes: Option<u32>,
+    pub block_gap_ns: Option<u64>,
+    pub transfer_overhead_ns: Option<u64>,
+    pub status_read_bytes: Option<u32>,
+    pub frame_overhead_bytes: Option<u32>,
+    /// "interrupt" or "polled".
+    pub completion: Option<String>,
+    /// Polled: the timer tick (1/HZ) and the longest sleep between polls in ticks.
+    pub poll_jiffy_ms: Option<f64>,
+    pub poll_idle_jiffies: Option<u32>,
+    /// "dma" or "pio".
+    pub data: Option<String>,
+    /// PIO: the CPU's copy cost, picoseconds per byte.
+    pub pio_copy_ps_per_byte: Option<u64>,
+    pub cpu_per_transfer_ns: Option<u64>,
+    pub cpu_per_interrupt_ns: Option<u64>,
+    pub cpu_per_poll_ns: Option<u64>,
+    pub cpu_per_switch_ns: Option<u64>,
+    pub host_cpu_per_packet_ns: Option<u64>,
+    pub host_cpu_ps_per_byte: Option<u64>,
+    pub host_backlog_packets: Option<usize>,
+    pub host_tx_queue_packets: Option<usize>,
+    pub device_rx_buffers: Option<usize>,
+}
+
+impl BusSpec {
+    /// Only a preset, no overrides: written back as the bare name.
+    fn is_bare(&self) -> bool {
+        *self
+            == BusSpec {
+                preset: self.preset.clone(),
+                ..BusSpec::default()
+            }
+    }
+
+    fn resolve(&self, key: &str) -> Result<BusConfig, ScenarioError> {
+        let k = |f: &str| format!("{key}.{f}");
+        let mut b = BusConfig::preset(&self.preset).ok_or_else(|| {
+            ScenarioError::new(
+                if self.is_bare() {
+                    key.to_string()
+                } else {
+                    k("preset")
+                },
+                format!(
+                    "unknown bus `{}`; expected one of {}",
+                    self.preset,
+                    BusConfig::PRESETS.join(", ")
+                ),
+            )
+        })?;
+        macro_rules! set {
+            ($($field:ident),*) => {
+                $(if let Some(v) = self.$field {
+                    b.$field = v;
+                })*
+            };
+        }
+        set!(
+            clock_hz,
+            width_bits,
+            block_bytes,
+            block_gap_ns,
+            transfer_overhead_ns,
+            status_read_bytes,
+            frame_overhead_bytes,
+            cpu_per_transfer_ns,
+            cpu_per_interrupt_ns,
+            cpu_per_poll_ns,
+            cpu_per_switch_ns,
+            host_cpu_per_packet_ns,
+            host_cpu_ps_per_byte,
+            host_backlog_packets,
+            host_tx_queue_packets,
+            device_rx_buffers
+        );
+        let polled = match &self.completion {
+            Some(c) => choose_in(
+                &k("completion"),
+                c,
+                &[("interrupt", false), ("polled", true)],
+            )?,
+            None => matches!(b.completion, Completion::Polled { .. }),
+        };
+        let (mut jiffy, mut idle) = match b.completion {
+            Completion::Polled {
+                jiffy,
+                idle_period_jiffies,
+            } => (jiffy, idle_period_jiffies),
+            // Linux's sdio_irq_thread at HZ = 200 (the S3C24xx's): 5 ms, 2 ticks idle.
+            Completion::Interrupt => (Nanos::from_ms(5), 2),
+        };
+        if let Some(ms) = self.poll_jiffy_ms {
+            if !(ms.is_finite() && ms > 0.0 && ms <= 1000.0) {
+                return Err(ScenarioError::new(
+                    k("poll_jiffy_ms"),
+                    "must be above 0 and at most 1000 ms",
+                ));
+            }
+            jiffy = Nanos::from_secs_f64(ms / 1e3);
+        }
+        if let Some(n) = self.poll_idle_jiffies {
+            if n == 0 {
+                return Err(ScenarioError::new(
+                    k("poll_idle_jiffies"),
+                    "must be at least 1",
+                ));
+            }
+            idle = n;
+        }
+        if !polled && (self.poll_jiffy_ms.is_some() || self.poll_idle_jiffies.is_some()) {
+            return Err(ScenarioError::new(
+                k(if self.poll_jiffy_ms.is_some() {
+                    "poll_jiffy_ms"
+                } else {
+                    "poll_idle_jiffies"
+                }),
+                "applies to completion = \"polled\" only",
+            ));
+        }
+        b.completion = if polled {
+            Completion::Polled {
+                jiffy,
+                idle_period_jiffies: idle,
+            }
+        } else {
+            Completion::Interrupt
+        };
+        let pio = match &self.data {
+            Some(d) => choose_in(&k("data"), d, &[("dma", false), ("pio", true)])?,
+            None => matches!(b.data, DataMode::Pio { .. }),
+        };
+        let copy = match b.data {
+            DataMode::Pio { copy_ps_per_byte } => copy_ps_per_byte,
+            // The generic preset's figure: 600 ns per byte through the SDI's FIFO.
+            DataMode::Dma => 600_000,
+        };
+        if !pio && self.pio_copy_ps_per_byte.is_some() {
+            return Err(ScenarioError::new(
+                k("pio_copy_ps_per_byte"),
+                "applies to data = \"pio\" only",
+            ));
+        }
+        b.data = if pio {
+            DataMode::Pio {
+                copy_ps_per_byte: self.pio_copy_ps_per_byte.unwrap_or(copy),
+            }
+        } else {
+            DataMode::Dma
+        };
+        b.validate().map_err(|e| ScenarioError::new(key, e))?;
+        Ok(b)
+    }
+}
+
+/// `bus = "name"` or `bus = { preset = "name", … }`; a table keeps its errors' paths.
+fn bus_from_name_or_table<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BusSpec>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = BusSpec;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a bus preset name or a table with `preset` and overrides")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BusSpec, E> {
+            Ok(BusSpec {
+                preset: v.to_string(),
+                ..BusSpec::default()
+            })
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<BusSpec, A::Error> {
+            BusSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+/// Written back as the bare name when nothing is overridden (round-trips either way).
+fn bus_as_name_or_table<S: serde::Serializer>(
+    b: &Option<BusSpec>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match b {
+        Some(b) if b.is_bare() => s.serialize_str(&b.preset),
+        Some(b) => b.serialize(s),
+        None => s.serialize_none(),
+    }
+}
+
+/// A string, or a number written as one (`bands = 5` and `--set …bands=2.4` work).
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        S(String),
+        F(f64),
+        I(i64),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::S(s) => s,
+        Raw::F(f) => f.to_string(),
+        Raw::I(i) => i.to_string(),
+    })
 }
 
 /// Which way saturated traffic flows.
@@ -630,6 +1071,9 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         rate_mbps: s.rate_mbps,
         snr_db: s.snr_db,
         loss: s.loss,
+        scan: s.scan.clone(),
+        power_save: s.power_save.clone(),
+        bus: s.bus.clone(),
     };
     if s.list.is_empty() {
         if s.count == 0 {
@@ -664,6 +1108,10 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
             rate_mbps: e.rate_mbps.or(base.rate_mbps),
             snr_db: if own_channel { e.snr_db } else { base.snr_db },
             loss: if own_channel { e.loss } else { base.loss },
+            // An entry's own table replaces the inherited one as a whole.
+            scan: e.scan.clone().or_else(|| base.scan.clone()),
+            power_save: e.power_save.clone().or_else(|| base.power_save.clone()),
+            bus: e.bus.clone().or_else(|| base.bus.clone()),
         };
         for _ in 0..count {
             out.push((key.clone(), merged.clone()));
@@ -1254,7 +1702,20 @@ impl Scenario {
             ));
         }
         let mut stations = Vec::new();
+        let mut scans = Vec::new();
+        let mut power_save = Vec::new();
+        let mut buses = Vec::new();
         for (key, link) in station_links(&self.stations)? {
+            let sta = stations.len() as u16 + 1;
+            if let Some(sc) = &link.scan {
+                scans.push((sta, sc.resolve(&format!("{key}.scan"))?));
+            }
+            if let Some(ps) = &link.power_save {
+                power_save.push((sta, ps.resolve(&format!("{key}.power_save"))?));
+            }
+            if let Some(b) = &link.bus {
+                buses.push((sta, b.resolve(&format!("{key}.bus"))?));
+            }
             let error = match (link.snr_db, link.loss) {
                 (Some(_), Some(_)) => {
                     return Err(ScenarioError::new(key, "give snr_db or loss, not both"))
@@ -1299,6 +1760,20 @@ impl Scenario {
         cell.max_ampdu_duration = Nanos::from_us(m.max_ampdu_duration_us as u64);
         cell.rts_threshold_bytes = m.rts_threshold_bytes;
         cell.retry_limit = m.retry_limit;
+        if m.beacon_interval_tu == 0 {
+            return Err(ScenarioError::new(
+                "mac.beacon_interval_tu",
+                "must be at least 1 TU",
+            ));
+        }
+        if m.dtim_period == 0 {
+            return Err(ScenarioError::new("mac.dtim_period", "must be at least 1"));
+        }
+        cell.beacons = m.beacons;
+        cell.beacon_interval_tu = m.beacon_interval_tu;
+        cell.dtim_period = m.dtim_period;
+        cell.station_scans = scans;
+        cell.station_power_save = power_save;
         cell.stack = self.stack_config()?;
         for (name, ov, table) in [
             ("mac.edca_ap", &m.edca_ap, &mut cell.edca_ap),
@@ -1479,7 +1954,7 @@ impl Scenario {
                 "must be at least 1",
             ));
         }
-        Ok(SimConfig {
+        let mut cfg = SimConfig {
             cell,
             flows,
             duration,
@@ -1490,7 +1965,11 @@ impl Scenario {
                 limit_packets: w.limit_packets,
             },
             host_bus: Vec::new(),
-        })
+        };
+        for (sta, bus) in buses {
+            cfg = cfg.with_host_bus(sta, bus);
+        }
+        Ok(cfg)
     }
 }
 
@@ -1655,5 +2134,207 @@ mod tests {
             &[],
         );
         assert!(e.starts_with("flows[0].kind"), "{e}");
+    }
+    fn resolved(text: &str) -> SimConfig {
+        parse(text, &[]).unwrap().resolve().unwrap()
+    }
+
+    #[test]
+    fn scan_power_save_bus_and_beacon_keys_resolve() {
+        let cfg = resolved(
+            "[mac]\nbeacon_interval_tu = 50\ndtim_period = 3\nbeacons = true\n\
+             [stations]\nscan = { policy = \"legacy\", bands = 5, pause_s = 2 }\n\
+             power_save = {}\nbus = \"sdio-generic\"\n",
+        );
+        let c = &cfg.cell;
+        assert_eq!(
+            (c.beacon_interval_tu, c.dtim_period, c.beacons),
+            (50, 3, true)
+        );
+        // The scan table's defaults are the model's ath9k-class ones, from 1 s.
+        let scan = ScanConfig::periodic(
+            ScanPolicy::Legacy,
+            ScanBands::Ghz5,
+            Nanos::from_secs(1),
+            Nanos::from_secs(2),
+        );
+        assert_eq!(c.station_scans, vec![(1, scan)]);
+        assert_eq!(c.station_power_save, vec![(1, PowerSaveConfig::default())]);
+        assert_eq!(cfg.host_bus, vec![Some(BusConfig::sdio_generic())]);
+        // Without any of them: nobody scans, dozes or has a bus; hostapd's beacons.
+        let cfg = resolved("");
+        assert!(cfg.cell.station_scans.is_empty() && cfg.cell.station_power_save.is_empty());
+        assert!(cfg.host_bus.iter().all(|b| b.is_none()));
+        assert_eq!(
+            (cfg.cell.beacon_interval_tu, cfg.cell.dtim_period),
+            (100, 2)
+        );
+    }
+
+    #[test]
+    fn station_machinery_is_inherited_and_overridden_per_entry() {
+        let cfg = resolved(
+            "[stations]\nscan = { policy = \"bounded\", low_priority = true }\n\
+             [[stations.list]]\ncount = 2\n\
+             [[stations.list]]\nscan = { policy = \"legacy\", repeat = false, channel_switch_ms = 2.5 }\n\
+             power_save = { dynamic_timeout_ms = 50, ps_poll = true, wake_every_beacons = 2 }\n\
+             bus = { preset = \"sdio-vendor\", clock_hz = 50000000, completion = \"polled\", poll_jiffy_ms = 1 }\n",
+        );
+        let scans = &cfg.cell.station_scans;
+        assert_eq!(scans.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(scans[0].1.low_priority && scans[1].1.policy == ScanPolicy::Bounded);
+        let third = &scans[2].1;
+        assert_eq!(third.policy, ScanPolicy::Legacy);
+        assert!(
+            !third.low_priority,
+            "an entry's table replaces the inherited one"
+        );
+        assert_eq!(third.pause, None);
+        assert_eq!(third.channel_switch, Nanos::from_us(2500));
+        assert_eq!(
+            cfg.cell.station_power_save,
+            vec![(
+                3,
+                PowerSaveConfig {
+                    dynamic_timeout: Nanos::from_ms(50),
+                    ps_poll: true,
+                    wake_every_beacons: 2
+                }
+            )]
+        );
+        let bus = cfg.host_bus[2].expect("station 3 has a bus");
+        assert_eq!(bus.clock_hz, 50_000_000);
+        // Polled with the given tick and Linux's 2-tick idle sleep; still DMA.
+        assert_eq!(
+            bus.completion,
+            Completion::Polled {
+                jiffy: Nanos::from_ms(1),
+                idle_period_jiffies: 2
+            }
+        );
+        assert_eq!(bus.data, DataMode::Dma);
+        assert_eq!(bus.block_gap_ns, BusConfig::sdio_vendor().block_gap_ns);
+        assert!(cfg.host_bus[0].is_none() && cfg.host_bus[1].is_none());
+    }
+
+    #[test]
+    fn station_machinery_errors_name_the_key() {
+        let e = err("[stations]\nscan = { policy = \"fast\" }\n", &[]);
+        assert_eq!(
+            e,
+            "stations.scan.policy: unknown value `fast`; expected one of legacy, bounded"
+        );
+        let e = err(
+            "[[stations.list]]\n[[stations.list]]\nscan = { bands = 6 }\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.list[1].scan.bands: unknown value `6`"),
+            "{e}"
+        );
+        let e = err("[stations]\nscan = { pause_s = 0 }\n", &[]);
+        assert!(e.starts_with("stations.scan.pause_s:"), "{e}");
+        let e = err(
+            "[stations]\nscan = { policy = \"legacy\", low_priority = true }\n",
+            &[],
+        );
+        assert!(e.starts_with("stations.scan.low_priority:"), "{e}");
+        let e = err("[stations]\nscan = { listen_interval = 0 }\n", &[]);
+        assert!(e.starts_with("stations.scan.listen_interval:"), "{e}");
+        let e = err("[stations]\nscan = { chanel_switch_ms = 1 }\n", &[]);
+        assert_eq!(
+            e,
+            "stations.scan.chanel_switch_ms: unknown key (did you mean `channel_switch_ms`?)"
+        );
+        let e = err("[stations]\npower_save = { wake_every_beacons = 0 }\n", &[]);
+        assert!(
+            e.starts_with("stations.power_save.wake_every_beacons:"),
+            "{e}"
+        );
+        let e = err(
+            "[stations]\npower_save = { dynamic_timeout_ms = 0.5 }\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.power_save.dynamic_timeout_ms:"),
+            "{e}"
+        );
+        let e = err("[stations]\nbus = \"sdio-fast\"\n", &[]);
+        assert_eq!(
+            e,
+            "stations.bus: unknown bus `sdio-fast`; expected one of sdio-vendor, sdio-generic"
+        );
+        let e = err(
+            "[stations]\nbus = { preset = \"pcie\", clock_hz = 1 }\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.bus.preset: unknown bus `pcie`"),
+            "{e}"
+        );
+        let e = err(
+            "[stations]\nbus = { preset = \"sdio-vendor\", clock_mhz = 50 }\n",
+            &[],
+        );
+        assert_eq!(
+            e,
+            "stations.bus.clock_mhz: unknown key (did you mean `clock_hz`?)"
+        );
+        let e = err(
+            "[stations]\nbus = { preset = \"sdio-vendor\", width_bits = 3 }\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.bus: ") && e.contains("width_bits"),
+            "{e}"
+        );
+        let e = err(
+            "[stations]\nbus = { preset = \"sdio-vendor\", poll_jiffy_ms = 5 }\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.bus.poll_jiffy_ms: applies to"),
+            "{e}"
+        );
+        let e = err(
+            "[stations]\nbus = { preset = \"sdio-vendor\", data = \"mmio\" }\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.bus.data: unknown value `mmio`"),
+            "{e}"
+        );
+        let e = err("[stations]\nbus = 4\n", &[]);
+        assert!(e.starts_with("stations.bus: invalid type"), "{e}");
+        assert!(err("[mac]\ndtim_period = 0\n", &[]).starts_with("mac.dtim_period:"));
+        assert!(err("[mac]\nbeacon_interval_tu = 0\n", &[]).starts_with("mac.beacon_interval_tu:"));
+        // --set reaches inside the tables.
+        let e = err(
+            "[stations]\nscan = {}\n",
+            &[("stations.scan.policy", "sometimes")],
+        );
+        assert!(e.starts_with("stations.scan.policy:"), "{e}");
+    }
+
+    /// What `txop show` prints parses back to the same configuration.
+    #[test]
+    fn station_machinery_round_trips_through_toml() {
+        let text = "[stations]\nscan = { policy = \"legacy\" }\nbus = \"sdio-vendor\"\n\
+                    [[stations.list]]\n[[stations.list]]\npower_save = { ps_poll = true }\n\
+                    bus = { preset = \"sdio-generic\", device_rx_buffers = 8 }\n";
+        let s = parse(text, &[]).unwrap();
+        let shown = toml::to_string_pretty(&s).unwrap();
+        assert!(shown.contains("bus = \"sdio-vendor\""), "{shown}");
+        let again = parse(&shown, &[]).unwrap();
+        assert_eq!(
+            format!("{:?}", s.resolve().unwrap()),
+            format!("{:?}", again.resolve().unwrap())
+        );
+        assert_eq!(
+            again.resolve().unwrap().host_bus[1]
+                .unwrap()
+                .device_rx_buffers,
+            8
+        );
     }
 }

@@ -1,12 +1,15 @@
 //! E3 (seed 002): fq_codel on ath10k at 6 Mbit/s; rtt_fair_up over 1, 2 and 4 stations
 //! and over a fast and a slow station.
 
-use super::{ms, station_ping, tcp_bps, Ctx, Report};
+use super::{median, ms, rtts, station_ping, tcp_bps, Ctx, Report};
 use txop_sim::Results;
 
 const SLOW: &str = "e3-ath10k-6mbit";
 const PAIR: &str = "e3-rtt-fair-up";
 const EQUAL: &str = "e3-rtt-fair-up-n";
+const POWER_SAVE: &str = "e3-power-save";
+/// hostapd's beacon interval, 100 TU (`e3-power-save` keeps it).
+const BEACON_INTERVAL_MS: f64 = 102.4;
 
 /// Throughput (Mbit/s) of the TCP flow from station `sta`, over `secs` of load.
 fn station_tcp_mbps(r: &Results, sta: &str, secs: f64) -> f64 {
@@ -21,7 +24,11 @@ fn station_tcp_mbps(r: &Results, sta: &str, secs: f64) -> f64 {
 }
 
 pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
-    let mut rep = Report::new("E3", "fq_codel on ath10k (seed 002)", &[SLOW, PAIR, EQUAL]);
+    let mut rep = Report::new(
+        "E3",
+        "fq_codel on ath10k (seed 002)",
+        &[SLOW, PAIR, EQUAL, POWER_SAVE],
+    );
     // 4 streams at 6.5 Mbit/s: load from 5 s to 35 s.
     let fifo = ctx.sim(SLOW, &[])?;
     let fq = ctx.sim(
@@ -124,10 +131,103 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
          station's latency."
             .into(),
     );
-    rep.notes.push(
-        "Power-save spikes in the ping-only phases (seed 002) are not reproduced yet: power \
-         save is not built."
-            .into(),
-    );
+    power_save(ctx, &mut rep)?;
     Ok(rep)
+}
+
+/// The ping samples of the ping-only phases of `e3-power-save` (before 5 s and after
+/// 15 s, leaving the download's tail out): (RTT ms, how long after the last TBTT the
+/// request reached the station, ms).
+fn ping_only_phases(r: &Results) -> Result<Vec<(f64, f64)>, String> {
+    let f = r
+        .flows
+        .iter()
+        .find(|f| f.kind == "ping")
+        .ok_or("E3: no ping flow")?;
+    Ok(f.rtt_samples
+        .iter()
+        .zip(&f.owd_samples)
+        .filter(|((t, _), _)| *t < 5.0 || *t > 16.0)
+        .map(|(&(t, rtt), &(_, _, back_ms))| {
+            // The reply left the station when the request got there (it answers at once).
+            let arrival_ms = t * 1000.0 - back_ms;
+            (rtt, arrival_ms % BEACON_INTERVAL_MS)
+        })
+        .collect())
+}
+
+/// Power save in the ping-only phases (seed 002): spikes, each ending just after a
+/// beacon, none longer than the beacon interval the station wakes for.
+fn power_save(ctx: &mut Ctx, rep: &mut Report) -> Result<(), String> {
+    let ps = ctx.sim(POWER_SAVE, &[])?;
+    // `wake_every_beacons` so large that the station would never doze between pings is
+    // not the same as awake; a timeout longer than the run is: it never dozes.
+    let awake = ctx.sim(
+        POWER_SAVE,
+        &[("stations.power_save.dynamic_timeout_ms", "1000000")],
+    )?;
+    let dtim = ctx.sim(
+        POWER_SAVE,
+        &[("stations.power_save.wake_every_beacons", "2")],
+    )?;
+    let (p, a, d) = (
+        ping_only_phases(&ps)?,
+        ping_only_phases(&awake)?,
+        ping_only_phases(&dtim)?,
+    );
+    let max = |v: &[(f64, f64)]| v.iter().map(|x| x.0).fold(0.0, f64::max);
+    let mean = |v: &[(f64, f64)]| v.iter().map(|x| x.0).sum::<f64>() / v.len().max(1) as f64;
+    let spikes: Vec<&(f64, f64)> = p.iter().filter(|x| x.0 > 5.0).collect();
+    let late = spikes.iter().map(|x| x.1).fold(0.0, f64::max);
+    rep.row(
+        "ping-only phases, power save: ping RTT mean / max; spikes (> 5 ms)",
+        "spikes, quantised by the beacon interval (102.4 ms)",
+        format!(
+            "{} / {}; {} of {} pings, each delivered ≤ {late:.1} ms after a beacon (awake: max {})",
+            ms(mean(&p)),
+            ms(max(&p)),
+            spikes.len(),
+            p.len(),
+            ms(max(&a))
+        ),
+        "awake < 5 ms; > half spike; max ≤ 102.4 + 5 ms; every spike ends < 3 ms after a TBTT",
+        max(&a) < 5.0
+            && spikes.len() * 2 > p.len()
+            && max(&p) <= BEACON_INTERVAL_MS + 5.0
+            && late < 3.0,
+    );
+    rep.row(
+        "… waking for DTIM beacons only (every 2nd): ping RTT max",
+        "(up to two beacon intervals, §9.3)",
+        ms(max(&d)),
+        "between 1 and 2 beacon intervals (112 – 210 ms)",
+        (BEACON_INTERVAL_MS + 10.0..=2.0 * BEACON_INTERVAL_MS + 5.0).contains(&max(&d)),
+    );
+    let tput = |r: &Results| tcp_bps(r, 10.0) / 1e6;
+    let (t_ps, t_awake) = (tput(&ps), tput(&awake));
+    let (load_ps, load_awake) = (
+        station_ping_to(&ps, 7.0, 15.0)?,
+        station_ping_to(&awake, 7.0, 15.0)?,
+    );
+    rep.row(
+        "… during the download, with / without power save: TCP; ping RTT (median)",
+        "(no spikes under load)",
+        format!(
+            "{t_ps:.1} / {t_awake:.1} Mbit/s; {} / {}",
+            ms(load_ps),
+            ms(load_awake)
+        ),
+        "throughput within 5 %, ping within 5 ms: the station stays awake",
+        (t_ps / t_awake - 1.0).abs() <= 0.05 && (load_ps - load_awake).abs() <= 5.0,
+    );
+    Ok(())
+}
+
+/// Median RTT (ms) of the ping to a station, sent between `from_s` and `to_s`.
+fn station_ping_to(r: &Results, from_s: f64, to_s: f64) -> Result<f64, String> {
+    r.flows
+        .iter()
+        .find(|f| f.kind == "ping")
+        .map(|f| median(rtts(f, from_s, to_s)))
+        .ok_or_else(|| "E3: no ping flow".to_string())
 }

@@ -5,14 +5,18 @@
 //! Every criterion is written next to its row; the tests in `tests/reproduce.rs` assert
 //! that every row holds, so a regression in any mechanism fails CI.
 
+mod e1;
 mod e2;
 mod e3;
 mod e4;
+mod e5;
 
 use crate::runner::{prepare, simulate};
 use std::fmt::Write;
+use txop_core::cell::StationStats;
+use txop_core::Nanos;
 use txop_sim::results::FlowResult;
-use txop_sim::Results;
+use txop_sim::{Results, Simulation};
 
 /// One compared quantity.
 #[derive(Clone, Debug)]
@@ -87,21 +91,22 @@ impl Report {
 
 /// The experiments, in order: (id, what it is).
 pub const EXPERIMENTS: &[(&str, &str)] = &[
+    ("E1", "background scanning (seed 000)"),
     ("E2", "bufferbloat and the mac80211 rework (seed 001)"),
     ("E3", "fq_codel on ath10k (seed 002)"),
     ("E4", "reducing latency in wireless drivers (seed 003)"),
+    ("E5", "host-bus stack (seed 004, SDIO)"),
 ];
 
 /// Run experiment `id` (case-insensitive); `advance` is told the simulated ns done.
 pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, String> {
     let mut ctx = Ctx { advance, runs: 0 };
     match id.to_ascii_uppercase().as_str() {
+        "E1" => e1::run(&mut ctx),
         "E2" => e2::run(&mut ctx),
         "E3" => e3::run(&mut ctx),
         "E4" => e4::run(&mut ctx),
-        "E1" | "E5" => Err(format!(
-            "{id}: not built yet (needs background scanning / the host bus)"
-        )),
+        "E5" => e5::run(&mut ctx),
         _ => Err(format!(
             "{id}: no such experiment; expected one of {} or all",
             EXPERIMENTS
@@ -129,6 +134,43 @@ impl Ctx<'_> {
         self.runs += 1;
         simulate(&p, self.advance)
     }
+
+    /// As [`Ctx::sim`], with the cell's per-station counters (index 0 is the AP):
+    /// the scan and power-save counters are not in [`Results`].
+    fn sim_with_stats(
+        &mut self,
+        scenario: &str,
+        sets: &[(&str, &str)],
+    ) -> Result<(Results, Vec<StationStats>), String> {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let p = prepare(scenario, &sets, None)?;
+        self.runs += 1;
+        let end = p.cfg.duration;
+        let mut sim = Simulation::new(p.cfg.clone()).map_err(|e| format!("{}: {e}", p.source))?;
+        // The same 1 % steps as `runner::simulate` (stepping does not change results).
+        let step = Nanos::from_ns((end.as_ns() / 100).max(1));
+        let mut t = Nanos::ZERO;
+        while t < end {
+            let next = (t + step).min(end);
+            sim.run_until(next);
+            (self.advance)((next - t).as_ns());
+            t = next;
+        }
+        Ok((sim.results(), sim.cell().stats().to_vec()))
+    }
+}
+
+/// Mean, minimum and maximum of `v` (NaN when empty).
+fn mean_min_max(v: &[f64]) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (v.iter().sum::<f64>() / v.len() as f64, min, max)
 }
 
 /// The median of `v` (NaN when empty).
