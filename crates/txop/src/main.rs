@@ -77,7 +77,7 @@ enum Command {
         /// Experiments to run: E2, E3, E4 … or `all`.
         #[arg(default_value = "all")]
         experiments: Vec<String>,
-        /// Write report.md into this directory. Refused if it exists.
+        /// Write report.md and its plots into this directory. Refused if it exists.
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<std::path::PathBuf>,
         /// Replace an existing directory.
@@ -532,11 +532,7 @@ fn reproduce(
     progress.finish();
     let md = reproduce::markdown(&reports);
     if let Some(dir) = dir {
-        write_results(
-            dir,
-            force,
-            &[("report.md".to_string(), md.clone().into_bytes())],
-        )?;
+        write_results(dir, force, &reproduce::files(&reports)?)?;
     }
     if quiet {
         return Ok(());

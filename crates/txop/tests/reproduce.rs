@@ -93,6 +93,12 @@ fn reproduce_command_writes_the_report() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert_eq!(md, stdout(&o));
     assert!(md.contains("## E4") && md.contains("| quantity | seed | txop |"));
+    // The report's figures are written beside it, and linked from it.
+    for plot in ["latency-cdf", "latency-time", "stations"] {
+        let png = out.join(format!("E4-near-far-{plot}.png"));
+        assert!(png.exists(), "{}", png.display());
+    }
+    assert!(md.contains("](E4-near-far-latency-cdf.png)"));
     assert_user_error(&["reproduce", "E9"], &["E9", "no such experiment"]);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -42,6 +42,11 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
             ("traffic.web.start_s", "1"),
         ],
     )?;
+    rep.figure(
+        "bufferbloat",
+        "E2: 12 TCP downloads + a page load, 13 Mbit/s station",
+        &[("linux-4.8-bloated", &before), ("linux-4.9", &after)],
+    );
     // Pings while the 12 flows run (they load from 5 s to 305 s).
     let ping = |r: &Results| icmp_ping(r).map(|p| median(rtts(p, 10.0, 300.0)));
     let (lat_before, lat_after) = (ping(&before)?, ping(&after)?);

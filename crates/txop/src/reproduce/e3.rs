@@ -39,6 +39,11 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
             ("stack_options.driver_queue_packets", "123"),
         ],
     )?;
+    rep.figure(
+        "ath10k-6mbit",
+        "E3: 4 TCP downloads at 6.5 Mbit/s",
+        &[("FIFO (ath10k-like)", &fifo), ("fq_codel (linux-4.9)", &fq)],
+    );
     let (lat_fifo, lat_fq) = (
         station_ping(&fifo, "sta1", 7.0, 35.0)?,
         station_ping(&fq, "sta1", 7.0, 35.0)?,
@@ -96,6 +101,11 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
     let bloated = ctx.sim(PAIR, &[("stack", "linux-4.8-bloated")])?;
     let modern = ctx.sim(PAIR, &[])?;
     let alone = &ctx.sim(EQUAL, &[("stations.count", "1")])?;
+    rep.figure(
+        "rtt-fair-up",
+        "E3: rtt_fair_up, a fast and a slow station",
+        &[("linux-4.8-bloated", &bloated), ("linux-6.16", &modern)],
+    );
     let fast_alone = station_tcp_mbps(alone, "sta1", 30.0);
     let fast = station_tcp_mbps(&modern, "sta1", 30.0);
     let (fast_lat, slow_lat) = (
@@ -170,6 +180,11 @@ fn power_save(ctx: &mut Ctx, rep: &mut Report) -> Result<(), String> {
         POWER_SAVE,
         &[("stations.power_save.wake_every_beacons", "2")],
     )?;
+    rep.figure(
+        "power-save",
+        "E3: pings to a power-saving station",
+        &[("awake", &awake), ("power save", &ps), ("DTIM only", &dtim)],
+    );
     let (p, a, d) = (
         ping_only_phases(&ps)?,
         ping_only_phases(&awake)?,

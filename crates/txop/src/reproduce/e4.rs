@@ -35,7 +35,8 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
         "50 – 1000 ms",
         (50.0..1000.0).contains(&pfifo),
     );
-    let fq_qdisc = near_ping(&ctx.sim(SCENARIO, &[("stack", "fq_codel-qdisc")])?)?;
+    let fq_qdisc_run = ctx.sim(SCENARIO, &[("stack", "fq_codel-qdisc")])?;
+    let fq_qdisc = near_ping(&fq_qdisc_run)?;
     rep.row(
         "… fq_codel as the qdisc",
         "10–60 ms",
@@ -43,7 +44,17 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
         "5 – 60 ms, below pfifo_fast",
         (5.0..60.0).contains(&fq_qdisc) && fq_qdisc < pfifo,
     );
-    let txqs = near_ping(&ctx.sim(SCENARIO, &[("stack", "linux-4.9")])?)?;
+    let txqs_run = ctx.sim(SCENARIO, &[("stack", "linux-4.9")])?;
+    let txqs = near_ping(&txqs_run)?;
+    rep.figure(
+        "near-far",
+        "E4: near client's ping while a far client downloads",
+        &[
+            ("pfifo_fast", &bloated),
+            ("fq_codel qdisc", &fq_qdisc_run),
+            ("mac80211 TXQs", &txqs_run),
+        ],
+    );
     rep.row(
         "… fq_codel in mac80211's intermediate queues (linux-4.9)",
         "lower still",

@@ -115,6 +115,14 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
     let to = ctx.sim(PING, &[])?;
     let from = ctx.sim(PING, &from_neo)?;
     let to_vendor = ctx.sim(PING, &[("stations.list[0].bus", "sdio-vendor")])?;
+    rep.figure(
+        "sdio-ping",
+        "E5: ping to the SDIO device",
+        &[
+            ("vendor (interrupt, DMA)", &to_vendor),
+            ("generic (polled, PIO)", &to),
+        ],
+    );
     let g_to = mean_min_max(&rtts(&to, "sta1"));
     let g_from = mean_min_max(&rtts(&from, "sta1"));
     let laptop = mean_min_max(&rtts(&to, "sta2"));

@@ -44,6 +44,17 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// What the numbers mean, where they come from, what differs from the seed.
     pub notes: Vec<String>,
+    /// Runs to draw side by side (`txop reproduce -o DIR` writes their plots).
+    pub figures: Vec<Figure>,
+}
+
+/// A set of runs plotted together: their latency CDFs and time series overlaid.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// File-name stem, e.g. `E2-bufferbloat`.
+    pub name: String,
+    pub title: String,
+    pub runs: Vec<(String, Results)>,
 }
 
 impl Report {
@@ -54,6 +65,7 @@ impl Report {
             scenarios: scenarios.to_vec(),
             rows: Vec::new(),
             notes: Vec::new(),
+            figures: Vec::new(),
         }
     }
 
@@ -81,6 +93,18 @@ impl Report {
             r.known_gap = true;
         }
         self.notes.push(why.into());
+    }
+
+    /// Plot `runs` together as figure `name` (see [`Figure`]).
+    fn figure(&mut self, name: &str, title: &str, runs: &[(&str, &Results)]) {
+        self.figures.push(Figure {
+            name: format!("{}-{name}", self.id),
+            title: title.to_string(),
+            runs: runs
+                .iter()
+                .map(|(l, r)| (l.to_string(), (*r).clone()))
+                .collect(),
+        });
     }
 
     /// Every row holds.
@@ -272,6 +296,13 @@ pub fn markdown(reports: &[Report]) -> String {
                 }
             );
         }
+        for f in &r.figures {
+            let _ = writeln!(
+                s,
+                "\n{}: ![latency CDF]({}-latency-cdf.png) (also `{0}`'s latency over time, throughput and per-station plots: `{1}-*.png`, `.svg`)",
+                f.title, f.name
+            );
+        }
         if !r.notes.is_empty() {
             s.push('\n');
             for n in &r.notes {
@@ -281,4 +312,20 @@ pub fn markdown(reports: &[Report]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The files of `txop reproduce -o DIR`: report.md and every figure's plots.
+pub fn files(reports: &[Report]) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut files = vec![("report.md".to_string(), markdown(reports).into_bytes())];
+    for f in reports.iter().flat_map(|r| &r.figures) {
+        let runs: Vec<crate::plot::PlotRun> = f
+            .runs
+            .iter()
+            .map(|(label, results)| crate::plot::PlotRun { label, results })
+            .collect();
+        for (plot, bytes) in crate::plot::render_plots(&f.title, &runs)? {
+            files.push((format!("{}-{plot}", f.name), bytes));
+        }
+    }
+    Ok(files)
 }
