@@ -172,6 +172,10 @@ pub struct Phy {
     pub guard_interval: GuardInterval,
     /// "long" or "short" DSSS preamble (802.11b only).
     pub preamble: DsssPreamble,
+    /// Transmit power for `distance_m` stations (20 dBm = 100 mW).
+    pub tx_power_dbm: f64,
+    /// Log-distance path-loss exponent for `distance_m` (3.5: indoors, through walls).
+    pub path_loss_exponent: f64,
 }
 
 /// `band = "5"` and `band = 5` (or `--set phy.band=2.4`) mean the same.
@@ -205,6 +209,8 @@ impl Default for Phy {
             width_mhz: 20,
             guard_interval: GuardInterval::Long,
             preamble: DsssPreamble::Long,
+            tx_power_dbm: 20.0,
+            path_loss_exponent: 3.5,
         }
     }
 }
@@ -285,6 +291,7 @@ struct Link {
     nss: Option<u8>,
     rate_mbps: Option<f64>,
     snr_db: Option<f64>,
+    distance_m: Option<f64>,
     loss: Option<f64>,
     scan: Option<ScanSpec>,
     power_save: Option<PowerSaveSpec>,
@@ -308,6 +315,9 @@ pub struct StationEntry {
     /// SNR at the receiver in dB: frames fail per the PER-vs-SNR curves. With no rate
     /// given, the best rate for this SNR is chosen.
     pub snr_db: Option<f64>,
+    /// Distance from the AP in metres, instead of snr_db: the SNR follows from
+    /// `phy.tx_power_dbm` and a log-distance path loss (`phy.path_loss_exponent`).
+    pub distance_m: Option<f64>,
     /// Fixed MPDU loss probability (instead of snr_db).
     pub loss: Option<f64>,
     /// Background software scanning (`scan = { policy = "bounded" }`).
@@ -339,6 +349,7 @@ pub struct Stations {
     pub nss: Option<u8>,
     pub rate_mbps: Option<f64>,
     pub snr_db: Option<f64>,
+    pub distance_m: Option<f64>,
     pub loss: Option<f64>,
     /// Background software scanning (`scan = { policy = "bounded" }`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -367,6 +378,7 @@ impl Default for Stations {
             nss: None,
             rate_mbps: None,
             snr_db: None,
+            distance_m: None,
             loss: None,
             scan: None,
             power_save: None,
@@ -1062,6 +1074,30 @@ fn suggest(message: &str) -> String {
     }
 }
 
+/// The mean SNR (dB) at `distance_m` (see [`Scenario::snr_at`]).
+fn snr_at_distance(
+    tx_dbm: f64,
+    exponent: f64,
+    band: Band,
+    width: ChannelWidth,
+    distance_m: f64,
+) -> f64 {
+    let centre_hz: f64 = match band {
+        Band::Ghz2_4 => 2.437e9,
+        Band::Ghz5 => 5.2e9,
+    };
+    let width_hz: f64 = match width {
+        ChannelWidth::Mhz20 => 20e6,
+        ChannelWidth::Mhz40 => 40e6,
+        ChannelWidth::Mhz80 => 80e6,
+    };
+    let c: f64 = 299_792_458.0;
+    let loss_1m_db = 20.0 * (4.0 * std::f64::consts::PI * centre_hz / c).log10();
+    let loss_db = loss_1m_db + 10.0 * exponent * distance_m.max(1.0).log10();
+    let noise_dbm = -174.0 + 10.0 * width_hz.log10() + 7.0;
+    tx_dbm - loss_db - noise_dbm
+}
+
 /// `[stations]` entries expanded to one link spec per station, with the key to blame.
 fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
     let base = Link {
@@ -1070,6 +1106,7 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         nss: s.nss,
         rate_mbps: s.rate_mbps,
         snr_db: s.snr_db,
+        distance_m: s.distance_m,
         loss: s.loss,
         scan: s.scan.clone(),
         power_save: s.power_save.clone(),
@@ -1100,13 +1137,18 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
             ));
         }
         // An entry's own channel model replaces the inherited one entirely.
-        let own_channel = e.snr_db.is_some() || e.loss.is_some();
+        let own_channel = e.snr_db.is_some() || e.loss.is_some() || e.distance_m.is_some();
         let merged = Link {
             weight: e.weight.or(base.weight),
             mcs: e.mcs.or(base.mcs),
             nss: e.nss.or(base.nss),
             rate_mbps: e.rate_mbps.or(base.rate_mbps),
             snr_db: if own_channel { e.snr_db } else { base.snr_db },
+            distance_m: if own_channel {
+                e.distance_m
+            } else {
+                base.distance_m
+            },
             loss: if own_channel { e.loss } else { base.loss },
             // An entry's own table replaces the inherited one as a whole.
             scan: e.scan.clone().or_else(|| base.scan.clone()),
@@ -1121,6 +1163,38 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
 }
 
 impl Scenario {
+    /// The SNR (dB) at `distance_m` from the AP: transmit power minus a log-distance
+    /// path loss (free space to 1 m at the band's centre frequency, then
+    /// `10·n·log10(d)`), over thermal noise in the channel width with a 7 dB noise
+    /// figure. Not a fading model: one mean SNR per station.
+    fn snr_at(
+        &self,
+        key: &str,
+        distance_m: f64,
+        width: ChannelWidth,
+    ) -> Result<f64, ScenarioError> {
+        if !(distance_m.is_finite() && distance_m > 0.0 && distance_m <= 10_000.0) {
+            return Err(ScenarioError::new(
+                key,
+                "must be more than 0 and at most 10000 m",
+            ));
+        }
+        let (p, n) = (self.phy.tx_power_dbm, self.phy.path_loss_exponent);
+        if !(p.is_finite() && (-20.0..=40.0).contains(&p)) {
+            return Err(ScenarioError::new(
+                "phy.tx_power_dbm",
+                "must be −20 to 40 dBm",
+            ));
+        }
+        if !(n.is_finite() && (1.5..=6.0).contains(&n)) {
+            return Err(ScenarioError::new(
+                "phy.path_loss_exponent",
+                "must be 1.5 to 6",
+            ));
+        }
+        Ok(snr_at_distance(p, n, self.phy.band, width, distance_m))
+    }
+
     fn width(&self) -> Result<ChannelWidth, ScenarioError> {
         match self.phy.width_mhz {
             20 => Ok(ChannelWidth::Mhz20),
@@ -1705,8 +1779,17 @@ impl Scenario {
         let mut scans = Vec::new();
         let mut power_save = Vec::new();
         let mut buses = Vec::new();
-        for (key, link) in station_links(&self.stations)? {
+        for (key, mut link) in station_links(&self.stations)? {
             let sta = stations.len() as u16 + 1;
+            if let Some(d) = link.distance_m {
+                if link.snr_db.is_some() || link.loss.is_some() {
+                    return Err(ScenarioError::new(
+                        format!("{key}.distance_m"),
+                        "give distance_m, snr_db or loss, only one",
+                    ));
+                }
+                link.snr_db = Some(self.snr_at(&format!("{key}.distance_m"), d, width)?);
+            }
             if let Some(sc) = &link.scan {
                 scans.push((sta, sc.resolve(&format!("{key}.scan"))?));
             }
@@ -2336,5 +2419,45 @@ mod tests {
                 .device_rx_buffers,
             8
         );
+    }
+
+    /// The log-distance SNR against a hand calculation: 5 GHz (5.2 GHz centre), 20 MHz,
+    /// 20 dBm, n = 3.5, 10 m: 20 − (46.77 + 35) − (−174 + 73.01 + 7) = 32.22 dB; and
+    /// 2.4 GHz, 40 MHz, 30 m: 20 − (40.18 + 51.70) − (−174 + 76.02 + 7) = 19.10 dB.
+    #[test]
+    fn distance_gives_the_log_distance_snr() {
+        let five = snr_at_distance(20.0, 3.5, Band::Ghz5, ChannelWidth::Mhz20, 10.0);
+        assert!((five - 32.22).abs() < 0.01, "{five}");
+        let two = snr_at_distance(20.0, 3.5, Band::Ghz2_4, ChannelWidth::Mhz40, 30.0);
+        assert!((two - 19.10).abs() < 0.01, "{two}");
+        // Nearer is never worse; the best rate follows the SNR.
+        let cfg = parse(
+            "[stations]\n[[stations.list]]\ndistance_m = 2\n[[stations.list]]\ndistance_m = 40\n",
+            &[],
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+        let mcs = |i: usize| match cfg.cell.stations[i].tx {
+            TxVector::Ht { mcs, .. } => mcs,
+            t => panic!("{t:?}"),
+        };
+        assert!(mcs(0) > mcs(1), "{} vs {}", mcs(0), mcs(1));
+        assert!(matches!(cfg.cell.stations[1].error, ErrorModel::Snr { .. }));
+        let e = err("[stations]\ndistance_m = 10\nsnr_db = 20\n", &[]);
+        assert_eq!(
+            e,
+            "stations.distance_m: give distance_m, snr_db or loss, only one"
+        );
+        let e = err("[stations]\ndistance_m = -1\n", &[]);
+        assert!(
+            e.starts_with("stations.distance_m: must be more than 0"),
+            "{e}"
+        );
+        let e = err(
+            "[phy]\npath_loss_exponent = 9\n[stations]\ndistance_m = 5\n",
+            &[],
+        );
+        assert!(e.starts_with("phy.path_loss_exponent"), "{e}");
     }
 }
