@@ -7,7 +7,7 @@ use crate::engine::{Counters, Engine};
 use crate::runloop::LoopStats;
 use crate::timing::TimingSummary;
 use serde::Serialize;
-use txop_sim::results::{Conservation, StationResult};
+use txop_sim::results::Conservation;
 use txop_sim::sim::jain_index;
 use txop_sim::Results;
 
@@ -34,7 +34,6 @@ pub struct EmuReport {
 /// Build the run's results after `secs` seconds (`seed` is the cell's).
 pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
     let cell = engine.cell();
-    let cfg = cell.config();
     let busy = cell.busy_ns();
     let rate = |b: u64| {
         if secs > 0.0 {
@@ -43,38 +42,7 @@ pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
             0.0
         }
     };
-    let mut total_bytes = 0;
-    let stations: Vec<StationResult> = cell
-        .stats()
-        .iter()
-        .enumerate()
-        .skip(1)
-        .map(|(i, s)| {
-            let bytes = s.up.delivered_bytes + s.down.delivered_bytes;
-            total_bytes += bytes;
-            StationResult {
-                station: i as u16,
-                rate: cfg.stations[i - 1].tx.modulation_label(),
-                throughput_bps: rate(bytes),
-                uplink_bps: rate(s.up.delivered_bytes),
-                downlink_bps: rate(s.down.delivered_bytes),
-                airtime_share: if busy > 0 {
-                    s.airtime_ns() as f64 / busy as f64
-                } else {
-                    0.0
-                },
-                airtime_ns: s.airtime_ns(),
-                ppdus: s.up.ppdus + s.down.ppdus,
-                mpdus: s.up.mpdus + s.down.mpdus,
-                collisions: s.up.collisions + s.down.collisions,
-                failures: s.up.failures + s.down.failures,
-                mpdu_retries: s.up.mpdu_retries + s.down.mpdu_retries,
-                dropped_queue_full: s.up.dropped_queue_full + s.down.dropped_queue_full,
-                dropped_retry_limit: s.up.dropped_retry_limit + s.down.dropped_retry_limit,
-                dropped_aqm: s.up.dropped_aqm + s.down.dropped_aqm,
-            }
-        })
-        .collect();
+    let (stations, total_bytes) = txop_sim::results::station_results(cell, secs);
     let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
     let c = &engine.counters;
     Results {

@@ -2,6 +2,9 @@
 //! `docs/results.md`).
 
 use serde::Serialize;
+use txop_core::cell::Cell;
+use txop_core::mac80211::powersave::PsStats;
+use txop_core::mac80211::scan::ScanStats;
 
 /// One run's results.
 #[derive(Clone, Debug, Serialize)]
@@ -129,6 +132,70 @@ pub struct StationResult {
     pub dropped_retry_limit: u64,
     /// Dropped by CoDel or flow-queue overload.
     pub dropped_aqm: u64,
+    /// Its background scans, when it scans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanStats>,
+    /// Its power save and the AP's buffering for it, when it saves power.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_save: Option<PsStats>,
+}
+
+/// Every station's share of a run of `secs` seconds, from the cell's counters (the
+/// simulator and the emulator both report this), and the payload bytes delivered.
+pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
+    let busy = cell.busy_ns();
+    let cfg = cell.config();
+    let rate = |b: u64| {
+        if secs > 0.0 {
+            b as f64 * 8.0 / secs
+        } else {
+            0.0
+        }
+    };
+    let mut total_bytes = 0;
+    let stations = cell
+        .stats()
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, s)| {
+            let bytes = s.up.delivered_bytes + s.down.delivered_bytes;
+            total_bytes += bytes;
+            let sta = i as u16;
+            StationResult {
+                station: sta,
+                rate: cfg.stations[i - 1].tx.modulation_label(),
+                throughput_bps: rate(bytes),
+                uplink_bps: rate(s.up.delivered_bytes),
+                downlink_bps: rate(s.down.delivered_bytes),
+                airtime_share: if busy > 0 {
+                    s.airtime_ns() as f64 / busy as f64
+                } else {
+                    0.0
+                },
+                airtime_ns: s.airtime_ns(),
+                ppdus: s.up.ppdus + s.down.ppdus,
+                mpdus: s.up.mpdus + s.down.mpdus,
+                collisions: s.up.collisions + s.down.collisions,
+                failures: s.up.failures + s.down.failures,
+                mpdu_retries: s.up.mpdu_retries + s.down.mpdu_retries,
+                dropped_queue_full: s.up.dropped_queue_full + s.down.dropped_queue_full,
+                dropped_retry_limit: s.up.dropped_retry_limit + s.down.dropped_retry_limit,
+                dropped_aqm: s.up.dropped_aqm + s.down.dropped_aqm,
+                scan: cfg
+                    .station_scans
+                    .iter()
+                    .any(|(n, _)| *n == sta)
+                    .then_some(s.scan),
+                power_save: cfg
+                    .station_power_save
+                    .iter()
+                    .any(|(n, _)| *n == sta)
+                    .then_some(s.ps),
+            }
+        })
+        .collect();
+    (stations, total_bytes)
 }
 
 /// Packet accounting: offered = delivered + dropped + inside.

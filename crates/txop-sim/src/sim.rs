@@ -13,7 +13,7 @@
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
-use crate::results::{BusResult, Conservation, Results, StationResult};
+use crate::results::{BusResult, Conservation, Results};
 use crate::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
@@ -992,42 +992,7 @@ impl Simulation {
     pub fn results(&self) -> Results {
         let secs = self.now.as_secs_f64();
         let busy = self.cell.busy_ns();
-        let stats = self.cell.stats();
-        let cfg = self.cell.config();
-        let mut stations = Vec::with_capacity(self.cell.stations());
-        let mut total_bytes = 0u64;
-        for (i, s) in stats.iter().enumerate().skip(1) {
-            let bytes = s.up.delivered_bytes + s.down.delivered_bytes;
-            total_bytes += bytes;
-            let rate = |b: u64| {
-                if secs > 0.0 {
-                    b as f64 * 8.0 / secs
-                } else {
-                    0.0
-                }
-            };
-            stations.push(StationResult {
-                station: i as u16,
-                rate: cfg.stations[i - 1].tx.modulation_label(),
-                throughput_bps: rate(bytes),
-                uplink_bps: rate(s.up.delivered_bytes),
-                downlink_bps: rate(s.down.delivered_bytes),
-                airtime_share: if busy > 0 {
-                    s.airtime_ns() as f64 / busy as f64
-                } else {
-                    0.0
-                },
-                airtime_ns: s.airtime_ns(),
-                ppdus: s.up.ppdus + s.down.ppdus,
-                mpdus: s.up.mpdus + s.down.mpdus,
-                collisions: s.up.collisions + s.down.collisions,
-                failures: s.up.failures + s.down.failures,
-                mpdu_retries: s.up.mpdu_retries + s.down.mpdu_retries,
-                dropped_queue_full: s.up.dropped_queue_full + s.down.dropped_queue_full,
-                dropped_retry_limit: s.up.dropped_retry_limit + s.down.dropped_retry_limit,
-                dropped_aqm: s.up.dropped_aqm + s.down.dropped_aqm,
-            });
-        }
+        let (stations, total_bytes) = crate::results::station_results(&self.cell, secs);
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
         let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {

@@ -52,7 +52,37 @@ fn results_json_follows_the_schema() {
     );
     assert_valid(&v, "results.json");
     let o = txop(&["run", "anomaly", "--set", "duration_s=1", "--json"]);
-    assert_valid(&serde_json::from_slice(&o.stdout).unwrap(), "--json");
+    let plain: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&plain, "--json");
+    // Stations that neither scan nor save power carry no such counters.
+    assert!(plain["stations"][0]
+        .as_object()
+        .unwrap()
+        .get("scan")
+        .is_none());
+    // A scanning, power-saving station reports its counters.
+    let o = txop(&[
+        "run",
+        "e1-scan-ping",
+        "--set",
+        "duration_s=8",
+        "--set",
+        "stations.power_save={}",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&v, "scanning station");
+    let sta = &v["stations"][0];
+    assert!(
+        sta["scan"]["scans_completed"].as_u64().unwrap() >= 1,
+        "{sta}"
+    );
+    assert!(sta["scan"]["off_channel_ns"].as_u64().unwrap() > 0);
+    assert!(
+        sta["power_save"]["beacons_heard"].as_u64().unwrap() > 0,
+        "{sta}"
+    );
     let o = txop(&[
         "compare",
         "default",

@@ -203,7 +203,7 @@ pub enum PsAction {
 }
 
 /// Counters of one station's power save.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PsStats {
     /// Time the radio slept.
     pub doze_ns: u64,

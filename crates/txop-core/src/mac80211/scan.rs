@@ -228,7 +228,7 @@ pub enum ScanAction {
 }
 
 /// Counters of one station's scans.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ScanStats {
     pub scans_started: u32,
     /// Scans that went through every channel.
