@@ -335,7 +335,7 @@ impl Bbr {
     pub fn info(&self) -> BbrInfo {
         BbrInfo {
             mode: self.mode,
-            bw_bytes_per_s: self.bw() * self.mss as u64 * 1_000_000 >> BW_SCALE,
+            bw_bytes_per_s: (self.bw() * self.mss as u64 * 1_000_000) >> BW_SCALE,
             min_rtt: (self.min_rtt_us != u32::MAX).then(|| Nanos::from_us(self.min_rtt_us as u64)),
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
@@ -421,7 +421,7 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        let bdp = (((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128;
+        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
         bdp.min(u32::MAX as u128 / 2) as u32
     }
 
@@ -444,7 +444,7 @@ impl Bbr {
     /// pacer releases the next segment.
     fn packets_in_net_at_edt(&self, inflight_now: u32, c: &ConnInfo) -> u32 {
         let interval_us = us(c.edt.max(c.now) - c.now);
-        let interval_delivered = (self.bw() as u128 * interval_us as u128 >> BW_SCALE) as u64;
+        let interval_delivered = ((self.bw() as u128 * interval_us as u128) >> BW_SCALE) as u64;
         let mut at_edt = inflight_now as u64;
         if self.pacing_gain > BBR_UNIT {
             at_edt += self.tso_segs_goal() as u64;
@@ -708,7 +708,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = self.full_bw * FULL_BW_THRESH >> BBR_SCALE;
+        let thresh = (self.full_bw * FULL_BW_THRESH) >> BBR_SCALE;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
@@ -733,7 +733,7 @@ impl Bbr {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, c: &ConnInfo, w: &mut Window) {
-        if !self.probe_rtt_done_stamp.is_some_and(|t| c.now > t) {
+        if self.probe_rtt_done_stamp.is_none_or(|t| c.now <= t) {
             return;
         }
         self.min_rtt_stamp = c.now;
