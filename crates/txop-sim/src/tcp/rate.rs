@@ -263,8 +263,8 @@ mod tests {
         delivered += 1;
         r.generate(ms(101), delivered, 1, 0, Some(ms(100)), &mut rs);
         assert_eq!((rs.delivered, rs.interval), (Some(2), Some(ms(101))));
-        // The new segment is ACKed at 200 ms: 2 + 8 ... delivered since it was sent
-        // (delivered was 1 then) over 200 − 100 ms.
+        // Segments 2..9 are ACKed at 110 ms; the new segment (sent at 100 ms when 1 was
+        // delivered) at 200 ms: 11 − 1 = 10 delivered over 200 − 100 ms.
         for s in &segs[2..] {
             let mut rs = RateSample::new(8);
             r.on_delivered(s, false, &mut rs);
