@@ -820,7 +820,7 @@ pub struct Traffic {
     pub delay_s: f64,
     /// The station that is flent's test host.
     pub station: u16,
-    /// TCP congestion control: "cubic" or "newreno".
+    /// TCP congestion control: "cubic", "newreno" or "bbr".
     pub cc: String,
     /// ECN on the TCP flows.
     pub ecn: bool,
@@ -881,7 +881,7 @@ pub struct FlowSpec {
     /// tcp: bytes to send (absent = bulk until stop_s).
     #[serde(default)]
     pub bytes: Option<u64>,
-    /// tcp: "cubic" (default) or "newreno".
+    /// tcp: "cubic" (default), "newreno" or "bbr".
     #[serde(default)]
     pub cc: Option<String>,
     /// tcp: ECN-capable.
@@ -1658,6 +1658,7 @@ impl Scenario {
                     &[
                         ("cubic", CongestionControl::Cubic),
                         ("newreno", CongestionControl::NewReno),
+                        ("bbr", CongestionControl::Bbr),
                     ],
                 )?;
                 Flow::Tcp(t)
@@ -1733,6 +1734,7 @@ impl Scenario {
             &[
                 ("cubic", CongestionControl::Cubic),
                 ("newreno", CongestionControl::NewReno),
+                ("bbr", CongestionControl::Bbr),
             ],
         )?;
         Ok(f)
@@ -2187,6 +2189,26 @@ mod tests {
             f => panic!("{f:?}"),
         }
         assert!(matches!(&cfg.flows[2], Flow::Cbr(c) if c.rate_bps == 2_000_000));
+    }
+
+    #[test]
+    fn bbr_is_a_choice_of_cc() {
+        let text = "[stations]\ncount = 1\n[traffic]\ntest = \"tcp_ndown\"\n";
+        let set = [("traffic.cc".to_string(), "bbr".to_string())];
+        let cfg = parse(text, &set).unwrap().resolve().unwrap();
+        let tcp: Vec<_> = cfg
+            .flows
+            .iter()
+            .filter_map(|f| match f {
+                Flow::Tcp(t) => Some(t.cfg.cc),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tcp, vec![CongestionControl::Bbr; 4]);
+        let text = "[stations]\ncount = 1\n[[flows]]\nkind = \"tcp\"\nfrom = \"server\"\n\
+            to = \"sta1\"\ncc = \"bbr\"\n";
+        let cfg = parse(text, &[]).unwrap().resolve().unwrap();
+        assert!(matches!(&cfg.flows[0], Flow::Tcp(t) if t.cfg.cc == CongestionControl::Bbr));
     }
 
     #[test]

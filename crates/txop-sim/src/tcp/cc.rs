@@ -1,8 +1,11 @@
 //! The congestion window and the interface to the congestion-control modules
 //! (Linux `struct tcp_congestion_ops`, `net/ipv4/tcp_cong.c`).
 
+use super::bbr::{Bbr, BbrInfo};
 use super::cubic::Cubic;
 use super::newreno::NewReno;
+use super::rate::RateSample;
+use super::sender::CaState;
 use super::{CongestionControl, TcpConfig};
 use txop_core::Nanos;
 
@@ -69,6 +72,30 @@ pub struct AckedSample {
     pub snd_nxt: u64,
 }
 
+/// What a congestion-control module reads of the connection (fields of `tcp_sock`),
+/// taken after the ACK's scoreboard and state updates.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    /// `tcp_mstamp`.
+    pub now: Nanos,
+    /// Segments delivered so far (`tp->delivered`).
+    pub delivered: u64,
+    /// Time of the last delivery (`tp->delivered_mstamp`).
+    pub delivered_mstamp: Nanos,
+    /// Segments ever marked lost (`tp->lost`).
+    pub lost: u64,
+    /// `tcp_packets_in_flight`.
+    pub in_flight: u32,
+    /// `icsk_ca_state`.
+    pub ca_state: CaState,
+    /// Smoothed RTT, once measured.
+    pub srtt: Option<Nanos>,
+    /// `tp->app_limited != 0`.
+    pub app_limited: bool,
+    /// Release time of the next segment (`tcp_wstamp_ns`, the earliest departure time).
+    pub edt: Nanos,
+}
+
 /// The congestion-control module of a connection.
 #[derive(Clone, Debug)]
 pub enum Cc {
@@ -76,14 +103,56 @@ pub enum Cc {
     Cubic(Cubic),
     /// `tcp_reno_*`.
     NewReno(NewReno),
+    /// `tcp_bbr.c` (boxed: its state is several times CUBIC's).
+    Bbr(Box<Bbr>),
 }
 
 impl Cc {
-    /// `tcp_init_congestion_control` → `.init`.
-    pub fn new(cfg: &TcpConfig) -> Cc {
+    /// `tcp_init_congestion_control` → `.init`, for a connection starting at `now`
+    /// with window `w`.
+    pub fn new(cfg: &TcpConfig, w: &Window, now: Nanos) -> Cc {
         match cfg.cc {
             CongestionControl::Cubic => Cc::Cubic(Cubic::new(cfg.hystart)),
             CongestionControl::NewReno => Cc::NewReno(NewReno),
+            CongestionControl::Bbr => Cc::Bbr(Box::new(Bbr::new(cfg.mss_bytes, w, now))),
+        }
+    }
+
+    /// The module has `.cong_control` (BBR): it sets cwnd and the pacing rate itself
+    /// on every ACK, instead of PRR / `.cong_avoid` and `tcp_update_pacing_rate`
+    /// (`tcp_cong_control`); the window is not reset to ssthresh when a reduction
+    /// ends (`tcp_end_cwnd_reduction`), and the connection always paces
+    /// (`SK_PACING_NEEDED`).
+    pub fn has_cong_control(&self) -> bool {
+        matches!(self, Cc::Bbr(_))
+    }
+
+    /// `.cong_control` (BBR's `bbr_main`), with this ACK's rate sample.
+    pub fn cong_control(&mut self, w: &mut Window, c: &ConnInfo, rs: &RateSample) {
+        if let Cc::Bbr(b) = self {
+            b.main(w, c, rs);
+        }
+    }
+
+    /// The pacing rate the module sets (`sk_pacing_rate`), bytes/s.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        match self {
+            Cc::Bbr(b) => Some(b.pacing_rate()),
+            _ => None,
+        }
+    }
+
+    /// The module wants the connection marked application-limited now (BBR in
+    /// PROBE_RTT).
+    pub fn marks_app_limited(&self) -> bool {
+        matches!(self, Cc::Bbr(b) if b.in_probe_rtt())
+    }
+
+    /// BBR's model, for stats.
+    pub fn bbr_info(&self) -> Option<BbrInfo> {
+        match self {
+            Cc::Bbr(b) => Some(b.info()),
+            _ => None,
         }
     }
 
@@ -93,6 +162,7 @@ impl Cc {
         match self {
             Cc::Cubic(c) => c.recalc_ssthresh(w),
             Cc::NewReno(r) => r.ssthresh(w),
+            Cc::Bbr(b) => b.ssthresh(w),
         }
     }
 
@@ -102,6 +172,7 @@ impl Cc {
         match self {
             Cc::Cubic(c) => c.cong_avoid(w, now, acked, cwnd_limited),
             Cc::NewReno(r) => r.cong_avoid(w, acked, cwnd_limited),
+            Cc::Bbr(_) => {}
         }
     }
 
@@ -113,17 +184,21 @@ impl Cc {
     }
 
     /// `.set_state(TCP_CA_Loss)`: the retransmission timer fired.
-    pub fn on_enter_loss(&mut self, now: Nanos, snd_nxt: u64) {
-        if let Cc::Cubic(c) = self {
-            c.on_enter_loss(now, snd_nxt);
+    pub fn on_enter_loss(&mut self, c: &ConnInfo, snd_nxt: u64) {
+        match self {
+            Cc::Cubic(cubic) => cubic.on_enter_loss(c.now, snd_nxt),
+            Cc::Bbr(b) => b.on_enter_loss(c),
+            Cc::NewReno(_) => {}
         }
     }
 
     /// `.cwnd_event(CA_EVENT_TX_START)`: transmission resumes with nothing in flight
     /// after the sender was last active at `last_send`.
-    pub fn on_tx_start(&mut self, now: Nanos, last_send: Nanos) {
-        if let Cc::Cubic(c) = self {
-            c.on_tx_start(now, last_send);
+    pub fn on_tx_start(&mut self, w: &mut Window, c: &ConnInfo, last_send: Nanos) {
+        match self {
+            Cc::Cubic(cubic) => cubic.on_tx_start(c.now, last_send),
+            Cc::Bbr(b) => b.on_tx_start(c, w),
+            Cc::NewReno(_) => {}
         }
     }
 
@@ -131,7 +206,7 @@ impl Cc {
     pub fn w_max(&self) -> Option<u32> {
         match self {
             Cc::Cubic(c) => Some(c.w_max()),
-            Cc::NewReno(_) => None,
+            Cc::NewReno(_) | Cc::Bbr(_) => None,
         }
     }
 
@@ -139,7 +214,7 @@ impl Cc {
     pub fn hystart_exit_cwnd(&self) -> Option<u32> {
         match self {
             Cc::Cubic(c) => c.hystart_exit_cwnd(),
-            Cc::NewReno(_) => None,
+            Cc::NewReno(_) | Cc::Bbr(_) => None,
         }
     }
 }

@@ -82,6 +82,12 @@ pub struct Sample {
     /// Harness-measured RTT of the newest segment this ACK covers (first
     /// transmissions only).
     pub path_rtt: Option<Nanos>,
+    /// Pacing rate (bytes/s), when pacing.
+    pub pacing_rate: Option<u64>,
+    /// BBR's model (BBR only).
+    pub bbr: Option<super::BbrInfo>,
+    /// Packets waiting at the bottleneck when the ACK arrived.
+    pub queue_pkts: usize,
 }
 
 /// Everything a run recorded.
@@ -361,6 +367,9 @@ impl Harness {
             fast_recoveries: s.fast_recoveries,
             rto: s.rto,
             path_rtt,
+            pacing_rate: s.pacing_rate,
+            bbr: s.bbr,
+            queue_pkts: self.queue_len(),
         });
         self.sender.check_invariants();
         assert!(s.packets_out as u64 * 1448 <= self.sender.config().rwnd_bytes + 1448);

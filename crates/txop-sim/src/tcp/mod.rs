@@ -22,8 +22,10 @@
 //!   minimum RTT (`lib/minmax.c`).
 //! - **ECN** (RFC 3168): ECT(0) data, ECE echoed until CWR, at most one reduction per
 //!   window of data (`tcp_enter_cwr`), CWR on the next new segment.
+//! - **BBR** v1 (`net/ipv4/tcp_bbr.c`) on delivery-rate samples (`tcp_rate.c`): see
+//!   the `bbr` and `rate` modules.
 //! - **Pacing** (`tcp_update_pacing_rate`, internal pacing of `tcp_output.c`): 200 %
-//!   of cwnd/srtt in slow start, 120 % in congestion avoidance.
+//!   of cwnd/srtt in slow start, 120 % in congestion avoidance; BBR sets its own rate.
 //! - **Delayed ACKs** (`__tcp_ack_snd_check`): an ACK per two full segments, quick-ack
 //!   for the first 16, immediate ACKs for out-of-order data (SACK blocks most recent
 //!   first), a 40 ms timer otherwise.
@@ -32,14 +34,16 @@
 //! (FIN is a flag on the last segment and takes no sequence space), RACK-TLP, F-RTO,
 //! undo of spurious reductions, D-SACK, SACK compression, TSO/GSO, Nagle (segments are
 //! sent as soon as the window allows, as with `TCP_NODELAY`), receive-window
-//! autotuning (the window is fixed and large). BBR is not implemented.
+//! autotuning (the window is fixed and large).
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 0 and never wrap.
 
+mod bbr;
 mod cc;
 mod cubic;
 mod newreno;
 mod pacing;
+mod rate;
 mod reassembly;
 mod receiver;
 mod rtt;
@@ -52,6 +56,7 @@ mod harness;
 #[cfg(test)]
 mod tests;
 
+pub use bbr::{BbrInfo, BbrMode};
 pub use receiver::{TcpReceiver, TcpReceiverStats};
 pub use segment::{Segment, MAX_SACK_BLOCKS};
 pub use sender::{CaState, TcpSender, TcpSenderStats};
@@ -95,6 +100,11 @@ pub enum CongestionControl {
     /// +1 segment per RTT, half the window on loss. Loss recovery is the same SACK
     /// recovery as for CUBIC (as Linux's `reno` module with SACK).
     NewReno,
+    /// BBR v1 (`net/ipv4/tcp_bbr.c`): a model of bottleneck bandwidth and round-trip
+    /// propagation time from delivery-rate samples (`tcp_rate.c`), paced at the
+    /// estimated bandwidth; loss is not a congestion signal. Always paced, whatever
+    /// [`TcpConfig::pacing`] says (Linux sets `SK_PACING_NEEDED`).
+    Bbr,
 }
 
 /// Configuration of one TCP connection (both ends take the same one).

@@ -52,6 +52,12 @@ impl Pacer {
         self.rate = Some(rate.clamp(1, u64::MAX as u128) as u64);
     }
 
+    /// Set the rate a congestion-control module chose (BBR's `sk_pacing_rate`),
+    /// bytes per second.
+    pub fn set_rate(&mut self, rate: u64) {
+        self.rate = Some(rate.max(1));
+    }
+
     /// Current rate (bytes per second), if pacing.
     pub fn rate(&self) -> Option<u64> {
         self.rate

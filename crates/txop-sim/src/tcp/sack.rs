@@ -14,6 +14,7 @@
 //! also the "more than (DupThresh − 1) × SMSS bytes" rule). A retransmission that is
 //! lost again is only recovered by the RTO (no RACK).
 
+use super::rate::TxRateInfo;
 use super::DUP_THRESH;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -36,6 +37,8 @@ pub struct TxSeg {
     pub retrans: bool,
     /// Was ever retransmitted (`TCPCB_EVER_RETRANS`): its ACK timing is ambiguous.
     pub ever_retrans: bool,
+    /// Delivery state at its last (re)transmission, for rate samples (`tcp_rate.c`).
+    pub rate: TxRateInfo,
 }
 
 impl TxSeg {
@@ -122,11 +125,25 @@ impl Scoreboard {
             lost: false,
             retrans: false,
             ever_retrans: false,
+            rate: TxRateInfo::default(),
         });
     }
 
+    /// Record the delivery state of segment `idx`'s (re)transmission
+    /// (`tcp_rate_skb_sent`).
+    pub fn set_tx_rate(&mut self, idx: usize, rate: TxRateInfo) {
+        self.segs[idx].rate = rate;
+    }
+
     /// Remove the segments a cumulative ACK of `ack` covers (`tcp_clean_rtx_queue`).
+    #[cfg(test)]
     pub fn ack(&mut self, ack: u64) -> CumAck {
+        self.ack_with(ack, |_| {})
+    }
+
+    /// [`Scoreboard::ack`], calling `delivered` with each segment it newly delivers
+    /// (not SACKed before), as `tcp_clean_rtx_queue` calls `tcp_rate_skb_delivered`.
+    pub fn ack_with(&mut self, ack: u64, mut delivered: impl FnMut(&TxSeg)) -> CumAck {
         let mut r = CumAck::default();
         let mut retrans_acked = false;
         while let Some(s) = self.segs.front().copied() {
@@ -141,6 +158,7 @@ impl Scoreboard {
                 continue;
             }
             r.newly_delivered += 1;
+            delivered(&s);
             if s.lost {
                 self.lost_out -= 1;
                 if !s.retrans {
@@ -163,7 +181,15 @@ impl Scoreboard {
     }
 
     /// Tag the segments the SACK blocks cover; returns the number newly SACKed.
+    #[cfg(test)]
     pub fn sack(&mut self, blocks: &[(u64, u64)]) -> u32 {
+        self.sack_with(blocks, |_| {})
+    }
+
+    /// [`Scoreboard::sack`], calling `delivered` with each newly SACKed segment once
+    /// it is tagged (`tcp_sacktag_walk` → `tcp_rate_skb_delivered`), after which its
+    /// rate snapshot is cleared so the cumulative ACK does not sample it again.
+    pub fn sack_with(&mut self, blocks: &[(u64, u64)], mut delivered: impl FnMut(&TxSeg)) -> u32 {
         let mut newly = 0;
         for &(start, end) in blocks {
             let mut i = self.segs.partition_point(|s| s.seq < start);
@@ -184,6 +210,8 @@ impl Scoreboard {
                         s.retrans = false;
                         self.retrans_out -= 1;
                     }
+                    delivered(s);
+                    s.rate.delivered_at = None;
                 }
                 i += 1;
             }

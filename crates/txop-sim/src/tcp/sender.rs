@@ -27,13 +27,19 @@
 //! newest newly acknowledged, never retransmitted segment as Linux does, falling back
 //! to the timestamp.
 //!
+//! Every (re)transmission snapshots the delivery state for rate samples
+//! (`tcp_rate.c`, see `rate`); a module with `.cong_control` (BBR) takes each ACK's
+//! sample and sets cwnd and the pacing rate itself, in place of PRR and `.cong_avoid`.
+//!
 //! Simplifications: no F-RTO, no undo of spurious reductions, no RACK/TLP (a lost
 //! retransmission or a tail loss waits for the RTO), no `tcp_cwnd_application_limited`
 //! decay (slow start after idle, `tcp_cwnd_restart`, is modelled), the peer's window
 //! is taken to be the configured `rwnd_bytes`.
 
-use super::cc::{AckedSample, Cc, Window, TCP_INFINITE_SSTHRESH};
+use super::bbr::BbrInfo;
+use super::cc::{AckedSample, Cc, ConnInfo, Window, TCP_INFINITE_SSTHRESH};
 use super::pacing::Pacer;
+use super::rate::{RateEstimator, RateSample};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::segment::Segment;
@@ -119,6 +125,8 @@ pub struct TcpSenderStats {
     pub hystart_exit_cwnd: Option<u32>,
     /// CUBIC's W_max in segments (0 before the first congestion event).
     pub cubic_w_max: Option<u32>,
+    /// BBR's model.
+    pub bbr: Option<BbrInfo>,
 }
 
 /// The sending end of one connection.
@@ -158,6 +166,8 @@ pub struct TcpSender {
     peer_ts: Nanos,
     /// Segments delivered (cumulatively ACKed or SACKed, each once).
     delivered: u64,
+    /// Delivery-rate sampling (`tcp_rate.c`).
+    rate: RateEstimator,
     stats: TcpSenderStats,
 }
 
@@ -180,7 +190,13 @@ impl TcpSender {
     pub fn new(cfg: TcpConfig, now: Nanos, bytes_to_send: Option<u64>) -> TcpSender {
         assert!(cfg.mss_bytes > 0 && cfg.initial_cwnd_segments > 0);
         let clamp = (cfg.rwnd_bytes / cfg.mss_bytes as u64).clamp(2, u32::MAX as u64 / 2) as u32;
-        TcpSender {
+        let win = Window {
+            cwnd: cfg.initial_cwnd_segments.min(clamp),
+            cwnd_cnt: 0,
+            ssthresh: TCP_INFINITE_SSTHRESH,
+            clamp,
+        };
+        let mut s = TcpSender {
             cfg,
             mss: cfg.mss_bytes,
             snd_una: 0,
@@ -188,13 +204,8 @@ impl TcpSender {
             write_end: bytes_to_send,
             closed: false,
             sb: Scoreboard::default(),
-            win: Window {
-                cwnd: cfg.initial_cwnd_segments.min(clamp),
-                cwnd_cnt: 0,
-                ssthresh: TCP_INFINITE_SSTHRESH,
-                clamp,
-            },
-            cc: Cc::new(&cfg),
+            win,
+            cc: Cc::new(&cfg, &win, now),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto),
             state: CaState::Open,
             high_seq: 0,
@@ -213,7 +224,37 @@ impl TcpSender {
             lsndtime: now,
             peer_ts: Nanos::ZERO,
             delivered: 0,
+            rate: RateEstimator::default(),
             stats: TcpSenderStats::default(),
+        };
+        s.sync_cc_pacing_rate();
+        s
+    }
+
+    /// Paces: configured, or the congestion control needs it (BBR).
+    fn paces(&self) -> bool {
+        self.cfg.pacing || self.cc.has_cong_control()
+    }
+
+    /// Take the pacing rate the congestion control sets, if it sets one.
+    fn sync_cc_pacing_rate(&mut self) {
+        if let Some(rate) = self.cc.pacing_rate() {
+            self.pacer.set_rate(rate);
+        }
+    }
+
+    /// The connection as congestion control sees it at `now`.
+    fn conn_info(&self, now: Nanos) -> ConnInfo {
+        ConnInfo {
+            now,
+            delivered: self.delivered,
+            delivered_mstamp: self.rate.delivered_mstamp(),
+            lost: self.stats.losses_detected,
+            in_flight: self.sb.in_flight(),
+            ca_state: self.state,
+            srtt: self.rtt.srtt(),
+            app_limited: self.rate.is_app_limited(),
+            edt: self.pacer.next_send(),
         }
     }
 
@@ -223,11 +264,22 @@ impl TcpSender {
     /// `tcp_slow_start_after_idle_check`).
     pub fn add_bytes(&mut self, now: Nanos, bytes: u64) {
         debug_assert!(!self.closed, "add_bytes after close");
-        let Some(end) = self.write_end.as_mut() else {
+        let Some(end) = self.write_end else {
             return;
         };
-        *end += bytes;
-        if self.sb.is_empty() {
+        // tcp_sendmsg → tcp_rate_check_app_limited: a bubble if less than a segment
+        // was waiting.
+        self.rate.check_app_limited(
+            end.saturating_sub(self.snd_nxt) < self.mss as u64,
+            self.delivered,
+            self.sb.in_flight(),
+            self.win.cwnd,
+            self.sb.lost_out(),
+            self.sb.retrans_out(),
+        );
+        self.write_end = Some(end + bytes);
+        // tcp_slow_start_after_idle_check: not for a module with `.cong_control` (BBR).
+        if self.sb.is_empty() && !self.cc.has_cong_control() {
             let idle = now.saturating_sub(self.lsndtime);
             if idle > self.current_rto() {
                 self.cwnd_restart(idle);
@@ -275,13 +327,14 @@ impl TcpSender {
         s.retrans_out = self.sb.retrans_out();
         s.snd_una = self.snd_una;
         s.snd_nxt = self.snd_nxt;
-        s.pacing_rate = if self.cfg.pacing {
+        s.pacing_rate = if self.paces() {
             self.pacer.rate()
         } else {
             None
         };
         s.hystart_exit_cwnd = self.cc.hystart_exit_cwnd();
         s.cubic_w_max = self.cc.w_max();
+        s.bbr = self.cc.bbr_info();
         s
     }
 
@@ -363,7 +416,7 @@ impl TcpSender {
             }
             Err(Blocked::Nothing) => return None,
         };
-        if self.cfg.pacing && !self.pacer.may_send(now) {
+        if self.paces() && !self.pacer.may_send(now) {
             return None;
         }
         let in_flight_before = self.sb.in_flight();
@@ -378,6 +431,10 @@ impl TcpSender {
                 seg.seq = s.seq;
                 seg.len = s.len;
                 self.sb.mark_retransmitted(i, now);
+                let info = self
+                    .rate
+                    .on_send(now, self.sb.packets_out(), self.delivered);
+                self.sb.set_tx_rate(i, info);
                 self.stats.retransmits += 1;
                 if i == 0 {
                     // tcp_xmit_retransmit_queue re-arms the RTO for the head.
@@ -393,7 +450,12 @@ impl TcpSender {
                     seg.cwr = true;
                 }
                 let first = self.sb.is_empty();
+                let info = self
+                    .rate
+                    .on_send(now, self.sb.packets_out(), self.delivered);
                 self.sb.push(self.snd_nxt, len, now);
+                self.sb
+                    .set_tx_rate(self.sb.packets_out() as usize - 1, info);
                 self.snd_nxt += len as u64;
                 if first || self.rto_at.is_none() {
                     self.rto_at = Some(now + self.current_rto());
@@ -402,13 +464,15 @@ impl TcpSender {
         }
         seg.fin = self.closed && self.write_end == Some(seg.end());
         if in_flight_before == 0 {
-            self.cc.on_tx_start(now, self.lsndtime);
+            let c = self.conn_info(now);
+            self.cc.on_tx_start(&mut self.win, &c, self.lsndtime);
         }
         self.lsndtime = now;
         if self.in_cwnd_reduction() {
             self.prr_out += 1;
         }
         self.pacer.on_send(now, seg.len);
+        self.sync_cc_pacing_rate();
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.len as u64;
         let limited = self.sb.in_flight() >= self.win.cwnd;
@@ -420,7 +484,7 @@ impl TcpSender {
     /// the pacing release of a segment that is ready to go.
     pub fn poll_timeout(&self) -> Option<Nanos> {
         let mut t = self.rto_at;
-        if self.cfg.pacing && self.next_candidate().is_ok() {
+        if self.paces() && self.next_candidate().is_ok() {
             let p = self.pacer.next_send();
             t = Some(t.map_or(p, |r| r.min(p)));
         }
@@ -453,7 +517,8 @@ impl TcpSender {
         self.win.cwnd = self.sb.in_flight() + 1;
         self.state = CaState::Loss;
         self.high_seq = self.snd_nxt;
-        self.cc.on_enter_loss(now, self.snd_nxt);
+        let c = self.conn_info(now);
+        self.cc.on_enter_loss(&c, self.snd_nxt);
         if self.cfg.ecn {
             self.queue_cwr = true;
         }
@@ -495,8 +560,11 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_end_cwnd_reduction`.
+    /// `tcp_end_cwnd_reduction` (not for a module with `.cong_control`).
     fn end_cwnd_reduction(&mut self) {
+        if self.cc.has_cong_control() {
+            return;
+        }
         if self.win.ssthresh < TCP_INFINITE_SSTHRESH {
             self.win.cwnd = self.win.ssthresh;
         }
@@ -534,16 +602,24 @@ impl TcpSender {
         }
         self.peer_ts = ack.ts_val;
         let prior_delivered = self.delivered;
+        let mut rs = RateSample::new(self.sb.in_flight());
         let ece = self.cfg.ecn && ack.ece;
         if ece {
             self.stats.ece_acks += 1;
         }
         // SACK tagging (tcp_sacktag_write_queue runs before the cumulative part).
-        self.delivered += self.sb.sack(ack.sack_blocks()) as u64;
+        let rate = &mut self.rate;
+        self.delivered += self
+            .sb
+            .sack_with(ack.sack_blocks(), |s| rate.on_delivered(s, true, &mut rs))
+            as u64;
         // Cumulative ACK (tcp_clean_rtx_queue).
         let advanced = ack.ack > self.snd_una;
         if advanced {
-            let r = self.sb.ack(ack.ack);
+            let rate = &mut self.rate;
+            let r = self
+                .sb
+                .ack_with(ack.ack, |s| rate.on_delivered(s, false, &mut rs));
             self.snd_una = ack.ack;
             self.delivered += r.newly_delivered as u64;
             self.stats.bytes_acked += r.bytes;
@@ -552,6 +628,7 @@ impl TcpSender {
             self.backoff = 0;
             let ca_rtt = r.rtt_sent_at.map_or(ts_rtt, |t| now.saturating_sub(t));
             self.rtt.on_min_rtt_sample(now, ca_rtt);
+            rs.rtt = Some(ca_rtt);
             let sample = AckedSample {
                 now,
                 rtt: Some(ca_rtt),
@@ -616,8 +693,30 @@ impl TcpSender {
                 }
             }
         }
-        // tcp_cong_control.
         let acked_sacked = (self.delivered - prior_delivered) as u32;
+        // tcp_rate_gen; a newly SACKed clean segment gives the RTT (`last_sackt`).
+        if let Some(t) = rs.last_sackt {
+            rs.rtt = Some(now.saturating_sub(t));
+        }
+        self.rate.generate(
+            now,
+            self.delivered,
+            acked_sacked,
+            newly_lost,
+            self.rtt.min_rtt(),
+            &mut rs,
+        );
+        // tcp_cong_control.
+        if self.cc.has_cong_control() {
+            let c = self.conn_info(now);
+            self.cc.cong_control(&mut self.win, &c, &rs);
+            if self.cc.marks_app_limited() {
+                self.rate
+                    .mark_app_limited(self.delivered, self.sb.in_flight());
+            }
+            self.sync_cc_pacing_rate();
+            return;
+        }
         if self.in_cwnd_reduction() {
             self.cwnd_reduction(acked_sacked, newly_lost, advanced);
         } else if advanced {

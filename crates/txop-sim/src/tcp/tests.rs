@@ -3,7 +3,7 @@
 //! capacity).
 
 use super::harness::{run, run_fin, Aqm, Path, Sample};
-use super::{CaState, CongestionControl, TcpConfig};
+use super::{BbrMode, CaState, CongestionControl, TcpConfig};
 use txop_core::Nanos;
 
 const BETA: f64 = 717.0 / 1024.0;
@@ -132,6 +132,7 @@ fn backoff_ratios_and_reno_slope() {
         let expect = match cc {
             CongestionControl::Cubic => BETA,
             CongestionControl::NewReno => 0.5,
+            CongestionControl::Bbr => unreachable!("loss-based only"),
         };
         let mut ratios = vec![];
         for &e in &entries {
@@ -516,4 +517,315 @@ fn mss_from_mtu() {
     assert_eq!(TcpConfig::for_mtu(1500).mss_bytes, 1448);
     assert_eq!(TcpConfig::default().mss_bytes, 1448);
     assert_eq!(TcpConfig::default().initial_cwnd_segments, 10);
+}
+
+// ---------------------------------------------------------------------------------
+// BBR v1 (`tcp_bbr.c`). Expectations come from the path (link rate, propagation RTT,
+// BDP) and Linux's constants, not from the implementation's own reports.
+// ---------------------------------------------------------------------------------
+
+fn bbr_cfg() -> TcpConfig {
+    TcpConfig::default().with_cc(CongestionControl::Bbr)
+}
+
+/// The default 10 Mbit/s, 40 ms path with a deep FIFO: 250 packets, 300 ms, ≈ 7 BDP.
+fn deep_fifo_10m() -> Path {
+    Path {
+        buffer_pkts: 250,
+        ..Path::default_10m()
+    }
+}
+
+/// Payload bytes per second the link carries with full segments.
+fn payload_rate(path: &Path) -> f64 {
+    path.rate_bps as f64 / 8.0 * 1448.0 / 1500.0
+}
+
+/// Bandwidth-delay product of the path in full segments.
+fn bdp_segments(path: &Path) -> f64 {
+    payload_rate(path) * path.base_rtt(1448).as_secs_f64() / 1448.0
+}
+
+fn mode(s: &Sample) -> BbrMode {
+    s.bbr.expect("a BBR sample").mode
+}
+
+/// Mean queueing delay (harness-measured RTT − propagation RTT) of the ACKs after `from`.
+fn mean_queue_delay(samples: &[Sample], from: Nanos, base_rtt: Nanos) -> Nanos {
+    let d: Vec<u64> = samples
+        .iter()
+        .filter(|s| s.t >= from)
+        .filter_map(|s| s.path_rtt)
+        .map(|r| r.saturating_sub(base_rtt).as_ns())
+        .collect();
+    Nanos(d.iter().sum::<u64>() / d.len().max(1) as u64)
+}
+
+/// Utilisation of the link by segments arriving at the receiver in `[from, to)`.
+fn link_utilisation(arrivals: &[(Nanos, u64)], from: Nanos, to: Nanos, rate_bps: u64) -> f64 {
+    let n = arrivals
+        .iter()
+        .filter(|(t, _)| *t >= from && *t < to)
+        .count();
+    n as f64 * 1500.0 * 8.0 / (to - from).as_secs_f64() / rate_bps as f64
+}
+
+/// 11. BBR fills a 10 Mbit/s bottleneck with a deep FIFO, its bandwidth estimate is
+///     the link's payload rate, and its standing queue stays well under one BDP,
+///     where CUBIC on the same path fills the buffer.
+#[test]
+fn bbr_fills_the_link_with_a_small_standing_queue() {
+    let path = deep_fifo_10m();
+    let dur = secs(30);
+    let base = path.base_rtt(1448);
+    let bdp = bdp_segments(&path);
+    let bbr = run(bbr_cfg(), path.clone(), None, dur);
+    let cubic = run(TcpConfig::default(), path.clone(), None, dur);
+    let from = secs(2);
+    let util = link_utilisation(&bbr.run.arrivals, from, dur, path.rate_bps);
+    let g = goodput(bbr.receiver.bytes_received(), dur, path.rate_bps);
+    let bw = bbr.sender.stats().bbr.unwrap().bw_bytes_per_s as f64;
+    let bbr_delay = mean_queue_delay(&bbr.run.samples, from, base);
+    let cubic_delay = mean_queue_delay(&cubic.run.samples, from, base);
+    let bbr_max_q = bbr
+        .run
+        .samples
+        .iter()
+        .filter(|s| s.t >= from)
+        .map(|s| s.queue_pkts)
+        .max();
+    let cubic_util = link_utilisation(&cubic.run.arrivals, from, dur, path.rate_bps);
+    eprintln!(
+        "10M/40ms/250pkt, BDP {bdp:.1} segments: BBR utilisation {:.1} % after 2 s \
+         (goodput {:.1} %), bw estimate {bw:.0} B/s (link payload {:.0}), queue delay \
+         {bbr_delay} mean, max queue {bbr_max_q:?} pkts after 2 s, drops {}; CUBIC \
+         utilisation {:.1} %, queue delay {cubic_delay} mean, drops {}",
+        util * 100.0,
+        g * 100.0,
+        payload_rate(&path),
+        bbr.run.drops,
+        cubic_util * 100.0,
+        cubic.run.drops
+    );
+    assert!(util > 0.90, "utilisation {util}");
+    assert!(g > 0.90, "goodput {g}");
+    // Delivery-rate sampling measures the bottleneck (within 1 %).
+    assert!((bw / payload_rate(&path) - 1.0).abs() < 0.01, "bw {bw}");
+    // The standing queue: well under one BDP (one base RTT of delay) on average and
+    // at its peak; CUBIC's is several times larger.
+    assert!(bbr_delay < Nanos(base.0 / 4), "BBR queue delay {bbr_delay}");
+    assert!(
+        (bbr_max_q.unwrap() as f64) < bdp,
+        "BBR peak queue {bbr_max_q:?}"
+    );
+    assert!(cubic_delay > base, "CUBIC queue delay {cubic_delay}");
+    assert!(cubic_delay > bbr_delay * 10, "{cubic_delay} vs {bbr_delay}");
+    assert_eq!(bbr.sender.stats().timeouts, 0);
+}
+
+/// 12. The state machine over the same path: STARTUP exits a few round trips after
+///     the pipe fills, DRAIN empties the queue STARTUP built, PROBE_BW cycles pacing
+///     gains [1.25, 0.75, 1 × 6] one propagation RTT each, and PROBE_RTT comes about
+///     every 10 s and holds cwnd at 4 segments for at least 200 ms.
+#[test]
+fn bbr_startup_drain_probe_bw_and_probe_rtt() {
+    let path = deep_fifo_10m();
+    let base = path.base_rtt(1448);
+    let bdp = bdp_segments(&path);
+    let h = run(bbr_cfg(), path.clone(), None, secs(35));
+    let s = &h.run.samples;
+
+    // STARTUP: the pipe is full once the bottleneck queue starts to build for good
+    // (queue non-empty on 10 consecutive ACKs).
+    let fill = (0..s.len() - 10)
+        .find(|&i| s[i..i + 10].iter().all(|x| x.queue_pkts > 0))
+        .unwrap();
+    let drain = s.iter().position(|x| mode(x) == BbrMode::Drain).unwrap();
+    assert!(s[..drain].iter().all(|x| mode(x) == BbrMode::Startup));
+    // Round trips between them, counted with the path's own RTT measurements.
+    let mut rounds = 0.0;
+    let mut rtt = base;
+    for i in fill + 1..=drain {
+        if let Some(r) = s[i].path_rtt {
+            rtt = r;
+        }
+        rounds += (s[i].t - s[i - 1].t).as_secs_f64() / rtt.as_secs_f64();
+    }
+    // DRAIN: it ends when the queue is about gone.
+    let probe_bw = s.iter().position(|x| mode(x) == BbrMode::ProbeBw).unwrap();
+    let q_startup = s[drain].queue_pkts;
+    let q_drained = s[probe_bw].queue_pkts;
+    let drain_time = s[probe_bw].t - s[drain].t;
+    eprintln!(
+        "STARTUP: pipe full at {:.3} s, DRAIN from {:.3} s ({rounds:.1} round trips later) \
+         with {q_startup} packets queued; PROBE_BW from {:.3} s ({drain_time} later) with \
+         {q_drained} queued (BDP {bdp:.1})",
+        s[fill].t.as_secs_f64(),
+        s[drain].t.as_secs_f64(),
+        s[probe_bw].t.as_secs_f64()
+    );
+    // 3 rounds without 25 % growth (`bbr_full_bw_cnt`), plus the round in flight.
+    // (The delivery-rate samples lag the pipe by up to a round: up to 6 in all.)
+    assert!((2.0..=6.0).contains(&rounds), "{rounds} rounds");
+    assert!(
+        q_startup as f64 > bdp / 2.0,
+        "STARTUP overshoot {q_startup}"
+    );
+    // DRAIN's gain 1/2.885 empties the overshoot in about one round; what is left is
+    // the quantisation budget (3 × 2 segments here).
+    assert!(
+        q_drained <= 10 && q_drained * 4 <= q_startup,
+        "{q_drained} left"
+    );
+    assert!(drain_time <= base * 4, "DRAIN took {drain_time}");
+
+    // PROBE_BW: the distinct pacing rates of a steady stretch (2 s to 9.5 s).
+    let steady: Vec<&Sample> = s
+        .iter()
+        .filter(|x| x.t >= secs(2) && x.t < Nanos::from_ms(9500))
+        .collect();
+    assert!(steady.iter().all(|x| mode(x) == BbrMode::ProbeBw));
+    let mut rates: Vec<u64> = steady.iter().map(|x| x.pacing_rate.unwrap()).collect();
+    rates.sort_unstable();
+    rates.dedup();
+    assert_eq!(rates.len(), 3, "{rates:?}");
+    let (lo, cruise, hi) = (rates[0] as f64, rates[1] as f64, rates[2] as f64);
+    eprintln!(
+        "PROBE_BW pacing rates {rates:?}: {:.4} / {:.4} of cruise, cruise {:.4} of the \
+         link's payload rate",
+        lo / cruise,
+        hi / cruise,
+        cruise / payload_rate(&path)
+    );
+    assert!((hi / cruise - 1.25).abs() < 0.002);
+    assert!((lo / cruise - 0.75).abs() < 0.002);
+    // Cruise = BtlBw × 0.99 (`bbr_pacing_margin_percent`).
+    assert!((cruise / payload_rate(&path) - 0.99).abs() < 0.005);
+    // Phase order and length: each 1.25 phase is followed by 0.75 and then by six
+    // phases at 1.0, each at least one propagation RTT.
+    let mut changes: Vec<(Nanos, u64)> = vec![];
+    for x in &steady {
+        let r = x.pacing_rate.unwrap();
+        if changes.last().is_none_or(|c| c.1 != r) {
+            changes.push((x.t, r));
+        }
+    }
+    let starts: Vec<usize> = (1..changes.len())
+        .filter(|&i| changes[i].1 == rates[2])
+        .collect();
+    assert!(starts.len() >= 15, "{} cycles", starts.len());
+    let mut periods = vec![];
+    for w in starts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        assert_eq!(b - a, 3, "1.25 → 0.75 → 1.0 → 1.25");
+        assert_eq!(changes[a + 1].1, rates[0]);
+        assert_eq!(changes[a + 2].1, rates[1]);
+        let high = changes[a + 1].0 - changes[a].0;
+        let cruise_len = changes[b].0 - changes[a + 2].0;
+        assert!(high >= base, "1.25 phase {high}");
+        assert!(cruise_len >= base * 6, "six 1.0 phases in {cruise_len}");
+        periods.push((changes[b].0 - changes[a].0).as_secs_f64());
+    }
+    let period = periods.iter().sum::<f64>() / periods.len() as f64;
+    eprintln!(
+        "gain cycle: {} cycles, mean period {:.1} ms = {:.2} propagation RTTs",
+        periods.len(),
+        period * 1e3,
+        period / base.as_secs_f64()
+    );
+    assert!(period >= 7.0 * base.as_secs_f64() && period <= 9.5 * base.as_secs_f64());
+
+    // PROBE_RTT: entries and exits.
+    let mut episodes: Vec<(usize, usize)> = vec![];
+    for i in 1..s.len() {
+        if mode(&s[i]) == BbrMode::ProbeRtt && mode(&s[i - 1]) != BbrMode::ProbeRtt {
+            let end = (i..s.len())
+                .find(|&j| mode(&s[j]) != BbrMode::ProbeRtt)
+                .unwrap_or(s.len() - 1);
+            episodes.push((i, end));
+        }
+    }
+    let fmt: Vec<String> = episodes
+        .iter()
+        .map(|&(a, b)| {
+            format!(
+                "{:.3} s for {:.0} ms",
+                s[a].t.as_secs_f64(),
+                (s[b].t - s[a].t).as_secs_f64() * 1e3
+            )
+        })
+        .collect();
+    eprintln!("PROBE_RTT: {fmt:?}");
+    assert_eq!(episodes.len(), 3, "in 35 s");
+    // The first comes 10 s after the min RTT was measured (the first ACK), the next
+    // 10 s after each one ends.
+    assert!(s[episodes[0].0].t >= secs(10) && s[episodes[0].0].t < secs(10) + base * 2);
+    for w in episodes.windows(2) {
+        let gap = s[w[1].0].t - s[w[0].1].t;
+        assert!(gap >= secs(10) && gap < secs(10) + base * 2, "gap {gap}");
+    }
+    for &(a, b) in &episodes {
+        let during = &s[a..b];
+        assert!(during.iter().all(|x| x.cwnd <= 4));
+        // 200 ms at ≤ 4 segments in flight (after draining to it), then one round.
+        let at_four = during.iter().find(|x| x.in_flight <= 4).unwrap().t;
+        assert!(s[b].t - at_four >= Nanos::from_ms(200));
+        assert!(s[b].t - s[a].t <= Nanos::from_ms(200) + base * 4);
+        // The queue empties: the propagation delay is seen again.
+        assert!(during.iter().any(|x| x.queue_pkts == 0));
+        // cwnd comes back.
+        assert!(s[b].cwnd as f64 >= bdp);
+    }
+}
+
+/// 13. Random loss of 1 % of first transmissions on a 10 Mbit/s, 100 ms path: BBR
+///     does not treat loss as congestion and keeps the link busy; CUBIC backs off on
+///     every loss and gets a fraction (Mathis: ≈ 1.22 MSS / (RTT √p) ≈ 1.4 Mbit/s
+///     for Reno).
+#[test]
+fn bbr_keeps_its_rate_under_random_loss() {
+    let path = Path {
+        one_way: Nanos::from_ms(50),
+        random_loss: 0.01,
+        ..Path::default_10m()
+    };
+    let dur = secs(30);
+    let bbr = run(bbr_cfg(), path.clone(), None, dur);
+    let cubic = run(TcpConfig::default(), path.clone(), None, dur);
+    let gb = goodput(bbr.receiver.bytes_received(), dur, path.rate_bps);
+    let gc = goodput(cubic.receiver.bytes_received(), dur, path.rate_bps);
+    let sb = bbr.sender.stats();
+    eprintln!(
+        "1 % loss, 10M/100ms: BBR goodput {:.1} % ({} losses, {} recoveries, {} RTOs, \
+         policer mode {}), CUBIC {:.1} % ({} losses): ratio {:.1}",
+        gb * 100.0,
+        sb.losses_detected,
+        sb.fast_recoveries,
+        sb.timeouts,
+        sb.bbr.unwrap().lt_use_bw,
+        gc * 100.0,
+        cubic.sender.stats().losses_detected,
+        gb / gc
+    );
+    assert!(bbr.run.drops > 100 && cubic.run.drops > 30);
+    assert!(gb > 0.85, "BBR goodput {gb}");
+    assert!(gb > 3.0 * gc, "BBR {gb} vs CUBIC {gc}");
+    // 1 % is far below the long-term estimator's 20 % policer threshold.
+    assert!(!sb.bbr.unwrap().lt_use_bw);
+}
+
+/// 14. Same seed, same trajectory (random loss included); another loss seed changes it.
+#[test]
+fn bbr_is_deterministic() {
+    let path = Path {
+        random_loss: 0.005,
+        ..deep_fifo_10m()
+    };
+    let a = run(bbr_cfg(), path.clone(), None, secs(12));
+    let b = run(bbr_cfg(), path.clone(), None, secs(12));
+    assert_eq!(a.run.samples, b.run.samples);
+    assert_eq!(a.run.sent, b.run.sent);
+    assert_eq!(a.sender.stats(), b.sender.stats());
+    let c = run(bbr_cfg(), Path { seed: 2, ..path }, None, secs(12));
+    assert_ne!(a.run.sent, c.run.sent);
 }
