@@ -205,25 +205,29 @@ struct InFlight {
     payload: Payload,
 }
 
-/// Things that happen outside the cell.
+/// Things that happen outside the cell. Indices are `u32` and packets stay out of it
+/// (the wired links hold theirs) so that queue entries are small: the event queue's
+/// moves are a large part of the loop.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The next packet (or request) of a flow.
-    Offer { flow: usize },
-    /// A packet reaches the far end of the wired link (the AP, or a server).
-    WiredArrival { packet: Packet },
+    Offer { flow: u32 },
+    /// The oldest packet on the downlink wire reaches the AP.
+    WiredToAp,
+    /// The oldest packet on the uplink wire reaches the server.
+    WiredToServer,
     /// A TCP connection's timer (RTO, pacing, delayed ACK).
-    TcpTimer { conn: usize },
+    TcpTimer { conn: u32 },
     /// A web request not answered after 1 s is sent again.
-    WebRetry { conn: usize, object: u32 },
+    WebRetry { conn: u32, object: u32 },
     /// A TCP flow stops writing new data.
-    TcpStop { flow: usize },
+    TcpStop { flow: u32 },
     /// The client's SYN number `n` (1-based) went unanswered for its timeout.
-    SynTimer { conn: usize, n: u32 },
+    SynTimer { conn: u32, n: u32 },
     /// The server's SYN-ACK number `n` went unacknowledged for its timeout.
-    SynAckTimer { conn: usize, n: u32 },
+    SynAckTimer { conn: u32, n: u32 },
     /// A station's host bus has a deadline (index into `buses`).
-    BusTimer { bus: usize },
+    BusTimer { bus: u32 },
 }
 
 /// A running simulation.
@@ -293,16 +297,16 @@ impl Simulation {
             match f {
                 Flow::Saturated(s) => {
                     for _ in 0..s.depth {
-                        events.push(Nanos::ZERO, Event::Offer { flow: i });
+                        events.push(Nanos::ZERO, Event::Offer { flow: i as u32 });
                     }
                 }
-                Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i }),
-                Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i }),
-                Flow::Web(w) => events.push(w.start, Event::Offer { flow: i }),
+                Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i as u32 }),
+                Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i as u32 }),
+                Flow::Web(w) => events.push(w.start, Event::Offer { flow: i as u32 }),
                 Flow::Tcp(t) => {
-                    events.push(t.start, Event::Offer { flow: i });
+                    events.push(t.start, Event::Offer { flow: i as u32 });
                     if let Some(stop) = t.stop {
-                        events.push(stop, Event::TcpStop { flow: i });
+                        events.push(stop, Event::TcpStop { flow: i as u32 });
                     }
                 }
             }
@@ -391,9 +395,19 @@ impl Simulation {
 
     fn handle_event(&mut self, at: Nanos, ev: Event) {
         match ev {
-            Event::Offer { flow } => self.offer(at, flow),
-            Event::WiredArrival { packet } => self.wired_arrival(at, packet),
+            Event::Offer { flow } => self.offer(at, flow as usize),
+            Event::WiredToAp => {
+                if let Some(p) = self.down.arrive() {
+                    self.cell.handle_packet(at, p);
+                }
+            }
+            Event::WiredToServer => {
+                if let Some(p) = self.up.arrive() {
+                    self.arrive(at, p);
+                }
+            }
             Event::TcpTimer { conn } => {
+                let conn = conn as usize;
                 let c = &mut self.conns[conn];
                 if c.deadline != Some(at) {
                     return; // superseded by a later reschedule
@@ -404,18 +418,21 @@ impl Simulation {
                 self.pump_tcp(at, conn);
             }
             Event::SynTimer { conn, n } => {
+                let conn = conn as usize;
                 let c = &self.conns[conn];
                 if !c.client_open && c.syns == n && n <= SYN_RETRIES {
                     self.send_syn(at, conn);
                 }
             }
             Event::SynAckTimer { conn, n } => {
+                let conn = conn as usize;
                 let c = &self.conns[conn];
                 if !c.server_open && c.syn_acks == n && n <= SYNACK_RETRIES {
                     self.send_syn_ack(at, conn);
                 }
             }
             Event::BusTimer { bus } => {
+                let bus = bus as usize;
                 if self.bus_deadline[bus] != Some(at) {
                     return; // superseded
                 }
@@ -426,11 +443,12 @@ impl Simulation {
                 self.pump_bus(bus);
             }
             Event::TcpStop { flow } => {
-                if let Some(c) = self.flow_conn[flow] {
+                if let Some(c) = self.flow_conn[flow as usize] {
                     self.conns[c].snd.stop_writing();
                 }
             }
             Event::WebRetry { conn, object } => {
+                let conn = conn as usize;
                 // The server never saw the request (it was lost): ask again.
                 let c = &self.conns[conn];
                 if c.object
@@ -461,7 +479,8 @@ impl Simulation {
         match &self.flows[flow] {
             Flow::Saturated(_) | Flow::Cbr(_) => {
                 if let Flow::Cbr(c) = &self.flows[flow] {
-                    self.events.push(at + c.interval(), Event::Offer { flow });
+                    self.events
+                        .push(at + c.interval(), Event::Offer { flow: flow as u32 });
                 }
                 let token = self.alloc(InFlight {
                     flow: flow as u32,
@@ -478,7 +497,7 @@ impl Simulation {
             Flow::Ping(ping) => {
                 let next = at + ping.interval;
                 if ping.stop.is_none_or(|s| next < s) {
-                    self.events.push(next, Event::Offer { flow });
+                    self.events.push(next, Event::Offer { flow: flow as u32 });
                 }
                 let (len, tid, dscp, hash) = (ping.len_bytes, ping.tid, ping.dscp, ping.flow_hash);
                 let seq = self.ping_seq[flow];
@@ -503,7 +522,13 @@ impl Simulation {
         c.syns += 1;
         let (n, client, server) = (c.syns, c.client(), c.server());
         let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
-        self.events.push(at + timeout, Event::SynTimer { conn, n });
+        self.events.push(
+            at + timeout,
+            Event::SynTimer {
+                conn: conn as u32,
+                n,
+            },
+        );
         let syn = Payload::Syn { conn: conn as u32 };
         self.conn_packet(at, conn, syn, SYN_BYTES, client, server);
     }
@@ -516,8 +541,13 @@ impl Simulation {
         let (n, client, server) = (c.syn_acks, c.client(), c.server());
         if server == c.sender && !c.server_open {
             let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
-            self.events
-                .push(at + timeout, Event::SynAckTimer { conn, n });
+            self.events.push(
+                at + timeout,
+                Event::SynAckTimer {
+                    conn: conn as u32,
+                    n,
+                },
+            );
         }
         let syn_ack = Payload::SynAck { conn: conn as u32 };
         self.conn_packet(at, conn, syn_ack, SYN_BYTES, server, client);
@@ -640,8 +670,13 @@ impl Simulation {
             client,
             server,
         );
-        self.events
-            .push(at + Nanos::from_secs(1), Event::WebRetry { conn, object });
+        self.events.push(
+            at + Nanos::from_secs(1),
+            Event::WebRetry {
+                conn: conn as u32,
+                object,
+            },
+        );
     }
 
     /// The client received more of connection `conn`'s stream.
@@ -670,7 +705,7 @@ impl Simulation {
             w.load_times.push(t);
             self.flow_stats[flow].page_loaded(t);
             if let Some(r) = repeat {
-                self.events.push(at + r, Event::Offer { flow });
+                self.events.push(at + r, Event::Offer { flow: flow as u32 });
             }
             return;
         }
@@ -731,7 +766,8 @@ impl Simulation {
         if let Some(t) = next {
             if c.deadline != Some(t) {
                 c.deadline = Some(t);
-                self.events.push(t.max(now), Event::TcpTimer { conn });
+                self.events
+                    .push(t.max(now), Event::TcpTimer { conn: conn as u32 });
             }
         }
     }
@@ -766,9 +802,9 @@ impl Simulation {
     fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
         match from {
-            Host::Server => match self.down.send(now, p.len_bytes) {
-                Some(arrival) => self.events.push(arrival, Event::WiredArrival { packet: p }),
-                None => self.lost(now, p, DropReason::QueueFull),
+            Host::Server => match self.down.send_packet(now, p) {
+                Ok(arrival) => self.events.push(arrival, Event::WiredToAp),
+                Err(p) => self.lost(now, p, DropReason::QueueFull),
             },
             Host::Station(n) => match self.bus_index(n) {
                 Some(i) => {
@@ -802,18 +838,8 @@ impl Simulation {
         if let Some(t) = next {
             if self.bus_deadline[i] != Some(t) {
                 self.bus_deadline[i] = Some(t);
-                self.events.push(t, Event::BusTimer { bus: i });
+                self.events.push(t, Event::BusTimer { bus: i as u32 });
             }
-        }
-    }
-
-    /// The far end of the wired link: the AP (into the cell) or the server.
-    fn wired_arrival(&mut self, at: Nanos, packet: Packet) {
-        if packet.dst.is_ap() {
-            // Uplink packet reaching the server.
-            self.arrive(at, packet);
-        } else {
-            self.cell.handle_packet(at, packet);
         }
     }
 
@@ -827,11 +853,9 @@ impl Simulation {
                     }
                     let to = inflight.map(|f| f.to);
                     if to == Some(Host::Server) {
-                        match self.up.send(at, packet.len_bytes) {
-                            Some(arrival) => {
-                                self.events.push(arrival, Event::WiredArrival { packet })
-                            }
-                            None => self.lost(at, packet, DropReason::QueueFull),
+                        match self.up.send_packet(at, packet) {
+                            Ok(arrival) => self.events.push(arrival, Event::WiredToServer),
+                            Err(packet) => self.lost(at, packet, DropReason::QueueFull),
                         }
                     } else if let Some(i) = to.and_then(|h| match h {
                         Host::Station(n) => self.bus_index(n),
@@ -978,7 +1002,7 @@ impl Simulation {
     /// A saturated flow's packet left the cell: offer the next one now.
     fn replace(&mut self, at: Nanos, flow: usize) {
         if matches!(self.flows.get(flow), Some(Flow::Saturated(_))) {
-            self.events.push(at, Event::Offer { flow });
+            self.events.push(at, Event::Offer { flow: flow as u32 });
         }
     }
 
