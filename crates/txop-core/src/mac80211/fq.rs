@@ -65,12 +65,18 @@
 //!
 //! # Allocation
 //!
-//! Flows, CoDel state and the non-empty bitmap are allocated in [`Fq::new`] and
-//! [`Fq::add_tin`]. Packets live in one slab of nodes with intrusive links (a flow is a
-//! singly linked FIFO of slab indices; `new_flows`/`old_flows` are intrusive singly
-//! linked lists of flow indices). Freed nodes are reused, so after warm-up (the slab has
-//! reached the peak backlog, at most `limit + 1` packets) enqueue and dequeue do not
-//! allocate, apart from pushing to the caller's `drops` vector.
+//! A flow's state (and its CoDel state) is created the first time a packet hashes to
+//! it: [`Fq::new`] and [`Fq::add_tin`] only size a table from flow slot to state (4
+//! bytes a slot) and the non-empty bitmap. A station's radio uses a handful of its 4096
+//! flows, and building every radio's 4096 flows up front cost more than a simulated
+//! second of traffic in a 16-station cell. Which state a slot got is invisible: every
+//! decision goes by slot (the bitmap's order) or by list order, as in the kernel.
+//! Packets live in one slab of nodes with intrusive links (a flow is a singly linked
+//! FIFO of slab indices; `new_flows`/`old_flows` are intrusive singly linked lists of
+//! flow states). Freed nodes are reused, so after warm-up (the slab has reached the
+//! peak backlog, at most `limit + 1` packets, and every flow in use has its state)
+//! enqueue and dequeue do not allocate, apart from pushing to the caller's `drops`
+//! vector.
 
 use crate::aqm::codel::{CodelParams, CodelQueue, CodelStats, CodelVars};
 use crate::packet::{DropReason, Dropped, Packet};
@@ -202,6 +208,8 @@ pub fn flow_index(hash: u32, flows: u32) -> u32 {
 /// One `struct fq_flow`: a FIFO of slab nodes plus DRR state.
 #[derive(Clone, Debug)]
 struct Flow {
+    /// The flow slot this is the state of (global flows, then default flows).
+    slot: u32,
     /// Head and tail slab node, or NIL.
     head: u32,
     tail: u32,
@@ -222,6 +230,7 @@ struct Flow {
 
 impl Flow {
     const EMPTY: Flow = Flow {
+        slot: NIL,
         head: NIL,
         tail: NIL,
         qlen: 0,
@@ -234,7 +243,8 @@ impl Flow {
     };
 }
 
-/// An intrusive singly linked list of flows (`tin->new_flows` / `old_flows`).
+/// An intrusive singly linked list of flows (`tin->new_flows` / `old_flows`), by index
+/// into [`Fq::flows`].
 #[derive(Clone, Copy, Debug)]
 struct FlowList {
     head: u32,
@@ -251,26 +261,26 @@ impl FlowList {
         self.head == NIL
     }
 
-    fn push_back(&mut self, flows: &mut [Flow], slot: u32) {
-        flows[slot as usize].next = NIL;
+    fn push_back(&mut self, flows: &mut [Flow], i: u32) {
+        flows[i as usize].next = NIL;
         if self.tail == NIL {
-            self.head = slot;
+            self.head = i;
         } else {
-            flows[self.tail as usize].next = slot;
+            flows[self.tail as usize].next = i;
         }
-        self.tail = slot;
+        self.tail = i;
     }
 
     fn pop_front(&mut self, flows: &mut [Flow]) -> u32 {
-        let slot = self.head;
-        debug_assert_ne!(slot, NIL);
-        let f = &mut flows[slot as usize];
+        let i = self.head;
+        debug_assert_ne!(i, NIL);
+        let f = &mut flows[i as usize];
         self.head = f.next;
         f.next = NIL;
         if self.head == NIL {
             self.tail = NIL;
         }
-        slot
+        i
     }
 }
 
@@ -326,7 +336,7 @@ impl Core {
     }
 
     /// Append `packet` to `flow` and account it (`fq_tin_enqueue` steps 1–2, 4).
-    fn push(&mut self, flow: &mut Flow, slot: u32, backlog: &mut TinBacklog, packet: Packet) {
+    fn push(&mut self, flow: &mut Flow, backlog: &mut TinBacklog, packet: Packet) {
         let len = packet.len_bytes as u64;
         self.memory_usage += packet.truesize_bytes() as u64;
         self.backlog_packets += 1;
@@ -349,7 +359,7 @@ impl Core {
         }
         flow.tail = idx;
         if flow.qlen == 0 {
-            self.set_nonempty(slot);
+            self.set_nonempty(flow.slot);
             if self.policy == OverloadPolicy::HalfFromFattest {
                 // ≥5.12: a default flow joins the head of fq->tin_backlog.
                 flow.tie = -self.next_stamp();
@@ -365,7 +375,7 @@ impl Core {
 
     /// Remove the head packet of `flow` and account it (`fq_flow_dequeue` with
     /// `fq_adjust_removal`, and ≤5.11 `fq_rejigger_backlog`).
-    fn pop(&mut self, flow: &mut Flow, slot: u32, backlog: &mut TinBacklog) -> Option<Packet> {
+    fn pop(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> Option<Packet> {
         if flow.head == NIL {
             return None;
         }
@@ -386,7 +396,7 @@ impl Core {
         self.backlog_packets -= 1;
         self.memory_usage -= packet.truesize_bytes() as u64;
         if flow.qlen == 0 {
-            self.clear_nonempty(slot);
+            self.clear_nonempty(flow.slot);
         } else if self.policy == OverloadPolicy::OneFromFattest {
             // ≤5.11 fq_rejigger_backlog: behind the flows with an equal backlog.
             flow.tie = self.next_stamp();
@@ -399,14 +409,13 @@ impl Core {
 struct FlowQueue<'a> {
     core: &'a mut Core,
     flow: &'a mut Flow,
-    slot: u32,
     backlog: &'a mut TinBacklog,
     drops: &'a mut Vec<Dropped>,
 }
 
 impl CodelQueue for FlowQueue<'_> {
     fn dequeue(&mut self) -> Option<Packet> {
-        self.core.pop(self.flow, self.slot, self.backlog)
+        self.core.pop(self.flow, self.backlog)
     }
 
     fn backlog_bytes(&self) -> u32 {
@@ -424,8 +433,11 @@ impl CodelQueue for FlowQueue<'_> {
 #[derive(Clone, Debug)]
 pub struct Fq {
     params: FqParams,
-    /// Global flows `0..params.flows`, then the default flow of tin `t` at
-    /// `params.flows + t`.
+    /// Per flow slot (global flows `0..params.flows`, then the default flow of tin `t`
+    /// at `params.flows + t`): the index of its state in `flows`, or NIL while no
+    /// packet has used it (an unused flow is [`Flow::EMPTY`] with fresh CoDel state).
+    state_of: Vec<u32>,
+    /// The states of the slots used so far, in the order they were first used.
     flows: Vec<Flow>,
     /// CoDel state, parallel to `flows` (`local->cvars[]`, then `txqi->def_cvars`).
     cvars: Vec<CodelVars>,
@@ -445,8 +457,9 @@ impl Fq {
         let n = params.flows as usize;
         Fq {
             params,
-            flows: vec![Flow::EMPTY; n],
-            cvars: vec![CodelVars::default(); n],
+            state_of: vec![NIL; n],
+            flows: Vec::new(),
+            cvars: Vec::new(),
             tins: Vec::new(),
             core: Core {
                 policy,
@@ -482,9 +495,8 @@ impl Fq {
             backlog: TinBacklog::default(),
             stats: TinStats::default(),
         });
-        self.flows.push(Flow::EMPTY);
-        self.cvars.push(CodelVars::default());
-        let slots = self.flows.len();
+        self.state_of.push(NIL);
+        let slots = self.state_of.len();
         if self.core.nonempty.len() * 64 < slots {
             self.core.nonempty.push(0);
         }
@@ -498,6 +510,30 @@ impl Fq {
 
     fn default_slot(&self, tin: usize) -> u32 {
         self.params.flows + tin as u32
+    }
+
+    /// The state of flow `slot`, if a packet has used it.
+    fn flow(&self, slot: u32) -> Option<&Flow> {
+        match self.state_of[slot as usize] {
+            NIL => None,
+            i => Some(&self.flows[i as usize]),
+        }
+    }
+
+    /// The index of flow `slot`'s state in `flows`, created on first use.
+    fn state_index(&mut self, slot: u32) -> u32 {
+        let i = self.state_of[slot as usize];
+        if i != NIL {
+            return i;
+        }
+        let i = self.flows.len() as u32;
+        self.flows.push(Flow {
+            slot,
+            ..Flow::EMPTY
+        });
+        self.cvars.push(CodelVars::default());
+        self.state_of[slot as usize] = i;
+        i
     }
 
     /// `ieee80211_txq_enqueue` → `fq_tin_enqueue` (reference §3.3, §3.4): stamp
@@ -521,23 +557,24 @@ impl Fq {
 
         // fq_flow_classify.
         let mut slot = flow_index(packet.flow, self.params.flows);
-        let owner = self.flows[slot as usize].owner;
+        let owner = self.flow(slot).map_or(NIL, |f| f.owner);
         if owner != NIL && owner != tin.0 {
             slot = self.default_slot(t);
             self.tins[t].stats.collisions += 1;
             self.core.stats.collisions += 1;
         }
+        let i = self.state_index(slot);
         let tin_state = &mut self.tins[t];
-        let flow = &mut self.flows[slot as usize];
+        let flow = &mut self.flows[i as usize];
         if flow.owner == NIL {
             tin_state.stats.flows += 1;
         }
         flow.owner = tin.0;
-        self.core.push(flow, slot, &mut tin_state.backlog, packet);
+        self.core.push(flow, &mut tin_state.backlog, packet);
         if !flow.listed {
             flow.deficit = self.params.quantum_bytes as i64;
             flow.listed = true;
-            tin_state.new_flows.push_back(&mut self.flows, slot);
+            tin_state.new_flows.push_back(&mut self.flows, i);
         }
 
         self.overload(drops);
@@ -547,10 +584,10 @@ impl Fq {
     fn overload(&mut self, drops: &mut Vec<Dropped>) {
         let mut oom = self.core.memory_usage > self.params.memory_limit_bytes;
         while self.core.backlog_packets > self.params.limit_packets || oom {
-            let Some(slot) = self.fattest() else {
+            let Some(i) = self.fattest() else {
                 return;
             };
-            let flow = &mut self.flows[slot as usize];
+            let flow = &mut self.flows[i as usize];
             let t = flow.owner as usize;
             let batch = match self.core.policy {
                 OverloadPolicy::OneFromFattest => 1,
@@ -564,7 +601,7 @@ impl Fq {
             let tin = &mut self.tins[t];
             let mut dropped = 0u64;
             while dropped < batch as u64 {
-                let Some(p) = self.core.pop(flow, slot, &mut tin.backlog) else {
+                let Some(p) = self.core.pop(flow, &mut tin.backlog) else {
                     break;
                 };
                 drops.push((p, reason));
@@ -585,8 +622,8 @@ impl Fq {
         }
     }
 
-    /// The flow slot with the largest byte backlog, with the era's tie-break (see the
-    /// module docs), or `None` if no flow holds a byte.
+    /// The flow with the largest byte backlog, with the era's tie-break (see the module
+    /// docs): the index of its state, or `None` if no flow holds a byte.
     fn fattest(&self) -> Option<u32> {
         let global = self.params.flows;
         let mut best = NIL;
@@ -597,7 +634,9 @@ impl Fq {
             while bits != 0 {
                 let slot = w as u32 * 64 + bits.trailing_zeros();
                 bits &= bits - 1;
-                let f = &self.flows[slot as usize];
+                // A non-empty flow has its state.
+                let i = self.state_of[slot as usize];
+                let f = &self.flows[i as usize];
                 let len = f.backlog_bytes;
                 if len == 0 || len < best_len {
                     continue;
@@ -618,7 +657,7 @@ impl Fq {
                 }
             }
         }
-        (best != NIL).then_some(best)
+        (best != NIL).then(|| self.state_of[best as usize])
     }
 
     /// `ieee80211_tx_dequeue` → `fq_tin_dequeue` (reference §3.5): DRR++ over the tin's
@@ -659,27 +698,26 @@ impl Fq {
             } else {
                 return None;
             };
-            let slot = head.head;
-            if flows[slot as usize].deficit <= 0 {
-                flows[slot as usize].deficit += quantum;
+            let i = head.head;
+            if flows[i as usize].deficit <= 0 {
+                flows[i as usize].deficit += quantum;
                 head.pop_front(flows);
-                old_flows.push_back(flows, slot);
+                old_flows.push_back(flows, i);
                 continue;
             }
             let mut queue = FlowQueue {
                 core: &mut *core,
-                flow: &mut flows[slot as usize],
-                slot,
+                flow: &mut flows[i as usize],
                 backlog: &mut *backlog,
                 drops: &mut *drops,
             };
-            let packet = cvars[slot as usize].dequeue(&mut queue, codel, &mut stats.codel, now);
+            let packet = cvars[i as usize].dequeue(&mut queue, codel, &mut stats.codel, now);
             match packet {
                 None => {
                     // Force a pass through old_flows to prevent starvation.
                     if from_new && !old_flows.is_empty() {
                         new_flows.pop_front(flows);
-                        old_flows.push_back(flows, slot);
+                        old_flows.push_back(flows, i);
                     } else {
                         let head = if from_new {
                             &mut *new_flows
@@ -687,13 +725,13 @@ impl Fq {
                             &mut *old_flows
                         };
                         head.pop_front(flows);
-                        let f = &mut flows[slot as usize];
+                        let f = &mut flows[i as usize];
                         f.listed = false;
                         f.owner = NIL;
                     }
                 }
                 Some(p) => {
-                    flows[slot as usize].deficit -= p.len_bytes as i64;
+                    flows[i as usize].deficit -= p.len_bytes as i64;
                     stats.tx_bytes += p.len_bytes as u64;
                     stats.tx_packets += 1;
                     return Some(p);
@@ -722,9 +760,9 @@ impl Fq {
             } else {
                 break;
             };
-            let slot = head.pop_front(&mut self.flows);
-            let f = &mut self.flows[slot as usize];
-            while let Some(p) = self.core.pop(f, slot, backlog) {
+            let i = head.pop_front(&mut self.flows);
+            let f = &mut self.flows[i as usize];
+            while let Some(p) = self.core.pop(f, backlog) {
                 purged.push(p);
             }
             f.listed = false;
@@ -768,21 +806,21 @@ impl Fq {
     /// inspection and tests; `index` must be below `params().flows`.
     pub fn flow_owner(&self, index: u32) -> Option<TinId> {
         assert!(index < self.params.flows, "flow index {index} out of range");
-        let o = self.flows[index as usize].owner;
+        let o = self.flow(index).map_or(NIL, |f| f.owner);
         (o != NIL).then_some(TinId(o))
     }
 
     /// `(packets, bytes)` queued in global flow `index` (`flow->backlog`).
     pub fn flow_backlog(&self, index: u32) -> (u32, u64) {
         assert!(index < self.params.flows, "flow index {index} out of range");
-        let f = &self.flows[index as usize];
-        (f.qlen, f.backlog_bytes)
+        self.flow(index)
+            .map_or((0, 0), |f| (f.qlen, f.backlog_bytes))
     }
 
     /// `(packets, bytes)` queued in a tin's default (collision) flow.
     pub fn default_flow_backlog(&self, tin: TinId) -> (u32, u64) {
-        let f = &self.flows[self.default_slot(tin.0 as usize) as usize];
-        (f.qlen, f.backlog_bytes)
+        self.flow(self.default_slot(tin.0 as usize))
+            .map_or((0, 0), |f| (f.qlen, f.backlog_bytes))
     }
 }
 
@@ -1393,7 +1431,7 @@ mod tests {
             // The overload victim would be a flow with the largest byte backlog.
             let max = fq.flows.iter().map(|f| f.backlog_bytes).max().unwrap();
             match fq.fattest() {
-                Some(slot) => assert_eq!(fq.flows[slot as usize].backlog_bytes, max),
+                Some(i) => assert_eq!(fq.flows[i as usize].backlog_bytes, max),
                 None => assert_eq!(max, 0),
             }
         }
