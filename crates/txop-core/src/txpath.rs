@@ -151,7 +151,9 @@ impl TxPath {
                 },
                 cfg.fq_overload,
             );
-            let tins = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
+            // Tin `link × 8 + TID` (the firmware push loop relies on the numbering).
+            let tins: Vec<TinId> = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
+            debug_assert!(tins.iter().enumerate().all(|(i, t)| t.0 as usize == i));
             let mut sched = Scheduler::new(
                 SchedulerParams {
                     kind: cfg.scheduler,
@@ -519,24 +521,51 @@ impl TxPath {
     /// requests do; running `next_txq` on every push would keep topping up deficits and
     /// erase the scheduler's decisions.
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        // The TIDs of this AC (all of them without QoS), without allocating.
+        // The TIDs of this AC (all of them without QoS), without allocating; a TXQ's
+        // turn is `link × tids + position of its TID among them`.
         let mut tids = [0u8; NUM_TIDS];
+        let mut position = [0usize; NUM_TIDS];
+        let mut tid_bits = 0u64;
         let mut n_tids = 0;
         for t in 0..NUM_TIDS as u8 {
             if !self.qos || Ac::from_up(t) == ac {
                 tids[n_tids] = t;
+                position[t as usize] = n_tids;
+                tid_bits |= 1 << t;
                 n_tids += 1;
             }
         }
-        let tids = &tids[..n_tids];
-        let slots = self.links.len() * tids.len();
+        let slots = self.links.len() * n_tids;
+        if slots == 0 || self.fq.is_none() {
+            return;
+        }
+        // The turn visits the TXQs from `start` on, wrapping around. A TXQ whose tin
+        // lists no flow gives nothing and changes nothing when dequeued, so only the
+        // others are visited: fq's bitmap of busy tins finds them (tin = link × 8 +
+        // TID, see `TxPath::new`), in the turn's order.
         let start = self.push_rr[ac.index()];
-        for k in 0..slots {
-            if !self.driver_room(ac) {
-                break;
-            }
-            let slot = (start + k) % slots;
-            let (link, tid) = ((slot / tids.len()) as u16, tids[slot % tids.len()]);
+        let start_tin = (start / n_tids * NUM_TIDS + tids[start % n_tids] as usize) as u32;
+        let end_tin = (self.links.len() * NUM_TIDS) as u32;
+        let pattern = tid_bits * 0x0101_0101_0101_0101;
+        let (mut from, mut to, mut wrapped) = (start_tin, end_tin, false);
+        while self.driver_room(ac) {
+            let busy = self
+                .fq
+                .as_ref()
+                .and_then(|fq| fq.next_busy_tin(from, to, pattern));
+            let Some(tin) = busy else {
+                if wrapped {
+                    break;
+                }
+                (from, to, wrapped) = (0, start_tin, true);
+                continue;
+            };
+            from = tin.0 + 1;
+            let (link, tid) = (
+                (tin.0 as usize / NUM_TIDS) as u16,
+                (tin.0 as usize % NUM_TIDS) as u8,
+            );
+            let slot = link as usize * n_tids + position[tid as usize];
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
                 let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
@@ -548,7 +577,7 @@ impl TxPath {
                 pushed += 1;
             }
             if pushed > 0 {
-                self.push_rr[ac.index()] = (slot + 1) % slots;
+                self.push_rr[ac.index()] = if slot + 1 == slots { 0 } else { slot + 1 };
             }
         }
     }

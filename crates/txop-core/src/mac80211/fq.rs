@@ -442,6 +442,10 @@ pub struct Fq {
     /// CoDel state, parallel to `flows` (`local->cvars[]`, then `txqi->def_cvars`).
     cvars: Vec<CodelVars>,
     tins: Vec<Tin>,
+    /// Bit per tin: it lists a flow on `new_flows` or `old_flows` (else it is idle and
+    /// a dequeue returns nothing). Lets a caller find the tins worth visiting without
+    /// touching every tin.
+    listed: Vec<u64>,
     core: Core,
 }
 
@@ -461,6 +465,7 @@ impl Fq {
             flows: Vec::new(),
             cvars: Vec::new(),
             tins: Vec::new(),
+            listed: Vec::new(),
             core: Core {
                 policy,
                 nodes: Vec::new(),
@@ -495,6 +500,9 @@ impl Fq {
             backlog: TinBacklog::default(),
             stats: TinStats::default(),
         });
+        if self.listed.len() * 64 <= t as usize {
+            self.listed.push(0);
+        }
         self.state_of.push(NIL);
         let slots = self.state_of.len();
         if self.core.nonempty.len() * 64 < slots {
@@ -575,6 +583,7 @@ impl Fq {
             flow.deficit = self.params.quantum_bytes as i64;
             flow.listed = true;
             tin_state.new_flows.push_back(&mut self.flows, i);
+            self.listed[t / 64] |= 1 << (t % 64);
         }
 
         self.overload(drops);
@@ -681,6 +690,7 @@ impl Fq {
             cvars,
             tins,
             core,
+            listed,
             ..
         } = self;
         let Tin {
@@ -696,6 +706,7 @@ impl Fq {
             } else if !old_flows.is_empty() {
                 &mut *old_flows
             } else {
+                listed[t / 64] &= !(1 << (t % 64));
                 return None;
             };
             let i = head.head;
@@ -768,6 +779,34 @@ impl Fq {
             f.listed = false;
             f.owner = NIL;
         }
+        self.listed[t / 64] &= !(1 << (t % 64));
+    }
+
+    /// The tin has no flow on its `new_flows` or `old_flows` list: [`Fq::dequeue`]
+    /// returns `None` at once and changes nothing. (A tin with no packets may still list
+    /// flows that a dequeue would release.)
+    pub fn tin_idle(&self, tin: TinId) -> bool {
+        let t = tin.0 as usize;
+        self.listed[t / 64] & (1 << (t % 64)) == 0
+    }
+
+    /// The first tin in `from..end` that is not idle ([`Fq::tin_idle`]) and whose bit
+    /// is set in `pattern`, applied to every 64 tins (bit `i` stands for the tins
+    /// numbered `i` modulo 64): e.g. a caller that added 8 tins per station picks TIDs
+    /// with it. Tins are numbered in the order [`Fq::add_tin`] returned them.
+    pub fn next_busy_tin(&self, from: u32, end: u32, pattern: u64) -> Option<TinId> {
+        let end = end.min(self.tins.len() as u32);
+        let mut t = from;
+        while t < end {
+            let w = (t / 64) as usize;
+            let bits = self.listed[w] & pattern & (u64::MAX << (t % 64));
+            if bits != 0 {
+                let found = w as u32 * 64 + bits.trailing_zeros();
+                return (found < end).then_some(TinId(found));
+            }
+            t = (w as u32 + 1) * 64;
+        }
+        None
     }
 
     /// `(packets, bytes)` queued in a tin (`tin->backlog_packets`, `backlog_bytes`;
@@ -849,6 +888,49 @@ mod tests {
 
     fn ids(drops: &[Dropped]) -> Vec<u64> {
         drops.iter().map(|(p, _)| p.id).collect()
+    }
+
+    /// `tin_idle` says exactly when a dequeue would return nothing and change nothing
+    /// (no flow listed), and `next_busy_tin` finds the non-idle tins in order, through
+    /// enqueues, dequeues (with CoDel releasing emptied flows), overload drops and
+    /// resets.
+    #[test]
+    fn busy_tins_are_those_listing_a_flow() {
+        let params = FqParams {
+            limit_packets: 40,
+            ..FqParams::default()
+        };
+        let mut fq = Fq::new(params, OverloadPolicy::HalfFromFattest);
+        let tins: Vec<TinId> = (0..150).map(|_| fq.add_tin()).collect();
+        let mut rng = RngStream::new(3, StreamKind::Misc, 0);
+        let mut drops = Vec::new();
+        let codel = CodelParams::mac80211();
+        let lists_empty =
+            |fq: &Fq, t: usize| fq.tins[t].new_flows.is_empty() && fq.tins[t].old_flows.is_empty();
+        for step in 0..20_000u64 {
+            let t = tins[(rng.next_u64() % 150) as usize];
+            let now = Nanos::from_ms(step);
+            match rng.next_u64() % 10 {
+                0..=4 => fq.enqueue(now, t, pkt(step, rng.next_u64() as u32, 1000), &mut drops),
+                5..=8 => {
+                    let _ = fq.dequeue(now, t, &codel, &mut drops);
+                }
+                _ => {
+                    let mut purged = Vec::new();
+                    fq.reset_tin(t, &mut purged);
+                }
+            }
+            for (i, &tin) in tins.iter().enumerate() {
+                assert_eq!(fq.tin_idle(tin), lists_empty(&fq, i), "tin {i}");
+            }
+            let pattern = rng.next_u64();
+            let from = (rng.next_u64() % 160) as u32;
+            let end = (rng.next_u64() % 160) as u32;
+            let expect = (from..end.min(150))
+                .find(|&i| !lists_empty(&fq, i as usize) && pattern & (1 << (i % 64)) != 0)
+                .map(TinId);
+            assert_eq!(fq.next_busy_tin(from, end, pattern), expect);
+        }
     }
 
     const T0: Nanos = Nanos::ZERO;
