@@ -344,6 +344,69 @@ struct TxqState {
     has_data: bool,
 }
 
+/// The scheduler's per-TXQ states, indexed by station and TID (a TXQ's state exists from
+/// the first call that names it). Looked up on every enqueue, dequeue and completion, so
+/// it is a table rather than an ordered map; nothing iterates it in key order.
+#[derive(Clone, Debug, Default)]
+struct TxqTable {
+    /// Per station, per TID (grown to the largest TID used).
+    stas: Vec<Vec<Option<TxqState>>>,
+    /// The vif TXQ(s), per TID.
+    vif: Vec<Option<TxqState>>,
+}
+
+impl TxqTable {
+    fn slots(&self, sta: Option<u16>) -> Option<&Vec<Option<TxqState>>> {
+        match sta {
+            Some(s) => self.stas.get(s as usize),
+            None => Some(&self.vif),
+        }
+    }
+
+    fn get(&self, txq: &TxqKey) -> Option<&TxqState> {
+        self.slots(txq.sta)?.get(txq.tid as usize)?.as_ref()
+    }
+
+    fn get_mut(&mut self, txq: &TxqKey) -> Option<&mut TxqState> {
+        let slots = match txq.sta {
+            Some(s) => self.stas.get_mut(s as usize)?,
+            None => &mut self.vif,
+        };
+        slots.get_mut(txq.tid as usize)?.as_mut()
+    }
+
+    /// The state of `txq`, created with `new()` if it has none.
+    fn get_or_insert_with(&mut self, txq: TxqKey, new: impl FnOnce() -> TxqState) -> &mut TxqState {
+        let slots = match txq.sta {
+            Some(s) => {
+                if self.stas.len() <= s as usize {
+                    self.stas.resize_with(s as usize + 1, Vec::new);
+                }
+                &mut self.stas[s as usize]
+            }
+            None => &mut self.vif,
+        };
+        let t = txq.tid as usize;
+        if slots.len() <= t {
+            slots.resize_with(t + 1, || None);
+        }
+        slots[t].get_or_insert_with(new)
+    }
+
+    /// The states of station `sta`'s TXQs.
+    fn station(&self, sta: u16) -> impl Iterator<Item = &TxqState> {
+        self.stas.get(sta as usize).into_iter().flatten().flatten()
+    }
+}
+
+impl std::ops::Index<&TxqKey> for TxqTable {
+    type Output = TxqState;
+
+    fn index(&self, txq: &TxqKey) -> &TxqState {
+        self.get(txq).expect("TXQ state exists")
+    }
+}
+
 /// Per-AC scheduler state.
 #[derive(Clone, Debug, Default)]
 struct AcState {
@@ -397,7 +460,7 @@ pub struct Scheduler {
     stas: Vec<[AirInfo; 4]>,
     /// The vif's airtime state per AC (5.14 charges multicast airtime to it).
     vif: [AirInfo; 4],
-    txqs: BTreeMap<TxqKey, TxqState>,
+    txqs: TxqTable,
     acs: [AcState; 4],
     /// The latest time passed to any method (used by [`Scheduler::set_weight`]).
     last_now: Nanos,
@@ -415,7 +478,7 @@ impl Scheduler {
                 .map(|_| std::array::from_fn(|_| AirInfo::new(d)))
                 .collect(),
             vif: std::array::from_fn(|_| AirInfo::new(d)),
-            txqs: BTreeMap::new(),
+            txqs: TxqTable::default(),
             acs: std::array::from_fn(|_| AcState::default()),
             last_now: Nanos::ZERO,
         }
@@ -445,8 +508,8 @@ impl Scheduler {
             if self.params.kind == SchedulerKind::VirtualTime {
                 let scheduled = self
                     .txqs
-                    .range(TxqKey::station(sta, 0)..=TxqKey::station(sta, u8::MAX))
-                    .any(|(_, s)| s.ac == ac && s.vt_key.is_some());
+                    .station(sta)
+                    .any(|s| s.ac == ac && s.vt_key.is_some());
                 if scheduled {
                     self.vt_update_weight(ac, self.last_now, true);
                 }
@@ -737,7 +800,7 @@ impl Scheduler {
         if let Some(sta) = txq.sta {
             self.ensure_sta(sta);
         }
-        let st = self.txqs.entry(txq).or_insert(TxqState {
+        let st = self.txqs.get_or_insert_with(txq, || TxqState {
             ac,
             listed: false,
             in_new: false,
