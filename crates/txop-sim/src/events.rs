@@ -65,6 +65,8 @@ pub struct EventQueue<E> {
     past: BinaryHeap<Entry<E>>,
     len: usize,
     next_seq: u64,
+    /// (time, sequence) of the last entry popped.
+    last_popped: Option<(Nanos, u64)>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -78,19 +80,47 @@ impl<E> Default for EventQueue<E> {
             past: BinaryHeap::new(),
             len: 0,
             next_seq: 0,
+            last_popped: None,
         }
     }
 }
 
 impl<E> EventQueue<E> {
     pub fn push(&mut self, at: Nanos, event: E) {
+        let seq = self.reserve_seq();
+        self.insert(at.as_ns(), seq, event);
+    }
+
+    /// Take the sequence number the next push would get, without pushing: a caller that
+    /// defers an entry (see [`EventQueue::push_with_seq`]) keeps the place it would have
+    /// had.
+    pub fn reserve_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        seq
+    }
+
+    /// Push an entry with a sequence number taken earlier from
+    /// [`EventQueue::reserve_seq`]: it pops exactly where a push made when the number was
+    /// taken would have (ties at `at` by sequence). Each number must be used at most
+    /// once.
+    pub fn push_with_seq(&mut self, at: Nanos, seq: u64, event: E) {
+        debug_assert!(seq < self.next_seq, "sequence number not reserved");
+        self.insert(at.as_ns(), seq, event);
+    }
+
+    fn insert(&mut self, at: u64, seq: u64, event: E) {
         self.len += 1;
-        let at = at.as_ns();
         match at.cmp(&self.last) {
-            // Later than everything already due: insertion order is kept.
-            Ordering::Equal => self.due.push_back((seq, event)),
+            // Among the entries already due, by sequence (a fresh number goes last).
+            Ordering::Equal => {
+                if self.due.back().is_none_or(|(s, _)| *s < seq) {
+                    self.due.push_back((seq, event));
+                } else {
+                    let i = self.due.partition_point(|(s, _)| *s < seq);
+                    self.due.insert(i, (seq, event));
+                }
+            }
             Ordering::Greater => self.file_in_bucket(Entry { at, seq, event }),
             Ordering::Less => self.past.push(Entry { at, seq, event }),
         }
@@ -151,14 +181,26 @@ impl<E> EventQueue<E> {
     }
 
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        if let Some(e) = self.past.pop() {
-            self.len -= 1;
-            return Some((Nanos(e.at), e.event));
-        }
-        self.settle();
-        let (_, event) = self.due.pop_front()?;
+        self.pop_with_seq().map(|(at, _, e)| (at, e))
+    }
+
+    /// The earliest event with its sequence number.
+    pub fn pop_with_seq(&mut self) -> Option<(Nanos, u64, E)> {
+        let (at, seq, event) = if let Some(e) = self.past.pop() {
+            (Nanos(e.at), e.seq, e.event)
+        } else {
+            self.settle();
+            let (seq, event) = self.due.pop_front()?;
+            (Nanos(self.last), seq, event)
+        };
         self.len -= 1;
-        Some((Nanos(self.last), event))
+        self.last_popped = Some((at, seq));
+        Some((at, seq, event))
+    }
+
+    /// (time, sequence) of the last entry popped.
+    pub fn last_popped(&self) -> Option<(Nanos, u64)> {
+        self.last_popped
     }
 
     pub fn len(&self) -> usize {
@@ -196,6 +238,7 @@ mod tests {
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0u64;
+        let mut deferred = Vec::new();
         for step in 0..200_000u64 {
             if rng.bernoulli(0.52) {
                 let r = rng.next_u64();
@@ -205,13 +248,28 @@ mod tests {
                     10..=14 => now + (r >> 8) % 1_000_000_000,
                     _ => now.saturating_sub((r >> 8) % 5_000),
                 };
-                q.push(Nanos(at), step);
+                if r % 7 == 0 {
+                    // A number reserved now, the entry pushed later (not before the
+                    // pops reach its time: then at `now` or later).
+                    deferred.push((at.max(now), q.reserve_seq(), step));
+                } else {
+                    q.push(Nanos(at), step);
+                    reference.push(Entry {
+                        at,
+                        seq,
+                        event: step,
+                    });
+                }
+                seq += 1;
+            } else if !deferred.is_empty() && rng.bernoulli(0.3) {
+                let (at, s, ev) = deferred.swap_remove(0);
+                let at = at.max(now);
+                q.push_with_seq(Nanos(at), s, ev);
                 reference.push(Entry {
                     at,
-                    seq,
-                    event: step,
+                    seq: s,
+                    event: ev,
                 });
-                seq += 1;
             } else {
                 let expect = reference.pop().map(|e| (Nanos(e.at), e.event));
                 assert_eq!(q.peek_time(), expect.map(|(t, _)| t));

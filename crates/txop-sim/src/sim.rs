@@ -10,6 +10,7 @@
 //! bus before it enters the cell, and what the cell delivers to the station crosses it
 //! before it reaches the host. Without one the host hands packets to the cell at once.
 
+use crate::conn_timer::ConnTimer;
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
@@ -128,8 +129,8 @@ struct TcpConn {
     hash: u32,
     snd: TcpSender,
     rcv: TcpReceiver,
-    /// The timer event currently scheduled for it (others are stale).
-    deadline: Option<Nanos>,
+    /// Its timer: the deadline asked for last and its queue entries.
+    timer: ConnTimer,
     /// Web: the object being received and the stream offset where it ends.
     object: Option<(u32, u64)>,
     /// Web: the stream offset already asked for (requested bytes so far).
@@ -366,8 +367,8 @@ impl Simulation {
             // `Cell::handle_packet` would run it anyway).
             if tc == Some(next) {
                 self.cell.handle_timeout(next);
-            } else if let Some((at, ev)) = self.events.pop() {
-                self.handle_event(at, ev);
+            } else if let Some((at, seq, ev)) = self.events.pop_with_seq() {
+                self.handle_event(at, seq, ev);
             }
             self.drain_outputs();
         }
@@ -393,7 +394,7 @@ impl Simulation {
         Some(f)
     }
 
-    fn handle_event(&mut self, at: Nanos, ev: Event) {
+    fn handle_event(&mut self, at: Nanos, seq: u64, ev: Event) {
         match ev {
             Event::Offer { flow } => self.offer(at, flow as usize),
             Event::WiredToAp => {
@@ -406,13 +407,13 @@ impl Simulation {
                     self.arrive(at, p);
                 }
             }
-            Event::TcpTimer { conn } => {
-                let conn = conn as usize;
+            Event::TcpTimer { conn: id } => {
+                let conn = id as usize;
                 let c = &mut self.conns[conn];
-                if c.deadline != Some(at) {
+                let event = Event::TcpTimer { conn: id };
+                if !c.timer.on_entry(at, seq, &mut self.events, event) {
                     return; // superseded by a later reschedule
                 }
-                c.deadline = None;
                 c.snd.handle_timeout(at);
                 c.rcv.handle_timeout(at);
                 self.pump_tcp(at, conn);
@@ -574,7 +575,7 @@ impl Simulation {
             hash,
             snd: TcpSender::new(cfg, now, bytes),
             rcv: TcpReceiver::new(cfg),
-            deadline: None,
+            timer: ConnTimer::default(),
             object: None,
             requested: 0,
             client_open: false,
@@ -764,10 +765,9 @@ impl Simulation {
             (a, b) => a.or(b),
         };
         if let Some(t) = next {
-            if c.deadline != Some(t) {
-                c.deadline = Some(t);
-                self.events
-                    .push(t.max(now), Event::TcpTimer { conn: conn as u32 });
+            if c.timer.deadline() != Some(t) {
+                let event = Event::TcpTimer { conn: conn as u32 };
+                c.timer.set(now, t, &mut self.events, event);
             }
         }
     }
