@@ -847,11 +847,14 @@ impl Simulation {
         while let Some(o) = self.cell.poll_output() {
             match o {
                 Output::Delivered { at, packet } => {
-                    let inflight = self.slab.get(packet.token as usize).and_then(|s| *s);
-                    if let Some(f) = inflight {
+                    let inflight = self
+                        .slab
+                        .get(packet.token as usize)
+                        .and_then(Option::as_ref);
+                    let to = inflight.map(|f| {
                         self.flow_stats[f.flow as usize].air_delivered(at, &packet);
-                    }
-                    let to = inflight.map(|f| f.to);
+                        f.to
+                    });
                     if to == Some(Host::Server) {
                         match self.up.send_packet(at, packet) {
                             Ok(arrival) => self.events.push(arrival, Event::WiredToServer),
