@@ -2002,5 +2002,6 @@ fn build_limits(
         max_bytes,
         max_duration,
         overhead_bytes: mpdu_overhead(cfg.qos),
+        max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
     }
 }

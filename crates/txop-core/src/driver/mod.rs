@@ -57,6 +57,43 @@ pub struct BuildLimits {
     pub max_duration: Nanos,
     /// Bytes an MSDU gains as an MPDU (MAC header, LLC/SNAP, FCS).
     pub overhead_bytes: u32,
+    /// The longest PSDU whose PPDU at `txv` lasts at most `max_duration`
+    /// ([`BuildLimits::psdu_bytes_within`]; `None` if not even an empty one does), so
+    /// that the builder compares bytes instead of computing a duration per subframe.
+    pub max_duration_psdu_bytes: Option<u32>,
+}
+
+impl BuildLimits {
+    /// The longest PSDU whose PPDU at `txv` in `band` lasts at most `max_duration`, or
+    /// `None` if none does. A PPDU's duration never decreases with its length (whole
+    /// symbols, or bits at a fixed rate), so `duration(psdu) <= max_duration` exactly
+    /// when `psdu` is at most this.
+    pub fn psdu_bytes_within(txv: &TxVector, band: Band, max_duration: Nanos) -> Option<u32> {
+        let fits = |len: u32| txv.ppdu_duration(len, band) <= max_duration;
+        if !fits(0) {
+            return None;
+        }
+        // Binary search for the last length that fits (far beyond any PHY's limit).
+        let (mut lo, mut hi) = (0u32, 1u32 << 26);
+        if fits(hi) {
+            return Some(hi);
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
+    }
+
+    /// The PPDU of `psdu_bytes` at `txv` lasts at most `max_duration`.
+    fn within_duration(&self, psdu_bytes: u32) -> bool {
+        self.max_duration_psdu_bytes
+            .is_some_and(|max| psdu_bytes <= max)
+    }
 }
 
 /// The driver's queues of one node.
@@ -272,9 +309,8 @@ impl DriverQueues {
             } else {
                 mpdu_bytes
             };
-            let fits = len.subframes == 0
-                || (psdu <= limits.max_bytes
-                    && limits.txv.ppdu_duration(psdu, limits.band) <= limits.max_duration);
+            let fits =
+                len.subframes == 0 || (psdu <= limits.max_bytes && limits.within_duration(psdu));
             if !fits {
                 if let Src::Pulled(p) = src {
                     q.fifo.push_front(p);
@@ -322,5 +358,62 @@ impl DriverQueues {
         let queued: usize = self.tids.iter().flatten().map(|t| t.len()).sum();
         let hw: usize = self.hw.iter().flatten().map(|p| p.mpdus.len()).sum();
         (queued + hw) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval};
+
+    /// The byte bound says exactly what the duration bound says, at every length, for
+    /// every PHY format, at 4 ms (the aggregate limit), at a TXOP-limited bound and
+    /// at bounds shorter than a preamble.
+    #[test]
+    fn duration_bound_as_bytes() {
+        let vectors = [
+            TxVector::Dsss {
+                rate_kbps: 1000,
+                preamble: DsssPreamble::Long,
+            },
+            TxVector::Dsss {
+                rate_kbps: 11000,
+                preamble: DsssPreamble::Short,
+            },
+            TxVector::Ofdm { rate_mbps: 6 },
+            TxVector::Ofdm { rate_mbps: 54 },
+            TxVector::Ht {
+                mcs: 0,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long,
+            },
+            TxVector::Ht {
+                mcs: 15,
+                width: ChannelWidth::Mhz40,
+                gi: GuardInterval::Short,
+            },
+            TxVector::Vht {
+                mcs: 9,
+                nss: 2,
+                width: ChannelWidth::Mhz80,
+                gi: GuardInterval::Short,
+            },
+        ];
+        for txv in vectors {
+            for band in [Band::Ghz2_4, Band::Ghz5] {
+                for max_us in [10, 100, 1_000, 2_080, 4_000, 5_484] {
+                    let max = Nanos::from_us(max_us);
+                    let bound = BuildLimits::psdu_bytes_within(&txv, band, max);
+                    for len in 0..70_000u32 {
+                        let fits = txv.ppdu_duration(len, band) <= max;
+                        assert_eq!(
+                            fits,
+                            bound.is_some_and(|b| len <= b),
+                            "{txv:?} {band:?} {max_us} µs, {len} B"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
