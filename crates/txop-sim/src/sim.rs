@@ -923,8 +923,8 @@ impl Simulation {
                     }
                 } else {
                     c.snd.on_ack(at, &seg);
-                    let st = c.snd.stats();
-                    self.flow_stats[flow].tcp_sample(at, st.cwnd_bytes, st.retransmits);
+                    let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
+                    self.flow_stats[flow].tcp_sample(at, cwnd, retransmits);
                 }
                 self.pump_tcp(at, conn);
             }
