@@ -689,12 +689,28 @@ impl TxPath {
         }
         let gated = self.sched.is_some() && self.fq.is_some();
         let passes = 256 * self.drv.active_len(ac);
-        for attempt in 0..=passes {
+        let mut attempt = 0;
+        while attempt <= passes {
             let Some((link, tid)) = self.drv.next_active(ac) else {
                 return;
             };
+            if gated && attempt < passes && self.drv.active_len(ac) == 1 {
+                // Alone in the firmware's round robin (skipping it changes nothing)
+                // and on the scheduler's list: the refusals to come only top its
+                // deficit up, so take them at once.
+                let refusals = self.refusals_in_a_row(link, tid, ac);
+                let k = refusals.unwrap_or(0).min((passes - attempt) as u32);
+                if k > 0 {
+                    if let Some(s) = self.sched.as_mut() {
+                        s.refuse(now, TxqKey::station(link, tid), ac, k);
+                    }
+                    attempt += k as usize;
+                    continue;
+                }
+            }
             if gated && attempt < passes && !self.may_transmit(now, link, tid, ac) {
                 self.drv.skip(ac);
+                attempt += 1;
                 continue;
             }
             let limits = self.links[link as usize].limits[ac.index()];
@@ -706,6 +722,15 @@ impl TxPath {
             }
             return;
         }
+    }
+
+    /// [`Scheduler::refusals_in_a_row`] for (link, TID).
+    fn refusals_in_a_row(&self, link: u16, tid: u8, ac: Ac) -> Option<u32> {
+        let aql = self.aql.as_ref().map(|(a, _)| a);
+        let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
+        self.sched
+            .as_ref()?
+            .refusals_in_a_row(TxqKey::station(link, tid), ac, &over)
     }
 
     /// `ieee80211_txq_may_transmit` for (link, TID).
