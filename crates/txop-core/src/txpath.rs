@@ -110,6 +110,9 @@ pub struct TxPath {
     tins: Vec<TinId>,
     sched: Option<Scheduler>,
     aql: Option<(Aql, AqlEstimator)>,
+    /// Per link and AC, the last (packet length, stored AQL estimate): the estimate
+    /// depends on nothing else, and most packets of a link have one of few lengths.
+    aql_estimate_memo: Vec<[Option<(u32, u32)>; 4]>,
     dql: Option<Vec<Dql>>,
     codel: CodelParams,
     codel_slow: CodelParams,
@@ -195,6 +198,7 @@ impl TxPath {
             tins,
             sched,
             aql,
+            aql_estimate_memo: vec![[None; 4]; n],
             dql,
             drv: DriverQueues::new(n),
             push_rr: [0; 4],
@@ -451,14 +455,22 @@ impl TxPath {
             .dequeue(now, tin, &codel, &mut self.drops)?;
         p.queued_at = now;
         if let Some((aql, estimator)) = self.aql.as_mut() {
-            let limits = &self.links[link as usize].limits[ac.index()];
-            let est = expected_tx_airtime_us(
-                p.len_bytes,
-                Some(&limits.txv),
-                limits.aggregated,
-                *estimator,
-            );
-            let stored = stored_tx_time_est_us(est);
+            let memo = &mut self.aql_estimate_memo[link as usize][ac.index()];
+            let stored = match *memo {
+                Some((len, stored)) if len == p.len_bytes => stored,
+                _ => {
+                    let limits = &self.links[link as usize].limits[ac.index()];
+                    let est = expected_tx_airtime_us(
+                        p.len_bytes,
+                        Some(&limits.txv),
+                        limits.aggregated,
+                        *estimator,
+                    );
+                    let stored = stored_tx_time_est_us(est);
+                    *memo = Some((p.len_bytes, stored));
+                    stored
+                }
+            };
             p.aql_us = stored as u16;
             if stored > 0 {
                 aql.add(link as usize, ac, stored);
