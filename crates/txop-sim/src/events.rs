@@ -165,6 +165,23 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// Sequence number of the earliest event, which must be at `now`, the time the
+    /// caller is about to handle (so nothing earlier is pushed after this call); `None`
+    /// if the earliest event is not at `now`.
+    pub fn peek_seq_at(&mut self, now: Nanos) -> Option<u64> {
+        if let Some(e) = self.past.peek() {
+            return (e.at == now.as_ns()).then_some(e.seq);
+        }
+        if self.due.is_empty() && self.peek_time() != Some(now) {
+            return None;
+        }
+        self.settle();
+        self.due
+            .front()
+            .map(|(seq, _)| *seq)
+            .filter(|_| self.last == now.as_ns())
+    }
+
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<Nanos> {
         if let Some(e) = self.past.peek() {
@@ -271,6 +288,11 @@ mod tests {
                     event: ev,
                 });
             } else {
+                let top = reference.peek().map(|e| (Nanos(e.at), e.seq));
+                if let Some((t, s)) = top {
+                    assert_eq!(q.peek_seq_at(t), Some(s));
+                    assert_eq!(q.peek_seq_at(Nanos(t.as_ns() + 1)), None);
+                }
                 let expect = reference.pop().map(|e| (Nanos(e.at), e.event));
                 assert_eq!(q.peek_time(), expect.map(|(t, _)| t));
                 assert_eq!(q.pop(), expect);

@@ -206,17 +206,13 @@ struct InFlight {
     payload: Payload,
 }
 
-/// Things that happen outside the cell. Indices are `u32` and packets stay out of it
-/// (the wired links hold theirs) so that queue entries are small: the event queue's
-/// moves are a large part of the loop.
+/// Things that happen outside the cell (besides packets reaching the end of a wired
+/// link, which the links hold in order: see [`Simulation::run_until`]). Indices are
+/// `u32` so that queue entries are small.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The next packet (or request) of a flow.
     Offer { flow: u32 },
-    /// The oldest packet on the downlink wire reaches the AP.
-    WiredToAp,
-    /// The oldest packet on the uplink wire reaches the server.
-    WiredToServer,
     /// A TCP connection's timer (RTO, pacing, delayed ACK).
     TcpTimer { conn: u32 },
     /// A web request not answered after 1 s is sent again.
@@ -348,16 +344,24 @@ impl Simulation {
     }
 
     /// Run until `until` (or the configured end, whichever is earlier).
+    ///
+    /// Three sources, in time order: the cell's deadline, the event queue, and the
+    /// packets reaching the end of the two wired links. A packet on a wire is an event
+    /// in all but storage: it took its sequence number from the queue when it was sent,
+    /// and the loop takes whichever of the queue's and the wires' oldest has the
+    /// smaller (time, sequence), exactly as if it were in the queue.
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.end);
         loop {
             let tc = self.cell.poll_timeout();
             let te = self.events.peek_time();
-            let next = match (tc, te) {
-                (Some(c), Some(e)) => c.min(e),
-                (Some(c), None) => c,
-                (None, Some(e)) => e,
-                (None, None) => break,
+            let tw = match (self.down.next_arrival(), self.up.next_arrival()) {
+                (Some(d), Some(u)) => Some(d.min(u)),
+                (d, u) => d.or(u),
+            };
+            let next = [tc, te, tw.map(|(t, _)| t)].into_iter().flatten().min();
+            let Some(next) = next else {
+                break;
             };
             if next > until {
                 break;
@@ -367,12 +371,28 @@ impl Simulation {
             // `Cell::handle_packet` would run it anyway).
             if tc == Some(next) {
                 self.cell.handle_timeout(next);
+            } else if let Some((_, wire_seq)) = tw.filter(|&(t, seq)| {
+                t == next && self.events.peek_seq_at(next).is_none_or(|e| seq < e)
+            }) {
+                self.wire_arrival(next, wire_seq);
             } else if let Some((at, seq, ev)) = self.events.pop_with_seq() {
                 self.handle_event(at, seq, ev);
             }
             self.drain_outputs();
         }
         self.now = until;
+    }
+
+    /// The oldest packet of a wired link (the one whose sequence number is `seq`)
+    /// reaches its end: the AP (into the cell) or the server.
+    fn wire_arrival(&mut self, at: Nanos, seq: u64) {
+        if self.down.next_arrival().is_some_and(|(_, s)| s == seq) {
+            if let Some(p) = self.down.arrive() {
+                self.cell.handle_packet(at, p);
+            }
+        } else if let Some(p) = self.up.arrive() {
+            self.arrive(at, p);
+        }
     }
 
     fn alloc(&mut self, f: InFlight) -> u64 {
@@ -397,16 +417,6 @@ impl Simulation {
     fn handle_event(&mut self, at: Nanos, seq: u64, ev: Event) {
         match ev {
             Event::Offer { flow } => self.offer(at, flow as usize),
-            Event::WiredToAp => {
-                if let Some(p) = self.down.arrive() {
-                    self.cell.handle_packet(at, p);
-                }
-            }
-            Event::WiredToServer => {
-                if let Some(p) = self.up.arrive() {
-                    self.arrive(at, p);
-                }
-            }
             Event::TcpTimer { conn: id } => {
                 let conn = id as usize;
                 let c = &mut self.conns[conn];
@@ -802,10 +812,12 @@ impl Simulation {
     fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
         match from {
-            Host::Server => match self.down.send_packet(now, p) {
-                Ok(arrival) => self.events.push(arrival, Event::WiredToAp),
-                Err(p) => self.lost(now, p, DropReason::QueueFull),
-            },
+            Host::Server => {
+                let events = &mut self.events;
+                if let Err(p) = self.down.send_packet(now, p, || events.reserve_seq()) {
+                    self.lost(now, p, DropReason::QueueFull);
+                }
+            }
             Host::Station(n) => match self.bus_index(n) {
                 Some(i) => {
                     if let Some(b) = &mut self.buses[i] {
@@ -856,9 +868,11 @@ impl Simulation {
                         f.to
                     });
                     if to == Some(Host::Server) {
-                        match self.up.send_packet(at, packet) {
-                            Ok(arrival) => self.events.push(arrival, Event::WiredToServer),
-                            Err(packet) => self.lost(at, packet, DropReason::QueueFull),
+                        let events = &mut self.events;
+                        if let Err(packet) =
+                            self.up.send_packet(at, packet, || events.reserve_seq())
+                        {
+                            self.lost(at, packet, DropReason::QueueFull);
                         }
                     } else if let Some(i) = to.and_then(|h| match h {
                         Host::Station(n) => self.bus_index(n),

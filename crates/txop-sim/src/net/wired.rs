@@ -2,9 +2,10 @@
 //! (tail drop) and a propagation delay. Between the AP and the servers behind it.
 //!
 //! The link carries its packets itself: they reach the far end in the order they were
-//! sent (one rate, one delay), so the event loop's arrival event needs no packet, only
-//! the direction, and takes the oldest from [`WiredLink::arrive`]. That keeps the
-//! simulator's events small (cheaper event-queue moves).
+//! sent (one rate, one delay), each with its arrival time and the event-queue sequence
+//! number its arrival would have had as an event, so the event loop merges the link's
+//! oldest packet with its queue ([`WiredLink::next_arrival`], [`WiredLink::arrive`])
+//! instead of queueing an event per packet.
 
 use std::collections::VecDeque;
 use txop_core::{Nanos, Packet};
@@ -17,9 +18,10 @@ pub struct WiredLink {
     pub limit_packets: usize,
     /// Departure times of the packets queued or being serialised, oldest first.
     departures: VecDeque<Nanos>,
-    /// Packets sent and not yet arrived, oldest first (arrival times never decrease).
-    /// Bounded: at most `limit_packets` queued plus what fits in the propagation delay.
-    on_wire: VecDeque<Packet>,
+    /// Packets sent and not yet arrived, oldest first (arrival times never decrease),
+    /// with their arrival time and sequence number. Bounded: at most `limit_packets`
+    /// queued plus what fits in the propagation delay.
+    on_wire: VecDeque<(Nanos, u64, Packet)>,
     pub dropped: u64,
 }
 
@@ -62,23 +64,34 @@ impl WiredLink {
         Some(done + self.delay)
     }
 
-    /// Send `packet` at `now`: its arrival time at the far end, where
-    /// [`WiredLink::arrive`] hands it over; or the packet back if the queue was full
+    /// Send `packet` at `now`; `seq()` gives the sequence number that orders its
+    /// arrival among simultaneous events (taken only if the packet is sent). Returns
+    /// the arrival time at the far end, or the packet back if the queue was full
     /// (dropped).
-    pub fn send_packet(&mut self, now: Nanos, packet: Packet) -> Result<Nanos, Packet> {
+    pub fn send_packet(
+        &mut self,
+        now: Nanos,
+        packet: Packet,
+        seq: impl FnOnce() -> u64,
+    ) -> Result<Nanos, Packet> {
         match self.send(now, packet.len_bytes) {
             Some(at) => {
-                self.on_wire.push_back(packet);
+                self.on_wire.push_back((at, seq(), packet));
                 Ok(at)
             }
             None => Err(packet),
         }
     }
 
-    /// The oldest packet on the wire reaches the far end (call at the time
-    /// [`WiredLink::send_packet`] returned for it; packets arrive in sending order).
+    /// Arrival time and sequence number of the oldest packet on the wire.
+    pub fn next_arrival(&self) -> Option<(Nanos, u64)> {
+        self.on_wire.front().map(|&(at, seq, _)| (at, seq))
+    }
+
+    /// The oldest packet on the wire reaches the far end (at its
+    /// [`WiredLink::next_arrival`]; packets arrive in sending order).
     pub fn arrive(&mut self) -> Option<Packet> {
-        self.on_wire.pop_front()
+        self.on_wire.pop_front().map(|(_, _, p)| p)
     }
 }
 
@@ -104,9 +117,10 @@ mod tests {
     fn packets_arrive_in_sending_order() {
         let mut l = WiredLink::new(100_000_000, Nanos::from_ms(5), 10);
         let p = |id, len| Packet::new(id, txop_core::NodeId(1), txop_core::NodeId::AP, len);
-        let a = l.send_packet(Nanos::ZERO, p(1, 1500)).unwrap();
-        let b = l.send_packet(Nanos::ZERO, p(2, 40)).unwrap();
+        let a = l.send_packet(Nanos::ZERO, p(1, 1500), || 7).unwrap();
+        let b = l.send_packet(Nanos::ZERO, p(2, 40), || 8).unwrap();
         assert!(b > a, "the short packet waits behind the long one");
+        assert_eq!(l.next_arrival(), Some((a, 7)));
         assert_eq!(l.arrive().map(|p| p.id), Some(1));
         assert_eq!(l.arrive().map(|p| p.id), Some(2));
         assert_eq!(l.arrive(), None);
