@@ -359,7 +359,7 @@ impl Simulation {
                 (Some(d), Some(u)) => Some(d.min(u)),
                 (d, u) => d.or(u),
             };
-            let next = [tc, te, tw.map(|(t, _)| t)].into_iter().flatten().min();
+            let next = earliest(earliest(tc, te), tw.map(|(t, _)| t));
             let Some(next) = next else {
                 break;
             };
@@ -1140,6 +1140,14 @@ impl Simulation {
                 })
             })
             .collect()
+    }
+}
+
+/// The earlier of two optional times.
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
