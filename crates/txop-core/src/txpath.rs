@@ -117,8 +117,12 @@ pub struct TxPath {
     codel: CodelParams,
     codel_slow: CodelParams,
     drv: DriverQueues,
-    /// Where the firmware push loop resumes its turn over the TXQs, per AC.
-    push_rr: [usize; 4],
+    /// Where the firmware push loop resumes its turn over the TXQs, per AC: the fq tin
+    /// number (link × 8 + TID) from which it looks for the AC's next TXQ.
+    push_rr: [u32; 4],
+    /// Per AC, the fq tins of its TIDs as a bit pattern repeated for every station
+    /// (tin = link × 8 + TID; all TIDs without QoS).
+    ac_tin_pattern: [u64; 4],
     /// Per link: its station dozes and the AP holds its frames (§9.1).
     paused: Vec<bool>,
     /// Some link is paused (keeps the checks off the common path).
@@ -202,6 +206,12 @@ impl TxPath {
             dql,
             drv: DriverQueues::new(n),
             push_rr: [0; 4],
+            ac_tin_pattern: Ac::ALL.map(|ac| {
+                let tids = (0..NUM_TIDS as u8)
+                    .filter(|&t| !qos || Ac::from_up(t) == ac)
+                    .fold(0u64, |bits, t| bits | 1 << t);
+                tids * 0x0101_0101_0101_0101
+            }),
             paused: vec![false; n],
             any_paused: false,
             drops: Vec::new(),
@@ -533,33 +543,18 @@ impl TxPath {
     /// requests do; running `next_txq` on every push would keep topping up deficits and
     /// erase the scheduler's decisions.
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        // The TIDs of this AC (all of them without QoS), without allocating; a TXQ's
-        // turn is `link × tids + position of its TID among them`.
-        let mut tids = [0u8; NUM_TIDS];
-        let mut position = [0usize; NUM_TIDS];
-        let mut tid_bits = 0u64;
-        let mut n_tids = 0;
-        for t in 0..NUM_TIDS as u8 {
-            if !self.qos || Ac::from_up(t) == ac {
-                tids[n_tids] = t;
-                position[t as usize] = n_tids;
-                tid_bits |= 1 << t;
-                n_tids += 1;
-            }
-        }
-        let slots = self.links.len() * n_tids;
-        if slots == 0 || self.fq.is_none() {
+        if self.fq.is_none() || self.links.is_empty() {
             return;
         }
-        // The turn visits the TXQs from `start` on, wrapping around. A TXQ whose tin
-        // lists no flow gives nothing and changes nothing when dequeued, so only the
-        // others are visited: fq's bitmap of busy tins finds them (tin = link × 8 +
-        // TID, see `TxPath::new`), in the turn's order.
+        // One turn visits the AC's TXQs in (link, TID) order from where the last one
+        // that gave packets left off, wrapping around. A TXQ whose tin lists no flow
+        // gives nothing and changes nothing when dequeued, so only the others are
+        // visited: fq's bitmap of busy tins finds them (tin = link × 8 + TID, see
+        // `TxPath::new`), the AC's pattern picks its TIDs.
         let start = self.push_rr[ac.index()];
-        let start_tin = (start / n_tids * NUM_TIDS + tids[start % n_tids] as usize) as u32;
-        let end_tin = (self.links.len() * NUM_TIDS) as u32;
-        let pattern = tid_bits * 0x0101_0101_0101_0101;
-        let (mut from, mut to, mut wrapped) = (start_tin, end_tin, false);
+        let end = (self.links.len() * NUM_TIDS) as u32;
+        let pattern = self.ac_tin_pattern[ac.index()];
+        let (mut from, mut to, mut wrapped) = (start, end, false);
         while self.driver_room(ac) {
             let busy = self
                 .fq
@@ -569,7 +564,7 @@ impl TxPath {
                 if wrapped {
                     break;
                 }
-                (from, to, wrapped) = (0, start_tin, true);
+                (from, to, wrapped) = (0, start, true);
                 continue;
             };
             from = tin.0 + 1;
@@ -577,7 +572,6 @@ impl TxPath {
                 (tin.0 as usize / NUM_TIDS) as u16,
                 (tin.0 as usize % NUM_TIDS) as u8,
             );
-            let slot = link as usize * n_tids + position[tid as usize];
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
                 let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
@@ -589,7 +583,9 @@ impl TxPath {
                 pushed += 1;
             }
             if pushed > 0 {
-                self.push_rr[ac.index()] = if slot + 1 == slots { 0 } else { slot + 1 };
+                // The next turn starts at the TXQ after this one (past the last
+                // station's, the search finds none and wraps to the first).
+                self.push_rr[ac.index()] = if from >= end { 0 } else { from };
             }
         }
     }
