@@ -61,13 +61,15 @@ impl ConnTimer {
         debug_assert_ne!(self.deadline, Some(t));
         debug_assert!(t > now, "TCP timer set at or before the current instant");
         let seq = queue.reserve_seq();
-        self.first_seq.entry(t.max(now).as_ns()).or_insert(seq);
+        let first = *self.first_seq.entry(t.max(now).as_ns()).or_insert(seq);
         self.deadline = Some(t);
         if self.first_seq.len() >= self.prune_at {
             self.first_seq.retain(|&at, _| at >= now.as_ns());
             self.prune_at = (2 * self.first_seq.len()).max(64);
         }
-        self.arm(queue, event);
+        if t >= now {
+            self.arm_at(t, first, queue, event);
+        }
     }
 
     /// One of this timer's entries popped (time `at`, sequence `seq`): true if the
@@ -100,6 +102,11 @@ impl ConnTimer {
         let Some(&seq) = self.first_seq.get(&t.as_ns()) else {
             return;
         };
+        self.arm_at(t, seq, queue, event);
+    }
+
+    /// [`ConnTimer::arm`] for the deadline `t` whose first entry has number `seq`.
+    fn arm_at<E>(&mut self, t: Nanos, seq: u64, queue: &mut EventQueue<E>, event: E) {
         let key = (t, seq);
         if queue.last_popped().is_some_and(|p| key <= p) {
             // That entry popped already (stale then): see the module docs.
