@@ -77,6 +77,16 @@ impl Qdisc {
     }
 }
 
+/// Bit `i` of `b` becomes byte `i` of the result (0x00 or 0xff): a per-station bit
+/// widened to the station's 8 tins.
+fn spread_bits_to_bytes(b: u8) -> u64 {
+    let mut x = b as u64;
+    x = (x | x << 28) & 0x0000_000f_0000_000f;
+    x = (x | x << 14) & 0x0003_0003_0003_0003;
+    x = (x | x << 7) & 0x0101_0101_0101_0101;
+    x * 0xff
+}
+
 /// What the path needs to know about one link (peer).
 #[derive(Clone, Debug)]
 pub struct PathLink {
@@ -556,10 +566,17 @@ impl TxPath {
         let pattern = self.ac_tin_pattern[ac.index()];
         let (mut from, mut to, mut wrapped) = (start, end, false);
         while self.driver_room(ac) {
-            let busy = self
-                .fq
-                .as_ref()
-                .and_then(|fq| fq.next_busy_tin(from, to, pattern));
+            // Stations AQL holds back give nothing and change nothing when dequeued
+            // either: with many stations, AQL's eligibility bitmap (a bit per
+            // station, spread to the station's 8 tins) keeps them out of the search.
+            let eligible = self.aql.as_ref().and_then(|(a, _)| a.eligible_stations(ac));
+            let busy = self.fq.as_ref().and_then(|fq| match eligible {
+                None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
+                Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
+                    let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
+                    spread_bits_to_bytes(byte)
+                }),
+            });
             let Some(tin) = busy else {
                 if wrapped {
                     break;
@@ -860,5 +877,24 @@ impl TxPath {
         self.aql
             .as_ref()
             .map_or(0, |(a, _)| a.pending_us(link as usize, ac))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_bits_to_bytes_widens_each_bit() {
+        for b in 0..=255u8 {
+            let expect = (0..8).fold(0u64, |x, i| {
+                if b >> i & 1 == 1 {
+                    x | 0xff << (8 * i)
+                } else {
+                    x
+                }
+            });
+            assert_eq!(spread_bits_to_bytes(b), expect, "{b:#010b}");
+        }
     }
 }

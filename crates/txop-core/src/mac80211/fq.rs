@@ -792,14 +792,21 @@ impl Fq {
 
     /// The first tin in `from..end` that is not idle ([`Fq::tin_idle`]) and whose bit
     /// is set in `pattern`, applied to every 64 tins (bit `i` stands for the tins
-    /// numbered `i` modulo 64): e.g. a caller that added 8 tins per station picks TIDs
-    /// with it. Tins are numbered in the order [`Fq::add_tin`] returned them.
-    pub fn next_busy_tin(&self, from: u32, end: u32, pattern: u64) -> Option<TinId> {
+    /// numbered `i` modulo 64), and in `mask(w)` for the tins `64 w..64 w + 64`: e.g.
+    /// a caller that added 8 tins per station picks TIDs with the pattern and stations
+    /// with the mask. Tins are numbered in the order [`Fq::add_tin`] returned them.
+    pub fn next_busy_tin(
+        &self,
+        from: u32,
+        end: u32,
+        pattern: u64,
+        mask: impl Fn(usize) -> u64,
+    ) -> Option<TinId> {
         let end = end.min(self.tins.len() as u32);
         let mut t = from;
         while t < end {
             let w = (t / 64) as usize;
-            let bits = self.listed[w] & pattern & (u64::MAX << (t % 64));
+            let bits = self.listed[w] & pattern & mask(w) & (u64::MAX << (t % 64));
             if bits != 0 {
                 let found = w as u32 * 64 + bits.trailing_zeros();
                 return (found < end).then_some(TinId(found));
@@ -924,12 +931,17 @@ mod tests {
                 assert_eq!(fq.tin_idle(tin), lists_empty(&fq, i), "tin {i}");
             }
             let pattern = rng.next_u64();
+            let masks = [rng.next_u64(), rng.next_u64(), u64::MAX];
             let from = (rng.next_u64() % 160) as u32;
             let end = (rng.next_u64() % 160) as u32;
             let expect = (from..end.min(150))
-                .find(|&i| !lists_empty(&fq, i as usize) && pattern & (1 << (i % 64)) != 0)
+                .find(|&i| {
+                    !lists_empty(&fq, i as usize)
+                        && pattern & (1 << (i % 64)) != 0
+                        && masks[i as usize / 64] & (1 << (i % 64)) != 0
+                })
                 .map(TinId);
-            assert_eq!(fq.next_busy_tin(from, end, pattern), expect);
+            assert_eq!(fq.next_busy_tin(from, end, pattern, |w| masks[w]), expect);
         }
     }
 
