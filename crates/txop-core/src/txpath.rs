@@ -403,10 +403,8 @@ impl TxPath {
     /// is stopped).
     fn driver_room(&self, ac: Ac) -> bool {
         let room = match self.cfg.driver {
-            DriverKind::Ath9k => self.drv.held[ac.index()] < self.cfg.driver_queue_packets,
-            DriverKind::Firmware => {
-                self.drv.held.iter().sum::<u32>() < self.cfg.driver_queue_packets
-            }
+            DriverKind::Ath9k => self.drv.held(ac) < self.cfg.driver_queue_packets,
+            DriverKind::Firmware => self.drv.held_total() < self.cfg.driver_queue_packets,
         };
         room && self.dql.as_ref().is_none_or(|d| d[ac.index()].avail() >= 0)
     }
@@ -821,7 +819,7 @@ impl TxPath {
         for (i, m) in ppdu.mpdus.drain(..).enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
             if acked || m.attempts >= report.retry_limit {
-                self.drv.held[ac.index()] -= 1;
+                self.drv.release_held(ac);
                 self.drv.tids[link as usize][tid as usize].complete(m.seq);
                 if let Some((aql, _)) = self.aql.as_mut() {
                     if m.packet.aql_us > 0 {

@@ -107,7 +107,10 @@ pub struct DriverQueues {
     /// Of those, A-MPDUs.
     pub in_air_aggr: [u32; 4],
     /// Packets inside the driver, firmware or hardware per AC, until their completion.
-    pub held: [u32; 4],
+    held: [u32; 4],
+    /// The sum of `held` (a firmware's limit is on all ACs together; summing the four
+    /// just after one was stored stalled the load).
+    held_total: u32,
     /// Round robin per AC of (link, TID) with held or retry frames (the driver's or the
     /// firmware's own scheduling).
     active: [VecDeque<(u16, u8)>; 4],
@@ -125,6 +128,7 @@ impl DriverQueues {
             in_air: [0; 4],
             in_air_aggr: [0; 4],
             held: [0; 4],
+            held_total: 0,
             active: Default::default(),
             spare: Vec::new(),
             paused: vec![false; n_links],
@@ -161,6 +165,7 @@ impl DriverQueues {
             .fifo
             .push_back(packet);
         self.held[ac.index()] += 1;
+        self.held_total += 1;
         self.activate(link, tid, ac, false);
     }
 
@@ -168,6 +173,22 @@ impl DriverQueues {
     pub fn requeue(&mut self, link: u16, tid: u8, ac: Ac, mpdu: Mpdu) {
         self.tids[link as usize][tid as usize].requeue(mpdu);
         self.activate(link, tid, ac, true);
+    }
+
+    /// Packets of `ac` inside the driver, firmware or hardware, until their completion.
+    pub fn held(&self, ac: Ac) -> u32 {
+        self.held[ac.index()]
+    }
+
+    /// Packets of all ACs inside the driver, firmware or hardware.
+    pub fn held_total(&self) -> u32 {
+        self.held_total
+    }
+
+    /// One packet of `ac` completed (acknowledged or given up).
+    pub fn release_held(&mut self, ac: Ac) {
+        self.held[ac.index()] -= 1;
+        self.held_total -= 1;
     }
 
     /// Number of (link, TID) with frames for `ac`.
@@ -327,6 +348,7 @@ impl DriverQueues {
             mpdus.push(mpdu);
         }
         self.held[ac.index()] += pulled_held;
+        self.held_total += pulled_held;
         self.rotate(ac, (link, tid));
         if mpdus.is_empty() {
             self.spare.push(mpdus);
