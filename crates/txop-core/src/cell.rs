@@ -778,6 +778,9 @@ impl Cell {
 
     /// Report what node `n`'s path dropped or gave up since the last call.
     fn drain_path(&mut self, n: usize, now: Nanos) {
+        if self.nodes[n].path.drops.is_empty() && self.nodes[n].path.gave_up.is_empty() {
+            return;
+        }
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
         for (packet, reason) in drops.drain(..) {
             let uplink = !packet.src.is_ap();
@@ -1999,5 +2002,6 @@ fn build_limits(
         max_bytes,
         max_duration,
         overhead_bytes: mpdu_overhead(cfg.qos),
+        max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
     }
 }

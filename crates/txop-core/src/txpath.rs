@@ -77,6 +77,16 @@ impl Qdisc {
     }
 }
 
+/// Bit `i` of `b` becomes byte `i` of the result (0x00 or 0xff): a per-station bit
+/// widened to the station's 8 tins.
+fn spread_bits_to_bytes(b: u8) -> u64 {
+    let mut x = b as u64;
+    x = (x | x << 28) & 0x0000_000f_0000_000f;
+    x = (x | x << 14) & 0x0003_0003_0003_0003;
+    x = (x | x << 7) & 0x0101_0101_0101_0101;
+    x * 0xff
+}
+
 /// What the path needs to know about one link (peer).
 #[derive(Clone, Debug)]
 pub struct PathLink {
@@ -110,12 +120,19 @@ pub struct TxPath {
     tins: Vec<TinId>,
     sched: Option<Scheduler>,
     aql: Option<(Aql, AqlEstimator)>,
+    /// Per link and AC, the last (packet length, stored AQL estimate): the estimate
+    /// depends on nothing else, and most packets of a link have one of few lengths.
+    aql_estimate_memo: Vec<[Option<(u32, u32)>; 4]>,
     dql: Option<Vec<Dql>>,
     codel: CodelParams,
     codel_slow: CodelParams,
     drv: DriverQueues,
-    /// Where the firmware push loop resumes its turn over the TXQs, per AC.
-    push_rr: [usize; 4],
+    /// Where the firmware push loop resumes its turn over the TXQs, per AC: the fq tin
+    /// number (link × 8 + TID) from which it looks for the AC's next TXQ.
+    push_rr: [u32; 4],
+    /// Per AC, the fq tins of its TIDs as a bit pattern repeated for every station
+    /// (tin = link × 8 + TID; all TIDs without QoS).
+    ac_tin_pattern: [u64; 4],
     /// Per link: its station dozes and the AP holds its frames (§9.1).
     paused: Vec<bool>,
     /// Some link is paused (keeps the checks off the common path).
@@ -151,7 +168,9 @@ impl TxPath {
                 },
                 cfg.fq_overload,
             );
-            let tins = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
+            // Tin `link × 8 + TID` (the firmware push loop relies on the numbering).
+            let tins: Vec<TinId> = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
+            debug_assert!(tins.iter().enumerate().all(|(i, t)| t.0 as usize == i));
             let mut sched = Scheduler::new(
                 SchedulerParams {
                     kind: cfg.scheduler,
@@ -193,9 +212,16 @@ impl TxPath {
             tins,
             sched,
             aql,
+            aql_estimate_memo: vec![[None; 4]; n],
             dql,
             drv: DriverQueues::new(n),
             push_rr: [0; 4],
+            ac_tin_pattern: Ac::ALL.map(|ac| {
+                let tids = (0..NUM_TIDS as u8)
+                    .filter(|&t| !qos || Ac::from_up(t) == ac)
+                    .fold(0u64, |bits, t| bits | 1 << t);
+                tids * 0x0101_0101_0101_0101
+            }),
             paused: vec![false; n],
             any_paused: false,
             drops: Vec::new(),
@@ -377,10 +403,8 @@ impl TxPath {
     /// is stopped).
     fn driver_room(&self, ac: Ac) -> bool {
         let room = match self.cfg.driver {
-            DriverKind::Ath9k => self.drv.held[ac.index()] < self.cfg.driver_queue_packets,
-            DriverKind::Firmware => {
-                self.drv.held.iter().sum::<u32>() < self.cfg.driver_queue_packets
-            }
+            DriverKind::Ath9k => self.drv.held(ac) < self.cfg.driver_queue_packets,
+            DriverKind::Firmware => self.drv.held_total() < self.cfg.driver_queue_packets,
         };
         room && self.dql.as_ref().is_none_or(|d| d[ac.index()].avail() >= 0)
     }
@@ -449,14 +473,22 @@ impl TxPath {
             .dequeue(now, tin, &codel, &mut self.drops)?;
         p.queued_at = now;
         if let Some((aql, estimator)) = self.aql.as_mut() {
-            let limits = &self.links[link as usize].limits[ac.index()];
-            let est = expected_tx_airtime_us(
-                p.len_bytes,
-                Some(&limits.txv),
-                limits.aggregated,
-                *estimator,
-            );
-            let stored = stored_tx_time_est_us(est);
+            let memo = &mut self.aql_estimate_memo[link as usize][ac.index()];
+            let stored = match *memo {
+                Some((len, stored)) if len == p.len_bytes => stored,
+                _ => {
+                    let limits = &self.links[link as usize].limits[ac.index()];
+                    let est = expected_tx_airtime_us(
+                        p.len_bytes,
+                        Some(&limits.txv),
+                        limits.aggregated,
+                        *estimator,
+                    );
+                    let stored = stored_tx_time_est_us(est);
+                    *memo = Some((p.len_bytes, stored));
+                    stored
+                }
+            };
             p.aql_us = stored as u16;
             if stored > 0 {
                 aql.add(link as usize, ac, stored);
@@ -519,24 +551,42 @@ impl TxPath {
     /// requests do; running `next_txq` on every push would keep topping up deficits and
     /// erase the scheduler's decisions.
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        // The TIDs of this AC (all of them without QoS), without allocating.
-        let mut tids = [0u8; NUM_TIDS];
-        let mut n_tids = 0;
-        for t in 0..NUM_TIDS as u8 {
-            if !self.qos || Ac::from_up(t) == ac {
-                tids[n_tids] = t;
-                n_tids += 1;
-            }
+        if self.fq.is_none() || self.links.is_empty() {
+            return;
         }
-        let tids = &tids[..n_tids];
-        let slots = self.links.len() * tids.len();
+        // One turn visits the AC's TXQs in (link, TID) order from where the last one
+        // that gave packets left off, wrapping around. A TXQ whose tin lists no flow
+        // gives nothing and changes nothing when dequeued, so only the others are
+        // visited: fq's bitmap of busy tins finds them (tin = link × 8 + TID, see
+        // `TxPath::new`), the AC's pattern picks its TIDs.
         let start = self.push_rr[ac.index()];
-        for k in 0..slots {
-            if !self.driver_room(ac) {
-                break;
-            }
-            let slot = (start + k) % slots;
-            let (link, tid) = ((slot / tids.len()) as u16, tids[slot % tids.len()]);
+        let end = (self.links.len() * NUM_TIDS) as u32;
+        let pattern = self.ac_tin_pattern[ac.index()];
+        let (mut from, mut to, mut wrapped) = (start, end, false);
+        while self.driver_room(ac) {
+            // Stations AQL holds back give nothing and change nothing when dequeued
+            // either: with many stations, AQL's eligibility bitmap (a bit per
+            // station, spread to the station's 8 tins) keeps them out of the search.
+            let eligible = self.aql.as_ref().and_then(|(a, _)| a.eligible_stations(ac));
+            let busy = self.fq.as_ref().and_then(|fq| match eligible {
+                None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
+                Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
+                    let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
+                    spread_bits_to_bytes(byte)
+                }),
+            });
+            let Some(tin) = busy else {
+                if wrapped {
+                    break;
+                }
+                (from, to, wrapped) = (0, start, true);
+                continue;
+            };
+            from = tin.0 + 1;
+            let (link, tid) = (
+                (tin.0 as usize / NUM_TIDS) as u16,
+                (tin.0 as usize % NUM_TIDS) as u8,
+            );
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
                 let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
@@ -548,7 +598,9 @@ impl TxPath {
                 pushed += 1;
             }
             if pushed > 0 {
-                self.push_rr[ac.index()] = (slot + 1) % slots;
+                // The next turn starts at the TXQ after this one (past the last
+                // station's, the search finds none and wraps to the first).
+                self.push_rr[ac.index()] = if from >= end { 0 } else { from };
             }
         }
     }
@@ -660,12 +712,28 @@ impl TxPath {
         }
         let gated = self.sched.is_some() && self.fq.is_some();
         let passes = 256 * self.drv.active_len(ac);
-        for attempt in 0..=passes {
+        let mut attempt = 0;
+        while attempt <= passes {
             let Some((link, tid)) = self.drv.next_active(ac) else {
                 return;
             };
+            if gated && attempt < passes && self.drv.active_len(ac) == 1 {
+                // Alone in the firmware's round robin (skipping it changes nothing)
+                // and on the scheduler's list: the refusals to come only top its
+                // deficit up, so take them at once.
+                let refusals = self.refusals_in_a_row(link, tid, ac);
+                let k = refusals.unwrap_or(0).min((passes - attempt) as u32);
+                if k > 0 {
+                    if let Some(s) = self.sched.as_mut() {
+                        s.refuse(now, TxqKey::station(link, tid), ac, k);
+                    }
+                    attempt += k as usize;
+                    continue;
+                }
+            }
             if gated && attempt < passes && !self.may_transmit(now, link, tid, ac) {
                 self.drv.skip(ac);
+                attempt += 1;
                 continue;
             }
             let limits = self.links[link as usize].limits[ac.index()];
@@ -677,6 +745,15 @@ impl TxPath {
             }
             return;
         }
+    }
+
+    /// [`Scheduler::refusals_in_a_row`] for (link, TID).
+    fn refusals_in_a_row(&self, link: u16, tid: u8, ac: Ac) -> Option<u32> {
+        let aql = self.aql.as_ref().map(|(a, _)| a);
+        let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
+        self.sched
+            .as_ref()?
+            .refusals_in_a_row(TxqKey::station(link, tid), ac, &over)
     }
 
     /// `ieee80211_txq_may_transmit` for (link, TID).
@@ -742,7 +819,7 @@ impl TxPath {
         for (i, m) in ppdu.mpdus.drain(..).enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
             if acked || m.attempts >= report.retry_limit {
-                self.drv.held[ac.index()] -= 1;
+                self.drv.release_held(ac);
                 self.drv.tids[link as usize][tid as usize].complete(m.seq);
                 if let Some((aql, _)) = self.aql.as_mut() {
                     if m.packet.aql_us > 0 {
@@ -798,5 +875,24 @@ impl TxPath {
         self.aql
             .as_ref()
             .map_or(0, |(a, _)| a.pending_us(link as usize, ac))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_bits_to_bytes_widens_each_bit() {
+        for b in 0..=255u8 {
+            let expect = (0..8).fold(0u64, |x, i| {
+                if b >> i & 1 == 1 {
+                    x | 0xff << (8 * i)
+                } else {
+                    x
+                }
+            });
+            assert_eq!(spread_bits_to_bytes(b), expect, "{b:#010b}");
+        }
     }
 }

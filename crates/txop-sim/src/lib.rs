@@ -1,6 +1,7 @@
 //! txop-sim: the deterministic virtual-time driver of the txop core, with traffic models
 //! and result summaries.
 
+mod conn_timer;
 pub mod events;
 pub mod flentfile;
 pub mod flowstats;

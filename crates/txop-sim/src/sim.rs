@@ -10,6 +10,7 @@
 //! bus before it enters the cell, and what the cell delivers to the station crosses it
 //! before it reaches the host. Without one the host hands packets to the cell at once.
 
+use crate::conn_timer::ConnTimer;
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
@@ -128,8 +129,8 @@ struct TcpConn {
     hash: u32,
     snd: TcpSender,
     rcv: TcpReceiver,
-    /// The timer event currently scheduled for it (others are stale).
-    deadline: Option<Nanos>,
+    /// Its timer: the deadline asked for last and its queue entries.
+    timer: ConnTimer,
     /// Web: the object being received and the stream offset where it ends.
     object: Option<(u32, u64)>,
     /// Web: the stream offset already asked for (requested bytes so far).
@@ -205,25 +206,25 @@ struct InFlight {
     payload: Payload,
 }
 
-/// Things that happen outside the cell.
+/// Things that happen outside the cell (besides packets reaching the end of a wired
+/// link, which the links hold in order: see [`Simulation::run_until`]). Indices are
+/// `u32` so that queue entries are small.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The next packet (or request) of a flow.
-    Offer { flow: usize },
-    /// A packet reaches the far end of the wired link (the AP, or a server).
-    WiredArrival { packet: Packet },
+    Offer { flow: u32 },
     /// A TCP connection's timer (RTO, pacing, delayed ACK).
-    TcpTimer { conn: usize },
+    TcpTimer { conn: u32 },
     /// A web request not answered after 1 s is sent again.
-    WebRetry { conn: usize, object: u32 },
+    WebRetry { conn: u32, object: u32 },
     /// A TCP flow stops writing new data.
-    TcpStop { flow: usize },
+    TcpStop { flow: u32 },
     /// The client's SYN number `n` (1-based) went unanswered for its timeout.
-    SynTimer { conn: usize, n: u32 },
+    SynTimer { conn: u32, n: u32 },
     /// The server's SYN-ACK number `n` went unacknowledged for its timeout.
-    SynAckTimer { conn: usize, n: u32 },
+    SynAckTimer { conn: u32, n: u32 },
     /// A station's host bus has a deadline (index into `buses`).
-    BusTimer { bus: usize },
+    BusTimer { bus: u32 },
 }
 
 /// A running simulation.
@@ -293,16 +294,16 @@ impl Simulation {
             match f {
                 Flow::Saturated(s) => {
                     for _ in 0..s.depth {
-                        events.push(Nanos::ZERO, Event::Offer { flow: i });
+                        events.push(Nanos::ZERO, Event::Offer { flow: i as u32 });
                     }
                 }
-                Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i }),
-                Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i }),
-                Flow::Web(w) => events.push(w.start, Event::Offer { flow: i }),
+                Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i as u32 }),
+                Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i as u32 }),
+                Flow::Web(w) => events.push(w.start, Event::Offer { flow: i as u32 }),
                 Flow::Tcp(t) => {
-                    events.push(t.start, Event::Offer { flow: i });
+                    events.push(t.start, Event::Offer { flow: i as u32 });
                     if let Some(stop) = t.stop {
-                        events.push(stop, Event::TcpStop { flow: i });
+                        events.push(stop, Event::TcpStop { flow: i as u32 });
                     }
                 }
             }
@@ -343,16 +344,24 @@ impl Simulation {
     }
 
     /// Run until `until` (or the configured end, whichever is earlier).
+    ///
+    /// Three sources, in time order: the cell's deadline, the event queue, and the
+    /// packets reaching the end of the two wired links. A packet on a wire is an event
+    /// in all but storage: it took its sequence number from the queue when it was sent,
+    /// and the loop takes whichever of the queue's and the wires' oldest has the
+    /// smaller (time, sequence), exactly as if it were in the queue.
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.end);
         loop {
             let tc = self.cell.poll_timeout();
             let te = self.events.peek_time();
-            let next = match (tc, te) {
-                (Some(c), Some(e)) => c.min(e),
-                (Some(c), None) => c,
-                (None, Some(e)) => e,
-                (None, None) => break,
+            let tw = match (self.down.next_arrival(), self.up.next_arrival()) {
+                (Some(d), Some(u)) => Some(d.min(u)),
+                (d, u) => d.or(u),
+            };
+            let next = earliest(earliest(tc, te), tw.map(|(t, _)| t));
+            let Some(next) = next else {
+                break;
             };
             if next > until {
                 break;
@@ -362,12 +371,28 @@ impl Simulation {
             // `Cell::handle_packet` would run it anyway).
             if tc == Some(next) {
                 self.cell.handle_timeout(next);
-            } else if let Some((at, ev)) = self.events.pop() {
-                self.handle_event(at, ev);
+            } else if let Some((_, wire_seq)) = tw.filter(|&(t, seq)| {
+                t == next && self.events.peek_seq_at(next).is_none_or(|e| seq < e)
+            }) {
+                self.wire_arrival(next, wire_seq);
+            } else if let Some((at, seq, ev)) = self.events.pop_with_seq() {
+                self.handle_event(at, seq, ev);
             }
             self.drain_outputs();
         }
         self.now = until;
+    }
+
+    /// The oldest packet of a wired link (the one whose sequence number is `seq`)
+    /// reaches its end: the AP (into the cell) or the server.
+    fn wire_arrival(&mut self, at: Nanos, seq: u64) {
+        if self.down.next_arrival().is_some_and(|(_, s)| s == seq) {
+            if let Some(p) = self.down.arrive() {
+                self.cell.handle_packet(at, p);
+            }
+        } else if let Some(p) = self.up.arrive() {
+            self.arrive(at, p);
+        }
     }
 
     fn alloc(&mut self, f: InFlight) -> u64 {
@@ -389,33 +414,36 @@ impl Simulation {
         Some(f)
     }
 
-    fn handle_event(&mut self, at: Nanos, ev: Event) {
+    fn handle_event(&mut self, at: Nanos, seq: u64, ev: Event) {
         match ev {
-            Event::Offer { flow } => self.offer(at, flow),
-            Event::WiredArrival { packet } => self.wired_arrival(at, packet),
-            Event::TcpTimer { conn } => {
+            Event::Offer { flow } => self.offer(at, flow as usize),
+            Event::TcpTimer { conn: id } => {
+                let conn = id as usize;
                 let c = &mut self.conns[conn];
-                if c.deadline != Some(at) {
+                let event = Event::TcpTimer { conn: id };
+                if !c.timer.on_entry(at, seq, &mut self.events, event) {
                     return; // superseded by a later reschedule
                 }
-                c.deadline = None;
                 c.snd.handle_timeout(at);
                 c.rcv.handle_timeout(at);
                 self.pump_tcp(at, conn);
             }
             Event::SynTimer { conn, n } => {
+                let conn = conn as usize;
                 let c = &self.conns[conn];
                 if !c.client_open && c.syns == n && n <= SYN_RETRIES {
                     self.send_syn(at, conn);
                 }
             }
             Event::SynAckTimer { conn, n } => {
+                let conn = conn as usize;
                 let c = &self.conns[conn];
                 if !c.server_open && c.syn_acks == n && n <= SYNACK_RETRIES {
                     self.send_syn_ack(at, conn);
                 }
             }
             Event::BusTimer { bus } => {
+                let bus = bus as usize;
                 if self.bus_deadline[bus] != Some(at) {
                     return; // superseded
                 }
@@ -426,11 +454,12 @@ impl Simulation {
                 self.pump_bus(bus);
             }
             Event::TcpStop { flow } => {
-                if let Some(c) = self.flow_conn[flow] {
+                if let Some(c) = self.flow_conn[flow as usize] {
                     self.conns[c].snd.stop_writing();
                 }
             }
             Event::WebRetry { conn, object } => {
+                let conn = conn as usize;
                 // The server never saw the request (it was lost): ask again.
                 let c = &self.conns[conn];
                 if c.object
@@ -461,7 +490,8 @@ impl Simulation {
         match &self.flows[flow] {
             Flow::Saturated(_) | Flow::Cbr(_) => {
                 if let Flow::Cbr(c) = &self.flows[flow] {
-                    self.events.push(at + c.interval(), Event::Offer { flow });
+                    self.events
+                        .push(at + c.interval(), Event::Offer { flow: flow as u32 });
                 }
                 let token = self.alloc(InFlight {
                     flow: flow as u32,
@@ -478,7 +508,7 @@ impl Simulation {
             Flow::Ping(ping) => {
                 let next = at + ping.interval;
                 if ping.stop.is_none_or(|s| next < s) {
-                    self.events.push(next, Event::Offer { flow });
+                    self.events.push(next, Event::Offer { flow: flow as u32 });
                 }
                 let (len, tid, dscp, hash) = (ping.len_bytes, ping.tid, ping.dscp, ping.flow_hash);
                 let seq = self.ping_seq[flow];
@@ -503,7 +533,13 @@ impl Simulation {
         c.syns += 1;
         let (n, client, server) = (c.syns, c.client(), c.server());
         let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
-        self.events.push(at + timeout, Event::SynTimer { conn, n });
+        self.events.push(
+            at + timeout,
+            Event::SynTimer {
+                conn: conn as u32,
+                n,
+            },
+        );
         let syn = Payload::Syn { conn: conn as u32 };
         self.conn_packet(at, conn, syn, SYN_BYTES, client, server);
     }
@@ -516,8 +552,13 @@ impl Simulation {
         let (n, client, server) = (c.syn_acks, c.client(), c.server());
         if server == c.sender && !c.server_open {
             let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
-            self.events
-                .push(at + timeout, Event::SynAckTimer { conn, n });
+            self.events.push(
+                at + timeout,
+                Event::SynAckTimer {
+                    conn: conn as u32,
+                    n,
+                },
+            );
         }
         let syn_ack = Payload::SynAck { conn: conn as u32 };
         self.conn_packet(at, conn, syn_ack, SYN_BYTES, server, client);
@@ -544,7 +585,7 @@ impl Simulation {
             hash,
             snd: TcpSender::new(cfg, now, bytes),
             rcv: TcpReceiver::new(cfg),
-            deadline: None,
+            timer: ConnTimer::default(),
             object: None,
             requested: 0,
             client_open: false,
@@ -640,8 +681,13 @@ impl Simulation {
             client,
             server,
         );
-        self.events
-            .push(at + Nanos::from_secs(1), Event::WebRetry { conn, object });
+        self.events.push(
+            at + Nanos::from_secs(1),
+            Event::WebRetry {
+                conn: conn as u32,
+                object,
+            },
+        );
     }
 
     /// The client received more of connection `conn`'s stream.
@@ -670,7 +716,7 @@ impl Simulation {
             w.load_times.push(t);
             self.flow_stats[flow].page_loaded(t);
             if let Some(r) = repeat {
-                self.events.push(at + r, Event::Offer { flow });
+                self.events.push(at + r, Event::Offer { flow: flow as u32 });
             }
             return;
         }
@@ -729,9 +775,9 @@ impl Simulation {
             (a, b) => a.or(b),
         };
         if let Some(t) = next {
-            if c.deadline != Some(t) {
-                c.deadline = Some(t);
-                self.events.push(t.max(now), Event::TcpTimer { conn });
+            if c.timer.deadline() != Some(t) {
+                let event = Event::TcpTimer { conn: conn as u32 };
+                c.timer.set(now, t, &mut self.events, event);
             }
         }
     }
@@ -766,10 +812,12 @@ impl Simulation {
     fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
         match from {
-            Host::Server => match self.down.send(now, p.len_bytes) {
-                Some(arrival) => self.events.push(arrival, Event::WiredArrival { packet: p }),
-                None => self.lost(now, p, DropReason::QueueFull),
-            },
+            Host::Server => {
+                let events = &mut self.events;
+                if let Err(p) = self.down.send_packet(now, p, || events.reserve_seq()) {
+                    self.lost(now, p, DropReason::QueueFull);
+                }
+            }
             Host::Station(n) => match self.bus_index(n) {
                 Some(i) => {
                     if let Some(b) = &mut self.buses[i] {
@@ -802,18 +850,8 @@ impl Simulation {
         if let Some(t) = next {
             if self.bus_deadline[i] != Some(t) {
                 self.bus_deadline[i] = Some(t);
-                self.events.push(t, Event::BusTimer { bus: i });
+                self.events.push(t, Event::BusTimer { bus: i as u32 });
             }
-        }
-    }
-
-    /// The far end of the wired link: the AP (into the cell) or the server.
-    fn wired_arrival(&mut self, at: Nanos, packet: Packet) {
-        if packet.dst.is_ap() {
-            // Uplink packet reaching the server.
-            self.arrive(at, packet);
-        } else {
-            self.cell.handle_packet(at, packet);
         }
     }
 
@@ -821,17 +859,20 @@ impl Simulation {
         while let Some(o) = self.cell.poll_output() {
             match o {
                 Output::Delivered { at, packet } => {
-                    let inflight = self.slab.get(packet.token as usize).and_then(|s| *s);
-                    if let Some(f) = inflight {
+                    let inflight = self
+                        .slab
+                        .get(packet.token as usize)
+                        .and_then(Option::as_ref);
+                    let to = inflight.map(|f| {
                         self.flow_stats[f.flow as usize].air_delivered(at, &packet);
-                    }
-                    let to = inflight.map(|f| f.to);
+                        f.to
+                    });
                     if to == Some(Host::Server) {
-                        match self.up.send(at, packet.len_bytes) {
-                            Some(arrival) => {
-                                self.events.push(arrival, Event::WiredArrival { packet })
-                            }
-                            None => self.lost(at, packet, DropReason::QueueFull),
+                        let events = &mut self.events;
+                        if let Err(packet) =
+                            self.up.send_packet(at, packet, || events.reserve_seq())
+                        {
+                            self.lost(at, packet, DropReason::QueueFull);
                         }
                     } else if let Some(i) = to.and_then(|h| match h {
                         Host::Station(n) => self.bus_index(n),
@@ -896,8 +937,8 @@ impl Simulation {
                     }
                 } else {
                     c.snd.on_ack(at, &seg);
-                    let st = c.snd.stats();
-                    self.flow_stats[flow].tcp_sample(at, st.cwnd_bytes, st.retransmits);
+                    let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
+                    self.flow_stats[flow].tcp_sample(at, cwnd, retransmits);
                 }
                 self.pump_tcp(at, conn);
             }
@@ -978,7 +1019,7 @@ impl Simulation {
     /// A saturated flow's packet left the cell: offer the next one now.
     fn replace(&mut self, at: Nanos, flow: usize) {
         if matches!(self.flows.get(flow), Some(Flow::Saturated(_))) {
-            self.events.push(at, Event::Offer { flow });
+            self.events.push(at, Event::Offer { flow: flow as u32 });
         }
     }
 
@@ -1064,6 +1105,14 @@ impl Simulation {
                 })
             })
             .collect()
+    }
+}
+
+/// The earlier of two optional times.
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -57,6 +57,43 @@ pub struct BuildLimits {
     pub max_duration: Nanos,
     /// Bytes an MSDU gains as an MPDU (MAC header, LLC/SNAP, FCS).
     pub overhead_bytes: u32,
+    /// The longest PSDU whose PPDU at `txv` lasts at most `max_duration`
+    /// ([`BuildLimits::psdu_bytes_within`]; `None` if not even an empty one does), so
+    /// that the builder compares bytes instead of computing a duration per subframe.
+    pub max_duration_psdu_bytes: Option<u32>,
+}
+
+impl BuildLimits {
+    /// The longest PSDU whose PPDU at `txv` in `band` lasts at most `max_duration`, or
+    /// `None` if none does. A PPDU's duration never decreases with its length (whole
+    /// symbols, or bits at a fixed rate), so `duration(psdu) <= max_duration` exactly
+    /// when `psdu` is at most this.
+    pub fn psdu_bytes_within(txv: &TxVector, band: Band, max_duration: Nanos) -> Option<u32> {
+        let fits = |len: u32| txv.ppdu_duration(len, band) <= max_duration;
+        if !fits(0) {
+            return None;
+        }
+        // Binary search for the last length that fits (far beyond any PHY's limit).
+        let (mut lo, mut hi) = (0u32, 1u32 << 26);
+        if fits(hi) {
+            return Some(hi);
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
+    }
+
+    /// The PPDU of `psdu_bytes` at `txv` lasts at most `max_duration`.
+    fn within_duration(&self, psdu_bytes: u32) -> bool {
+        self.max_duration_psdu_bytes
+            .is_some_and(|max| psdu_bytes <= max)
+    }
 }
 
 /// The driver's queues of one node.
@@ -70,7 +107,10 @@ pub struct DriverQueues {
     /// Of those, A-MPDUs.
     pub in_air_aggr: [u32; 4],
     /// Packets inside the driver, firmware or hardware per AC, until their completion.
-    pub held: [u32; 4],
+    held: [u32; 4],
+    /// The sum of `held` (a firmware's limit is on all ACs together; summing the four
+    /// just after one was stored stalled the load).
+    held_total: u32,
     /// Round robin per AC of (link, TID) with held or retry frames (the driver's or the
     /// firmware's own scheduling).
     active: [VecDeque<(u16, u8)>; 4],
@@ -88,6 +128,7 @@ impl DriverQueues {
             in_air: [0; 4],
             in_air_aggr: [0; 4],
             held: [0; 4],
+            held_total: 0,
             active: Default::default(),
             spare: Vec::new(),
             paused: vec![false; n_links],
@@ -124,6 +165,7 @@ impl DriverQueues {
             .fifo
             .push_back(packet);
         self.held[ac.index()] += 1;
+        self.held_total += 1;
         self.activate(link, tid, ac, false);
     }
 
@@ -131,6 +173,22 @@ impl DriverQueues {
     pub fn requeue(&mut self, link: u16, tid: u8, ac: Ac, mpdu: Mpdu) {
         self.tids[link as usize][tid as usize].requeue(mpdu);
         self.activate(link, tid, ac, true);
+    }
+
+    /// Packets of `ac` inside the driver, firmware or hardware, until their completion.
+    pub fn held(&self, ac: Ac) -> u32 {
+        self.held[ac.index()]
+    }
+
+    /// Packets of all ACs inside the driver, firmware or hardware.
+    pub fn held_total(&self) -> u32 {
+        self.held_total
+    }
+
+    /// One packet of `ac` completed (acknowledged or given up).
+    pub fn release_held(&mut self, ac: Ac) {
+        self.held[ac.index()] -= 1;
+        self.held_total -= 1;
     }
 
     /// Number of (link, TID) with frames for `ac`.
@@ -272,9 +330,8 @@ impl DriverQueues {
             } else {
                 mpdu_bytes
             };
-            let fits = len.subframes == 0
-                || (psdu <= limits.max_bytes
-                    && limits.txv.ppdu_duration(psdu, limits.band) <= limits.max_duration);
+            let fits =
+                len.subframes == 0 || (psdu <= limits.max_bytes && limits.within_duration(psdu));
             if !fits {
                 if let Src::Pulled(p) = src {
                     q.fifo.push_front(p);
@@ -291,6 +348,7 @@ impl DriverQueues {
             mpdus.push(mpdu);
         }
         self.held[ac.index()] += pulled_held;
+        self.held_total += pulled_held;
         self.rotate(ac, (link, tid));
         if mpdus.is_empty() {
             self.spare.push(mpdus);
@@ -322,5 +380,62 @@ impl DriverQueues {
         let queued: usize = self.tids.iter().flatten().map(|t| t.len()).sum();
         let hw: usize = self.hw.iter().flatten().map(|p| p.mpdus.len()).sum();
         (queued + hw) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval};
+
+    /// The byte bound says exactly what the duration bound says, at every length, for
+    /// every PHY format, at 4 ms (the aggregate limit), at a TXOP-limited bound and
+    /// at bounds shorter than a preamble.
+    #[test]
+    fn duration_bound_as_bytes() {
+        let vectors = [
+            TxVector::Dsss {
+                rate_kbps: 1000,
+                preamble: DsssPreamble::Long,
+            },
+            TxVector::Dsss {
+                rate_kbps: 11000,
+                preamble: DsssPreamble::Short,
+            },
+            TxVector::Ofdm { rate_mbps: 6 },
+            TxVector::Ofdm { rate_mbps: 54 },
+            TxVector::Ht {
+                mcs: 0,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long,
+            },
+            TxVector::Ht {
+                mcs: 15,
+                width: ChannelWidth::Mhz40,
+                gi: GuardInterval::Short,
+            },
+            TxVector::Vht {
+                mcs: 9,
+                nss: 2,
+                width: ChannelWidth::Mhz80,
+                gi: GuardInterval::Short,
+            },
+        ];
+        for txv in vectors {
+            for band in [Band::Ghz2_4, Band::Ghz5] {
+                for max_us in [10, 100, 1_000, 2_080, 4_000, 5_484] {
+                    let max = Nanos::from_us(max_us);
+                    let bound = BuildLimits::psdu_bytes_within(&txv, band, max);
+                    for len in 0..70_000u32 {
+                        let fits = txv.ppdu_duration(len, band) <= max;
+                        assert_eq!(
+                            fits,
+                            bound.is_some_and(|b| len <= b),
+                            "{txv:?} {band:?} {max_us} µs, {len} B"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

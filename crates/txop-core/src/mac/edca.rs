@@ -203,8 +203,8 @@ impl Backoff {
     /// The medium was sensed busy at `busy_at`: count the slot boundaries that passed
     /// before it, per `rule`. Saturates at zero (post-backoff of an empty queue).
     pub fn freeze(&mut self, busy_at: Nanos, slot: Nanos, rule: BackoffRule) {
-        if busy_at < self.counted_from {
-            return;
+        if busy_at < self.counted_from || self.slots == 0 {
+            return; // (an empty counter stays empty)
         }
         let whole = (busy_at - self.counted_from).as_ns() / slot.as_ns();
         let passed = match rule {

@@ -322,7 +322,16 @@ pub struct Aql {
     total_pending: i64,
     /// `local->aql_ac_pending_airtime[ac]` (6.0+; always maintained).
     ac_pending: [i64; 4],
+    /// Per AC, bit per station: [`Aql::station_eligible`], kept up to date by every
+    /// change (so that a caller can skip ineligible stations without asking each),
+    /// once the radio has [`TRACK_ELIGIBILITY_STATIONS`] stations.
+    eligible: [Vec<u64>; 4],
+    tracking: bool,
 }
+
+/// From this many stations on, [`Aql`] keeps the eligibility bitmap. Below, asking
+/// each station costs less than keeping the bitmap on every charge and completion.
+pub const TRACK_ELIGIBILITY_STATIONS: usize = 8;
 
 impl Aql {
     /// A radio with `n_stations` stations, each starting with the radio's default limits
@@ -333,6 +342,8 @@ impl Aql {
             stations: Vec::with_capacity(n_stations),
             total_pending: 0,
             ac_pending: [0; 4],
+            eligible: Default::default(),
+            tracking: false,
         };
         for _ in 0..n_stations {
             aql.add_station();
@@ -348,7 +359,73 @@ impl Aql {
             limit_low: self.params.limit_low_us,
             limit_high: self.params.limit_high_us,
         });
-        self.stations.len() - 1
+        let sta = self.stations.len() - 1;
+        for bits in &mut self.eligible {
+            if bits.len() * 64 <= sta {
+                bits.push(0);
+            }
+        }
+        if !self.tracking && self.stations.len() >= TRACK_ELIGIBILITY_STATIONS {
+            self.tracking = true;
+            self.refresh_all();
+        } else if self.tracking {
+            for ac in Ac::ALL {
+                self.refresh(sta, ac);
+            }
+        }
+        sta
+    }
+
+    /// Bring station `sta`'s eligibility bit on `ac` up to date.
+    fn refresh(&mut self, sta: usize, ac: Ac) {
+        if !self.tracking {
+            return;
+        }
+        let bit = 1u64 << (sta % 64);
+        let eligible = self.station_eligible(sta, ac);
+        let word = &mut self.eligible[ac.index()][sta / 64];
+        if eligible {
+            *word |= bit;
+        } else {
+            *word &= !bit;
+        }
+    }
+
+    /// Bring every eligibility bit up to date.
+    fn refresh_all(&mut self) {
+        if !self.tracking {
+            return;
+        }
+        for sta in 0..self.stations.len() {
+            for ac in Ac::ALL {
+                self.refresh(sta, ac);
+            }
+        }
+    }
+
+    /// The radio total is below the threshold (the part of eligibility every
+    /// station shares).
+    fn below_threshold(&self) -> bool {
+        clamp_u32(self.total_pending) < self.params.threshold_us
+    }
+
+    /// After station `sta`'s counter on `ac` and the radio total changed: its bit,
+    /// and every station's if the total crossed the threshold.
+    fn refresh_after_change(&mut self, sta: usize, ac: Ac, was_below: bool) {
+        if !self.tracking {
+            return;
+        }
+        if self.below_threshold() != was_below {
+            self.refresh_all();
+        } else {
+            self.refresh(sta, ac);
+        }
+    }
+
+    /// Per station on `ac`, 64 to a word: whether [`Aql::station_eligible`] holds;
+    /// `None` below [`TRACK_ELIGIBILITY_STATIONS`] stations (ask each station).
+    pub fn eligible_stations(&self, ac: Ac) -> Option<&[u64]> {
+        self.tracking.then(|| &self.eligible[ac.index()][..])
     }
 
     /// Number of stations.
@@ -364,11 +441,13 @@ impl Aql {
     /// debugfs `aql_enable` (reference §10).
     pub fn set_enabled(&mut self, enabled: bool) {
         self.params.enabled = enabled;
+        self.refresh_all();
     }
 
     /// debugfs `aql_threshold` (reference §10).
     pub fn set_threshold_us(&mut self, threshold_us: u32) {
         self.params.threshold_us = threshold_us;
+        self.refresh_all();
     }
 
     /// debugfs `aql_txq_limit` write `"<ac> <low> <high>"` (`aql_txq_limit_write`;
@@ -386,6 +465,7 @@ impl Aql {
                 sta.limit_high[a] = high_us;
             }
         }
+        self.refresh_all();
     }
 
     /// Per-station debugfs `aql` write `"limit <ac> <low> <high>"` (reference §10).
@@ -393,6 +473,7 @@ impl Aql {
         let s = &mut self.stations[sta];
         s.limit_low[ac.index()] = low_us;
         s.limit_high[ac.index()] = high_us;
+        self.refresh(sta, ac);
     }
 
     /// A station's `(aql_limit_low, aql_limit_high)` for `ac`, in µs.
@@ -405,11 +486,13 @@ impl Aql {
     /// false)` adds it to the station's AC counter, the radio total and the AC total
     /// (reference §6.3).
     pub fn add(&mut self, sta: usize, ac: Ac, us: u32) {
+        let was_below = self.below_threshold();
         let a = ac.index();
         let us = i64::from(us);
         self.stations[sta].pending[a] += us;
         self.total_pending += us;
         self.ac_pending[a] += us;
+        self.refresh_after_change(sta, ac, was_below);
     }
 
     /// Releases `us` on completion: `ieee80211_sta_update_pending_airtime(..,
@@ -418,6 +501,7 @@ impl Aql {
     /// then corrected by the same shortfall (`atomic_sub(tx_pending, total)`), so it
     /// stays the sum of the AC counters.
     pub fn complete(&mut self, sta: usize, ac: Ac, us: u32) {
+        let was_below = self.below_threshold();
         let a = ac.index();
         let us = i64::from(us);
         let s = &mut self.stations[sta].pending[a];
@@ -432,6 +516,7 @@ impl Aql {
             self.ac_pending[a] = 0;
             self.total_pending -= ac_pending;
         }
+        self.refresh_after_change(sta, ac, was_below);
     }
 
     /// `ieee80211_txq_airtime_check` for a station TXQ (reference §6.4): eligible if AQL
@@ -502,6 +587,51 @@ mod tests {
     use GuardInterval::{Long, Short};
 
     const MSDU: u32 = 1500;
+
+    /// The eligibility bitmap says what `station_eligible` says, through charges,
+    /// completions (including the clamps at zero), threshold crossings, limit changes,
+    /// switching AQL off and on, and stations added later.
+    #[test]
+    fn eligibility_bitmap_follows_every_change() {
+        use crate::rng::{RngStream, StreamKind};
+        let mut small = Aql::new(AqlParams::default(), TRACK_ELIGIBILITY_STATIONS - 1);
+        assert_eq!(small.eligible_stations(Ac::Be), None);
+        small.add(0, Ac::Be, 20_000);
+        small.add_station();
+        let bits = small
+            .eligible_stations(Ac::Be)
+            .expect("tracked from 8 stations");
+        for s in 0..TRACK_ELIGIBILITY_STATIONS {
+            assert_eq!(bits[0] >> s & 1 == 1, small.station_eligible(s, Ac::Be));
+        }
+        let mut aql = Aql::new(AqlParams::default(), 70);
+        let mut rng = RngStream::new(11, StreamKind::Misc, 0);
+        for step in 0..20_000u32 {
+            let sta = (rng.next_u64() % aql.n_stations() as u64) as usize;
+            let ac = Ac::ALL[(rng.next_u64() % 4) as usize];
+            let us = (rng.next_u64() % 4000) as u32;
+            match rng.next_u64() % 100 {
+                0..=49 => aql.add(sta, ac, us),
+                50..=94 => aql.complete(sta, ac, us),
+                95 => aql.set_threshold_us(10_000 + (rng.next_u64() % 40_000) as u32),
+                96 => aql.set_station_limits(sta, ac, us, us + 5000),
+                97 => aql.set_radio_limits(ac, 5000 + us, 12_000 + us),
+                98 => aql.set_enabled(rng.bernoulli(0.8)),
+                _ => {
+                    if aql.n_stations() < 140 {
+                        aql.add_station();
+                    }
+                }
+            }
+            for a in Ac::ALL {
+                let bits = aql.eligible_stations(a).expect("70 stations are tracked");
+                for s in 0..aql.n_stations() {
+                    let bit = bits[s / 64] >> (s % 64) & 1 == 1;
+                    assert_eq!(bit, aql.station_eligible(s, a), "step {step} sta {s} {a:?}");
+                }
+            }
+        }
+    }
 
     fn ht(mcs: u8, width: ChannelWidth, gi: GuardInterval) -> TxVector {
         TxVector::Ht { mcs, width, gi }

@@ -344,6 +344,69 @@ struct TxqState {
     has_data: bool,
 }
 
+/// The scheduler's per-TXQ states, indexed by station and TID (a TXQ's state exists from
+/// the first call that names it). Looked up on every enqueue, dequeue and completion, so
+/// it is a table rather than an ordered map; nothing iterates it in key order.
+#[derive(Clone, Debug, Default)]
+struct TxqTable {
+    /// Per station, per TID (grown to the largest TID used).
+    stas: Vec<Vec<Option<TxqState>>>,
+    /// The vif TXQ(s), per TID.
+    vif: Vec<Option<TxqState>>,
+}
+
+impl TxqTable {
+    fn slots(&self, sta: Option<u16>) -> Option<&Vec<Option<TxqState>>> {
+        match sta {
+            Some(s) => self.stas.get(s as usize),
+            None => Some(&self.vif),
+        }
+    }
+
+    fn get(&self, txq: &TxqKey) -> Option<&TxqState> {
+        self.slots(txq.sta)?.get(txq.tid as usize)?.as_ref()
+    }
+
+    fn get_mut(&mut self, txq: &TxqKey) -> Option<&mut TxqState> {
+        let slots = match txq.sta {
+            Some(s) => self.stas.get_mut(s as usize)?,
+            None => &mut self.vif,
+        };
+        slots.get_mut(txq.tid as usize)?.as_mut()
+    }
+
+    /// The state of `txq`, created with `new()` if it has none.
+    fn get_or_insert_with(&mut self, txq: TxqKey, new: impl FnOnce() -> TxqState) -> &mut TxqState {
+        let slots = match txq.sta {
+            Some(s) => {
+                if self.stas.len() <= s as usize {
+                    self.stas.resize_with(s as usize + 1, Vec::new);
+                }
+                &mut self.stas[s as usize]
+            }
+            None => &mut self.vif,
+        };
+        let t = txq.tid as usize;
+        if slots.len() <= t {
+            slots.resize_with(t + 1, || None);
+        }
+        slots[t].get_or_insert_with(new)
+    }
+
+    /// The states of station `sta`'s TXQs.
+    fn station(&self, sta: u16) -> impl Iterator<Item = &TxqState> {
+        self.stas.get(sta as usize).into_iter().flatten().flatten()
+    }
+}
+
+impl std::ops::Index<&TxqKey> for TxqTable {
+    type Output = TxqState;
+
+    fn index(&self, txq: &TxqKey) -> &TxqState {
+        self.get(txq).expect("TXQ state exists")
+    }
+}
+
 /// Per-AC scheduler state.
 #[derive(Clone, Debug, Default)]
 struct AcState {
@@ -397,7 +460,7 @@ pub struct Scheduler {
     stas: Vec<[AirInfo; 4]>,
     /// The vif's airtime state per AC (5.14 charges multicast airtime to it).
     vif: [AirInfo; 4],
-    txqs: BTreeMap<TxqKey, TxqState>,
+    txqs: TxqTable,
     acs: [AcState; 4],
     /// The latest time passed to any method (used by [`Scheduler::set_weight`]).
     last_now: Nanos,
@@ -415,7 +478,7 @@ impl Scheduler {
                 .map(|_| std::array::from_fn(|_| AirInfo::new(d)))
                 .collect(),
             vif: std::array::from_fn(|_| AirInfo::new(d)),
-            txqs: BTreeMap::new(),
+            txqs: TxqTable::default(),
             acs: std::array::from_fn(|_| AcState::default()),
             last_now: Nanos::ZERO,
         }
@@ -445,8 +508,8 @@ impl Scheduler {
             if self.params.kind == SchedulerKind::VirtualTime {
                 let scheduled = self
                     .txqs
-                    .range(TxqKey::station(sta, 0)..=TxqKey::station(sta, u8::MAX))
-                    .any(|(_, s)| s.ac == ac && s.vt_key.is_some());
+                    .station(sta)
+                    .any(|s| s.ac == ac && s.vt_key.is_some());
                 if scheduled {
                     self.vt_update_weight(ac, self.last_now, true);
                 }
@@ -609,6 +672,55 @@ impl Scheduler {
         }
     }
 
+    /// How many times in a row [`Scheduler::may_transmit`] would refuse `txq` if asked
+    /// again and again with nothing else happening in between, when that is easy to
+    /// know: a DRR kind, `txq` a station TXQ alone on its AC's list, the AC not over its
+    /// AQL limit (DrrAql). Each refusal then only tops its deficit up by its quantum,
+    /// so it takes `ceil(−deficit / quantum)` of them. `None` when the shortcut does not
+    /// apply (ask [`Scheduler::may_transmit`] itself). A firmware that keeps asking uses
+    /// [`Scheduler::refuse`] to take them all at once.
+    pub fn refusals_in_a_row(
+        &self,
+        txq: TxqKey,
+        ac: Ac,
+        ac_over_limit: &dyn Fn(usize) -> bool,
+    ) -> Option<u32> {
+        let kind = self.params.kind;
+        if !matches!(kind, SchedulerKind::Drr | SchedulerKind::DrrAql) {
+            return None;
+        }
+        let sta = txq.sta?;
+        let a = &self.acs[ac.index()];
+        if a.list.len() != 1 || a.list.front() != Some(&txq) || !self.txqs.get(&txq)?.listed {
+            return None;
+        }
+        if kind == SchedulerKind::DrrAql && ac_over_limit(1) {
+            return None;
+        }
+        let deficit = self.stas.get(sta as usize)?[ac.index()].deficit;
+        let q = self.quantum(sta, ac);
+        if deficit >= 0 {
+            return Some(0);
+        }
+        if q <= 0 {
+            return None;
+        }
+        u32::try_from((-deficit + q - 1) / q).ok()
+    }
+
+    /// `k` refusals of [`Scheduler::may_transmit`] for `txq` at `now`, in the situation
+    /// [`Scheduler::refusals_in_a_row`] describes (it must have said at least `k`): the
+    /// deficit topped up `k` times.
+    pub fn refuse(&mut self, now: Nanos, txq: TxqKey, ac: Ac, k: u32) {
+        if k == 0 {
+            return;
+        }
+        self.touch(now, txq, ac);
+        let sta = txq.sta.expect("a station TXQ");
+        let q = self.quantum(sta, ac);
+        self.stas[sta as usize][ac.index()].deficit += q * k as i64;
+    }
+
     /// `ieee80211_sta_register_airtime` (§5.1): charge airtime used by `txq`'s station on
     /// `ac`, `tx_us` and/or `rx_us` according to `airtime_flags`.
     /// - Drr: `deficit −= charged` (§5.2);
@@ -737,7 +849,7 @@ impl Scheduler {
         if let Some(sta) = txq.sta {
             self.ensure_sta(sta);
         }
-        let st = self.txqs.entry(txq).or_insert(TxqState {
+        let st = self.txqs.get_or_insert_with(txq, || TxqState {
             ac,
             listed: false,
             in_new: false,
@@ -1889,6 +2001,43 @@ mod tests {
         // may_transmit agrees.
         assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
         assert!(!s.may_transmit(t0, b, AC, &mut |_| true, &no_pending, &|_| false));
+    }
+
+    /// The shortcut for a firmware that keeps asking: as many refusals as asking one
+    /// at a time gives, the same deficit after them, then an allowed TXQ; and no
+    /// shortcut when another TXQ shares the list.
+    #[test]
+    fn refusals_in_a_row_match_asking_one_at_a_time() {
+        for kind in [SchedulerKind::Drr, SchedulerKind::DrrAql] {
+            for charge_us in [0u32, 1, 255, 256, 257, 1000, 7777] {
+                let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
+                let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+                let t0 = Nanos::ZERO;
+                s.schedule_txq(t0, a, AC);
+                s.register_airtime(t0, a, AC, charge_us, 0);
+                let k = s
+                    .refusals_in_a_row(a, AC, &|_| false)
+                    .expect("shortcut applies");
+                let mut one_by_one = s.clone();
+                let mut refused = 0;
+                while !one_by_one.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false) {
+                    refused += 1;
+                }
+                assert_eq!(k, refused, "{kind:?}, {charge_us} µs");
+                s.refuse(t0, a, AC, k);
+                assert_eq!(s.deficit_us(0, AC), one_by_one.deficit_us(0, AC));
+                assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
+                // Over the per-AC limit (DrrAql) a TXQ is allowed at once: no shortcut.
+                if kind == SchedulerKind::DrrAql {
+                    s.schedule_txq(t0, a, AC);
+                    assert_eq!(s.refusals_in_a_row(a, AC, &|_| true), None);
+                }
+                // Two TXQs on the list: the walk tops others up too, no shortcut.
+                s.schedule_txq(t0, a, AC);
+                s.schedule_txq(t0, b, AC);
+                assert_eq!(s.refusals_in_a_row(a, AC, &|_| false), None);
+            }
+        }
     }
 
     #[test]

@@ -1,8 +1,14 @@
 //! A wired link in one direction: serialisation at a rate, a FIFO with a packet limit
 //! (tail drop) and a propagation delay. Between the AP and the servers behind it.
+//!
+//! The link carries its packets itself: they reach the far end in the order they were
+//! sent (one rate, one delay), each with its arrival time and the event-queue sequence
+//! number its arrival would have had as an event, so the event loop merges the link's
+//! oldest packet with its queue ([`WiredLink::next_arrival`], [`WiredLink::arrive`])
+//! instead of queueing an event per packet.
 
 use std::collections::VecDeque;
-use txop_core::Nanos;
+use txop_core::{Nanos, Packet};
 
 /// One direction of a wired link.
 #[derive(Clone, Debug)]
@@ -12,6 +18,10 @@ pub struct WiredLink {
     pub limit_packets: usize,
     /// Departure times of the packets queued or being serialised, oldest first.
     departures: VecDeque<Nanos>,
+    /// Packets sent and not yet arrived, oldest first (arrival times never decrease),
+    /// with their arrival time and sequence number. Bounded: at most `limit_packets`
+    /// queued plus what fits in the propagation delay.
+    on_wire: VecDeque<(Nanos, u64, Packet)>,
     pub dropped: u64,
 }
 
@@ -22,6 +32,7 @@ impl WiredLink {
             delay,
             limit_packets: limit_packets.max(1),
             departures: VecDeque::new(),
+            on_wire: VecDeque::new(),
             dropped: 0,
         }
     }
@@ -52,6 +63,36 @@ impl WiredLink {
         self.departures.push_back(done);
         Some(done + self.delay)
     }
+
+    /// Send `packet` at `now`; `seq()` gives the sequence number that orders its
+    /// arrival among simultaneous events (taken only if the packet is sent). Returns
+    /// the arrival time at the far end, or the packet back if the queue was full
+    /// (dropped).
+    pub fn send_packet(
+        &mut self,
+        now: Nanos,
+        packet: Packet,
+        seq: impl FnOnce() -> u64,
+    ) -> Result<Nanos, Packet> {
+        match self.send(now, packet.len_bytes) {
+            Some(at) => {
+                self.on_wire.push_back((at, seq(), packet));
+                Ok(at)
+            }
+            None => Err(packet),
+        }
+    }
+
+    /// Arrival time and sequence number of the oldest packet on the wire.
+    pub fn next_arrival(&self) -> Option<(Nanos, u64)> {
+        self.on_wire.front().map(|&(at, seq, _)| (at, seq))
+    }
+
+    /// The oldest packet on the wire reaches the far end (at its
+    /// [`WiredLink::next_arrival`]; packets arrive in sending order).
+    pub fn arrive(&mut self) -> Option<Packet> {
+        self.on_wire.pop_front().map(|(_, _, p)| p)
+    }
 }
 
 #[cfg(test)]
@@ -70,6 +111,19 @@ mod tests {
         // After both left, the line is idle again.
         let c = l.send(Nanos::from_ms(1), 1500).unwrap();
         assert_eq!(c, Nanos::from_ms(1) + Nanos(123_040) + Nanos::from_ms(5));
+    }
+
+    #[test]
+    fn packets_arrive_in_sending_order() {
+        let mut l = WiredLink::new(100_000_000, Nanos::from_ms(5), 10);
+        let p = |id, len| Packet::new(id, txop_core::NodeId(1), txop_core::NodeId::AP, len);
+        let a = l.send_packet(Nanos::ZERO, p(1, 1500), || 7).unwrap();
+        let b = l.send_packet(Nanos::ZERO, p(2, 40), || 8).unwrap();
+        assert!(b > a, "the short packet waits behind the long one");
+        assert_eq!(l.next_arrival(), Some((a, 7)));
+        assert_eq!(l.arrive().map(|p| p.id), Some(1));
+        assert_eq!(l.arrive().map(|p| p.id), Some(2));
+        assert_eq!(l.arrive(), None);
     }
 
     #[test]

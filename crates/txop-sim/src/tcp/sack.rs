@@ -73,6 +73,9 @@ pub struct Scoreboard {
     lost_pending: u32,
     /// Every un-SACKed segment below this was already checked by `IsLost`.
     lost_scan_upto: u64,
+    /// Highest sequence number of a segment ever SACKed: every segment above it is
+    /// un-SACKed, so `IsLost`'s scan from the top can start there.
+    highest_sacked: u64,
     /// No segment below this waits for retransmission (Linux's
     /// `retransmit_skb_hint`), so finding the next one is amortised O(1).
     retransmit_hint: Cell<u64>,
@@ -197,6 +200,7 @@ impl Scoreboard {
                 let s = &mut self.segs[i];
                 if !s.sacked {
                     s.sacked = true;
+                    self.highest_sacked = self.highest_sacked.max(s.seq);
                     newly += 1;
                     self.sacked_out += 1;
                     if s.lost {
@@ -239,9 +243,11 @@ impl Scoreboard {
             return 0;
         }
         // The DupThresh-th SACKed segment from the top: everything below it is lost.
+        // (Segments above the highest SACKed one are skipped: they count nothing.)
         let mut count = 0;
         let mut boundary = None;
-        for i in (0..self.segs.len()).rev() {
+        let top = self.segs.partition_point(|s| s.seq <= self.highest_sacked);
+        for i in (0..top).rev() {
             if self.segs[i].seq < self.lost_scan_upto {
                 break;
             }
@@ -340,6 +346,10 @@ impl Scoreboard {
             .segs
             .iter()
             .all(|s| !(s.sacked && (s.lost || s.retrans))));
+        assert!(self
+            .segs
+            .iter()
+            .all(|s| !s.sacked || s.seq <= self.highest_sacked));
         assert!(self.segs.iter().all(|s| !s.retrans || s.lost));
         let hint = self.retransmit_hint.get();
         assert!(self

@@ -310,7 +310,7 @@ impl TcpSender {
     pub fn stats(&self) -> TcpSenderStats {
         let mut s = self.stats;
         s.cwnd_segments = self.win.cwnd;
-        s.cwnd_bytes = self.win.cwnd as u64 * self.mss as u64;
+        s.cwnd_bytes = self.cwnd_bytes();
         s.ssthresh_segments = self.win.ssthresh;
         s.ssthresh_bytes = (self.win.ssthresh as u64).saturating_mul(self.mss as u64);
         s.srtt = self.rtt.srtt();
@@ -336,6 +336,17 @@ impl TcpSender {
         s.cubic_w_max = self.cc.w_max();
         s.bbr = self.cc.bbr_info();
         s
+    }
+
+    /// Congestion window in bytes (as in [`TcpSender::stats`], without building the
+    /// whole snapshot: the simulator samples it on every ACK).
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.win.cwnd as u64 * self.mss as u64
+    }
+
+    /// Segments retransmitted so far (as in [`TcpSender::stats`]).
+    pub fn retransmits(&self) -> u64 {
+        self.stats.retransmits
     }
 
     /// The configuration.
