@@ -761,10 +761,21 @@ impl Cell {
         if self.mgmt.is_some() && self.mgmt_takes_packet(now, src, station, packet) {
             return;
         }
-        let had: [bool; 4] = Ac::ALL.map(|ac| self.nodes[src].has_frame(ac));
+        // Enqueueing moves frames of the packet's AC only (TxPath::enqueue kicks that
+        // AC alone), so only that EDCAF can wake.
+        let ac = self.nodes[src].path.classify_ac(&packet);
+        let had = self.nodes[src].has_frame(ac);
+        #[cfg(debug_assertions)]
+        let had_all = Ac::ALL.map(|a| self.nodes[src].has_frame(a));
         self.nodes[src].path.enqueue(now, link, packet);
         self.drain_path(src, now);
-        self.wake_new_frames(src, had, now);
+        #[cfg(debug_assertions)]
+        for a in Ac::ALL.into_iter().filter(|&a| a != ac) {
+            debug_assert_eq!(had_all[a.index()], self.nodes[src].has_frame(a));
+        }
+        if !had && self.nodes[src].has_frame(ac) {
+            self.edcaf_woken(src, ac, now);
+        }
     }
 
     /// Start contention for the ACs of node `n` that had no frame before (`had`).
