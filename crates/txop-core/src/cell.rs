@@ -715,6 +715,19 @@ impl Cell {
 
     /// Run every deadline up to and including `now`.
     pub fn handle_timeout(&mut self, now: Nanos) {
+        // Most calls (every packet handed in) find nothing due: check before entering
+        // the MAC's large state machine.
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.run_deadlines(now);
+        }
+        if now > self.now {
+            self.now = now;
+        }
+    }
+
+    /// The deadlines up to and including `now`, in order.
+    #[inline(never)]
+    fn run_deadlines(&mut self, now: Nanos) {
         while let Some(t) = self.poll_timeout() {
             if t > now {
                 break;
@@ -731,9 +744,6 @@ impl Cell {
             } else {
                 self.finish_exchange(t);
             }
-        }
-        if now > self.now {
-            self.now = now;
         }
     }
 
