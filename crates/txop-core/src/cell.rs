@@ -506,6 +506,13 @@ pub struct Cell {
     out: VecDeque<Output>,
     /// Scratch: packets a reorder buffer released, before they become outputs.
     released: Vec<Packet>,
+    /// Scratch for [`Cell::finish_exchange`]: the exchange's transmissions being
+    /// settled, and the transmitters' air ends (kept to reuse their storage).
+    settling: Vec<Tx>,
+    air_ends: Vec<(usize, Nanos)>,
+    /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per
+    /// transmission of an exchange.
+    spare_ok: Vec<Vec<bool>>,
     stats: Vec<StationStats>,
     busy_ns: u64,
     internal_collisions: u64,
@@ -617,6 +624,9 @@ impl Cell {
             exch: Exchange::default(),
             out: VecDeque::new(),
             released: Vec::new(),
+            settling: Vec::new(),
+            air_ends: Vec::new(),
+            spare_ok: Vec::new(),
             stats: vec![StationStats::default(); n + 1],
             busy_ns: 0,
             internal_collisions: 0,
@@ -886,12 +896,25 @@ impl Cell {
         mpdu_overhead(self.cfg.qos)
     }
 
+    /// Keep a finished transmission's per-MPDU outcome vector for the next one.
+    fn recycle_ok(&mut self, mut tx: Tx) {
+        tx.ok.clear();
+        self.spare_ok.push(std::mem::take(&mut tx.ok));
+    }
+
+    /// Empty the exchange's transmissions, keeping their outcome vectors.
+    fn clear_txs(&mut self) {
+        while let Some(tx) = self.exch.txs.pop() {
+            self.recycle_ok(tx);
+        }
+    }
+
     /// Contention ended at `t`: find who transmits, freeze the others, start the exchange.
     fn start_access(&mut self, t: Nanos) {
         let slot = self.timing.slot;
         let window_end = t + self.timing.cca_detect;
         let rule = self.cfg.backoff_rule;
-        self.exch.txs.clear();
+        self.clear_txs();
         let beacon = self.beacon_tx_time();
         for n in 0..self.nodes.len() {
             let node = &mut self.nodes[n];
@@ -923,7 +946,7 @@ impl Cell {
                     start: bt,
                     air_end: bt,
                     ppdu: Ppdu::default(),
-                    ok: Vec::new(),
+                    ok: self.spare_ok.pop().unwrap_or_default(),
                     ctl: Some(CtlFrame::Beacon { k }),
                 });
                 if let Some(m) = self.mgmt.as_mut() {
@@ -953,7 +976,7 @@ impl Cell {
                             start,
                             air_end: start,
                             ppdu: Ppdu::default(),
-                            ok: Vec::new(),
+                            ok: self.spare_ok.pop().unwrap_or_default(),
                             ctl: node.ctl.front().copied(),
                         });
                     } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
@@ -963,7 +986,7 @@ impl Cell {
                             start,
                             air_end: start,
                             ppdu,
-                            ok: Vec::new(),
+                            ok: self.spare_ok.pop().unwrap_or_default(),
                             ctl: None,
                         });
                     }
@@ -1144,9 +1167,11 @@ impl Cell {
         self.busy_ns += busy.as_ns();
         let n_tx = self.exch.txs.len() as u64;
         let retry_limit = self.cfg.retry_limit;
-        let txs = std::mem::take(&mut self.exch.txs);
-        let mut air_ends = Vec::with_capacity(txs.len());
-        for (i, mut tx) in txs.into_iter().enumerate() {
+        let mut txs = std::mem::take(&mut self.settling);
+        std::mem::swap(&mut txs, &mut self.exch.txs);
+        let mut air_ends = std::mem::take(&mut self.air_ends);
+        air_ends.clear();
+        for (i, mut tx) in txs.drain(..).enumerate() {
             let n = tx.node as usize;
             let link = tx.link() as usize;
             let station = self.station_of(n, link);
@@ -1157,6 +1182,7 @@ impl Cell {
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
             if let Some(c) = tx.ctl {
                 self.finish_ctl(t, n, c, outcome, share);
+                self.recycle_ok(tx);
                 continue;
             }
             if outcome != ExchangeOutcome::Acked {
@@ -1227,9 +1253,13 @@ impl Cell {
             if outcome == ExchangeOutcome::Acked {
                 // Keep the lone transmitter's record for a TXOP continuation.
                 self.exch.txs.push(tx);
+            } else {
+                self.recycle_ok(tx);
             }
         }
+        self.settling = txs;
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
+            self.air_ends = air_ends;
             return;
         }
         // Interframe references for the next contention.
@@ -1243,13 +1273,14 @@ impl Cell {
             };
         }
         if outcome != ExchangeOutcome::Acked {
-            for (n, air_end) in air_ends {
+            for &(n, air_end) in &air_ends {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
                 self.nodes[n].ifs_ref = (air_end + timeout).max(t);
             }
         }
-        self.exch.txs.clear();
+        self.air_ends = air_ends;
+        self.clear_txs();
         self.busy = false;
         self.reschedule();
     }
@@ -1291,7 +1322,7 @@ impl Cell {
             return false;
         };
         let mut tx = self.exch.txs.pop().expect("checked above");
-        self.exch.txs.clear();
+        self.clear_txs();
         tx.start = start;
         tx.air_end = start;
         tx.ppdu = ppdu;
