@@ -76,6 +76,12 @@ pub struct Scoreboard {
     /// Highest sequence number of a segment ever SACKed: every segment above it is
     /// un-SACKed, so `IsLost`'s scan from the top can start there.
     highest_sacked: u64,
+    /// The previous ACK's SACK blocks: every segment inside one of them is SACKed
+    /// (SACKed segments stay so until they leave, and segments sent later lie above
+    /// any block), so a block that repeats or extends one only needs its new part
+    /// walked (Linux's `recv_sack_cache`).
+    sack_cache: [(u64, u64); 4],
+    sack_cache_len: usize,
     /// No segment below this waits for retransmission (Linux's
     /// `retransmit_skb_hint`), so finding the next one is amortised O(1).
     retransmit_hint: Cell<u64>,
@@ -196,6 +202,16 @@ impl Scoreboard {
         let mut newly = 0;
         for &(start, end) in blocks {
             let mut i = self.segs.partition_point(|s| s.seq < start);
+            // Segments of this block inside a cached block are SACKed already: start
+            // after them (the walk below would only pass over them).
+            let cached_end = self.sack_cache[..self.sack_cache_len]
+                .iter()
+                .filter(|&&(cs, ce)| cs <= start && start <= ce)
+                .map(|&(_, ce)| ce)
+                .max();
+            if let Some(ce) = cached_end {
+                i = i.max(self.segs.partition_point(|s| s.end() <= ce));
+            }
             while i < self.segs.len() && self.segs[i].end() <= end {
                 let s = &mut self.segs[i];
                 if !s.sacked {
@@ -220,6 +236,9 @@ impl Scoreboard {
                 i += 1;
             }
         }
+        let n = blocks.len().min(self.sack_cache.len());
+        self.sack_cache[..n].copy_from_slice(&blocks[..n]);
+        self.sack_cache_len = n;
         newly
     }
 
@@ -378,6 +397,58 @@ mod tests {
 
     fn blk(from: u64, to: u64) -> (u64, u64) {
         (from * MSS, to * MSS)
+    }
+
+    /// Walking only the new part of a block the previous ACK carried tags exactly
+    /// what walking every block whole tags, through growing, repeated, shifted and
+    /// new blocks (also off segment boundaries), cumulative ACKs, losses and sends.
+    #[test]
+    fn sack_cache_tags_the_same_segments() {
+        use txop_core::rng::{RngStream, StreamKind};
+        let mut rng = RngStream::new(9, StreamKind::Misc, 0);
+        let (mut fast, mut slow) = (board(400), board(400));
+        let mut next = 400u64;
+        let mut blocks: Vec<(u64, u64)> = Vec::new();
+        for _ in 0..20_000 {
+            let una = fast.segs.front().map_or(next * MSS, |s| s.seq);
+            let top = next * MSS;
+            match rng.next_u64() % 10 {
+                0 => {
+                    let a = (una + rng.next_u64() % (3 * MSS)).min(top);
+                    fast.ack(a);
+                    slow.ack(a);
+                    blocks.retain(|&(_, e)| e > a);
+                }
+                1 => {
+                    fast.push(next * MSS, MSS as u32, Nanos::ZERO);
+                    slow.push(next * MSS, MSS as u32, Nanos::ZERO);
+                    next += 1;
+                }
+                2 => {
+                    assert_eq!(fast.mark_lost_rfc6675(), slow.mark_lost_rfc6675());
+                }
+                _ => {
+                    // Grow a block, or start one (sometimes off a boundary).
+                    if blocks.is_empty() || rng.bernoulli(0.2) {
+                        let s = una + rng.next_u64() % (top - una + 1);
+                        let s = if rng.bernoulli(0.8) { s / MSS * MSS } else { s };
+                        blocks.insert(0, (s, s));
+                        blocks.truncate(3);
+                    }
+                    let k = (rng.next_u64() % blocks.len() as u64) as usize;
+                    let (s, e) = blocks[k];
+                    let e = (e + rng.next_u64() % (3 * MSS)).min(top);
+                    blocks[k] = (s, e.max(s));
+                    let newly = fast.sack(&blocks);
+                    slow.sack_cache_len = 0;
+                    assert_eq!(newly, slow.sack(&blocks));
+                }
+            }
+            let flags = |b: &Scoreboard| b.segs.iter().map(|s| s.sacked).collect::<Vec<_>>();
+            assert_eq!(flags(&fast), flags(&slow));
+            fast.check();
+        }
+        assert!(fast.sacked_out() > 0 && fast.packets_out() > 100);
     }
 
     #[test]
