@@ -58,8 +58,12 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
     let mut scan_s = Vec::new();
     let mut lost = Vec::new();
     for p in POLICIES {
-        let (r, stats) = ctx.sim_with_stats(PING, &[policy(p)])?;
-        let sc = stats.get(1).ok_or("E1: no station 1")?.scan;
+        let r = ctx.sim(PING, &[policy(p)])?;
+        let sc = r
+            .stations
+            .first()
+            .and_then(|s| s.scan)
+            .ok_or("E1: station 1 reports no scans")?;
         let mean = sc
             .mean_scan_time()
             .ok_or("E1: no scan finished within the run")?;

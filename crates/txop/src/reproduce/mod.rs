@@ -13,10 +13,8 @@ mod e5;
 
 use crate::runner::{prepare, simulate};
 use std::fmt::Write;
-use txop_core::cell::StationStats;
-use txop_core::Nanos;
 use txop_sim::results::FlowResult;
-use txop_sim::{Results, Simulation};
+use txop_sim::Results;
 
 /// One compared quantity.
 #[derive(Clone, Debug)]
@@ -124,7 +122,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
 
 /// Run experiment `id` (case-insensitive); `advance` is told the simulated ns done.
 pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, String> {
-    let mut ctx = Ctx { advance, runs: 0 };
+    let mut ctx = Ctx { advance };
     match id.to_ascii_uppercase().as_str() {
         "E1" => e1::run(&mut ctx),
         "E2" => e2::run(&mut ctx),
@@ -145,7 +143,6 @@ pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, String> {
 /// What the experiments share: running a built-in scenario with overrides.
 struct Ctx<'a> {
     advance: &'a (dyn Fn(u64) + Sync),
-    runs: u32,
 }
 
 impl Ctx<'_> {
@@ -155,35 +152,7 @@ impl Ctx<'_> {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let p = prepare(scenario, &sets, None)?;
-        self.runs += 1;
         simulate(&p, self.advance)
-    }
-
-    /// As [`Ctx::sim`], with the cell's per-station counters (index 0 is the AP):
-    /// the scan and power-save counters are not in [`Results`].
-    fn sim_with_stats(
-        &mut self,
-        scenario: &str,
-        sets: &[(&str, &str)],
-    ) -> Result<(Results, Vec<StationStats>), String> {
-        let sets: Vec<(String, String)> = sets
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let p = prepare(scenario, &sets, None)?;
-        self.runs += 1;
-        let end = p.cfg.duration;
-        let mut sim = Simulation::new(p.cfg.clone()).map_err(|e| format!("{}: {e}", p.source))?;
-        // The same 1 % steps as `runner::simulate` (stepping does not change results).
-        let step = Nanos::from_ns((end.as_ns() / 100).max(1));
-        let mut t = Nanos::ZERO;
-        while t < end {
-            let next = (t + step).min(end);
-            sim.run_until(next);
-            (self.advance)((next - t).as_ns());
-            t = next;
-        }
-        Ok((sim.results(), sim.cell().stats().to_vec()))
     }
 }
 
