@@ -1,7 +1,7 @@
 //! `txop emu`: run real programs through a modelled cell in real time (the emulator
 //! in `txop-emu`), with the scenario files of `txop run`.
 
-use crate::{report, write_results, UserError};
+use crate::{refuse_existing, report, write_results, UserError};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use std::ffi::OsString;
@@ -165,12 +165,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     let stations = cfg.cell.stations.len() as u16;
     let endpoint = node(&args.node, stations)?;
     if let Some(dir) = &args.output {
-        if dir.exists() && !args.force {
-            return Err(UserError(format!(
-                "{}: output directory exists (use --force to replace it)",
-                dir.display()
-            )));
-        }
+        refuse_existing(dir, args.force)?;
     }
     let log = args
         .output

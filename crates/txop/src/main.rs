@@ -141,12 +141,8 @@ fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
 /// Write the results directory: everything into a sibling temporary directory first,
 /// then one rename, so that a failure leaves nothing that looks complete.
 fn write_results(dir: &Path, force: bool, files: &[(String, Vec<u8>)]) -> Result<(), UserError> {
+    refuse_existing(dir, force)?;
     let shown = dir.display();
-    if dir.exists() && !force {
-        return Err(UserError(format!(
-            "{shown}: output directory exists (use --force to replace it)"
-        )));
-    }
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -179,6 +175,7 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
 
 /// Progress of one or more simulations, shown on stderr as a bar with an ETA when
 /// stderr is a terminal and the work has taken more than a second; never on stdout.
+/// With no known total (`None`), a spinner with the simulated time done.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
     started: std::time::Instant,
@@ -187,16 +184,19 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(total_ns: u64, quiet: bool) -> Progress {
+    fn new(total_ns: Option<u64>, quiet: bool) -> Progress {
         use std::io::IsTerminal;
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::with_draw_target(
-                Some(total_ns),
+                total_ns,
                 indicatif::ProgressDrawTarget::hidden(),
             );
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:40} {percent:>3}% simulated, {elapsed} elapsed, ETA {eta}",
-            ) {
+            let template = if total_ns.is_some() {
+                "{bar:40} {percent:>3}% simulated, {elapsed} elapsed, ETA {eta}"
+            } else {
+                "{spinner} {msg} simulated, {elapsed} elapsed"
+            };
+            if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
                 bar.set_style(style);
             }
             bar
@@ -218,6 +218,9 @@ impl Progress {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             }
             bar.set_position(done);
+            if bar.length().is_none() {
+                bar.set_message(format!("{:.0} s", done as f64 / 1e9));
+            }
         }
     }
 
@@ -308,7 +311,7 @@ fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<()
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
-    let progress = Progress::new(p.cfg.duration.as_ns(), out.quiet);
+    let progress = Progress::new(Some(p.cfg.duration.as_ns()), out.quiet);
     let results = simulate(&p, &|ns| progress.advance(ns)).map_err(UserError)?;
     progress.finish();
     let summary = report::summary(&p.name, &results);
@@ -372,7 +375,7 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
         refuse_existing(dir, out.force)?;
     }
     let total: u64 = prepared.iter().map(|p| p.cfg.duration.as_ns()).sum();
-    let progress = Progress::new(total, out.quiet);
+    let progress = Progress::new(Some(total), out.quiet);
     // The runs are independent: run them on the machine's cores, each in its own
     // deterministic simulation.
     let workers = std::thread::available_parallelism()
@@ -523,8 +526,8 @@ fn reproduce(
     if let Some(dir) = dir {
         refuse_existing(dir, force)?;
     }
-    // The total simulated time is not known before the runs: the bar counts runs' time.
-    let progress = Progress::new(0, quiet);
+    // The total simulated time is not known before the runs: a spinner counts it.
+    let progress = Progress::new(None, quiet);
     let mut reports = Vec::new();
     for id in &ids {
         reports.push(reproduce::run(id, &|ns| progress.advance(ns)).map_err(UserError)?);
@@ -532,7 +535,7 @@ fn reproduce(
     progress.finish();
     let md = reproduce::markdown(&reports);
     if let Some(dir) = dir {
-        write_results(dir, force, &reproduce::files(&reports)?)?;
+        write_results(dir, force, &reproduce::files(&md, &reports)?)?;
     }
     if quiet {
         return Ok(());

@@ -283,9 +283,10 @@ pub fn markdown(reports: &[Report]) -> String {
     s
 }
 
-/// The files of `txop reproduce -o DIR`: report.md and every figure's plots.
-pub fn files(reports: &[Report]) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let mut files = vec![("report.md".to_string(), markdown(reports).into_bytes())];
+/// The files of `txop reproduce -o DIR`: report.md (`md`, from [`markdown`]) and every
+/// figure's plots.
+pub fn files(md: &str, reports: &[Report]) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut files = vec![("report.md".to_string(), md.as_bytes().to_vec())];
     for f in reports.iter().flat_map(|r| &r.figures) {
         let runs: Vec<crate::plot::PlotRun> = f
             .runs
