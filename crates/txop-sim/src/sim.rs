@@ -148,6 +148,11 @@ struct TcpConn {
 const SYN_TIMEOUT: Nanos = Nanos::from_secs(1);
 const SYN_RETRIES: u32 = 6;
 const SYNACK_RETRIES: u32 = 5;
+
+/// The retransmission timeout after the `n`-th SYN or SYN-ACK (1-based): 1 s doubling.
+fn syn_timeout(n: u32) -> Nanos {
+    Nanos(SYN_TIMEOUT.as_ns() << (n - 1))
+}
 /// IP length of a SYN or SYN-ACK (20 + 20 + 20 B of options) and of a bare ACK.
 const SYN_BYTES: u32 = 60;
 const ACK_BYTES: u32 = 52;
@@ -532,9 +537,8 @@ impl Simulation {
         let c = &mut self.conns[conn];
         c.syns += 1;
         let (n, client, server) = (c.syns, c.client(), c.server());
-        let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
         self.events.push(
-            at + timeout,
+            at + syn_timeout(n),
             Event::SynTimer {
                 conn: conn as u32,
                 n,
@@ -551,9 +555,8 @@ impl Simulation {
         c.syn_acks += 1;
         let (n, client, server) = (c.syn_acks, c.client(), c.server());
         if server == c.sender && !c.server_open {
-            let timeout = Nanos(SYN_TIMEOUT.as_ns() << (n - 1));
             self.events.push(
-                at + timeout,
+                at + syn_timeout(n),
                 Event::SynAckTimer {
                     conn: conn as u32,
                     n,
@@ -562,6 +565,14 @@ impl Simulation {
         }
         let syn_ack = Payload::SynAck { conn: conn as u32 };
         self.conn_packet(at, conn, syn_ack, SYN_BYTES, server, client);
+    }
+
+    /// The client's last ACK of the handshake, when the server is the one that sends.
+    fn send_handshake_ack(&mut self, at: Nanos, conn: usize) {
+        let c = &self.conns[conn];
+        let (client, server) = (c.client(), c.server());
+        let ack = Payload::HandshakeAck { conn: conn as u32 };
+        self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
     }
 
     /// Open a TCP connection; the client's SYN goes first ([`Simulation::send_syn`]).
@@ -949,9 +960,7 @@ impl Simulation {
                 if c.client_open {
                     // A retransmitted SYN-ACK: the ACK to it was lost; send it again.
                     if c.server() == c.sender && !matches!(self.flows[flow], Flow::Web(_)) {
-                        let (client, server) = (c.client(), c.server());
-                        let ack = Payload::HandshakeAck { conn: conn as u32 };
-                        self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
+                        self.send_handshake_ack(at, conn);
                     }
                     return;
                 }
@@ -963,9 +972,7 @@ impl Simulation {
                 } else if c.client() == c.sender {
                     self.pump_tcp(at, conn);
                 } else {
-                    let (client, server) = (c.client(), c.server());
-                    let ack = Payload::HandshakeAck { conn: conn as u32 };
-                    self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
+                    self.send_handshake_ack(at, conn);
                 }
             }
             Payload::HandshakeAck { conn } => {
