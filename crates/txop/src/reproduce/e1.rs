@@ -163,8 +163,12 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
          the station's own pending data suspends the scan at every DECISION under both \
          rules, so its uploads meet the same short excursions whichever rule runs; the \
          legacy rule's long unannounced excursions, which cost the downlink, rarely \
-         happen while the station sends. What gave the seed's upload its 13 % is not in \
-         the model.",
+         happen while the station sends. With an empty qdisc the upload does gain: on \
+         `linux-4.9` (no qdisc) legacy → bounded gives 2.90 → 4.38 MB/s (seed 1). A likely \
+         missing piece is TCP Small Queues (Linux 3.6): it caps a socket's bytes below \
+         TCP at 128 KB, which the driver's queues hold, so the qdisc of the seed's \
+         uploading station was often empty and the legacy rule kept scanning. txop's TCP \
+         has no TSQ.",
     );
     let (l, b) = (to[0] + from[0], to[1] + from[1]);
     rep.row(
