@@ -47,7 +47,7 @@ impl Pacer {
         } else {
             PACING_CA_RATIO
         };
-        let (a, b, c) = (mss as u64, cwnd.max(packets_out) as u64, ratio as u64);
+        let (a, b, c) = (mss as u64, cwnd.max(packets_out) as u64, ratio);
         let div = srtt.as_ns().max(1);
         // In 64 bits when nothing overflows (always, for realistic windows and RTTs):
         // the 128-bit division is a library call and this runs for every segment sent.
