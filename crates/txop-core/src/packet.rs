@@ -101,7 +101,27 @@ pub struct Packet {
     pub aql_us: u16,
     /// Opaque to the model.
     pub token: u64,
+    /// Layout only (always zero): see [`PadWord`].
+    _pad: [u8; 7],
+    _tag: PadWord,
 }
+
+/// A word that is always zero: the niche `Option<Packet>` keeps its tag in.
+///
+/// Packets move by value through every queue of the path, mostly as `Option<Packet>`
+/// returned from one function and copied on by the next. Without this word the tag
+/// would sit in `ecn`'s spare values and the 7 bytes around it would be padding, so the
+/// compiler copies the small fields as odd, overlapping chunks; a copy read soon after
+/// it was written then defeats store-to-load forwarding, a stall on every hop. With a
+/// whole word for the tag and no padding, packets are copied as whole words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+enum PadWord {
+    Zero = 0,
+}
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+const _: () = assert!(std::mem::size_of::<Option<Packet>>() == 64);
 
 impl Ecn {
     /// Set CE the way Linux's `INET_ECN_set_ce` does: ECT(0) and ECT(1) become CE and
@@ -142,6 +162,8 @@ impl Packet {
             queued_at: Nanos::ZERO,
             aql_us: 0,
             token: 0,
+            _pad: [0; 7],
+            _tag: PadWord::Zero,
         }
     }
 }

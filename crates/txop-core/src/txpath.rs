@@ -452,6 +452,7 @@ impl TxPath {
     }
 
     /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then AQL accounting.
+    #[inline(always)]
     fn dequeue_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> Option<Packet> {
         if self.is_paused(link) {
             return None;

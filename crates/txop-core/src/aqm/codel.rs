@@ -167,6 +167,7 @@ impl CodelVars {
     }
 
     /// `codel_dequeue`: the next packet to send, after CoDel's drops and marks.
+    #[inline(always)]
     pub fn dequeue<Q: CodelQueue>(
         &mut self,
         queue: &mut Q,

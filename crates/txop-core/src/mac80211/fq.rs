@@ -375,6 +375,7 @@ impl Core {
 
     /// Remove the head packet of `flow` and account it (`fq_flow_dequeue` with
     /// `fq_adjust_removal`, and ≤5.11 `fq_rejigger_backlog`).
+    #[inline(always)]
     fn pop(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> Option<Packet> {
         if flow.head == NIL {
             return None;
@@ -414,6 +415,7 @@ struct FlowQueue<'a> {
 }
 
 impl CodelQueue for FlowQueue<'_> {
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Packet> {
         self.core.pop(self.flow, self.backlog)
     }
@@ -681,6 +683,7 @@ impl Fq {
     /// lists are then empty and all its flows released).
     ///
     /// Panics if `tin` did not come from this fq's [`Fq::add_tin`].
+    #[inline(always)]
     pub fn dequeue(
         &mut self,
         now: Nanos,

@@ -532,6 +532,20 @@ impl Scheduler {
     ///   applying the catch-up rules (§5.3);
     /// - Ath9kDrr: list it on the new (deficit > 0) or old list if not listed.
     pub fn schedule_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+        if matches!(
+            self.params.kind,
+            SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql
+        ) {
+            // Every packet enqueued calls this, and its TXQ is usually listed already:
+            // then the list kinds only mark it as having data (what `touch`, and
+            // `drr_schedule`'s early return, come to), with one table lookup.
+            if let Some(st) = self.txqs.get_mut(&txq).filter(|st| st.listed) {
+                debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
+                st.has_data = true;
+                self.last_now = self.last_now.max(now);
+                return;
+            }
+        }
         self.touch(now, txq, ac);
         self.state_mut(txq).has_data = true;
         match self.params.kind {

@@ -40,7 +40,13 @@ impl WiredLink {
     /// Serialisation time of `len_bytes` (plus 38 bytes of Ethernet framing,
     /// preamble and interframe gap).
     pub fn serialisation(&self, len_bytes: u32) -> Nanos {
-        Nanos(((len_bytes as u128 + 38) * 8 * 1_000_000_000 / self.rate_bps as u128) as u64)
+        let bits_ns = (len_bytes as u64 + 38) * 8;
+        // In 64 bits whenever the product fits (every real packet): a 128-bit division
+        // is a library call, and this runs for every packet on the wire.
+        match bits_ns.checked_mul(1_000_000_000) {
+            Some(p) => Nanos(p / self.rate_bps),
+            None => Nanos((bits_ns as u128 * 1_000_000_000 / self.rate_bps as u128) as u64),
+        }
     }
 
     /// Packets waiting or being sent at `now`.

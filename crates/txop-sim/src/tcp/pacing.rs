@@ -47,9 +47,25 @@ impl Pacer {
         } else {
             PACING_CA_RATIO
         };
-        let bytes = mss as u128 * cwnd.max(packets_out) as u128 * ratio as u128;
-        let rate = bytes * 1_000_000_000 / (100 * srtt.as_ns().max(1) as u128);
-        self.rate = Some(rate.clamp(1, u64::MAX as u128) as u64);
+        let (a, b, c) = (mss as u64, cwnd.max(packets_out) as u64, ratio);
+        let div = srtt.as_ns().max(1);
+        // In 64 bits when nothing overflows (always, for realistic windows and RTTs):
+        // the 128-bit division is a library call and this runs for every segment sent.
+        let fast = a
+            .checked_mul(b)
+            .and_then(|x| x.checked_mul(c))
+            .and_then(|x| x.checked_mul(1_000_000_000))
+            .zip(div.checked_mul(100))
+            .map(|(num, den)| num / den);
+        let rate = match fast {
+            Some(r) => r,
+            None => {
+                let bytes = a as u128 * b as u128 * c as u128;
+                let rate = bytes * 1_000_000_000 / (100 * div as u128);
+                rate.min(u64::MAX as u128) as u64
+            }
+        };
+        self.rate = Some(rate.max(1));
     }
 
     /// Set the rate a congestion-control module chose (BBR's `sk_pacing_rate`),
@@ -88,7 +104,8 @@ impl Pacer {
         if self.segs_out < UNPACED_SEGMENTS {
             return;
         }
-        let len_ns = (len as u128 * 1_000_000_000 / rate as u128) as u64;
+        // `len × 10⁹` always fits in 64 bits (`len` is a u32).
+        let len_ns = len as u64 * 1_000_000_000 / rate;
         let credit = self.next_send.saturating_sub(prior).as_ns();
         self.next_send += Nanos(len_ns - credit.min(len_ns / 2));
     }

@@ -207,6 +207,7 @@ impl TcpReceiver {
             ts_val: now,
             ts_ecr: self.ts_recent,
             fin: false,
+            ..Segment::default()
         })
     }
 
