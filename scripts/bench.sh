@@ -5,10 +5,11 @@
 #
 # Runs `cargo bench -p txop-sim --bench saturated` (extra arguments go to criterion,
 # e.g. `scripts/bench.sh dcf_11a` to run only that group), then prints a table of
-# wall-seconds per simulated second (criterion's mean time per iteration, one iteration
-# being one simulated second) next to ns-3 3.37's figures for the same 802.11a
-# 54 Mbit/s, 1500-byte, saturated-uplink scenario (wifi-bianchi), and the speed-up
-# ns-3 / txop. The target is a speed-up of at least 100 at every n.
+# wall-seconds per simulated second (criterion's mean time per iteration divided by the
+# simulated seconds of one iteration: 1, or 10 for the TCP groups) next to ns-3 3.37's
+# figures (the 802.11a 54 Mbit/s, 1500-byte, saturated-uplink scenario of wifi-bianchi,
+# and one TCP flow per station), and the speed-up ns-3 / txop. The target is a
+# speed-up of at least 100 at every n.
 #
 # Figures come from <target>/criterion/<group>/<n>/new/estimates.json; results not
 # refreshed by this run are marked "(old)". Needs cargo and python3.
@@ -44,6 +45,11 @@ GROUPS = [
 ]
 
 
+# Simulated seconds per iteration (TCP_SECS in crates/txop-sim/benches/saturated.rs);
+# the other groups run one.
+SIM_S = {"rrul_ht20_mcs7_linux616": 10, "tcp_1down_ht20_mcs7_linux616": 10}
+
+
 def estimate(group, n):
     """Mean wall-s per simulated s, and whether it predates this run; None if absent."""
     path = os.path.join(root, group, str(n), "new", "estimates.json")
@@ -52,7 +58,7 @@ def estimate(group, n):
             mean_ns = json.load(f)["mean"]["point_estimate"]
     except FileNotFoundError:
         return None
-    return mean_ns / 1e9, os.path.getmtime(path) < start
+    return mean_ns / 1e9 / SIM_S.get(group, 1), os.path.getmtime(path) < start
 
 
 for group, title, ns in GROUPS:
