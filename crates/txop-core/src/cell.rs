@@ -711,6 +711,7 @@ impl Cell {
     }
 
     /// The next time the model needs [`Cell::handle_timeout`].
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         match (self.timer, self.mgmt.as_ref().and_then(|m| m.timer)) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -719,11 +720,13 @@ impl Cell {
     }
 
     /// The next output, if any.
+    #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.out.pop_front()
     }
 
     /// Run every deadline up to and including `now`.
+    #[inline]
     pub fn handle_timeout(&mut self, now: Nanos) {
         // Most calls (every packet handed in) find nothing due: check before entering
         // the MAC's large state machine.
