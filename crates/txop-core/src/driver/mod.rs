@@ -160,6 +160,7 @@ impl DriverQueues {
     }
 
     /// A packet enters the driver's queue for (link, TID).
+    #[inline]
     pub fn hold(&mut self, link: u16, tid: u8, ac: Ac, packet: Packet) {
         self.tids[link as usize][tid as usize]
             .fifo

@@ -485,6 +485,7 @@ impl Aql {
     /// Charges `us` at dequeue: `ieee80211_sta_update_pending_airtime(.., tx_completed =
     /// false)` adds it to the station's AC counter, the radio total and the AC total
     /// (reference §6.3).
+    #[inline]
     pub fn add(&mut self, sta: usize, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
         let a = ac.index();
@@ -500,6 +501,7 @@ impl Aql {
     /// reset to 0 if it would go negative. The AC counter likewise; the radio total is
     /// then corrected by the same shortfall (`atomic_sub(tx_pending, total)`), so it
     /// stays the sum of the AC counters.
+    #[inline]
     pub fn complete(&mut self, sta: usize, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
         let a = ac.index();
