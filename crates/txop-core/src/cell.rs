@@ -811,10 +811,18 @@ impl Cell {
     }
 
     /// Report what node `n`'s path dropped or gave up since the last call.
+    #[inline]
     fn drain_path(&mut self, n: usize, now: Nanos) {
+        // Called after every packet handed to a path; usually there is nothing.
         if self.nodes[n].path.drops.is_empty() && self.nodes[n].path.gave_up.is_empty() {
             return;
         }
+        self.report_path_losses(n, now);
+    }
+
+    /// [`Cell::drain_path`] when there is something to report.
+    #[inline(never)]
+    fn report_path_losses(&mut self, n: usize, now: Nanos) {
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
         for (packet, reason) in drops.drain(..) {
             let uplink = !packet.src.is_ap();

@@ -140,6 +140,7 @@ impl DriverQueues {
         self.tids[link as usize][tid as usize].len()
     }
 
+    #[inline]
     fn activate(&mut self, link: u16, tid: u8, ac: Ac, front: bool) {
         if self.paused[link as usize] {
             return;

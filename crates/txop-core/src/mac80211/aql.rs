@@ -411,6 +411,7 @@ impl Aql {
 
     /// After station `sta`'s counter on `ac` and the radio total changed: its bit,
     /// and every station's if the total crossed the threshold.
+    #[inline]
     fn refresh_after_change(&mut self, sta: usize, ac: Ac, was_below: bool) {
         if !self.tracking {
             return;
