@@ -711,6 +711,7 @@ impl Cell {
     }
 
     /// The next time the model needs [`Cell::handle_timeout`].
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         match (self.timer, self.mgmt.as_ref().and_then(|m| m.timer)) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -719,11 +720,13 @@ impl Cell {
     }
 
     /// The next output, if any.
+    #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.out.pop_front()
     }
 
     /// Run every deadline up to and including `now`.
+    #[inline]
     pub fn handle_timeout(&mut self, now: Nanos) {
         // Most calls (every packet handed in) find nothing due: check before entering
         // the MAC's large state machine.
@@ -808,10 +811,18 @@ impl Cell {
     }
 
     /// Report what node `n`'s path dropped or gave up since the last call.
+    #[inline]
     fn drain_path(&mut self, n: usize, now: Nanos) {
+        // Called after every packet handed to a path; usually there is nothing.
         if self.nodes[n].path.drops.is_empty() && self.nodes[n].path.gave_up.is_empty() {
             return;
         }
+        self.report_path_losses(n, now);
+    }
+
+    /// [`Cell::drain_path`] when there is something to report.
+    #[inline(never)]
+    fn report_path_losses(&mut self, n: usize, now: Nanos) {
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
         for (packet, reason) in drops.drain(..) {
             let uplink = !packet.src.is_ap();

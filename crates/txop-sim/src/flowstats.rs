@@ -46,10 +46,12 @@ fn histogram() -> Histogram<u32> {
     Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("valid bounds")
 }
 
+#[inline]
 fn record(h: &mut Option<Histogram<u32>>, v: u64) {
     let _ = h.get_or_insert_with(histogram).record(v);
 }
 
+#[inline]
 fn us(d: Nanos) -> u64 {
     (d.as_ns() / 1000).clamp(1, 1_000_000_000)
 }

@@ -140,6 +140,7 @@ impl DriverQueues {
         self.tids[link as usize][tid as usize].len()
     }
 
+    #[inline]
     fn activate(&mut self, link: u16, tid: u8, ac: Ac, front: bool) {
         if self.paused[link as usize] {
             return;
@@ -160,6 +161,7 @@ impl DriverQueues {
     }
 
     /// A packet enters the driver's queue for (link, TID).
+    #[inline]
     pub fn hold(&mut self, link: u16, tid: u8, ac: Ac, packet: Packet) {
         self.tids[link as usize][tid as usize]
             .fifo

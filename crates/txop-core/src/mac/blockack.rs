@@ -142,6 +142,7 @@ impl RxReorder {
     }
 
     /// An MPDU arrived: release it and whatever it unblocks, in order, to `out`.
+    #[inline]
     pub fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {
         if seq == self.head && self.buf.is_empty() {
             // In order with nothing waiting (the usual case): straight through.

@@ -411,6 +411,7 @@ impl Aql {
 
     /// After station `sta`'s counter on `ac` and the radio total changed: its bit,
     /// and every station's if the total crossed the threshold.
+    #[inline]
     fn refresh_after_change(&mut self, sta: usize, ac: Ac, was_below: bool) {
         if !self.tracking {
             return;
@@ -485,6 +486,7 @@ impl Aql {
     /// Charges `us` at dequeue: `ieee80211_sta_update_pending_airtime(.., tx_completed =
     /// false)` adds it to the station's AC counter, the radio total and the AC total
     /// (reference §6.3).
+    #[inline]
     pub fn add(&mut self, sta: usize, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
         let a = ac.index();
@@ -500,6 +502,7 @@ impl Aql {
     /// reset to 0 if it would go negative. The AC counter likewise; the radio total is
     /// then corrected by the same shortfall (`atomic_sub(tx_pending, total)`), so it
     /// stays the sum of the AC counters.
+    #[inline]
     pub fn complete(&mut self, sta: usize, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
         let a = ac.index();

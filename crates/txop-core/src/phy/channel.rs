@@ -164,6 +164,7 @@ impl ErrorModel {
     /// a probability: a NaN loss probability or NaN SNR gives `1.0` (everything is lost,
     /// so a misconfiguration is conspicuous rather than silently lossless); an SNR of
     /// `+∞` gives `0.0` and `−∞` gives `1.0` for a non-empty frame.
+    #[inline]
     pub fn per(&self, tx: &TxVector, mpdu_bytes: u32) -> f64 {
         match *self {
             ErrorModel::None => 0.0,

@@ -493,6 +493,7 @@ impl TcpSender {
 
     /// The next time something happens without an ACK: the retransmission timer, or
     /// the pacing release of a segment that is ready to go.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         let mut t = self.rto_at;
         if self.paces() && self.next_candidate().is_ok() {
