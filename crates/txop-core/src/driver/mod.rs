@@ -114,6 +114,9 @@ pub struct DriverQueues {
     /// Round robin per AC of (link, TID) with held or retry frames (the driver's or the
     /// firmware's own scheduling).
     active: [VecDeque<(u16, u8)>; 4],
+    /// Per (link, TID): a bit per AC whose `active` list holds it, so that a packet
+    /// joining an already listed TID (the common case) needs no search of the list.
+    listed: Vec<[u8; NUM_TIDS]>,
     spare: Vec<Vec<Mpdu>>,
     /// Links whose station dozes (reference §9.1; ath9k `ath_tx_aggr_sleep`): kept off
     /// the round robin, their frames held, until [`DriverQueues::resume`].
@@ -130,6 +133,7 @@ impl DriverQueues {
             held: [0; 4],
             held_total: 0,
             active: Default::default(),
+            listed: vec![[0; NUM_TIDS]; n_links],
             spare: Vec::new(),
             paused: vec![false; n_links],
         }
@@ -146,13 +150,18 @@ impl DriverQueues {
             return;
         }
         let key = (link, tid);
+        let bit = 1u8 << ac.index();
+        let listed = &mut self.listed[link as usize][tid as usize];
         let list = &mut self.active[ac.index()];
-        if let Some(pos) = list.iter().position(|&k| k == key) {
+        if *listed & bit != 0 {
             if !front {
                 return;
             }
-            list.remove(pos);
+            if let Some(pos) = list.iter().position(|&k| k == key) {
+                list.remove(pos);
+            }
         }
+        *listed |= bit;
         if front {
             list.push_front(key);
         } else {
@@ -223,12 +232,18 @@ impl DriverQueues {
 
     /// After serving `key`: to the back if it still holds frames, else off the list.
     fn rotate(&mut self, ac: Ac, key: (u16, u8)) {
+        let bit = 1u8 << ac.index();
+        let listed = &mut self.listed[key.0 as usize][key.1 as usize];
         let list = &mut self.active[ac.index()];
-        if let Some(pos) = list.iter().position(|&k| k == key) {
-            list.remove(pos);
+        if *listed & bit != 0 {
+            if let Some(pos) = list.iter().position(|&k| k == key) {
+                list.remove(pos);
+            }
+            *listed &= !bit;
         }
         if !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize] {
             list.push_back(key);
+            *listed |= bit;
         }
     }
 
@@ -237,6 +252,7 @@ impl DriverQueues {
     /// hardware filtered for a sleeping station. Frames in the air complete as usual.
     pub fn pause(&mut self, link: u16) {
         self.paused[link as usize] = true;
+        self.listed[link as usize] = [0; NUM_TIDS];
         for ac in 0..4 {
             self.active[ac].retain(|&(l, _)| l != link);
             let mut i = 0;
