@@ -164,11 +164,11 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
          rules, so its uploads meet the same short excursions whichever rule runs; the \
          legacy rule's long unannounced excursions, which cost the downlink, rarely \
          happen while the station sends. With an empty qdisc the upload does gain: on \
-         `linux-4.9` (no qdisc) legacy → bounded gives 2.90 → 4.38 MB/s (seed 1). A likely \
-         missing piece is TCP Small Queues (Linux 3.6): it caps a socket's bytes below \
-         TCP at 128 KB, which the driver's queues hold, so the qdisc of the seed's \
-         uploading station was often empty and the legacy rule kept scanning. txop's TCP \
-         has no TSQ.",
+         `linux-4.9` (no qdisc) legacy → bounded gives 2.90 → 4.38 MB/s (seed 1). What \
+         emptied the seed's qdisc, if anything did, is not identified. TCP Small Queues \
+         (Linux 3.6, 128 KB per socket below TCP) was tried in a scratch build: it cuts \
+         the upload's queueing (its packets' median latency 270 → 21 ms) but not the excursions, since the \
+         flush before each one frees the socket's budget and the qdisc refills at once.",
     );
     let (l, b) = (to[0] + from[0], to[1] + from[1]);
     rep.row(
