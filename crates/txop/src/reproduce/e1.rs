@@ -167,8 +167,9 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
          `linux-4.9` (no qdisc) legacy → bounded gives 2.90 → 4.38 MB/s (seed 1). What \
          emptied the seed's qdisc, if anything did, is not identified. TCP Small Queues \
          (Linux 3.6, 128 KB per socket below TCP) was tried in a scratch build: it cuts \
-         the upload's queueing (its packets' median latency 270 → 21 ms) but not the excursions, since the \
-         flush before each one frees the socket's budget and the qdisc refills at once.",
+         the upload's queueing (its packets' median latency 270 → 21 ms) but not the \
+         excursions, since the flush before each one frees the socket's budget and the \
+         qdisc refills at once.",
     );
     let (l, b) = (to[0] + from[0], to[1] + from[1]);
     rep.row(
