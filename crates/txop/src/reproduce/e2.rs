@@ -172,3 +172,19 @@ fn longest_gap_s(series_bps: &[f64], (from_s, to_s): (f64, f64)) -> f64 {
     }
     longest as f64 * 0.2
 }
+
+#[cfg(test)]
+mod tests {
+    use super::longest_gap_s;
+
+    #[test]
+    fn longest_gap_counts_empty_steps_inside_the_window_only() {
+        // 0.2 s steps: data, 3 empty, data, 5 empty (the last two past 2.0 s).
+        let series = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        assert!((longest_gap_s(&series, (0.0, 10.0)) - 1.2).abs() < 1e-9);
+        // Only steps that start before 1.6 s count: the 3-step gap is the longest.
+        assert!((longest_gap_s(&series, (0.0, 1.5)) - 0.6).abs() < 1e-9);
+        // A flow that never sends stalls for the whole window.
+        assert!((longest_gap_s(&[0.0; 50], (2.0, 8.0)) - 6.0).abs() < 1e-9);
+    }
+}
