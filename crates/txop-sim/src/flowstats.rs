@@ -18,12 +18,12 @@ pub struct FlowStats {
     pub dropped_aqm: u64,
     /// One-way delay (µs): from the application sending to the destination receiving.
     /// (Histograms are allocated on first use: most flows fill only some of them.)
-    latency_us: Option<Histogram<u32>>,
+    latency_us: Option<Buckets>,
     /// In the driver, firmware and air (µs): from entering the driver to leaving the
     /// cell.
-    driver_us: Option<Histogram<u32>>,
+    driver_us: Option<Buckets>,
     /// Round-trip times of a ping flow (µs).
-    rtt_us: Option<Histogram<u32>>,
+    rtt_us: Option<Buckets>,
     /// Bytes delivered per [`STEP`].
     bytes_per_step: Vec<u64>,
     /// (time s, RTT ms) of every ping reply.
@@ -46,9 +46,61 @@ fn histogram() -> Histogram<u32> {
     Histogram::new_with_bounds(1, 1_000_000_000, 2).expect("valid bounds")
 }
 
+/// Counts per bucket of [`histogram`]'s layout (1 µs to 1000 s, 2 significant digits:
+/// 256 sub-buckets, the upper 128 of each used past the first bucket), for values in
+/// 1..=10⁹. Recording is the hot path (two per packet): a bucket index is a shift and
+/// an add, where hdrhistogram's `record` also checks bounds, resizing and min/max. The
+/// summary only reads the counts (quantiles, mean) and the maximum to its bucket's
+/// highest equivalent value, so [`Buckets::histogram`] recording each bucket's lowest
+/// value with its count gives the same summary as recording every value.
+struct Buckets(Box<[u32; Buckets::LEN]>);
+
+impl Buckets {
+    /// Sub-buckets per half bucket (2⁷): 256 sub-buckets per bucket.
+    const HALF_MAGNITUDE: u32 = 7;
+    /// 10⁹ < 2³⁰ lies in bucket 22: (22 + 1) × 128 + 128 counts.
+    const LEN: usize = 3072;
+
+    fn new() -> Buckets {
+        Buckets(Box::new([0; Buckets::LEN]))
+    }
+
+    /// hdrhistogram's `index_for` with unit magnitude 0 and 256 sub-buckets.
+    #[inline]
+    fn index(v: u64) -> usize {
+        let bucket = 56 - (v | 255).leading_zeros();
+        (bucket << Self::HALF_MAGNITUDE) as usize + (v >> bucket) as usize
+    }
+
+    /// The lowest value of bucket index `i` (hdrhistogram's `value_for`).
+    fn value(i: usize) -> u64 {
+        let bucket = (i >> Self::HALF_MAGNITUDE).saturating_sub(1);
+        ((i - (bucket << Self::HALF_MAGNITUDE)) as u64) << bucket
+    }
+
+    #[inline]
+    fn record(&mut self, v: u64) {
+        let c = &mut self.0[Self::index(v)];
+        *c = c.saturating_add(1);
+    }
+
+    /// The hdrhistogram these counts summarise.
+    fn histogram(&self) -> Histogram<u32> {
+        let mut h = histogram();
+        for (i, &c) in self.0.iter().enumerate() {
+            if c > 0 {
+                let v = Self::value(i);
+                debug_assert_eq!(h.lowest_equivalent(v), v);
+                let _ = h.record_n(v, c);
+            }
+        }
+        h
+    }
+}
+
 #[inline]
-fn record(h: &mut Option<Histogram<u32>>, v: u64) {
-    let _ = h.get_or_insert_with(histogram).record(v);
+fn record(h: &mut Option<Buckets>, v: u64) {
+    h.get_or_insert_with(Buckets::new).record(v);
 }
 
 #[inline]
@@ -183,8 +235,11 @@ impl FlowStats {
     }
 }
 
-fn summary(h: Option<&Histogram<u32>>) -> Option<LatencySummary> {
-    let h = h.filter(|h| !h.is_empty())?;
+fn summary(b: Option<&Buckets>) -> Option<LatencySummary> {
+    let h = b?.histogram();
+    if h.is_empty() {
+        return None;
+    }
     let ms = |v: u64| v as f64 / 1000.0;
     // One pass over the counts for the three quantiles (each exactly what
     // `value_at_quantile` returns).
@@ -197,4 +252,44 @@ fn summary(h: Option<&Histogram<u32>>) -> Option<LatencySummary> {
         p99: ms(p99),
         max: ms(h.max()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value from 1 µs to 1000 s falls into the bucket hdrhistogram would use, and
+    /// the summary from bucket counts is the one from recording the values themselves.
+    #[test]
+    fn buckets_match_hdrhistogram() {
+        let h = histogram();
+        for x in 1..=100_000u64 {
+            assert_eq!(Buckets::value(Buckets::index(x)), h.lowest_equivalent(x));
+        }
+        let mut v = 1u64;
+        while v <= 1_000_000_000 {
+            for x in [v, v + 1, v.saturating_sub(1).max(1), v * 3 / 2] {
+                let x = x.min(1_000_000_000);
+                let i = Buckets::index(x);
+                assert!(i < Buckets::LEN);
+                assert_eq!(Buckets::value(i), h.lowest_equivalent(x), "value {x}");
+            }
+            v = v * 9 / 8 + 1;
+        }
+        let (mut direct, mut b) = (histogram(), Buckets::new());
+        let mut x = 12345u64;
+        for _ in 0..10_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (x >> 33) % 50_000_000 + 1;
+            direct.record(v).unwrap();
+            b.record(v);
+        }
+        let s = |h: &Histogram<u32>| {
+            let q: Vec<u64> = h.value_at_quantiles([0.5, 0.9, 0.99]).collect();
+            (h.mean().to_bits(), q, h.max(), h.len())
+        };
+        assert_eq!(s(&direct), s(&b.histogram()));
+    }
 }
