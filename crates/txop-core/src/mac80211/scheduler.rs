@@ -858,8 +858,21 @@ impl Scheduler {
     }
 
     /// Record the time, make sure the station and the TXQ state exist.
+    #[inline]
     fn touch(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         self.last_now = self.last_now.max(now);
+        // Called several times per PPDU, and the state almost always exists: one lookup.
+        // A TXQ state is only created below, after its station's, so it implies that.
+        if let Some(st) = self.txqs.get(&txq) {
+            debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
+            return;
+        }
+        self.touch_new(txq, ac);
+    }
+
+    /// [`Scheduler::touch`] for a TXQ without state yet.
+    #[cold]
+    fn touch_new(&mut self, txq: TxqKey, ac: Ac) {
         if let Some(sta) = txq.sta {
             self.ensure_sta(sta);
         }
