@@ -1023,7 +1023,7 @@ impl Cell {
         if self.exch.txs.len() > 1 {
             self.resolve_collision();
         } else {
-            self.resolve_single();
+            self.resolve_single(None);
         }
     }
 
@@ -1066,8 +1066,10 @@ impl Cell {
         self.timer = Some(end);
     }
 
-    /// One transmission: draw the channel errors and lay out the exchange.
-    fn resolve_single(&mut self) {
+    /// One transmission: draw the channel errors and lay out the exchange. `known` is
+    /// (data PPDU, response) duration when the caller has just computed them for this
+    /// PPDU without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
+    fn resolve_single(&mut self, known: Option<(Nanos, Nanos)>) {
         if self.exch.txs[0].ctl.is_some() {
             self.resolve_ctl();
             return;
@@ -1091,7 +1093,29 @@ impl Cell {
                 + ctl.ppdu_duration(CTS_BYTES, band)
                 + sifs;
         }
-        let data_end = t + txv.ppdu_duration(tx.ppdu.psdu_bytes, band);
+        let resp = if tx.ppdu.aggregated {
+            BLOCK_ACK_BYTES
+        } else {
+            ACK_BYTES
+        };
+        let (data_dur, resp_dur) = match known {
+            Some(d) => {
+                debug_assert!(!rts);
+                debug_assert_eq!(
+                    d,
+                    (
+                        txv.ppdu_duration(tx.ppdu.psdu_bytes, band),
+                        ctl.ppdu_duration(resp, band)
+                    )
+                );
+                d
+            }
+            None => (
+                txv.ppdu_duration(tx.ppdu.psdu_bytes, band),
+                ctl.ppdu_duration(resp, band),
+            ),
+        };
+        let data_end = t + data_dur;
         let mut any_ok = false;
         tx.ok.clear();
         for m in tx.ppdu.mpdus.iter_mut() {
@@ -1107,12 +1131,7 @@ impl Cell {
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
         if any_ok {
-            let resp = if tx.ppdu.aggregated {
-                BLOCK_ACK_BYTES
-            } else {
-                ACK_BYTES
-            };
-            self.exch.end = data_end + sifs + ctl.ppdu_duration(resp, band);
+            self.exch.end = data_end + sifs + resp_dur;
             self.exch.outcome = Some(ExchangeOutcome::Acked);
         } else {
             self.exch.end = data_end;
@@ -1323,9 +1342,11 @@ impl Cell {
             ACK_BYTES
         };
         let start = t + sifs;
-        let exchange = txv.ppdu_duration(psdu_bytes, self.cfg.band)
-            + sifs
-            + ctl.ppdu_duration(resp, self.cfg.band);
+        let durations = (
+            txv.ppdu_duration(psdu_bytes, self.cfg.band),
+            ctl.ppdu_duration(resp, self.cfg.band),
+        );
+        let exchange = durations.0 + sifs + durations.1;
         if start + exchange > self.exch.txop_start + limit || self.uses_rts(psdu_bytes) {
             return false;
         }
@@ -1339,7 +1360,7 @@ impl Cell {
         tx.ppdu = ppdu;
         self.exch.txs.push(tx);
         self.exch.busy_from = t;
-        self.resolve_single();
+        self.resolve_single(Some(durations));
         true
     }
 
