@@ -555,6 +555,18 @@ impl TxPath {
         if self.fq.is_none() || self.links.is_empty() {
             return;
         }
+        // While AQL holds every station back (most packets of a saturating download
+        // arrive then), a visit gives nothing and changes nothing (`dequeue_txq` checks
+        // AQL before it touches the TXQ), so there is nothing to search for. With many
+        // stations the eligibility bitmap below already keeps the search short; with a
+        // few, asking each station is cheaper than the search.
+        if let Some((aql, _)) = self.aql.as_ref() {
+            if aql.eligible_stations(ac).is_none()
+                && !(0..self.links.len()).any(|s| aql.station_eligible(s, ac))
+            {
+                return;
+            }
+        }
         // One turn visits the AC's TXQs in (link, TID) order from where the last one
         // that gave packets left off, wrapping around. A TXQ whose tin lists no flow
         // gives nothing and changes nothing when dequeued, so only the others are
