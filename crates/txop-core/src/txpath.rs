@@ -730,6 +730,7 @@ impl TxPath {
             let Some((link, tid)) = self.drv.next_active(ac) else {
                 return;
             };
+            let mut allowed = false;
             if gated && attempt < passes && self.drv.active_len(ac) == 1 {
                 // Alone in the firmware's round robin (skipping it changes nothing)
                 // and on the scheduler's list: the refusals to come only top its
@@ -743,8 +744,15 @@ impl TxPath {
                     attempt += k as usize;
                     continue;
                 }
+                // None to come: `may_transmit` allows it (the common case).
+                if refusals == Some(0) {
+                    if let Some(s) = self.sched.as_mut() {
+                        s.allow_alone(now, TxqKey::station(link, tid), ac);
+                        allowed = true;
+                    }
+                }
             }
-            if gated && attempt < passes && !self.may_transmit(now, link, tid, ac) {
+            if gated && attempt < passes && !allowed && !self.may_transmit(now, link, tid, ac) {
                 self.drv.skip(ac);
                 attempt += 1;
                 continue;

@@ -722,6 +722,21 @@ impl Scheduler {
         u32::try_from((-deficit + q - 1) / q).ok()
     }
 
+    /// [`Scheduler::may_transmit`] for `txq` at `now` right after
+    /// [`Scheduler::refusals_in_a_row`] said 0 for it (nothing changed in between): it is
+    /// alone on its AC's list with a deficit `>= 0` (and the AC not over its AQL limit),
+    /// so it is allowed and taken off the list, without the walk and the checks.
+    pub fn allow_alone(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+        self.last_now = self.last_now.max(now);
+        debug_assert!(matches!(
+            self.params.kind,
+            SchedulerKind::Drr | SchedulerKind::DrrAql
+        ));
+        debug_assert_eq!(self.acs[ac.index()].list.front(), Some(&txq));
+        self.acs[ac.index()].remove_from_lists(txq);
+        self.state_mut(txq).listed = false;
+    }
+
     /// `k` refusals of [`Scheduler::may_transmit`] for `txq` at `now`, in the situation
     /// [`Scheduler::refusals_in_a_row`] describes (it must have said at least `k`): the
     /// deficit topped up `k` times.
@@ -2053,7 +2068,12 @@ mod tests {
                 assert_eq!(k, refused, "{kind:?}, {charge_us} µs");
                 s.refuse(t0, a, AC, k);
                 assert_eq!(s.deficit_us(0, AC), one_by_one.deficit_us(0, AC));
+                // Now none to come: `allow_alone` does what `may_transmit` does.
+                assert_eq!(s.refusals_in_a_row(a, AC, &|_| false), Some(0));
+                let mut alone = s.clone();
+                alone.allow_alone(t0, a, AC);
                 assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
+                assert_eq!(format!("{alone:?}"), format!("{s:?}"));
                 // Over the per-AC limit (DrrAql) a TXQ is allowed at once: no shortcut.
                 if kind == SchedulerKind::DrrAql {
                     s.schedule_txq(t0, a, AC);
