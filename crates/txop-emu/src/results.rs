@@ -35,20 +35,13 @@ pub struct EmuReport {
 pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
     let cell = engine.cell();
     let busy = cell.busy_ns();
-    let rate = |b: u64| {
-        if secs > 0.0 {
-            b as f64 * 8.0 / secs
-        } else {
-            0.0
-        }
-    };
     let (stations, total_bytes) = txop_sim::results::station_results(cell, secs);
     let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
     let c = &engine.counters;
     Results {
         seed,
         duration_s: secs,
-        total_throughput_bps: rate(total_bytes),
+        total_throughput_bps: txop_sim::results::bits_per_s(total_bytes, secs),
         busy_fraction: if secs > 0.0 {
             busy as f64 / (secs * 1e9)
         } else {

@@ -205,11 +205,7 @@ impl FlowStats {
             delivered_packets: self.delivered,
             dropped_packets: self.dropped,
             dropped_aqm: self.dropped_aqm,
-            throughput_bps: if secs > 0.0 {
-                self.delivered_bytes as f64 * 8.0 / secs
-            } else {
-                0.0
-            },
+            throughput_bps: crate::results::bits_per_s(self.delivered_bytes, secs),
             latency_ms: summary(self.latency_us.as_ref()),
             driver_latency_ms: summary(self.driver_us.as_ref()),
             rtt_ms: summary(self.rtt_us.as_ref()),

@@ -140,18 +140,21 @@ pub struct StationResult {
     pub power_save: Option<PsStats>,
 }
 
+/// Mean rate (bit/s) of `bytes` delivered over `secs` seconds; 0 for an empty run.
+pub fn bits_per_s(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
 /// Every station's share of a run of `secs` seconds, from the cell's counters (the
 /// simulator and the emulator both report this), and the payload bytes delivered.
 pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
     let busy = cell.busy_ns();
     let cfg = cell.config();
-    let rate = |b: u64| {
-        if secs > 0.0 {
-            b as f64 * 8.0 / secs
-        } else {
-            0.0
-        }
-    };
+    let rate = |b: u64| bits_per_s(b, secs);
     let mut total_bytes = 0;
     let stations = cell
         .stats()

@@ -1046,11 +1046,7 @@ impl Simulation {
         Results {
             seed: self.seed,
             duration_s: secs,
-            total_throughput_bps: if secs > 0.0 {
-                total_bytes as f64 * 8.0 / secs
-            } else {
-                0.0
-            },
+            total_throughput_bps: crate::results::bits_per_s(total_bytes, secs),
             busy_fraction: if secs > 0.0 {
                 busy as f64 / self.now.as_ns() as f64
             } else {

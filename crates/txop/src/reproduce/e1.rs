@@ -134,27 +134,18 @@ pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
     }
     let gain = |l: f64, b: f64| (b / l - 1.0) * 100.0;
     let [to, from] = bulk;
+    let change = |[l, b]: [f64; 2]| format!("{l:.2} → {b:.2} MB/s ({:+.0} %)", gain(l, b));
     rep.row(
         "bulk TCP to the station, legacy → bounded",
         "3.9 → 4.3 MB/s (+10 %)",
-        format!(
-            "{:.2} → {:.2} MB/s ({:+.0} %)",
-            to[0],
-            to[1],
-            gain(to[0], to[1])
-        ),
+        change(to),
         "bounded ≥ 5 % higher",
         to[1] >= 1.05 * to[0],
     );
     rep.row(
         "bulk TCP from the station, legacy → bounded",
         "5.5 → 6.2 MB/s (+13 %)",
-        format!(
-            "{:.2} → {:.2} MB/s ({:+.0} %)",
-            from[0],
-            from[1],
-            gain(from[0], from[1])
-        ),
+        change(from),
         "bounded ≥ 5 % higher",
         from[1] >= 1.05 * from[0],
     );
