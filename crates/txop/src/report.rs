@@ -7,6 +7,11 @@ fn mbps(bps: f64) -> String {
     format!("{:.2}", bps / 1e6)
 }
 
+/// A latency in ms for the table, or "-" when there is none (no packet delivered).
+fn ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}ms"))
+}
+
 /// The summary table printed after a run (also `summary.txt`).
 pub fn summary(title: &str, r: &Results) -> String {
     let mut s = String::new();
@@ -50,30 +55,46 @@ pub fn summary(title: &str, r: &Results) -> String {
         .iter()
         .any(|f| f.latency_ms.is_some() || f.rtt_ms.is_some())
     {
-        let _ = writeln!(
-            s,
-            "\n{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "flow", "kind", "src", "dst", "Mbit/s", "lat p50", "lat p99", "drv p50", "drops", "aqm"
+        // flent's series names, where the traffic has them (the flent tests).
+        let series = if r.flows.iter().any(|f| !f.label.is_empty()) {
+            "series"
+        } else {
+            ""
+        };
+        let header = format!(
+            "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
+            "flow",
+            "kind",
+            "src",
+            "dst",
+            "Mbit/s",
+            "lat p50",
+            "lat p99",
+            "drv p50",
+            "drops",
+            "aqm",
+            series
         );
+        let _ = writeln!(s, "\n{}", header.trim_end());
         for f in &r.flows {
-            // Echo flows report round-trip times, the others one-way delays.
+            // Echo flows report round-trip times, the others one-way delays. A flow
+            // that delivered nothing has no latency: "-", not a number.
             let lat = f.rtt_ms.or(f.latency_ms);
-            let (p50, p99) = lat.map_or((f64::NAN, f64::NAN), |l| (l.p50, l.p99));
-            let drv = f.driver_latency_ms.map_or(f64::NAN, |l| l.p50);
-            let _ = writeln!(
-                s,
-                "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>9} {:>9}",
+            let line = format!(
+                "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
                 f.flow,
                 f.kind,
                 f.src,
                 f.dst,
                 mbps(f.throughput_bps),
-                p50,
-                p99,
-                drv,
+                ms(lat.map(|l| l.p50)),
+                ms(lat.map(|l| l.p99)),
+                ms(f.driver_latency_ms.map(|l| l.p50)),
                 f.dropped_packets,
-                f.dropped_aqm
+                f.dropped_aqm,
+                f.label
             );
+            let _ = writeln!(s, "{}", line.trim_end());
         }
     }
     for f in r.flows.iter().filter(|f| !f.page_load_times_s.is_empty()) {

@@ -122,6 +122,21 @@ fn summary_matches_golden() {
             "tcp-ndown-6mbit-10s.txt",
             vec!["run", "tcp-ndown-6mbit", "--set", "traffic.length_s=10"],
         ),
+        // rrul at HT20 MCS7: EDCA starves the BK download, which delivers nothing in
+        // 5 s: its latencies print as "-"; every row carries flent's series name.
+        (
+            "rrul-mcs7-5s.txt",
+            vec![
+                "run",
+                "tcp-ndown-6mbit",
+                "--set",
+                "traffic.test=rrul",
+                "--set",
+                "traffic.length_s=5",
+                "--set",
+                "stations.mcs=7",
+            ],
+        ),
     ];
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     for (file, args) in cases {
