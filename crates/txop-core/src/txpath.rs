@@ -345,8 +345,12 @@ impl TxPath {
         q as u64 + drv
     }
 
+    /// The fq tin of (link, TID): tin `link × 8 + TID`, as [`TxPath::new`] numbered
+    /// them (computed rather than looked up in `tins`).
     fn tin(&self, link: u16, tid: u8) -> TinId {
-        self.tins[link as usize * NUM_TIDS + tid as usize]
+        let i = link as usize * NUM_TIDS + tid as usize;
+        debug_assert_eq!(self.tins.get(i), Some(&TinId(i as u32)));
+        TinId(i as u32)
     }
 
     /// A packet from the host (or the wired side) for `link`.
@@ -462,16 +466,16 @@ impl TxPath {
                 return None;
             }
         }
-        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
-            self.codel_slow
-        } else {
-            self.codel
-        };
         let tin = self.tin(link, tid);
+        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
+            &self.codel_slow
+        } else {
+            &self.codel
+        };
         let mut p = self
             .fq
             .as_mut()?
-            .dequeue(now, tin, &codel, &mut self.drops)?;
+            .dequeue(now, tin, codel, &mut self.drops)?;
         p.queued_at = now;
         if let Some((aql, estimator)) = self.aql.as_mut() {
             let memo = &mut self.aql_estimate_memo[link as usize][ac.index()];
@@ -719,10 +723,19 @@ impl TxPath {
     /// deficit up by its quantum (its weight, 256 µs by default) while an exchange
     /// charges several ms, so it may take tens of rounds; the bound only guards against
     /// a scheduler that never says yes.
+    #[inline]
     fn build_on_demand(&mut self, now: Nanos, ac: Ac) {
         if !self.on_demand() || !self.drv.hw[ac.index()].is_empty() {
             return;
         }
+        self.build_on_demand_now(now, ac);
+    }
+
+    /// [`TxPath::build_on_demand`] once it is known that a PPDU is to be built: kept
+    /// out of line so that the frequent calls that find a PPDU waiting (every
+    /// `take_ppdu` after a `peek_ppdu`) return without its prologue.
+    #[inline(never)]
+    fn build_on_demand_now(&mut self, now: Nanos, ac: Ac) {
         let gated = self.sched.is_some() && self.fq.is_some();
         let passes = 256 * self.drv.active_len(ac);
         let mut attempt = 0;
@@ -821,7 +834,7 @@ impl TxPath {
     /// refill. A lone MPDU without block ack that failed is retried by the hardware in
     /// place (it goes back to the head of the hardware queue); failed subframes of an
     /// A-MPDU go back to the driver for software retransmission.
-    pub fn tx_done(&mut self, now: Nanos, mut ppdu: Ppdu, report: TxReport) {
+    pub fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport) {
         let ac = ppdu.ac();
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
@@ -837,7 +850,8 @@ impl TxPath {
             return;
         }
         let mut requeued = false;
-        for (i, m) in ppdu.mpdus.drain(..).enumerate() {
+        // By reference: moving each MPDU out of the vector (a drain) copies it.
+        for (i, m) in ppdu.mpdus.iter().enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
             if acked || m.attempts >= report.retry_limit {
                 self.drv.release_held(ac);
@@ -855,7 +869,7 @@ impl TxPath {
                     self.gave_up.push((link, tid, m.seq));
                 }
             } else {
-                self.drv.requeue(link, tid, ac, m);
+                self.drv.requeue(link, tid, ac, *m);
                 requeued = true;
             }
         }
