@@ -420,14 +420,36 @@ impl TxPath {
     }
 
     /// Move packets down the path for `ac` and refill the hardware queue.
+    #[inline]
     pub fn kick(&mut self, now: Nanos, ac: Ac) {
         if !self.qdisc.is_empty() {
             self.pump_qdisc(now, ac);
         }
-        if self.fq.is_some() && self.cfg.driver == DriverKind::Firmware {
+        if self.fq.is_some()
+            && self.cfg.driver == DriverKind::Firmware
+            && !self.links.is_empty()
+            && !self.aql_holds_all(ac)
+        {
             self.push_firmware(now, ac);
         }
-        self.refill(now, ac);
+        if !self.on_demand() {
+            self.refill(now, ac);
+        }
+    }
+
+    /// While AQL holds every station back (most packets of a saturating download
+    /// arrive then), a visit of the firmware push loop gives nothing and changes nothing
+    /// (`dequeue_txq` checks AQL before it touches the TXQ), so there is nothing to
+    /// search for. With many stations the push loop's eligibility bitmap already keeps
+    /// the search short (this says false); with a few, asking each station is cheaper
+    /// than the search. Checked before the push loop is entered, so that a kick that
+    /// finds nothing to do returns without the loop's setup.
+    #[inline]
+    fn aql_holds_all(&self, ac: Ac) -> bool {
+        self.aql.as_ref().is_some_and(|(aql, _)| {
+            aql.eligible_stations(ac).is_none()
+                && !(0..self.links.len()).any(|s| aql.station_eligible(s, ac))
+        })
     }
 
     /// qdisc → driver (or → TXQs if both are configured) while there is room.
@@ -555,21 +577,13 @@ impl TxPath {
     /// ([`TxPath::build_on_demand`], `ieee80211_txq_may_transmit`), as ath10k's fetch
     /// requests do; running `next_txq` on every push would keep topping up deficits and
     /// erase the scheduler's decisions.
+    ///
+    /// The caller ([`TxPath::kick`]) has checked that there are links and that AQL
+    /// does not hold every station back ([`TxPath::aql_holds_all`]).
+    #[inline(never)]
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        if self.fq.is_none() || self.links.is_empty() {
+        if self.fq.is_none() {
             return;
-        }
-        // While AQL holds every station back (most packets of a saturating download
-        // arrive then), a visit gives nothing and changes nothing (`dequeue_txq` checks
-        // AQL before it touches the TXQ), so there is nothing to search for. With many
-        // stations the eligibility bitmap below already keeps the search short; with a
-        // few, asking each station is cheaper than the search.
-        if let Some((aql, _)) = self.aql.as_ref() {
-            if aql.eligible_stations(ac).is_none()
-                && !(0..self.links.len()).any(|s| aql.station_eligible(s, ac))
-            {
-                return;
-            }
         }
         // One turn visits the AC's TXQs in (link, TID) order from where the last one
         // that gave packets left off, wrapping around. A TXQ whose tin lists no flow
@@ -633,6 +647,7 @@ impl TxPath {
     /// non-aggregating one only while fewer than 8 PPDUs are (`ATH_NON_AGGR_MIN_QDEPTH`),
     /// in bursts of at most 2 frames. The first TID that cannot be served ends the pass
     /// and goes to the back of the list. Nothing to do when PPDUs are built on demand.
+    #[inline(never)]
     fn refill(&mut self, now: Nanos, ac: Ac) {
         if self.on_demand() {
             return;
@@ -755,10 +770,17 @@ impl TxPath {
                         s.refuse(now, TxqKey::station(link, tid), ac, k);
                     }
                     attempt += k as usize;
-                    continue;
+                    // Unless the bound cut them short, that was every refusal to come:
+                    // only the deficit changed (it is now >= 0), so the next round
+                    // would find the same TXQ alone at the front and
+                    // `refusals_in_a_row` would say 0. Allow it now, as that round
+                    // would.
+                    if refusals != Some(k) || attempt >= passes {
+                        continue;
+                    }
                 }
-                // None to come: `may_transmit` allows it (the common case).
-                if refusals == Some(0) {
+                // None (more) to come: `may_transmit` allows it (the common case).
+                if refusals.is_some() {
                     if let Some(s) = self.sched.as_mut() {
                         s.allow_alone(now, TxqKey::station(link, tid), ac);
                         allowed = true;
@@ -782,6 +804,7 @@ impl TxPath {
     }
 
     /// [`Scheduler::refusals_in_a_row`] for (link, TID).
+    #[inline]
     fn refusals_in_a_row(&self, link: u16, tid: u8, ac: Ac) -> Option<u32> {
         let aql = self.aql.as_ref().map(|(a, _)| a);
         let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));

@@ -541,6 +541,7 @@ impl Scheduler {
     /// - VirtualTime: mark the station active and insert the TXQ if not in the tree,
     ///   applying the catch-up rules (§5.3);
     /// - Ath9kDrr: list it on the new (deficit > 0) or old list if not listed.
+    #[inline]
     pub fn schedule_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         if matches!(
             self.params.kind,
@@ -556,6 +557,13 @@ impl Scheduler {
                 return;
             }
         }
+        self.schedule_txq_slow(now, txq, ac);
+    }
+
+    /// [`Scheduler::schedule_txq`] past its fast path (kept out of line so that the
+    /// fast path can be inlined into the enqueue).
+    #[inline(never)]
+    fn schedule_txq_slow(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         self.touch(now, txq, ac);
         self.state_mut(txq).has_data = true;
         match self.params.kind {
@@ -722,11 +730,12 @@ impl Scheduler {
     /// so it takes `ceil(−deficit / quantum)` of them. `None` when the shortcut does not
     /// apply (ask [`Scheduler::may_transmit`] itself). A firmware that keeps asking uses
     /// [`Scheduler::refuse`] to take them all at once.
+    #[inline]
     pub fn refusals_in_a_row(
         &self,
         txq: TxqKey,
         ac: Ac,
-        ac_over_limit: &dyn Fn(usize) -> bool,
+        ac_over_limit: &impl Fn(usize) -> bool,
     ) -> Option<u32> {
         let kind = self.params.kind;
         if !matches!(kind, SchedulerKind::Drr | SchedulerKind::DrrAql) {
