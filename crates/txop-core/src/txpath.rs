@@ -792,8 +792,9 @@ impl TxPath {
                 attempt += 1;
                 continue;
             }
-            let limits = self.links[link as usize].limits[ac.index()];
-            if let Some(p) = self.drv.build(link, tid, ac, &limits, now, &mut || None) {
+            // The limits by reference (the driver and the links are separate fields).
+            let limits = &self.links[link as usize].limits[ac.index()];
+            if let Some(p) = self.drv.build(link, tid, ac, limits, now, &mut || None) {
                 self.drv.hw[ac.index()].push_back(p);
             }
             if gated {

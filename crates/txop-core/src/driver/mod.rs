@@ -99,7 +99,7 @@ impl BuildLimits {
 /// Take `key` out of a round robin list (it is there at most once). The TID served is
 /// usually the one at the front (the on-demand builder serves the front), so that is
 /// checked first: popping it is what finding it at position 0 and removing it does.
-#[inline]
+#[inline(always)]
 fn remove_key(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
     if list.front() == Some(&key) {
         list.pop_front();
