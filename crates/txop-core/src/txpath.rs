@@ -345,8 +345,12 @@ impl TxPath {
         q as u64 + drv
     }
 
+    /// The fq tin of (link, TID): tin `link × 8 + TID`, as [`TxPath::new`] numbered
+    /// them (computed rather than looked up in `tins`).
     fn tin(&self, link: u16, tid: u8) -> TinId {
-        self.tins[link as usize * NUM_TIDS + tid as usize]
+        let i = link as usize * NUM_TIDS + tid as usize;
+        debug_assert_eq!(self.tins.get(i), Some(&TinId(i as u32)));
+        TinId(i as u32)
     }
 
     /// A packet from the host (or the wired side) for `link`.
@@ -416,14 +420,36 @@ impl TxPath {
     }
 
     /// Move packets down the path for `ac` and refill the hardware queue.
+    #[inline]
     pub fn kick(&mut self, now: Nanos, ac: Ac) {
         if !self.qdisc.is_empty() {
             self.pump_qdisc(now, ac);
         }
-        if self.fq.is_some() && self.cfg.driver == DriverKind::Firmware {
+        if self.fq.is_some()
+            && self.cfg.driver == DriverKind::Firmware
+            && !self.links.is_empty()
+            && !self.aql_holds_all(ac)
+        {
             self.push_firmware(now, ac);
         }
-        self.refill(now, ac);
+        if !self.on_demand() {
+            self.refill(now, ac);
+        }
+    }
+
+    /// While AQL holds every station back (most packets of a saturating download
+    /// arrive then), a visit of the firmware push loop gives nothing and changes nothing
+    /// (`dequeue_txq` checks AQL before it touches the TXQ), so there is nothing to
+    /// search for. With many stations the push loop's eligibility bitmap already keeps
+    /// the search short (this says false); with a few, asking each station is cheaper
+    /// than the search. Checked before the push loop is entered, so that a kick that
+    /// finds nothing to do returns without the loop's setup.
+    #[inline]
+    fn aql_holds_all(&self, ac: Ac) -> bool {
+        self.aql.as_ref().is_some_and(|(aql, _)| {
+            aql.eligible_stations(ac).is_none()
+                && !(0..self.links.len()).any(|s| aql.station_eligible(s, ac))
+        })
     }
 
     /// qdisc → driver (or → TXQs if both are configured) while there is room.
@@ -462,16 +488,16 @@ impl TxPath {
                 return None;
             }
         }
-        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
-            self.codel_slow
-        } else {
-            self.codel
-        };
         let tin = self.tin(link, tid);
+        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
+            &self.codel_slow
+        } else {
+            &self.codel
+        };
         let mut p = self
             .fq
             .as_mut()?
-            .dequeue(now, tin, &codel, &mut self.drops)?;
+            .dequeue(now, tin, codel, &mut self.drops)?;
         p.queued_at = now;
         if let Some((aql, estimator)) = self.aql.as_mut() {
             let memo = &mut self.aql_estimate_memo[link as usize][ac.index()];
@@ -551,21 +577,13 @@ impl TxPath {
     /// ([`TxPath::build_on_demand`], `ieee80211_txq_may_transmit`), as ath10k's fetch
     /// requests do; running `next_txq` on every push would keep topping up deficits and
     /// erase the scheduler's decisions.
+    ///
+    /// The caller ([`TxPath::kick`]) has checked that there are links and that AQL
+    /// does not hold every station back ([`TxPath::aql_holds_all`]).
+    #[inline(never)]
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        if self.fq.is_none() || self.links.is_empty() {
+        if self.fq.is_none() {
             return;
-        }
-        // While AQL holds every station back (most packets of a saturating download
-        // arrive then), a visit gives nothing and changes nothing (`dequeue_txq` checks
-        // AQL before it touches the TXQ), so there is nothing to search for. With many
-        // stations the eligibility bitmap below already keeps the search short; with a
-        // few, asking each station is cheaper than the search.
-        if let Some((aql, _)) = self.aql.as_ref() {
-            if aql.eligible_stations(ac).is_none()
-                && !(0..self.links.len()).any(|s| aql.station_eligible(s, ac))
-            {
-                return;
-            }
         }
         // One turn visits the AC's TXQs in (link, TID) order from where the last one
         // that gave packets left off, wrapping around. A TXQ whose tin lists no flow
@@ -629,6 +647,7 @@ impl TxPath {
     /// non-aggregating one only while fewer than 8 PPDUs are (`ATH_NON_AGGR_MIN_QDEPTH`),
     /// in bursts of at most 2 frames. The first TID that cannot be served ends the pass
     /// and goes to the back of the list. Nothing to do when PPDUs are built on demand.
+    #[inline(never)]
     fn refill(&mut self, now: Nanos, ac: Ac) {
         if self.on_demand() {
             return;
@@ -719,10 +738,19 @@ impl TxPath {
     /// deficit up by its quantum (its weight, 256 µs by default) while an exchange
     /// charges several ms, so it may take tens of rounds; the bound only guards against
     /// a scheduler that never says yes.
+    #[inline]
     fn build_on_demand(&mut self, now: Nanos, ac: Ac) {
         if !self.on_demand() || !self.drv.hw[ac.index()].is_empty() {
             return;
         }
+        self.build_on_demand_now(now, ac);
+    }
+
+    /// [`TxPath::build_on_demand`] once it is known that a PPDU is to be built: kept
+    /// out of line so that the frequent calls that find a PPDU waiting (every
+    /// `take_ppdu` after a `peek_ppdu`) return without its prologue.
+    #[inline(never)]
+    fn build_on_demand_now(&mut self, now: Nanos, ac: Ac) {
         let gated = self.sched.is_some() && self.fq.is_some();
         let passes = 256 * self.drv.active_len(ac);
         let mut attempt = 0;
@@ -742,10 +770,17 @@ impl TxPath {
                         s.refuse(now, TxqKey::station(link, tid), ac, k);
                     }
                     attempt += k as usize;
-                    continue;
+                    // Unless the bound cut them short, that was every refusal to come:
+                    // only the deficit changed (it is now >= 0), so the next round
+                    // would find the same TXQ alone at the front and
+                    // `refusals_in_a_row` would say 0. Allow it now, as that round
+                    // would.
+                    if refusals != Some(k) || attempt >= passes {
+                        continue;
+                    }
                 }
-                // None to come: `may_transmit` allows it (the common case).
-                if refusals == Some(0) {
+                // None (more) to come: `may_transmit` allows it (the common case).
+                if refusals.is_some() {
                     if let Some(s) = self.sched.as_mut() {
                         s.allow_alone(now, TxqKey::station(link, tid), ac);
                         allowed = true;
@@ -757,8 +792,9 @@ impl TxPath {
                 attempt += 1;
                 continue;
             }
-            let limits = self.links[link as usize].limits[ac.index()];
-            if let Some(p) = self.drv.build(link, tid, ac, &limits, now, &mut || None) {
+            // The limits by reference (the driver and the links are separate fields).
+            let limits = &self.links[link as usize].limits[ac.index()];
+            if let Some(p) = self.drv.build(link, tid, ac, limits, now, &mut || None) {
                 self.drv.hw[ac.index()].push_back(p);
             }
             if gated {
@@ -769,6 +805,7 @@ impl TxPath {
     }
 
     /// [`Scheduler::refusals_in_a_row`] for (link, TID).
+    #[inline]
     fn refusals_in_a_row(&self, link: u16, tid: u8, ac: Ac) -> Option<u32> {
         let aql = self.aql.as_ref().map(|(a, _)| a);
         let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
@@ -821,7 +858,7 @@ impl TxPath {
     /// refill. A lone MPDU without block ack that failed is retried by the hardware in
     /// place (it goes back to the head of the hardware queue); failed subframes of an
     /// A-MPDU go back to the driver for software retransmission.
-    pub fn tx_done(&mut self, now: Nanos, mut ppdu: Ppdu, report: TxReport) {
+    pub fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport) {
         let ac = ppdu.ac();
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
@@ -837,7 +874,8 @@ impl TxPath {
             return;
         }
         let mut requeued = false;
-        for (i, m) in ppdu.mpdus.drain(..).enumerate() {
+        // By reference: moving each MPDU out of the vector (a drain) copies it.
+        for (i, m) in ppdu.mpdus.iter().enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
             if acked || m.attempts >= report.retry_limit {
                 self.drv.release_held(ac);
@@ -855,7 +893,7 @@ impl TxPath {
                     self.gave_up.push((link, tid, m.seq));
                 }
             } else {
-                self.drv.requeue(link, tid, ac, m);
+                self.drv.requeue(link, tid, ac, *m);
                 requeued = true;
             }
         }

@@ -96,6 +96,18 @@ impl BuildLimits {
     }
 }
 
+/// Take `key` out of a round robin list (it is there at most once). The TID served is
+/// usually the one at the front (the on-demand builder serves the front), so that is
+/// checked first: popping it is what finding it at position 0 and removing it does.
+#[inline(always)]
+fn remove_key(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
+    if list.front() == Some(&key) {
+        list.pop_front();
+    } else if let Some(pos) = list.iter().position(|&k| k == key) {
+        list.remove(pos);
+    }
+}
+
 /// The driver's queues of one node.
 #[derive(Clone, Debug)]
 pub struct DriverQueues {
@@ -154,12 +166,13 @@ impl DriverQueues {
         let listed = &mut self.listed[link as usize][tid as usize];
         let list = &mut self.active[ac.index()];
         if *listed & bit != 0 {
-            if !front {
+            // Already at the front (a retransmission of the TID just served, the
+            // common case): taking it out and pushing it back to the front changes
+            // nothing.
+            if !front || list.front() == Some(&key) {
                 return;
             }
-            if let Some(pos) = list.iter().position(|&k| k == key) {
-                list.remove(pos);
-            }
+            remove_key(list, key);
         }
         *listed |= bit;
         if front {
@@ -236,9 +249,7 @@ impl DriverQueues {
         let listed = &mut self.listed[key.0 as usize][key.1 as usize];
         let list = &mut self.active[ac.index()];
         if *listed & bit != 0 {
-            if let Some(pos) = list.iter().position(|&k| k == key) {
-                list.remove(pos);
-            }
+            remove_key(list, key);
             *listed &= !bit;
         }
         if !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize] {

@@ -76,6 +76,12 @@ impl TxTid {
 
     /// Put a failed MPDU back for retransmission, keeping sequence order.
     pub fn requeue(&mut self, mpdu: Mpdu) {
+        // Failed MPDUs of a PPDU come back in sequence order, after any older ones
+        // still waiting: appending is where the search below would insert them.
+        if self.retry.back().is_none_or(|m| m.seq < mpdu.seq) {
+            self.retry.push_back(mpdu);
+            return;
+        }
         let pos = self.retry.partition_point(|m| m.seq < mpdu.seq);
         self.retry.insert(pos, mpdu);
     }

@@ -596,8 +596,21 @@ impl Fq {
         self.overload(drops);
     }
 
-    /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4).
+    /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4). Its
+    /// condition is checked here, inline; the loop (rarely entered) is out of line.
+    #[inline]
     fn overload(&mut self, drops: &mut Vec<Dropped>) {
+        if self.core.backlog_packets > self.params.limit_packets
+            || self.core.memory_usage > self.params.memory_limit_bytes
+        {
+            self.overload_loop(drops);
+        }
+    }
+
+    /// [`Fq::overload`]'s loop, once its condition held.
+    #[cold]
+    #[inline(never)]
+    fn overload_loop(&mut self, drops: &mut Vec<Dropped>) {
         let mut oom = self.core.memory_usage > self.params.memory_limit_bytes;
         while self.core.backlog_packets > self.params.limit_packets || oom {
             let Some(i) = self.fattest() else {

@@ -441,9 +441,19 @@ impl AcState {
         self.weight_sum_reciprocal = RECIPROCAL_DIVISOR_64.checked_div(weight_sum).unwrap_or(0);
     }
 
+    /// Take `txq` off the lists it is on (each holds it at most once). The TXQ taken
+    /// off is usually the head of `list` (the one the firmware was just allowed to
+    /// serve), so that is checked first: popping it is what finding it at position 0
+    /// and removing it does; an empty `new_list` (every kind but ath9k) needs no search.
+    #[inline]
     fn remove_from_lists(&mut self, txq: TxqKey) {
-        if let Some(i) = self.list.iter().position(|&k| k == txq) {
+        if self.list.front() == Some(&txq) {
+            self.list.pop_front();
+        } else if let Some(i) = self.list.iter().position(|&k| k == txq) {
             self.list.remove(i);
+        }
+        if self.new_list.is_empty() {
+            return;
         }
         if let Some(i) = self.new_list.iter().position(|&k| k == txq) {
             self.new_list.remove(i);
@@ -531,6 +541,7 @@ impl Scheduler {
     /// - VirtualTime: mark the station active and insert the TXQ if not in the tree,
     ///   applying the catch-up rules (§5.3);
     /// - Ath9kDrr: list it on the new (deficit > 0) or old list if not listed.
+    #[inline]
     pub fn schedule_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         if matches!(
             self.params.kind,
@@ -546,6 +557,13 @@ impl Scheduler {
                 return;
             }
         }
+        self.schedule_txq_slow(now, txq, ac);
+    }
+
+    /// [`Scheduler::schedule_txq`] past its fast path (kept out of line so that the
+    /// fast path can be inlined into the enqueue).
+    #[inline(never)]
+    fn schedule_txq_slow(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         self.touch(now, txq, ac);
         self.state_mut(txq).has_data = true;
         match self.params.kind {
@@ -626,9 +644,28 @@ impl Scheduler {
         has_data: bool,
         aql_pending_us: &dyn Fn(u16) -> u32,
     ) {
+        let kind = self.params.kind;
+        if matches!(
+            kind,
+            SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql
+        ) {
+            // Called after every PPDU the firmware builds, for a TXQ whose state
+            // exists: what `touch`, the `has_data` update and `drr_schedule` do, with
+            // one table lookup instead of four.
+            if let Some(st) = self.txqs.get_mut(&txq) {
+                debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
+                st.has_data = has_data;
+                let listed = st.listed;
+                self.last_now = self.last_now.max(now);
+                if !listed {
+                    self.drr_insert(now, txq, ac, has_data, aql_pending_us);
+                }
+                return;
+            }
+        }
         self.touch(now, txq, ac);
         self.state_mut(txq).has_data = has_data;
-        match self.params.kind {
+        match kind {
             SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql => {
                 self.drr_schedule(now, txq, ac, has_data, aql_pending_us)
             }
@@ -693,11 +730,12 @@ impl Scheduler {
     /// so it takes `ceil(−deficit / quantum)` of them. `None` when the shortcut does not
     /// apply (ask [`Scheduler::may_transmit`] itself). A firmware that keeps asking uses
     /// [`Scheduler::refuse`] to take them all at once.
+    #[inline]
     pub fn refusals_in_a_row(
         &self,
         txq: TxqKey,
         ac: Ac,
-        ac_over_limit: &dyn Fn(usize) -> bool,
+        ac_over_limit: &impl Fn(usize) -> bool,
     ) -> Option<u32> {
         let kind = self.params.kind;
         if !matches!(kind, SchedulerKind::Drr | SchedulerKind::DrrAql) {
@@ -936,10 +974,22 @@ impl Scheduler {
         has_queue: bool,
         aql_pending_us: &dyn Fn(u16) -> u32,
     ) {
-        let kind = self.params.kind;
         if self.txqs[&txq].listed {
             return;
         }
+        self.drr_insert(now, txq, ac, has_queue, aql_pending_us);
+    }
+
+    /// [`Scheduler::drr_schedule`] for a TXQ known not to be listed.
+    fn drr_insert(
+        &mut self,
+        now: Nanos,
+        txq: TxqKey,
+        ac: Ac,
+        has_queue: bool,
+        aql_pending_us: &dyn Fn(u16) -> u32,
+    ) {
+        let kind = self.params.kind;
         let keep = !has_queue
             && kind == SchedulerKind::DrrAql
             && self.drr_keep_active(now, txq, ac, aql_pending_us);
