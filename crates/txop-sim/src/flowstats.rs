@@ -2,6 +2,7 @@
 
 use crate::results::{FlowResult, LatencySummary};
 use crate::traffic::Host;
+#[cfg(test)]
 use hdrhistogram::Histogram;
 use txop_core::{DropReason, Nanos, Packet};
 
@@ -40,6 +41,7 @@ pub struct FlowStats {
     page_loads: Vec<f64>,
 }
 
+#[cfg(test)]
 fn histogram() -> Histogram<u32> {
     // 1 µs to 1000 s, 2 significant digits (1 % resolution): about 12 KB. Three digits
     // would be 15 times larger, which dominates short runs with many flows.
@@ -52,7 +54,8 @@ fn histogram() -> Histogram<u32> {
 /// an add, where hdrhistogram's `record` also checks bounds, resizing and min/max. The
 /// summary only reads the counts (quantiles, mean) and the maximum to its bucket's
 /// highest equivalent value, so [`Buckets::histogram`] recording each bucket's lowest
-/// value with its count gives the same summary as recording every value.
+/// value with its count gives the same summary as recording every value, and
+/// [`Buckets::summary`] computes that summary from the counts directly.
 struct Buckets(Box<[u32; Buckets::LEN]>);
 
 impl Buckets {
@@ -84,7 +87,61 @@ impl Buckets {
         *c = c.saturating_add(1);
     }
 
+    /// Width of the value range of bucket index `i` (hdrhistogram's
+    /// `equivalent_range`: 2 to the power of its bucket).
+    fn range(i: usize) -> u64 {
+        1 << (i >> Self::HALF_MAGNITUDE).saturating_sub(1)
+    }
+
+    /// The summary (mean, p50, p90, p99, max in ms) of the hdrhistogram these counts
+    /// stand for, computed as hdrhistogram computes it, without building it (which
+    /// allocates and fills a histogram, then walks it once per statistic):
+    /// - `mean`: the sum, over non-empty buckets in index order, of the bucket's
+    ///   median equivalent (lowest value + half its range) × count / total count,
+    ///   in that order of operations (`Histogram::mean`);
+    /// - quantile `q`: the highest equivalent value (lowest + range − 1) of the first
+    ///   bucket at which the running count reaches ⌈q × total⌉, at least 1
+    ///   (`Histogram::value_at_quantiles`);
+    /// - `max`: the highest equivalent value of the last non-empty bucket
+    ///   (`Histogram::max` of the largest value recorded, a bucket's lowest value).
+    ///
+    /// `None` when nothing was recorded.
+    fn summary(&self) -> Option<LatencySummary> {
+        const QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
+        let total: u64 = self.0.iter().map(|&c| c as u64).sum();
+        if total == 0 {
+            return None;
+        }
+        let targets = QUANTILES.map(|q| ((q * total as f64).ceil() as u64).max(1));
+        let highest = |i: usize| Self::value(i) + Self::range(i) - 1;
+        let mut at_quantile = [0u64; 3];
+        let mut next_q = 0;
+        let (mut running, mut sum, mut last) = (0u64, 0.0f64, 0usize);
+        for (i, &c) in self.0.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            running += c as u64;
+            let median = Self::value(i) + (Self::range(i) >> 1);
+            sum += median as f64 * c as f64 / total as f64;
+            while next_q < targets.len() && running >= targets[next_q] {
+                at_quantile[next_q] = highest(i);
+                next_q += 1;
+            }
+            last = i;
+        }
+        let ms = |v: u64| v as f64 / 1000.0;
+        Some(LatencySummary {
+            mean: sum / 1000.0,
+            p50: ms(at_quantile[0]),
+            p90: ms(at_quantile[1]),
+            p99: ms(at_quantile[2]),
+            max: ms(highest(last)),
+        })
+    }
+
     /// The hdrhistogram these counts summarise.
+    #[cfg(test)]
     fn histogram(&self) -> Histogram<u32> {
         let mut h = histogram();
         for (i, &c) in self.0.iter().enumerate() {
@@ -232,27 +289,61 @@ impl FlowStats {
 }
 
 fn summary(b: Option<&Buckets>) -> Option<LatencySummary> {
-    let h = b?.histogram();
-    if h.is_empty() {
-        return None;
-    }
-    let ms = |v: u64| v as f64 / 1000.0;
-    // One pass over the counts for the three quantiles (each exactly what
-    // `value_at_quantile` returns).
-    let mut q = h.value_at_quantiles([0.5, 0.9, 0.99]);
-    let (p50, p90, p99) = (q.next()?, q.next()?, q.next()?);
-    Some(LatencySummary {
-        mean: h.mean() / 1000.0,
-        p50: ms(p50),
-        p90: ms(p90),
-        p99: ms(p99),
-        max: ms(h.max()),
-    })
+    b?.summary()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The summary as hdrhistogram computes it (what [`Buckets::summary`] replaces).
+    fn hdr_summary(h: &Histogram<u32>) -> Option<LatencySummary> {
+        if h.is_empty() {
+            return None;
+        }
+        let ms = |v: u64| v as f64 / 1000.0;
+        let mut q = h.value_at_quantiles([0.5, 0.9, 0.99]);
+        let (p50, p90, p99) = (q.next()?, q.next()?, q.next()?);
+        Some(LatencySummary {
+            mean: h.mean() / 1000.0,
+            p50: ms(p50),
+            p90: ms(p90),
+            p99: ms(p99),
+            max: ms(h.max()),
+        })
+    }
+
+    /// The summary from the counts is bit for bit hdrhistogram's, for few and many
+    /// values, narrow and wide spreads, ties at the quantiles and extreme values.
+    #[test]
+    fn summary_matches_hdrhistogram() {
+        let bits = |s: Option<LatencySummary>| {
+            s.map(|s| [s.mean, s.p50, s.p90, s.p99, s.max].map(f64::to_bits))
+        };
+        let mut x = 987654321u64;
+        for case in 0..300u64 {
+            let mut b = Buckets::new();
+            let n = [1, 2, 3, 10, 100, 1000, 20_000][(case % 7) as usize];
+            let spread = [10u64, 1_000, 100_000, 50_000_000, 1_000_000_000][(case % 5) as usize];
+            for _ in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                b.record((x >> 33) % spread + 1);
+            }
+            if case % 11 == 0 {
+                b.record(1);
+                b.record(1_000_000_000);
+            }
+            assert_eq!(
+                bits(b.summary()),
+                bits(hdr_summary(&b.histogram())),
+                "case {case}"
+            );
+        }
+        let empty = Buckets::new();
+        assert!(empty.summary().is_none() && hdr_summary(&empty.histogram()).is_none());
+    }
 
     /// Every value from 1 µs to 1000 s falls into the bucket hdrhistogram would use, and
     /// the summary from bucket counts is the one from recording the values themselves.

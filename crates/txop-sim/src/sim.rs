@@ -909,6 +909,14 @@ impl Simulation {
     /// A packet reached its destination host.
     fn arrive(&mut self, at: Nanos, packet: Packet) {
         self.delivered += 1;
+        if let Some(Some(InFlight {
+            payload: Payload::Tcp { .. },
+            ..
+        })) = self.slab.get(packet.token as usize)
+        {
+            self.arrive_tcp(at, packet.token as usize, packet.ecn);
+            return;
+        }
         let Some(f) = self.release(packet.token) else {
             return;
         };
@@ -934,25 +942,8 @@ impl Simulation {
                 let p = self.make_packet(f.to, f.from, packet.len_bytes, tid, dscp, hash, token);
                 self.send(at, f.to, p);
             }
-            Payload::Tcp { conn, mut seg } => {
-                let conn = conn as usize;
-                seg.ce = packet.ecn == Ecn::Ce;
-                let c = &mut self.conns[conn];
-                if f.to == c.receiver {
-                    let before = c.rcv.bytes_received();
-                    c.rcv.on_segment(at, &seg);
-                    let new_bytes = c.rcv.bytes_received() - before;
-                    if new_bytes > 0 {
-                        self.flow_stats[flow].delivered_bytes_at(at, f.sent_at, new_bytes);
-                        self.web_progress(at, conn);
-                    }
-                } else {
-                    c.snd.on_ack(at, &seg);
-                    let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
-                    self.flow_stats[flow].tcp_sample(at, cwnd, retransmits);
-                }
-                self.pump_tcp(at, conn);
-            }
+            // Handled in place by `arrive_tcp`.
+            Payload::Tcp { .. } => {}
             Payload::Syn { conn } => self.send_syn_ack(at, conn as usize),
             Payload::SynAck { conn } => {
                 let conn = conn as usize;
@@ -1005,6 +996,42 @@ impl Simulation {
                 self.flow_stats[flow].echo(at, seq, forward, back);
             }
         }
+    }
+
+    /// A TCP segment (slab entry `token`, which must hold one) reached its end: the
+    /// receiver or the sender takes it where it lies in the slab, instead of the
+    /// entry being copied out first (it is mostly the segment, thirteen words). The
+    /// entry is freed before anything new is sent, where [`Simulation::release`]
+    /// would have freed it as far as tokens handed out later are concerned.
+    fn arrive_tcp(&mut self, at: Nanos, token: usize, ecn: Ecn) {
+        let Some(Some(f)) = self.slab.get_mut(token) else {
+            return;
+        };
+        let (flow, to, sent_at) = (f.flow as usize, f.to, f.sent_at);
+        let Payload::Tcp { conn, seg } = &mut f.payload else {
+            return;
+        };
+        let conn = *conn as usize;
+        seg.ce = ecn == Ecn::Ce;
+        let seg: &Segment = seg;
+        let c = &mut self.conns[conn];
+        let new_bytes = if to == c.receiver {
+            let before = c.rcv.bytes_received();
+            c.rcv.on_segment(at, seg);
+            c.rcv.bytes_received() - before
+        } else {
+            c.snd.on_ack(at, seg);
+            let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
+            self.flow_stats[flow].tcp_sample(at, cwnd, retransmits);
+            0
+        };
+        self.slab[token] = None;
+        self.free.push(token as u32);
+        if new_bytes > 0 {
+            self.flow_stats[flow].delivered_bytes_at(at, sent_at, new_bytes);
+            self.web_progress(at, conn);
+        }
+        self.pump_tcp(at, conn);
     }
 
     /// A packet was dropped on the way.

@@ -155,33 +155,35 @@ impl Scoreboard {
     pub fn ack_with(&mut self, ack: u64, mut delivered: impl FnMut(&TxSeg)) -> CumAck {
         let mut r = CumAck::default();
         let mut retrans_acked = false;
-        while let Some(s) = self.segs.front().copied() {
+        // Each segment is read in place and then removed (not copied out first: a
+        // `TxSeg` is eight words).
+        while let Some(s) = self.segs.front() {
             if s.end() > ack {
                 break;
             }
-            self.segs.pop_front();
             r.segments += 1;
             r.bytes += s.len as u64;
             if s.sacked {
                 self.sacked_out -= 1;
-                continue;
-            }
-            r.newly_delivered += 1;
-            delivered(&s);
-            if s.lost {
-                self.lost_out -= 1;
-                if !s.retrans {
-                    self.lost_pending -= 1;
+            } else {
+                r.newly_delivered += 1;
+                delivered(s);
+                if s.lost {
+                    self.lost_out -= 1;
+                    if !s.retrans {
+                        self.lost_pending -= 1;
+                    }
+                }
+                if s.retrans {
+                    self.retrans_out -= 1;
+                }
+                if s.ever_retrans {
+                    retrans_acked = true;
+                } else {
+                    r.rtt_sent_at = Some(s.sent_at);
                 }
             }
-            if s.retrans {
-                self.retrans_out -= 1;
-            }
-            if s.ever_retrans {
-                retrans_acked = true;
-            } else {
-                r.rtt_sent_at = Some(s.sent_at);
-            }
+            self.segs.pop_front();
         }
         if retrans_acked {
             r.rtt_sent_at = None;
