@@ -47,7 +47,8 @@ use crate::mac80211::scan::{ScanAction, ScanConfig, ScanStats, Scanner};
 use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{
-    control_response_rate, lowest_basic_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES,
+    control_response_rate, lowest_basic_rate, PpduTimer, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES,
+    RTS_BYTES,
 };
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, Standard, TxVector};
@@ -362,8 +363,48 @@ struct Link {
     peer: NodeId,
     rx: [RxReorder; NUM_TIDS],
     txv: TxVector,
+    /// The PPDU durations of `txv` (which never changes).
+    air: LinkAirtime,
     error: ErrorModel,
     rng: RngStream,
+}
+
+/// The durations the MAC needs for every exchange on a link, computed once: a link's
+/// rate and the band are fixed for the whole run, so the data PPDU's TXTIME equation
+/// ([`PpduTimer`]) and the control frames at the link's control-response rate
+/// (10.6.6.5) are the same at every exchange. Each value equals the
+/// [`TxVector::ppdu_duration`] call it replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LinkAirtime {
+    /// Data PPDUs at the link's rate.
+    data: PpduTimer,
+    /// ACK, BlockAck, RTS and CTS at the control-response rate of the link's rate.
+    ack: Nanos,
+    block_ack: Nanos,
+    rts: Nanos,
+    cts: Nanos,
+}
+
+impl LinkAirtime {
+    fn new(txv: &TxVector, standard: Standard, band: Band) -> LinkAirtime {
+        let ctl = control_response_rate(txv, standard);
+        LinkAirtime {
+            data: PpduTimer::new(txv, band),
+            ack: ctl.ppdu_duration(ACK_BYTES, band),
+            block_ack: ctl.ppdu_duration(BLOCK_ACK_BYTES, band),
+            rts: ctl.ppdu_duration(RTS_BYTES, band),
+            cts: ctl.ppdu_duration(CTS_BYTES, band),
+        }
+    }
+
+    /// The response to a data PPDU: a BlockAck to an A-MPDU, an ACK otherwise.
+    fn response(&self, aggregated: bool) -> Nanos {
+        if aggregated {
+            self.block_ack
+        } else {
+            self.ack
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -570,6 +611,7 @@ impl Cell {
                     peer,
                     rx: Default::default(),
                     txv: sc.tx,
+                    air: LinkAirtime::new(&sc.tx, cfg.standard, cfg.band),
                     error: sc.error,
                     rng: RngStream::new(
                         seed,
@@ -1038,18 +1080,18 @@ impl Cell {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.exch.txs.len() {
-            let txv = {
+            let air = {
                 let tx = &self.exch.txs[i];
-                self.nodes[tx.node as usize].links[tx.link() as usize].txv
+                self.nodes[tx.node as usize].links[tx.link() as usize].air
             };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if let Some(c) = self.exch.txs[i].ctl {
                 let (v, bytes) = self.ctl_vector(self.exch.txs[i].node as usize, c);
                 v.ppdu_duration(bytes, band)
             } else if self.uses_rts(psdu) {
-                control_response_rate(&txv, self.cfg.standard).ppdu_duration(RTS_BYTES, band)
+                air.rts
             } else {
-                txv.ppdu_duration(psdu, band)
+                air.data.duration(psdu)
             };
             let tx = &mut self.exch.txs[i];
             tx.air_end = tx.start + dur;
@@ -1074,7 +1116,6 @@ impl Cell {
             self.resolve_ctl();
             return;
         }
-        let band = self.cfg.band;
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
         let rts = self.uses_rts(self.exch.txs[0].ppdu.psdu_bytes);
@@ -1085,34 +1126,26 @@ impl Cell {
         let absent = self.nodes[peer.index()].away;
         let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
         let txv = link.txv;
-        let ctl = control_response_rate(&txv, self.cfg.standard);
+        let air = link.air;
         let mut t = tx.start;
         if rts {
-            t += ctl.ppdu_duration(RTS_BYTES, band)
-                + sifs
-                + ctl.ppdu_duration(CTS_BYTES, band)
-                + sifs;
+            t += air.rts + sifs + air.cts + sifs;
         }
-        let resp = if tx.ppdu.aggregated {
-            BLOCK_ACK_BYTES
-        } else {
-            ACK_BYTES
-        };
         let (data_dur, resp_dur) = match known {
             Some(d) => {
                 debug_assert!(!rts);
                 debug_assert_eq!(
                     d,
                     (
-                        txv.ppdu_duration(tx.ppdu.psdu_bytes, band),
-                        ctl.ppdu_duration(resp, band)
+                        air.data.duration(tx.ppdu.psdu_bytes),
+                        air.response(tx.ppdu.aggregated)
                     )
                 );
                 d
             }
             None => (
-                txv.ppdu_duration(tx.ppdu.psdu_bytes, band),
-                ctl.ppdu_duration(resp, band),
+                air.data.duration(tx.ppdu.psdu_bytes),
+                air.response(tx.ppdu.aggregated),
             ),
         };
         let data_end = t + data_dur;
@@ -1333,19 +1366,10 @@ impl Cell {
         else {
             return false;
         };
-        let txv = self.nodes[n].links[link as usize].txv;
-        let ctl = control_response_rate(&txv, self.cfg.standard);
+        let air = &self.nodes[n].links[link as usize].air;
         let sifs = self.timing.sifs;
-        let resp = if aggregated {
-            BLOCK_ACK_BYTES
-        } else {
-            ACK_BYTES
-        };
         let start = t + sifs;
-        let durations = (
-            txv.ppdu_duration(psdu_bytes, self.cfg.band),
-            ctl.ppdu_duration(resp, self.cfg.band),
-        );
+        let durations = (air.data.duration(psdu_bytes), air.response(aggregated));
         let exchange = durations.0 + sifs + durations.1;
         if start + exchange > self.exch.txop_start + limit || self.uses_rts(psdu_bytes) {
             return false;
@@ -2087,5 +2111,66 @@ fn build_limits(
         max_duration,
         overhead_bytes: mpdu_overhead(cfg.qos),
         max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval};
+
+    #[test]
+    fn link_airtime_equals_direct_durations() {
+        let vectors = [
+            TxVector::Dsss {
+                rate_kbps: 11_000,
+                preamble: DsssPreamble::Short,
+            },
+            TxVector::Dsss {
+                rate_kbps: 1_000,
+                preamble: DsssPreamble::Long,
+            },
+            TxVector::Ofdm { rate_mbps: 54 },
+            TxVector::Ofdm { rate_mbps: 9 },
+            TxVector::Ht {
+                mcs: 7,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long,
+            },
+            TxVector::Ht {
+                mcs: 15,
+                width: ChannelWidth::Mhz40,
+                gi: GuardInterval::Short,
+            },
+            TxVector::Vht {
+                mcs: 9,
+                nss: 2,
+                width: ChannelWidth::Mhz80,
+                gi: GuardInterval::Short,
+            },
+        ];
+        let standards = [
+            Standard::A,
+            Standard::B,
+            Standard::G,
+            Standard::N,
+            Standard::Ac,
+        ];
+        for txv in vectors {
+            for standard in standards {
+                for band in [Band::Ghz2_4, Band::Ghz5] {
+                    let air = LinkAirtime::new(&txv, standard, band);
+                    let ctl = control_response_rate(&txv, standard);
+                    assert_eq!(air.ack, ctl.ppdu_duration(ACK_BYTES, band));
+                    assert_eq!(air.response(false), ctl.ppdu_duration(ACK_BYTES, band));
+                    assert_eq!(air.response(true), ctl.ppdu_duration(BLOCK_ACK_BYTES, band));
+                    assert_eq!(air.rts, ctl.ppdu_duration(RTS_BYTES, band));
+                    assert_eq!(air.cts, ctl.ppdu_duration(CTS_BYTES, band));
+                    for len in [0, 14, 1_500, 1_538, 65_535] {
+                        assert_eq!(air.data.duration(len), txv.ppdu_duration(len, band));
+                    }
+                }
+            }
+        }
     }
 }
