@@ -1149,17 +1149,28 @@ impl Cell {
             ),
         };
         let data_end = t + data_dur;
-        let mut any_ok = false;
         tx.ok.clear();
-        for m in tx.ppdu.mpdus.iter_mut() {
-            m.attempts = m.attempts.saturating_add(1);
-            let ok = !absent && {
+        let any_ok = if absent || matches!(link.error, ErrorModel::None) {
+            // Nothing to draw: an absent receiver decodes nothing, and an error-free
+            // link loses nothing (its PER is exactly 0, for which `bernoulli` returns
+            // false without drawing), so every MPDU has the same outcome and the
+            // channel stream is left untouched, as in the per-MPDU loop below.
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
+            }
+            tx.ok.resize(tx.ppdu.mpdus.len(), !absent);
+            !absent && !tx.ppdu.mpdus.is_empty()
+        } else {
+            let mut any_ok = false;
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
                 let per = link.error.per(&txv, m.packet.len_bytes + overhead);
-                !link.rng.bernoulli(per)
-            };
-            any_ok |= ok;
-            tx.ok.push(ok);
-        }
+                let ok = !link.rng.bernoulli(per);
+                any_ok |= ok;
+                tx.ok.push(ok);
+            }
+            any_ok
+        };
         tx.air_end = data_end;
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
@@ -1192,31 +1203,41 @@ impl Cell {
             return;
         };
         let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tid];
-        let released = &mut self.released;
+        // What the reorder buffer releases becomes an output at once, in the order
+        // released (as `emit_released` would report it, without the scratch copy).
+        let out = &mut self.out;
+        let (mut pkts, mut bytes) = (0, 0);
+        let mut emit = |p: Packet| {
+            pkts += 1;
+            bytes += p.len_bytes as u64;
+            out.push_back(Output::Delivered { at: t, packet: p });
+        };
         for (m, ok) in tx.ppdu.mpdus.iter().zip(&tx.ok) {
             if *ok {
-                reorder.receive(m.seq, m.packet, &mut |p| released.push(p));
+                reorder.receive(m.seq, m.packet, &mut emit);
             }
         }
-        self.emit_released(t, txn, link);
+        self.count_delivered(txn, link, pkts, bytes);
     }
 
     /// Report the packets a reorder buffer just released as delivered (they came from
     /// node `txn` over its link `link`).
     fn emit_released(&mut self, t: Nanos, txn: usize, link: usize) {
+        let pkts = self.released.len() as u64;
+        let mut bytes = 0;
+        // One pass, and one reservation in `out` (the drain's length is known).
+        self.out.extend(self.released.drain(..).map(|p| {
+            bytes += p.len_bytes as u64;
+            Output::Delivered { at: t, packet: p }
+        }));
+        self.count_delivered(txn, link, pkts, bytes);
+    }
+
+    /// Count `pkts` packets of `bytes` bytes delivered from node `txn` over its link
+    /// `link`.
+    fn count_delivered(&mut self, txn: usize, link: usize, pkts: u64, bytes: u64) {
         let station = self.station_of(txn, link);
-        let uplink = txn != 0;
-        let (pkts, bytes) = (
-            self.released.len() as u64,
-            self.released
-                .iter()
-                .map(|p| p.len_bytes as u64)
-                .sum::<u64>(),
-        );
-        for p in self.released.drain(..) {
-            self.out.push_back(Output::Delivered { at: t, packet: p });
-        }
-        let s = self.link_stats(station, uplink);
+        let s = self.link_stats(station, txn != 0);
         s.delivered_packets += pkts;
         s.delivered_bytes += bytes;
     }
@@ -1377,12 +1398,13 @@ impl Cell {
         let Some(ppdu) = self.nodes[n].path.take_ppdu(start, ac) else {
             return false;
         };
-        let mut tx = self.exch.txs.pop().expect("checked above");
-        self.clear_txs();
+        // An acknowledged exchange had a single transmitter (collisions are never
+        // acknowledged): its record is reused in place for the next PPDU.
+        debug_assert_eq!(self.exch.txs.len(), 1);
+        let tx = &mut self.exch.txs[0];
         tx.start = start;
         tx.air_end = start;
         tx.ppdu = ppdu;
-        self.exch.txs.push(tx);
         self.exch.busy_from = t;
         self.resolve_single(Some(durations));
         true
