@@ -547,10 +547,8 @@ pub struct Cell {
     out: VecDeque<Output>,
     /// Scratch: packets a reorder buffer released, before they become outputs.
     released: Vec<Packet>,
-    /// Scratch for [`Cell::finish_exchange`]: the exchange's transmissions being
-    /// settled, and the transmitters' air ends (kept to reuse their storage).
-    settling: Vec<Tx>,
-    air_ends: Vec<(usize, Nanos)>,
+    /// [`PhyTiming::eifs_extra`], computed once.
+    eifs_extra: Nanos,
     /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per
     /// transmission of an exchange.
     spare_ok: Vec<Vec<bool>>,
@@ -666,8 +664,7 @@ impl Cell {
             exch: Exchange::default(),
             out: VecDeque::new(),
             released: Vec::new(),
-            settling: Vec::new(),
-            air_ends: Vec::new(),
+            eifs_extra: timing.eifs_extra(),
             spare_ok: Vec::new(),
             stats: vec![StationStats::default(); n + 1],
             busy_ns: 0,
@@ -1245,109 +1242,32 @@ impl Cell {
     /// The busy period ended at `t`: report every PPDU's outcome to its path (which
     /// retries, drops and refills), count and charge airtime, then either continue the
     /// TXOP or return to contention.
+    ///
+    /// The transmissions are settled where they are, in order: nothing called from here
+    /// looks at the exchange's transmissions (only `ps_timeout` does, from
+    /// `handle_mgmt`), so they need not be moved out first.
     fn finish_exchange(&mut self, t: Nanos) {
         let outcome = self.exch.outcome.unwrap_or(ExchangeOutcome::Failed);
         let busy = t - self.exch.busy_from;
         self.busy_ns += busy.as_ns();
         let n_tx = self.exch.txs.len() as u64;
-        let retry_limit = self.cfg.retry_limit;
-        let mut txs = std::mem::take(&mut self.settling);
-        std::mem::swap(&mut txs, &mut self.exch.txs);
-        let mut air_ends = std::mem::take(&mut self.air_ends);
-        air_ends.clear();
-        for (i, mut tx) in txs.drain(..).enumerate() {
-            let n = tx.node as usize;
-            let link = tx.link() as usize;
-            let station = self.station_of(n, link);
-            let uplink = n != 0;
-            air_ends.push((n, tx.air_end));
+        for i in 0..self.exch.txs.len() {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
-            if let Some(c) = tx.ctl {
-                self.finish_ctl(t, n, c, outcome, share);
-                self.recycle_ok(tx);
-                continue;
-            }
-            if outcome != ExchangeOutcome::Acked {
-                tx.ok.iter_mut().for_each(|o| *o = false);
-            }
-            let acked = tx.ok.iter().filter(|&&o| o).count() as u16;
-            let retries = tx.ppdu.mpdus.iter().filter(|m| m.attempts > 1).count() as u64;
-            let head_dropped = !tx.ok.first().copied().unwrap_or(false)
-                && tx
-                    .ppdu
-                    .mpdus
-                    .first()
-                    .is_some_and(|m| m.attempts >= retry_limit);
-            let mpdus = tx.ppdu.mpdus.len();
-            {
-                let s = self.link_stats(station, uplink);
-                s.ppdus += 1;
-                s.mpdus += mpdus as u64;
-                s.mpdu_retries += retries;
-                s.airtime_ns += share;
-                match outcome {
-                    ExchangeOutcome::Collision => s.collisions += 1,
-                    ExchangeOutcome::Failed => s.failures += 1,
-                    ExchangeOutcome::Acked => {}
-                }
-            }
-            if self.cfg.airtime_records {
-                self.out.push_back(Output::Airtime(AirtimeRecord {
-                    station: NodeId(station as u16),
-                    uplink,
-                    ac: tx.ac,
-                    start: if n_tx == 1 {
-                        self.exch.busy_from
-                    } else {
-                        tx.start
-                    },
-                    airtime: Nanos(share),
-                    mpdus: mpdus as u16,
-                    acked_mpdus: acked,
-                    outcome,
-                }));
-            }
-            // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
-            let share_us = (share / 1000) as u32;
-            let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
-            self.nodes[0]
-                .path
-                .register_airtime(t, (station - 1) as u16, tx.tid(), tx_us, rx_us);
-            let node = &mut self.nodes[n];
-            let b = &mut node.edca[tx.ac.index()];
-            // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
-            // when a frame is given up; doubled after a failure.
-            match outcome {
-                ExchangeOutcome::Acked => b.reset(&mut node.rng),
-                _ if head_dropped => b.reset(&mut node.rng),
-                _ => b.fail(&mut node.rng),
-            }
-            let ppdu = std::mem::take(&mut tx.ppdu);
-            node.path.tx_done(
-                t,
-                ppdu,
-                TxReport {
-                    acked: &tx.ok,
-                    retry_limit,
-                },
-            );
-            self.drain_path(n, t);
-            if outcome == ExchangeOutcome::Acked {
-                // Keep the lone transmitter's record for a TXOP continuation.
-                self.exch.txs.push(tx);
-            } else {
-                self.recycle_ok(tx);
+            let tx = &self.exch.txs[i];
+            match tx.ctl {
+                Some(c) => self.finish_ctl(t, tx.node as usize, c, outcome, share),
+                None => self.settle_data(i, t, outcome, share),
             }
         }
-        self.settling = txs;
+        // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
+        // continuation.
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
-            self.air_ends = air_ends;
             return;
         }
         // Interframe references for the next contention.
-        let eifs_extra = self.timing.eifs_extra();
+        let eifs_extra = self.eifs_extra;
         let timeout = self.timing.response_timeout();
         for node in &mut self.nodes {
             node.ifs_ref = if outcome == ExchangeOutcome::Acked {
@@ -1357,22 +1277,102 @@ impl Cell {
             };
         }
         if outcome != ExchangeOutcome::Acked {
-            for &(n, air_end) in &air_ends {
+            for tx in &self.exch.txs {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
-                self.nodes[n].ifs_ref = (air_end + timeout).max(t);
+                self.nodes[tx.node as usize].ifs_ref = (tx.air_end + timeout).max(t);
             }
         }
-        self.air_ends = air_ends;
         self.clear_txs();
         self.busy = false;
         self.reschedule();
     }
 
+    /// Settle the exchange's `i`-th transmission, a data PPDU: count it, charge its
+    /// `share` of the busy period, update its EDCAF's contention window and report the
+    /// outcome to its path.
+    fn settle_data(&mut self, i: usize, t: Nanos, outcome: ExchangeOutcome, share: u64) {
+        let retry_limit = self.cfg.retry_limit;
+        let n_tx = self.exch.txs.len();
+        let tx = &mut self.exch.txs[i];
+        let n = tx.node as usize;
+        let station = if n == 0 { tx.link() as usize + 1 } else { n };
+        let uplink = n != 0;
+        if outcome != ExchangeOutcome::Acked {
+            tx.ok.iter_mut().for_each(|o| *o = false);
+        }
+        let acked = tx.ok.iter().filter(|&&o| o).count() as u16;
+        let retries = tx.ppdu.mpdus.iter().filter(|m| m.attempts > 1).count() as u64;
+        let head_dropped = !tx.ok.first().copied().unwrap_or(false)
+            && tx
+                .ppdu
+                .mpdus
+                .first()
+                .is_some_and(|m| m.attempts >= retry_limit);
+        let mpdus = tx.ppdu.mpdus.len();
+        let (ac, tid) = (tx.ac, tx.tid());
+        let start = if n_tx == 1 {
+            self.exch.busy_from
+        } else {
+            tx.start
+        };
+        {
+            let s = self.link_stats(station, uplink);
+            s.ppdus += 1;
+            s.mpdus += mpdus as u64;
+            s.mpdu_retries += retries;
+            s.airtime_ns += share;
+            match outcome {
+                ExchangeOutcome::Collision => s.collisions += 1,
+                ExchangeOutcome::Failed => s.failures += 1,
+                ExchangeOutcome::Acked => {}
+            }
+        }
+        if self.cfg.airtime_records {
+            self.out.push_back(Output::Airtime(AirtimeRecord {
+                station: NodeId(station as u16),
+                uplink,
+                ac,
+                start,
+                airtime: Nanos(share),
+                mpdus: mpdus as u16,
+                acked_mpdus: acked,
+                outcome,
+            }));
+        }
+        // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
+        let share_us = (share / 1000) as u32;
+        let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
+        self.nodes[0]
+            .path
+            .register_airtime(t, (station - 1) as u16, tid, tx_us, rx_us);
+        let node = &mut self.nodes[n];
+        let b = &mut node.edca[ac.index()];
+        // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
+        // when a frame is given up; doubled after a failure.
+        match outcome {
+            ExchangeOutcome::Acked => b.reset(&mut node.rng),
+            _ if head_dropped => b.reset(&mut node.rng),
+            _ => b.fail(&mut node.rng),
+        }
+        let tx = &mut self.exch.txs[i];
+        let ppdu = std::mem::take(&mut tx.ppdu);
+        node.path.tx_done(
+            t,
+            ppdu,
+            TxReport {
+                acked: &tx.ok,
+                retry_limit,
+            },
+        );
+        self.drain_path(n, t);
+    }
+
     /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
     /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
     fn continue_txop(&mut self, t: Nanos) -> bool {
-        let Some(prev) = self.exch.txs.first() else {
+        // A management frame's exchange is not continued.
+        let Some(prev) = self.exch.txs.first().filter(|tx| tx.ctl.is_none()) else {
             return false;
         };
         let (n, ac) = (prev.node as usize, prev.ac);
