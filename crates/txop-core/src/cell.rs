@@ -47,7 +47,8 @@ use crate::mac80211::scan::{ScanAction, ScanConfig, ScanStats, Scanner};
 use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{
-    control_response_rate, lowest_basic_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES,
+    control_response_rate, lowest_basic_rate, PpduTimer, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES,
+    RTS_BYTES,
 };
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, Standard, TxVector};
@@ -362,8 +363,48 @@ struct Link {
     peer: NodeId,
     rx: [RxReorder; NUM_TIDS],
     txv: TxVector,
+    /// The PPDU durations of `txv` (which never changes).
+    air: LinkAirtime,
     error: ErrorModel,
     rng: RngStream,
+}
+
+/// The durations the MAC needs for every exchange on a link, computed once: a link's
+/// rate and the band are fixed for the whole run, so the data PPDU's TXTIME equation
+/// ([`PpduTimer`]) and the control frames at the link's control-response rate
+/// (10.6.6.5) are the same at every exchange. Each value equals the
+/// [`TxVector::ppdu_duration`] call it replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LinkAirtime {
+    /// Data PPDUs at the link's rate.
+    data: PpduTimer,
+    /// ACK, BlockAck, RTS and CTS at the control-response rate of the link's rate.
+    ack: Nanos,
+    block_ack: Nanos,
+    rts: Nanos,
+    cts: Nanos,
+}
+
+impl LinkAirtime {
+    fn new(txv: &TxVector, standard: Standard, band: Band) -> LinkAirtime {
+        let ctl = control_response_rate(txv, standard);
+        LinkAirtime {
+            data: PpduTimer::new(txv, band),
+            ack: ctl.ppdu_duration(ACK_BYTES, band),
+            block_ack: ctl.ppdu_duration(BLOCK_ACK_BYTES, band),
+            rts: ctl.ppdu_duration(RTS_BYTES, band),
+            cts: ctl.ppdu_duration(CTS_BYTES, band),
+        }
+    }
+
+    /// The response to a data PPDU: a BlockAck to an A-MPDU, an ACK otherwise.
+    fn response(&self, aggregated: bool) -> Nanos {
+        if aggregated {
+            self.block_ack
+        } else {
+            self.ack
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -506,10 +547,8 @@ pub struct Cell {
     out: VecDeque<Output>,
     /// Scratch: packets a reorder buffer released, before they become outputs.
     released: Vec<Packet>,
-    /// Scratch for [`Cell::finish_exchange`]: the exchange's transmissions being
-    /// settled, and the transmitters' air ends (kept to reuse their storage).
-    settling: Vec<Tx>,
-    air_ends: Vec<(usize, Nanos)>,
+    /// [`PhyTiming::eifs_extra`], computed once.
+    eifs_extra: Nanos,
     /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per
     /// transmission of an exchange.
     spare_ok: Vec<Vec<bool>>,
@@ -570,6 +609,7 @@ impl Cell {
                     peer,
                     rx: Default::default(),
                     txv: sc.tx,
+                    air: LinkAirtime::new(&sc.tx, cfg.standard, cfg.band),
                     error: sc.error,
                     rng: RngStream::new(
                         seed,
@@ -624,8 +664,7 @@ impl Cell {
             exch: Exchange::default(),
             out: VecDeque::new(),
             released: Vec::new(),
-            settling: Vec::new(),
-            air_ends: Vec::new(),
+            eifs_extra: timing.eifs_extra(),
             spare_ok: Vec::new(),
             stats: vec![StationStats::default(); n + 1],
             busy_ns: 0,
@@ -1038,18 +1077,18 @@ impl Cell {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.exch.txs.len() {
-            let txv = {
+            let air = {
                 let tx = &self.exch.txs[i];
-                self.nodes[tx.node as usize].links[tx.link() as usize].txv
+                self.nodes[tx.node as usize].links[tx.link() as usize].air
             };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if let Some(c) = self.exch.txs[i].ctl {
                 let (v, bytes) = self.ctl_vector(self.exch.txs[i].node as usize, c);
                 v.ppdu_duration(bytes, band)
             } else if self.uses_rts(psdu) {
-                control_response_rate(&txv, self.cfg.standard).ppdu_duration(RTS_BYTES, band)
+                air.rts
             } else {
-                txv.ppdu_duration(psdu, band)
+                air.data.duration(psdu)
             };
             let tx = &mut self.exch.txs[i];
             tx.air_end = tx.start + dur;
@@ -1074,7 +1113,6 @@ impl Cell {
             self.resolve_ctl();
             return;
         }
-        let band = self.cfg.band;
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
         let rts = self.uses_rts(self.exch.txs[0].ppdu.psdu_bytes);
@@ -1085,48 +1123,51 @@ impl Cell {
         let absent = self.nodes[peer.index()].away;
         let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
         let txv = link.txv;
-        let ctl = control_response_rate(&txv, self.cfg.standard);
+        let air = link.air;
         let mut t = tx.start;
         if rts {
-            t += ctl.ppdu_duration(RTS_BYTES, band)
-                + sifs
-                + ctl.ppdu_duration(CTS_BYTES, band)
-                + sifs;
+            t += air.rts + sifs + air.cts + sifs;
         }
-        let resp = if tx.ppdu.aggregated {
-            BLOCK_ACK_BYTES
-        } else {
-            ACK_BYTES
-        };
         let (data_dur, resp_dur) = match known {
             Some(d) => {
                 debug_assert!(!rts);
                 debug_assert_eq!(
                     d,
                     (
-                        txv.ppdu_duration(tx.ppdu.psdu_bytes, band),
-                        ctl.ppdu_duration(resp, band)
+                        air.data.duration(tx.ppdu.psdu_bytes),
+                        air.response(tx.ppdu.aggregated)
                     )
                 );
                 d
             }
             None => (
-                txv.ppdu_duration(tx.ppdu.psdu_bytes, band),
-                ctl.ppdu_duration(resp, band),
+                air.data.duration(tx.ppdu.psdu_bytes),
+                air.response(tx.ppdu.aggregated),
             ),
         };
         let data_end = t + data_dur;
-        let mut any_ok = false;
         tx.ok.clear();
-        for m in tx.ppdu.mpdus.iter_mut() {
-            m.attempts = m.attempts.saturating_add(1);
-            let ok = !absent && {
+        let any_ok = if absent || matches!(link.error, ErrorModel::None) {
+            // Nothing to draw: an absent receiver decodes nothing, and an error-free
+            // link loses nothing (its PER is exactly 0, for which `bernoulli` returns
+            // false without drawing), so every MPDU has the same outcome and the
+            // channel stream is left untouched, as in the per-MPDU loop below.
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
+            }
+            tx.ok.resize(tx.ppdu.mpdus.len(), !absent);
+            !absent && !tx.ppdu.mpdus.is_empty()
+        } else {
+            let mut any_ok = false;
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
                 let per = link.error.per(&txv, m.packet.len_bytes + overhead);
-                !link.rng.bernoulli(per)
-            };
-            any_ok |= ok;
-            tx.ok.push(ok);
-        }
+                let ok = !link.rng.bernoulli(per);
+                any_ok |= ok;
+                tx.ok.push(ok);
+            }
+            any_ok
+        };
         tx.air_end = data_end;
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
@@ -1159,31 +1200,41 @@ impl Cell {
             return;
         };
         let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tid];
-        let released = &mut self.released;
+        // What the reorder buffer releases becomes an output at once, in the order
+        // released (as `emit_released` would report it, without the scratch copy).
+        let out = &mut self.out;
+        let (mut pkts, mut bytes) = (0, 0);
+        let mut emit = |p: Packet| {
+            pkts += 1;
+            bytes += p.len_bytes as u64;
+            out.push_back(Output::Delivered { at: t, packet: p });
+        };
         for (m, ok) in tx.ppdu.mpdus.iter().zip(&tx.ok) {
             if *ok {
-                reorder.receive(m.seq, m.packet, &mut |p| released.push(p));
+                reorder.receive(m.seq, m.packet, &mut emit);
             }
         }
-        self.emit_released(t, txn, link);
+        self.count_delivered(txn, link, pkts, bytes);
     }
 
     /// Report the packets a reorder buffer just released as delivered (they came from
     /// node `txn` over its link `link`).
     fn emit_released(&mut self, t: Nanos, txn: usize, link: usize) {
+        let pkts = self.released.len() as u64;
+        let mut bytes = 0;
+        // One pass, and one reservation in `out` (the drain's length is known).
+        self.out.extend(self.released.drain(..).map(|p| {
+            bytes += p.len_bytes as u64;
+            Output::Delivered { at: t, packet: p }
+        }));
+        self.count_delivered(txn, link, pkts, bytes);
+    }
+
+    /// Count `pkts` packets of `bytes` bytes delivered from node `txn` over its link
+    /// `link`.
+    fn count_delivered(&mut self, txn: usize, link: usize, pkts: u64, bytes: u64) {
         let station = self.station_of(txn, link);
-        let uplink = txn != 0;
-        let (pkts, bytes) = (
-            self.released.len() as u64,
-            self.released
-                .iter()
-                .map(|p| p.len_bytes as u64)
-                .sum::<u64>(),
-        );
-        for p in self.released.drain(..) {
-            self.out.push_back(Output::Delivered { at: t, packet: p });
-        }
-        let s = self.link_stats(station, uplink);
+        let s = self.link_stats(station, txn != 0);
         s.delivered_packets += pkts;
         s.delivered_bytes += bytes;
     }
@@ -1191,109 +1242,32 @@ impl Cell {
     /// The busy period ended at `t`: report every PPDU's outcome to its path (which
     /// retries, drops and refills), count and charge airtime, then either continue the
     /// TXOP or return to contention.
+    ///
+    /// The transmissions are settled where they are, in order: nothing called from here
+    /// looks at the exchange's transmissions (only `ps_timeout` does, from
+    /// `handle_mgmt`), so they need not be moved out first.
     fn finish_exchange(&mut self, t: Nanos) {
         let outcome = self.exch.outcome.unwrap_or(ExchangeOutcome::Failed);
         let busy = t - self.exch.busy_from;
         self.busy_ns += busy.as_ns();
         let n_tx = self.exch.txs.len() as u64;
-        let retry_limit = self.cfg.retry_limit;
-        let mut txs = std::mem::take(&mut self.settling);
-        std::mem::swap(&mut txs, &mut self.exch.txs);
-        let mut air_ends = std::mem::take(&mut self.air_ends);
-        air_ends.clear();
-        for (i, mut tx) in txs.drain(..).enumerate() {
-            let n = tx.node as usize;
-            let link = tx.link() as usize;
-            let station = self.station_of(n, link);
-            let uplink = n != 0;
-            air_ends.push((n, tx.air_end));
+        for i in 0..self.exch.txs.len() {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
-            if let Some(c) = tx.ctl {
-                self.finish_ctl(t, n, c, outcome, share);
-                self.recycle_ok(tx);
-                continue;
-            }
-            if outcome != ExchangeOutcome::Acked {
-                tx.ok.iter_mut().for_each(|o| *o = false);
-            }
-            let acked = tx.ok.iter().filter(|&&o| o).count() as u16;
-            let retries = tx.ppdu.mpdus.iter().filter(|m| m.attempts > 1).count() as u64;
-            let head_dropped = !tx.ok.first().copied().unwrap_or(false)
-                && tx
-                    .ppdu
-                    .mpdus
-                    .first()
-                    .is_some_and(|m| m.attempts >= retry_limit);
-            let mpdus = tx.ppdu.mpdus.len();
-            {
-                let s = self.link_stats(station, uplink);
-                s.ppdus += 1;
-                s.mpdus += mpdus as u64;
-                s.mpdu_retries += retries;
-                s.airtime_ns += share;
-                match outcome {
-                    ExchangeOutcome::Collision => s.collisions += 1,
-                    ExchangeOutcome::Failed => s.failures += 1,
-                    ExchangeOutcome::Acked => {}
-                }
-            }
-            if self.cfg.airtime_records {
-                self.out.push_back(Output::Airtime(AirtimeRecord {
-                    station: NodeId(station as u16),
-                    uplink,
-                    ac: tx.ac,
-                    start: if n_tx == 1 {
-                        self.exch.busy_from
-                    } else {
-                        tx.start
-                    },
-                    airtime: Nanos(share),
-                    mpdus: mpdus as u16,
-                    acked_mpdus: acked,
-                    outcome,
-                }));
-            }
-            // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
-            let share_us = (share / 1000) as u32;
-            let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
-            self.nodes[0]
-                .path
-                .register_airtime(t, (station - 1) as u16, tx.tid(), tx_us, rx_us);
-            let node = &mut self.nodes[n];
-            let b = &mut node.edca[tx.ac.index()];
-            // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
-            // when a frame is given up; doubled after a failure.
-            match outcome {
-                ExchangeOutcome::Acked => b.reset(&mut node.rng),
-                _ if head_dropped => b.reset(&mut node.rng),
-                _ => b.fail(&mut node.rng),
-            }
-            let ppdu = std::mem::take(&mut tx.ppdu);
-            node.path.tx_done(
-                t,
-                ppdu,
-                TxReport {
-                    acked: &tx.ok,
-                    retry_limit,
-                },
-            );
-            self.drain_path(n, t);
-            if outcome == ExchangeOutcome::Acked {
-                // Keep the lone transmitter's record for a TXOP continuation.
-                self.exch.txs.push(tx);
-            } else {
-                self.recycle_ok(tx);
+            let tx = &self.exch.txs[i];
+            match tx.ctl {
+                Some(c) => self.finish_ctl(t, tx.node as usize, c, outcome, share),
+                None => self.settle_data(i, t, outcome, share),
             }
         }
-        self.settling = txs;
+        // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
+        // continuation.
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
-            self.air_ends = air_ends;
             return;
         }
         // Interframe references for the next contention.
-        let eifs_extra = self.timing.eifs_extra();
+        let eifs_extra = self.eifs_extra;
         let timeout = self.timing.response_timeout();
         for node in &mut self.nodes {
             node.ifs_ref = if outcome == ExchangeOutcome::Acked {
@@ -1303,22 +1277,102 @@ impl Cell {
             };
         }
         if outcome != ExchangeOutcome::Acked {
-            for &(n, air_end) in &air_ends {
+            for tx in &self.exch.txs {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
-                self.nodes[n].ifs_ref = (air_end + timeout).max(t);
+                self.nodes[tx.node as usize].ifs_ref = (tx.air_end + timeout).max(t);
             }
         }
-        self.air_ends = air_ends;
         self.clear_txs();
         self.busy = false;
         self.reschedule();
     }
 
+    /// Settle the exchange's `i`-th transmission, a data PPDU: count it, charge its
+    /// `share` of the busy period, update its EDCAF's contention window and report the
+    /// outcome to its path.
+    fn settle_data(&mut self, i: usize, t: Nanos, outcome: ExchangeOutcome, share: u64) {
+        let retry_limit = self.cfg.retry_limit;
+        let n_tx = self.exch.txs.len();
+        let tx = &mut self.exch.txs[i];
+        let n = tx.node as usize;
+        let station = if n == 0 { tx.link() as usize + 1 } else { n };
+        let uplink = n != 0;
+        if outcome != ExchangeOutcome::Acked {
+            tx.ok.iter_mut().for_each(|o| *o = false);
+        }
+        let acked = tx.ok.iter().filter(|&&o| o).count() as u16;
+        let retries = tx.ppdu.mpdus.iter().filter(|m| m.attempts > 1).count() as u64;
+        let head_dropped = !tx.ok.first().copied().unwrap_or(false)
+            && tx
+                .ppdu
+                .mpdus
+                .first()
+                .is_some_and(|m| m.attempts >= retry_limit);
+        let mpdus = tx.ppdu.mpdus.len();
+        let (ac, tid) = (tx.ac, tx.tid());
+        let start = if n_tx == 1 {
+            self.exch.busy_from
+        } else {
+            tx.start
+        };
+        {
+            let s = self.link_stats(station, uplink);
+            s.ppdus += 1;
+            s.mpdus += mpdus as u64;
+            s.mpdu_retries += retries;
+            s.airtime_ns += share;
+            match outcome {
+                ExchangeOutcome::Collision => s.collisions += 1,
+                ExchangeOutcome::Failed => s.failures += 1,
+                ExchangeOutcome::Acked => {}
+            }
+        }
+        if self.cfg.airtime_records {
+            self.out.push_back(Output::Airtime(AirtimeRecord {
+                station: NodeId(station as u16),
+                uplink,
+                ac,
+                start,
+                airtime: Nanos(share),
+                mpdus: mpdus as u16,
+                acked_mpdus: acked,
+                outcome,
+            }));
+        }
+        // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
+        let share_us = (share / 1000) as u32;
+        let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
+        self.nodes[0]
+            .path
+            .register_airtime(t, (station - 1) as u16, tid, tx_us, rx_us);
+        let node = &mut self.nodes[n];
+        let b = &mut node.edca[ac.index()];
+        // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
+        // when a frame is given up; doubled after a failure.
+        match outcome {
+            ExchangeOutcome::Acked => b.reset(&mut node.rng),
+            _ if head_dropped => b.reset(&mut node.rng),
+            _ => b.fail(&mut node.rng),
+        }
+        let tx = &mut self.exch.txs[i];
+        let ppdu = std::mem::take(&mut tx.ppdu);
+        node.path.tx_done(
+            t,
+            ppdu,
+            TxReport {
+                acked: &tx.ok,
+                retry_limit,
+            },
+        );
+        self.drain_path(n, t);
+    }
+
     /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
     /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
     fn continue_txop(&mut self, t: Nanos) -> bool {
-        let Some(prev) = self.exch.txs.first() else {
+        // A management frame's exchange is not continued.
+        let Some(prev) = self.exch.txs.first().filter(|tx| tx.ctl.is_none()) else {
             return false;
         };
         let (n, ac) = (prev.node as usize, prev.ac);
@@ -1333,19 +1387,10 @@ impl Cell {
         else {
             return false;
         };
-        let txv = self.nodes[n].links[link as usize].txv;
-        let ctl = control_response_rate(&txv, self.cfg.standard);
+        let air = &self.nodes[n].links[link as usize].air;
         let sifs = self.timing.sifs;
-        let resp = if aggregated {
-            BLOCK_ACK_BYTES
-        } else {
-            ACK_BYTES
-        };
         let start = t + sifs;
-        let durations = (
-            txv.ppdu_duration(psdu_bytes, self.cfg.band),
-            ctl.ppdu_duration(resp, self.cfg.band),
-        );
+        let durations = (air.data.duration(psdu_bytes), air.response(aggregated));
         let exchange = durations.0 + sifs + durations.1;
         if start + exchange > self.exch.txop_start + limit || self.uses_rts(psdu_bytes) {
             return false;
@@ -1353,12 +1398,13 @@ impl Cell {
         let Some(ppdu) = self.nodes[n].path.take_ppdu(start, ac) else {
             return false;
         };
-        let mut tx = self.exch.txs.pop().expect("checked above");
-        self.clear_txs();
+        // An acknowledged exchange had a single transmitter (collisions are never
+        // acknowledged): its record is reused in place for the next PPDU.
+        debug_assert_eq!(self.exch.txs.len(), 1);
+        let tx = &mut self.exch.txs[0];
         tx.start = start;
         tx.air_end = start;
         tx.ppdu = ppdu;
-        self.exch.txs.push(tx);
         self.exch.busy_from = t;
         self.resolve_single(Some(durations));
         true
@@ -2087,5 +2133,66 @@ fn build_limits(
         max_duration,
         overhead_bytes: mpdu_overhead(cfg.qos),
         max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval};
+
+    #[test]
+    fn link_airtime_equals_direct_durations() {
+        let vectors = [
+            TxVector::Dsss {
+                rate_kbps: 11_000,
+                preamble: DsssPreamble::Short,
+            },
+            TxVector::Dsss {
+                rate_kbps: 1_000,
+                preamble: DsssPreamble::Long,
+            },
+            TxVector::Ofdm { rate_mbps: 54 },
+            TxVector::Ofdm { rate_mbps: 9 },
+            TxVector::Ht {
+                mcs: 7,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long,
+            },
+            TxVector::Ht {
+                mcs: 15,
+                width: ChannelWidth::Mhz40,
+                gi: GuardInterval::Short,
+            },
+            TxVector::Vht {
+                mcs: 9,
+                nss: 2,
+                width: ChannelWidth::Mhz80,
+                gi: GuardInterval::Short,
+            },
+        ];
+        let standards = [
+            Standard::A,
+            Standard::B,
+            Standard::G,
+            Standard::N,
+            Standard::Ac,
+        ];
+        for txv in vectors {
+            for standard in standards {
+                for band in [Band::Ghz2_4, Band::Ghz5] {
+                    let air = LinkAirtime::new(&txv, standard, band);
+                    let ctl = control_response_rate(&txv, standard);
+                    assert_eq!(air.ack, ctl.ppdu_duration(ACK_BYTES, band));
+                    assert_eq!(air.response(false), ctl.ppdu_duration(ACK_BYTES, band));
+                    assert_eq!(air.response(true), ctl.ppdu_duration(BLOCK_ACK_BYTES, band));
+                    assert_eq!(air.rts, ctl.ppdu_duration(RTS_BYTES, band));
+                    assert_eq!(air.cts, ctl.ppdu_duration(CTS_BYTES, band));
+                    for len in [0, 14, 1_500, 1_538, 65_535] {
+                        assert_eq!(air.data.duration(len), txv.ppdu_duration(len, band));
+                    }
+                }
+            }
+        }
     }
 }

@@ -372,6 +372,95 @@ impl TxVector {
     }
 }
 
+/// [`TxVector::ppdu_duration`] for one vector and band, with every term that does not
+/// depend on the PSDU length worked out once: for a link whose rate never changes, the
+/// MAC computes the TXTIME of every PPDU with one division (two with the short GI)
+/// instead of re-deriving N_DBPS, N_ES, the preamble and the signal extension each
+/// time.
+///
+/// All TXTIME equations of [`TxVector::ppdu_duration`] have the form
+/// `fixed + unit × ceil((fixed_bits + bits_per_byte × LENGTH) / divisor)` µs:
+///
+/// * DSSS: preamble + header, unit 1 µs, 8000 "bits" per byte over the rate in kbit/s
+///   (`ceil(8 × 1000 × LENGTH / rate_kbps)`).
+/// * OFDM, HT, VHT: preamble + signal extension, unit 4 µs (T_SYML), SERVICE + tail bits
+///   and 8 bits per byte over N_DBPS: N_SYM. With the short GI the data field is
+///   `4 × ceil(9 × N_SYM / 10)` µs instead (see `ht_data_us`).
+///
+/// Zero divisors of invalid vectors are replaced by 1, as `ceil_div` does, so the
+/// result equals [`TxVector::ppdu_duration`] for every vector, valid or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PpduTimer {
+    fixed_us: u64,
+    unit_us: u64,
+    fixed_bits: u64,
+    bits_per_byte: u64,
+    /// At least 1.
+    divisor: u64,
+    /// HT/VHT short GI: N_SYM × 3.6 µs rounded up to whole 4 µs symbols.
+    short_gi: bool,
+}
+
+impl PpduTimer {
+    /// The TXTIME equation of `tx` in `band`, with the length-independent terms
+    /// evaluated as [`TxVector::ppdu_duration`] evaluates them.
+    pub fn new(tx: &TxVector, band: Band) -> PpduTimer {
+        let extension_us = match band {
+            Band::Ghz2_4 => SIGNAL_EXTENSION_US,
+            Band::Ghz5 => 0,
+        };
+        // OFDM-family vectors: preamble (µs) and guard interval; DSSS returns early.
+        let (preamble_us, short_gi) = match *tx {
+            TxVector::Dsss {
+                rate_kbps,
+                preamble,
+            } => {
+                return PpduTimer {
+                    fixed_us: match preamble {
+                        DsssPreamble::Long => DSSS_LONG_PREAMBLE_US,
+                        DsssPreamble::Short => DSSS_SHORT_PREAMBLE_US,
+                    },
+                    unit_us: 1,
+                    fixed_bits: 0,
+                    bits_per_byte: 8 * 1000,
+                    divisor: u64::from(rate_kbps).max(1),
+                    short_gi: false,
+                };
+            }
+            TxVector::Ofdm { .. } => (LEGACY_PREAMBLE_US, false),
+            TxVector::Ht { gi, .. } => (
+                LEGACY_PREAMBLE_US + 8 + 4 + 4 * ht_ltf_count(tx.nss()),
+                gi == GuardInterval::Short,
+            ),
+            TxVector::Vht { nss, gi, .. } => (
+                LEGACY_PREAMBLE_US + 8 + 4 + 4 * vht_ltf_count(nss) + 4,
+                gi == GuardInterval::Short,
+            ),
+        };
+        PpduTimer {
+            fixed_us: preamble_us + extension_us,
+            unit_us: SYMBOL_US,
+            fixed_bits: SERVICE_BITS + TAIL_BITS * tx.n_es(),
+            bits_per_byte: 8,
+            divisor: u64::from(tx.ndbps()).max(1),
+            short_gi,
+        }
+    }
+
+    /// Airtime of a PPDU carrying `psdu_bytes` bytes: [`TxVector::ppdu_duration`].
+    #[inline]
+    pub fn duration(&self, psdu_bytes: u32) -> Nanos {
+        let units =
+            (self.fixed_bits + self.bits_per_byte * u64::from(psdu_bytes)).div_ceil(self.divisor);
+        let units = if self.short_gi {
+            (9 * units).div_ceil(10)
+        } else {
+            units
+        };
+        Nanos::from_us(self.fixed_us + self.unit_us * units)
+    }
+}
+
 /// The rate of a control response (ACK, CTS, BlockAck) to a frame sent with `eliciting`
 /// in a BSS of `standard` (802.11-2016 10.6.6.5): the highest rate of the BSS basic
 /// rate set that is ≤ the eliciting frame's primary rate and of the same modulation
@@ -826,6 +915,33 @@ mod tests {
                         len - 1
                     );
                     prev = d;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ppdu_timer_equals_ppdu_duration() {
+        let mut vectors = all_valid();
+        // Invalid vectors too: the timer must give what ppdu_duration gives.
+        vectors.extend([
+            dsss(0, DsssPreamble::Long),
+            ofdm(7),
+            ht(200, ChannelWidth::Mhz80, SHORT),
+            ht(16, ChannelWidth::Mhz40, LONG),
+            vht(200, 0, ChannelWidth::Mhz20, SHORT),
+            vht(9, 200, ChannelWidth::Mhz80, SHORT),
+        ]);
+        let lengths = (0..5000).chain([65_535, 1_048_575, u32::MAX - 1, u32::MAX]);
+        for tx in vectors {
+            for band in [Band::Ghz2_4, Band::Ghz5] {
+                let timer = PpduTimer::new(&tx, band);
+                for len in lengths.clone() {
+                    assert_eq!(
+                        timer.duration(len),
+                        tx.ppdu_duration(len, band),
+                        "{tx:?} {band:?} {len} B"
+                    );
                 }
             }
         }
