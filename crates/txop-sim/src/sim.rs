@@ -355,17 +355,27 @@ impl Simulation {
     /// in all but storage: it took its sequence number from the queue when it was sent,
     /// and the loop takes whichever of the queue's and the wires' oldest has the
     /// smaller (time, sequence), exactly as if it were in the queue.
+    ///
+    /// Most turns only run the cell's deadline, and most of those add nothing to the
+    /// queue or the wires: the earliest of those two is looked up again only after an
+    /// event or a wire arrival (pops) or when [`EventQueue::pushes`] moved (every
+    /// push, and every packet put on a wire, takes a number from the queue).
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.end);
+        // The queue's push count when `tw` (the wires' oldest packet) and `tx` (the
+        // earliest of the queue and the wires) were looked up (`None`: not since the
+        // last event or wire arrival).
+        let mut looked_at: Option<u64> = None;
+        let (mut tw, mut tx) = (None, None);
         loop {
+            let pushes = self.events.pushes();
+            if looked_at != Some(pushes) {
+                tw = self.wire_next();
+                tx = earliest(self.events.peek_time(), tw.map(|(t, _)| t));
+                looked_at = Some(pushes);
+            }
             let tc = self.cell.poll_timeout();
-            let te = self.events.peek_time();
-            let tw = match (self.down.next_arrival(), self.up.next_arrival()) {
-                (Some(d), Some(u)) => Some(d.min(u)),
-                (d, u) => d.or(u),
-            };
-            let next = earliest(earliest(tc, te), tw.map(|(t, _)| t));
-            let Some(next) = next else {
+            let Some(next) = earliest(tc, tx) else {
                 break;
             };
             if next > until {
@@ -376,16 +386,28 @@ impl Simulation {
             // `Cell::handle_packet` would run it anyway).
             if tc == Some(next) {
                 self.cell.handle_timeout(next);
-            } else if let Some((_, wire_seq)) = tw.filter(|&(t, seq)| {
-                t == next && self.events.peek_seq_at(next).is_none_or(|e| seq < e)
-            }) {
-                self.wire_arrival(next, wire_seq);
-            } else if let Some((at, seq, ev)) = self.events.pop_with_seq() {
-                self.handle_event(at, seq, ev);
+            } else {
+                looked_at = None;
+                if let Some((_, wire_seq)) = tw.filter(|&(t, seq)| {
+                    t == next && self.events.peek_seq_at(next).is_none_or(|e| seq < e)
+                }) {
+                    self.wire_arrival(next, wire_seq);
+                } else if let Some((at, seq, ev)) = self.events.pop_with_seq() {
+                    self.handle_event(at, seq, ev);
+                }
             }
             self.drain_outputs();
         }
         self.now = until;
+    }
+
+    /// Arrival time and sequence number of the earlier of the two wires' oldest
+    /// packets.
+    fn wire_next(&self) -> Option<(Nanos, u64)> {
+        match (self.down.next_arrival(), self.up.next_arrival()) {
+            (Some(d), Some(u)) => Some(d.min(u)),
+            (d, u) => d.or(u),
+        }
     }
 
     /// The oldest packet of a wired link (the one whose sequence number is `seq`)
