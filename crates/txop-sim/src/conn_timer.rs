@@ -2,51 +2,30 @@
 //! re-arm.
 //!
 //! A connection asks for its timer at the earliest of its retransmission, pacing and
-//! delayed-ACK deadlines, and that changes on almost every ACK. The loop's rule is: every
-//! change of the deadline to `t` at `now` schedules an entry at `max(t, now)`, and an
-//! entry fires the timer when it pops if the deadline is then exactly its time (other
-//! entries are stale and do nothing). Scheduling every change left hundreds of stale
-//! entries per connection in the event queue (one per ACK within a retransmission
-//! timeout), a third of all pops.
+//! delayed-ACK deadlines, and that changes on almost every ACK. Pushing an entry for
+//! every change would leave hundreds of stale entries per connection in the event queue
+//! (one per ACK within a retransmission timeout), a third of all pops.
 //!
-//! This keeps the same firing times *and* the same places among simultaneous events,
-//! with at most a few entries per connection in the queue:
-//! - Every change still takes the sequence number its entry would have had
-//!   ([`EventQueue::reserve_seq`]), and the first number taken for each entry time is
-//!   remembered (`first_seq`). While the deadline is `t`, the only entry that can fire
-//!   is the earliest one at `t`: the one with `first_seq[t]` (a later one at `t` can only
-//!   matter once that one has popped, i.e. once time has reached `t`; see below).
-//! - The queue holds, per connection, an entry no later than that one (`armed`): the
-//!   deadline's own entry, pushed with its remembered number
-//!   ([`EventQueue::push_with_seq`]), or an earlier one. When a stale entry pops, the
-//!   current deadline's entry is pushed if it is not queued yet.
-//!
-//! So the timer fires at exactly the entry (time and sequence) where the per-change
-//! scheme fired it. The one case this cannot reproduce: the deadline changing to the
-//! current instant after the first entry for that instant already popped stale, when
-//! another entry for it was scheduled in between (only the first number per time is
-//! kept). The TCP model never sets a deadline at or before the current instant (its
-//! retransmission, delayed-ACK and pacing deadlines are all in the future when set), so
-//! it does not arise; a debug assertion watches for it.
+//! Instead the queue holds, per connection, one entry no later than the deadline
+//! (`armed`): a change to a later deadline pushes nothing, a change to an earlier one
+//! pushes an entry at it. An entry fires the timer when it pops at exactly the deadline;
+//! otherwise it was stale, and the current deadline's entry is pushed if none is queued
+//! no later than it. So the timer fires at exactly its deadline, and among events due at
+//! the same instant it goes where its entry was pushed (the event queue orders ties by
+//! push). Stale entries are bounded: at most one per change to an earlier deadline, and
+//! each is popped by its time.
 
 use crate::events::EventQueue;
-use std::collections::HashMap;
 use txop_core::Nanos;
-
-/// The first sequence number taken for each entry time, by time in ns.
-type FirstSeq = HashMap<u64, u64, foldhash::fast::FixedState>;
 
 /// One connection's timer (see the module documentation).
 #[derive(Debug, Default)]
 pub(crate) struct ConnTimer {
     /// The deadline asked for last; the timer fires at an entry for exactly this time.
     deadline: Option<Nanos>,
-    /// Key (time, sequence) of this connection's earliest entry in the queue, when
-    /// known (`None`: none queued, or not known after it popped).
-    armed: Option<(Nanos, u64)>,
-    first_seq: FirstSeq,
-    /// Size of `first_seq` at which its past times are dropped.
-    prune_at: usize,
+    /// Time of this connection's earliest entry in the queue, when known (`None`: none
+    /// queued, or not known after it popped).
+    armed: Option<Nanos>,
 }
 
 impl ConnTimer {
@@ -60,29 +39,15 @@ impl ConnTimer {
     pub fn set<E>(&mut self, now: Nanos, t: Nanos, queue: &mut EventQueue<E>, event: E) {
         debug_assert_ne!(self.deadline, Some(t));
         debug_assert!(t > now, "TCP timer set at or before the current instant");
-        let seq = queue.reserve_seq();
-        let first = *self.first_seq.entry(t.max(now).as_ns()).or_insert(seq);
         self.deadline = Some(t);
-        if self.first_seq.len() >= self.prune_at {
-            self.first_seq.retain(|&at, _| at >= now.as_ns());
-            self.prune_at = (2 * self.first_seq.len()).max(64);
-        }
-        if t >= now {
-            self.arm_at(t, first, queue, event);
-        }
+        self.arm(queue, event);
     }
 
-    /// One of this timer's entries popped (time `at`, sequence `seq`): true if the
-    /// timer fires (the deadline is `at`; it is cleared), else the entry was stale and
-    /// the current deadline's entry is queued if it is not yet.
-    pub fn on_entry<E>(
-        &mut self,
-        at: Nanos,
-        seq: u64,
-        queue: &mut EventQueue<E>,
-        event: E,
-    ) -> bool {
-        if self.armed == Some((at, seq)) {
+    /// One of this timer's entries popped at `at`: true if the timer fires (the deadline
+    /// is `at`; it is cleared), else the entry was stale and the current deadline's entry
+    /// is queued if it is not yet.
+    pub fn on_entry<E>(&mut self, at: Nanos, queue: &mut EventQueue<E>, event: E) -> bool {
+        if self.armed == Some(at) {
             self.armed = None;
         }
         if self.deadline == Some(at) {
@@ -93,29 +58,73 @@ impl ConnTimer {
         false
     }
 
-    /// Make sure the queue holds an entry no later than the one that can fire the
-    /// current deadline (if any can: none can once every entry for it has popped).
+    /// Make sure the queue holds an entry no later than the current deadline (if any).
     fn arm<E>(&mut self, queue: &mut EventQueue<E>, event: E) {
         let Some(t) = self.deadline else {
             return;
         };
-        let Some(&seq) = self.first_seq.get(&t.as_ns()) else {
-            return;
-        };
-        self.arm_at(t, seq, queue, event);
+        if self.armed.is_none_or(|a| t < a) {
+            queue.push(t, event);
+            self.armed = Some(t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pop every entry due by `until`, feeding the timer; the times it fired at.
+    fn run(timer: &mut ConnTimer, q: &mut EventQueue<u8>, until: u64) -> Vec<u64> {
+        let mut fired = Vec::new();
+        while q.peek_time().is_some_and(|t| t.as_ns() <= until) {
+            let (at, ev) = q.pop().expect("peeked");
+            if ev == 1 && timer.on_entry(at, q, 1) {
+                fired.push(at.as_ns());
+            }
+        }
+        fired
     }
 
-    /// [`ConnTimer::arm`] for the deadline `t` whose first entry has number `seq`.
-    fn arm_at<E>(&mut self, t: Nanos, seq: u64, queue: &mut EventQueue<E>, event: E) {
-        let key = (t, seq);
-        if queue.last_popped().is_some_and(|p| key <= p) {
-            // That entry popped already (stale then): see the module docs.
-            debug_assert!(false, "TCP timer re-armed at an instant already passed");
-            return;
-        }
-        if self.armed.is_none_or(|a| key < a) {
-            queue.push_with_seq(t, seq, event);
-            self.armed = Some(key);
+    #[test]
+    fn fires_once_at_the_last_deadline_asked_for() {
+        let mut q = EventQueue::default();
+        let mut t = ConnTimer::default();
+        // Later deadlines push nothing; an earlier one does.
+        t.set(Nanos(0), Nanos(100), &mut q, 1);
+        t.set(Nanos(10), Nanos(200), &mut q, 1);
+        t.set(Nanos(20), Nanos(150), &mut q, 1);
+        assert_eq!(q.len(), 1);
+        t.set(Nanos(30), Nanos(50), &mut q, 1);
+        assert_eq!(q.len(), 2);
+        t.set(Nanos(40), Nanos(120), &mut q, 1);
+        // The entry at 50 is stale and re-arms at 120 (none queued no later than it).
+        assert_eq!(run(&mut t, &mut q, 1000), vec![120]);
+        assert_eq!(t.deadline(), None);
+        // No entry left behind that could fire again.
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_deadline_asked_again_after_firing_fires_again() {
+        let mut q = EventQueue::default();
+        let mut t = ConnTimer::default();
+        t.set(Nanos(0), Nanos(100), &mut q, 1);
+        assert_eq!(run(&mut t, &mut q, 100), vec![100]);
+        t.set(Nanos(100), Nanos(300), &mut q, 1);
+        t.set(Nanos(110), Nanos(250), &mut q, 1);
+        assert_eq!(run(&mut t, &mut q, 1000), vec![250]);
+    }
+
+    #[test]
+    fn stale_entries_stay_bounded() {
+        // A deadline that moves later on every "ACK" (the common case) keeps one entry.
+        let mut q = EventQueue::default();
+        let mut t = ConnTimer::default();
+        for i in 0..1000u64 {
+            t.set(Nanos(i * 10), Nanos(i * 10 + 500), &mut q, 1);
+            run(&mut t, &mut q, i * 10);
+            assert!(q.len() <= 2, "queue grew to {} at step {i}", q.len());
         }
     }
 }

@@ -65,8 +65,6 @@ pub struct EventQueue<E> {
     past: BinaryHeap<Entry<E>>,
     len: usize,
     next_seq: u64,
-    /// (time, sequence) of the last entry popped.
-    last_popped: Option<(Nanos, u64)>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -80,7 +78,6 @@ impl<E> Default for EventQueue<E> {
             past: BinaryHeap::new(),
             len: 0,
             next_seq: 0,
-            last_popped: None,
         }
     }
 }
@@ -211,7 +208,6 @@ impl<E> EventQueue<E> {
             (Nanos(self.last), seq, event)
         };
         self.len -= 1;
-        self.last_popped = Some((at, seq));
         Some((at, seq, event))
     }
 
@@ -222,11 +218,6 @@ impl<E> EventQueue<E> {
     /// looking again at sources that did not change.
     pub fn pushes(&self) -> u64 {
         self.next_seq + self.len as u64
-    }
-
-    /// (time, sequence) of the last entry popped.
-    pub fn last_popped(&self) -> Option<(Nanos, u64)> {
-        self.last_popped
     }
 
     pub fn len(&self) -> usize {

@@ -392,8 +392,8 @@ impl Simulation {
                     t == next && self.events.peek_seq_at(next).is_none_or(|e| seq < e)
                 }) {
                     self.wire_arrival(next, wire_seq);
-                } else if let Some((at, seq, ev)) = self.events.pop_with_seq() {
-                    self.handle_event(at, seq, ev);
+                } else if let Some((at, ev)) = self.events.pop() {
+                    self.handle_event(at, ev);
                 }
             }
             self.drain_outputs();
@@ -441,14 +441,14 @@ impl Simulation {
         Some(f)
     }
 
-    fn handle_event(&mut self, at: Nanos, seq: u64, ev: Event) {
+    fn handle_event(&mut self, at: Nanos, ev: Event) {
         match ev {
             Event::Offer { flow } => self.offer(at, flow as usize),
             Event::TcpTimer { conn: id } => {
                 let conn = id as usize;
                 let c = &mut self.conns[conn];
                 let event = Event::TcpTimer { conn: id };
-                if !c.timer.on_entry(at, seq, &mut self.events, event) {
+                if !c.timer.on_entry(at, &mut self.events, event) {
                     return; // superseded by a later reschedule
                 }
                 c.snd.handle_timeout(at);
