@@ -625,19 +625,16 @@ impl TxPath {
             // either: with many stations, AQL's eligibility bitmap (a bit per
             // station, spread to the station's 8 tins) keeps them out of the search.
             let eligible = self.aql.as_ref().and_then(|(a, _)| a.eligible_stations(ac));
-            let busy = self.fq.as_ref().and_then(|fq| match eligible {
-                None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
-                Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
-                    let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
-                    spread_bits_to_bytes(byte)
-                }),
-            });
-            let Some(tin) = busy else {
-                if wrapped {
-                    break;
-                }
+            let mut busy = self.busy_tin(from, to, pattern, eligible);
+            if busy.is_none() && !wrapped {
+                // The search reached the end of the turn: go on from the first TXQ at
+                // once (nothing changed since the room and the eligibility above were
+                // checked, so another pass of the loop would find the same).
                 (from, to, wrapped) = (0, start, true);
-                continue;
+                busy = self.busy_tin(from, to, pattern, eligible);
+            }
+            let Some(tin) = busy else {
+                break;
             };
             from = tin.0 + 1;
             let (link, tid) = (
@@ -660,6 +657,26 @@ impl TxPath {
                 // station's, the search finds none and wraps to the first).
                 self.push_rr[ac.index()] = if from >= end { 0 } else { from };
             }
+        }
+    }
+
+    /// The first tin in `from..to` that lists a flow, is one of `pattern`'s TIDs and
+    /// (with `eligible`, AQL's bitmap of stations) belongs to an eligible station.
+    #[inline(always)]
+    fn busy_tin(
+        &self,
+        from: u32,
+        to: u32,
+        pattern: u64,
+        eligible: Option<&[u64]>,
+    ) -> Option<TinId> {
+        let fq = self.fq.as_ref()?;
+        match eligible {
+            None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
+            Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
+                let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
+                spread_bits_to_bytes(byte)
+            }),
         }
     }
 

@@ -244,15 +244,23 @@ impl DriverQueues {
     }
 
     /// After serving `key`: to the back if it still holds frames, else off the list.
+    #[inline]
     fn rotate(&mut self, ac: Ac, key: (u16, u8)) {
         let bit = 1u8 << ac.index();
         let listed = &mut self.listed[key.0 as usize][key.1 as usize];
         let list = &mut self.active[ac.index()];
+        let keep =
+            !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize];
+        if keep && *listed & bit != 0 && list.len() == 1 && list.front() == Some(&key) {
+            // Alone on the list and staying (one busy TID per AC, the common case):
+            // taking it off and putting it back at the back leaves the same list.
+            return;
+        }
         if *listed & bit != 0 {
             remove_key(list, key);
             *listed &= !bit;
         }
-        if !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize] {
+        if keep {
             list.push_back(key);
             *listed |= bit;
         }
