@@ -480,6 +480,21 @@ impl TxPath {
     /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then AQL accounting.
     #[inline(always)]
     fn dequeue_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> Option<Packet> {
+        self.dequeue_txq_with(now, link, tid, ac, |p, _| *p)
+    }
+
+    /// [`TxPath::dequeue_txq`], handing the packet and the driver's queues to `sink`
+    /// instead of returning it ([`Fq::dequeue_with`]): a packet pushed into the driver
+    /// is copied once, from fq's queue into the driver's.
+    #[inline(always)]
+    fn dequeue_txq_with<R>(
+        &mut self,
+        now: Nanos,
+        link: u16,
+        tid: u8,
+        ac: Ac,
+        sink: impl FnOnce(&mut Packet, &mut DriverQueues) -> R,
+    ) -> Option<R> {
         if self.is_paused(link) {
             return None;
         }
@@ -489,39 +504,50 @@ impl TxPath {
             }
         }
         let tin = self.tin(link, tid);
-        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
-            &self.codel_slow
+        let TxPath {
+            cfg,
+            links,
+            fq,
+            aql,
+            aql_estimate_memo,
+            codel,
+            codel_slow,
+            drv,
+            drops,
+            ..
+        } = self;
+        let l = &links[link as usize];
+        let codel = if cfg.per_station_codel && l.slow_station {
+            codel_slow
         } else {
-            &self.codel
+            codel
         };
-        let mut p = self
-            .fq
-            .as_mut()?
-            .dequeue(now, tin, codel, &mut self.drops)?;
-        p.queued_at = now;
-        if let Some((aql, estimator)) = self.aql.as_mut() {
-            let memo = &mut self.aql_estimate_memo[link as usize][ac.index()];
-            let stored = match *memo {
-                Some((len, stored)) if len == p.len_bytes => stored,
-                _ => {
-                    let limits = &self.links[link as usize].limits[ac.index()];
-                    let est = expected_tx_airtime_us(
-                        p.len_bytes,
-                        Some(&limits.txv),
-                        limits.aggregated,
-                        *estimator,
-                    );
-                    let stored = stored_tx_time_est_us(est);
-                    *memo = Some((p.len_bytes, stored));
-                    stored
+        let memo = &mut aql_estimate_memo[link as usize][ac.index()];
+        fq.as_mut()?.dequeue_with(now, tin, codel, drops, |p| {
+            p.queued_at = now;
+            if let Some((aql, estimator)) = aql.as_mut() {
+                let stored = match *memo {
+                    Some((len, stored)) if len == p.len_bytes => stored,
+                    _ => {
+                        let limits = &l.limits[ac.index()];
+                        let est = expected_tx_airtime_us(
+                            p.len_bytes,
+                            Some(&limits.txv),
+                            limits.aggregated,
+                            *estimator,
+                        );
+                        let stored = stored_tx_time_est_us(est);
+                        *memo = Some((p.len_bytes, stored));
+                        stored
+                    }
+                };
+                p.aql_us = stored as u16;
+                if stored > 0 {
+                    aql.add(link as usize, ac, stored);
                 }
-            };
-            p.aql_us = stored as u16;
-            if stored > 0 {
-                aql.add(link as usize, ac, stored);
             }
-        }
-        Some(p)
+            sink(p, drv)
+        })
     }
 
     fn txq_has_data(&self, link: u16, tid: u8) -> bool {
@@ -599,19 +625,16 @@ impl TxPath {
             // either: with many stations, AQL's eligibility bitmap (a bit per
             // station, spread to the station's 8 tins) keeps them out of the search.
             let eligible = self.aql.as_ref().and_then(|(a, _)| a.eligible_stations(ac));
-            let busy = self.fq.as_ref().and_then(|fq| match eligible {
-                None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
-                Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
-                    let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
-                    spread_bits_to_bytes(byte)
-                }),
-            });
-            let Some(tin) = busy else {
-                if wrapped {
-                    break;
-                }
+            let mut busy = self.busy_tin(from, to, pattern, eligible);
+            if busy.is_none() && !wrapped {
+                // The search reached the end of the turn: go on from the first TXQ at
+                // once (nothing changed since the room and the eligibility above were
+                // checked, so another pass of the loop would find the same).
                 (from, to, wrapped) = (0, start, true);
-                continue;
+                busy = self.busy_tin(from, to, pattern, eligible);
+            }
+            let Some(tin) = busy else {
+                break;
             };
             from = tin.0 + 1;
             let (link, tid) = (
@@ -620,11 +643,12 @@ impl TxPath {
             );
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
-                let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
+                let Some(len) = self.dequeue_txq_with(now, link, tid, ac, |p, drv| {
+                    drv.hold(link, tid, ac, *p);
+                    p.len_bytes
+                }) else {
                     break;
                 };
-                let len = p.len_bytes;
-                self.drv.hold(link, tid, ac, p);
                 self.dql_queued(ac, len);
                 pushed += 1;
             }
@@ -633,6 +657,26 @@ impl TxPath {
                 // station's, the search finds none and wraps to the first).
                 self.push_rr[ac.index()] = if from >= end { 0 } else { from };
             }
+        }
+    }
+
+    /// The first tin in `from..to` that lists a flow, is one of `pattern`'s TIDs and
+    /// (with `eligible`, AQL's bitmap of stations) belongs to an eligible station.
+    #[inline(always)]
+    fn busy_tin(
+        &self,
+        from: u32,
+        to: u32,
+        pattern: u64,
+        eligible: Option<&[u64]>,
+    ) -> Option<TinId> {
+        let fq = self.fq.as_ref()?;
+        match eligible {
+            None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
+            Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
+                let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
+                spread_bits_to_bytes(byte)
+            }),
         }
     }
 

@@ -244,15 +244,23 @@ impl DriverQueues {
     }
 
     /// After serving `key`: to the back if it still holds frames, else off the list.
+    #[inline]
     fn rotate(&mut self, ac: Ac, key: (u16, u8)) {
         let bit = 1u8 << ac.index();
         let listed = &mut self.listed[key.0 as usize][key.1 as usize];
         let list = &mut self.active[ac.index()];
+        let keep =
+            !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize];
+        if keep && *listed & bit != 0 && list.len() == 1 && list.front() == Some(&key) {
+            // Alone on the list and staying (one busy TID per AC, the common case):
+            // taking it off and putting it back at the back leaves the same list.
+            return;
+        }
         if *listed & bit != 0 {
             remove_key(list, key);
             *listed &= !bit;
         }
-        if !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize] {
+        if keep {
             list.push_back(key);
             *listed |= bit;
         }
@@ -312,6 +320,9 @@ impl DriverQueues {
     /// the block-ack window. A pulled packet that does not fit stays in the driver's
     /// queue for next time (as ath9k puts it back on the TID). Returns `None` if nothing
     /// could be taken.
+    ///
+    /// `pull` is generic so that a builder that never pulls (`|| None`, the on-demand
+    /// firmware) loses the pull branch entirely.
     pub fn build(
         &mut self,
         link: u16,
@@ -319,7 +330,7 @@ impl DriverQueues {
         ac: Ac,
         limits: &BuildLimits,
         now: Nanos,
-        pull: &mut dyn FnMut() -> Option<Packet>,
+        pull: &mut impl FnMut() -> Option<Packet>,
     ) -> Option<Ppdu> {
         let mut mpdus = self.spare.pop().unwrap_or_default();
         mpdus.clear();
@@ -331,25 +342,22 @@ impl DriverQueues {
         };
         let q = &mut self.tids[link as usize][tid as usize];
         let mut pulled_held = 0u32;
-        loop {
-            if len.subframes >= max_subframes {
-                break;
-            }
-            // Candidate: a retransmission, a held packet, or a pulled one.
-            enum Src {
-                Retry,
-                Held,
-                Pulled(Packet),
-            }
-            let (bytes, src) = if let Some(m) = q.retry.front() {
-                (m.packet.len_bytes, Src::Retry)
+        while len.subframes < max_subframes {
+            // Candidate: a retransmission, or the head of the held packets. A pulled
+            // packet joins the held ones (which are empty when pulling) at once: if it
+            // does not fit it stays there, as putting it back at their front would
+            // leave it; if it fits it is taken from there like any held packet.
+            let (bytes, retry) = if let Some(m) = q.retry.front() {
+                (m.packet.len_bytes, true)
             } else if limits.aggregated && !q.window_open(BA_WINDOW) {
                 break;
             } else if let Some(p) = q.fifo.front() {
-                (p.len_bytes, Src::Held)
+                (p.len_bytes, false)
             } else if let Some(p) = pull() {
                 pulled_held += 1;
-                (p.len_bytes, Src::Pulled(p))
+                let bytes = p.len_bytes;
+                q.fifo.push_back(p);
+                (bytes, false)
             } else {
                 break;
             };
@@ -362,19 +370,17 @@ impl DriverQueues {
             let fits =
                 len.subframes == 0 || (psdu <= limits.max_bytes && limits.within_duration(psdu));
             if !fits {
-                if let Src::Pulled(p) = src {
-                    q.fifo.push_front(p);
-                }
                 break;
             }
-            let mpdu = match src {
-                Src::Retry => q.retry.pop_front(),
-                Src::Held => q.pop_new(now),
-                Src::Pulled(p) => Some(q.assign(p, now)),
-            };
-            let Some(mpdu) = mpdu else { break };
+            // The candidate exists (seen at the front above), so each take succeeds.
+            if retry {
+                if let Some(m) = q.retry.pop_front() {
+                    mpdus.push(m);
+                }
+            } else {
+                q.push_new(now, &mut mpdus);
+            }
             len.push(mpdu_bytes);
-            mpdus.push(mpdu);
         }
         self.held[ac.index()] += pulled_held;
         self.held_total += pulled_held;

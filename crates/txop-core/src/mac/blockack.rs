@@ -74,6 +74,17 @@ impl TxTid {
         Some(self.assign(packet, now))
     }
 
+    /// Take the next held packet (if any) as an MPDU with a fresh sequence number and
+    /// append it to `out`: [`TxTid::pop_new`] for a builder, without the `Option`
+    /// the MPDU would be copied through.
+    #[inline]
+    pub fn push_new(&mut self, now: Nanos, out: &mut Vec<Mpdu>) {
+        if let Some(packet) = self.fifo.pop_front() {
+            let mpdu = self.assign(packet, now);
+            out.push(mpdu);
+        }
+    }
+
     /// Put a failed MPDU back for retransmission, keeping sequence order.
     pub fn requeue(&mut self, mpdu: Mpdu) {
         // Failed MPDUs of a PPDU come back in sequence order, after any older ones

@@ -78,7 +78,7 @@
 //! enqueue and dequeue do not allocate, apart from pushing to the caller's `drops`
 //! vector.
 
-use crate::aqm::codel::{CodelParams, CodelQueue, CodelStats, CodelVars};
+use crate::aqm::codel::{codel_time, CodelParams, CodelQueue, CodelStats, CodelVars};
 use crate::packet::{DropReason, Dropped, Packet};
 use crate::Nanos;
 
@@ -380,29 +380,41 @@ impl Core {
         if flow.head == NIL {
             return None;
         }
+        let idx = self.unlink_head(flow, backlog);
+        Some(self.nodes[idx as usize].packet)
+    }
+
+    /// [`Core::pop`] for a flow known to hold a packet, leaving the packet where it
+    /// was: returns its node, now on the free list, whose packet stays intact until
+    /// the next [`Core::push`] reuses the node. Lets a caller copy the packet once,
+    /// straight to where it goes, instead of moving it out through every layer.
+    #[inline(always)]
+    fn unlink_head(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> u32 {
+        debug_assert_ne!(flow.head, NIL);
         let idx = flow.head;
         let node = &mut self.nodes[idx as usize];
-        let packet = node.packet;
+        let packet = &node.packet;
+        let len = packet.len_bytes as u64;
+        let truesize = packet.truesize_bytes() as u64;
         flow.head = node.next;
         node.next = self.free;
         self.free = idx;
         if flow.head == NIL {
             flow.tail = NIL;
         }
-        let len = packet.len_bytes as u64;
         flow.qlen -= 1;
         flow.backlog_bytes -= len;
         backlog.packets -= 1;
         backlog.bytes -= len;
         self.backlog_packets -= 1;
-        self.memory_usage -= packet.truesize_bytes() as u64;
+        self.memory_usage -= truesize;
         if flow.qlen == 0 {
             self.clear_nonempty(flow.slot);
         } else if self.policy == OverloadPolicy::OneFromFattest {
             // ≤5.11 fq_rejigger_backlog: behind the flows with an equal backlog.
             flow.tie = self.next_stamp();
         }
-        Some(packet)
+        idx
     }
 }
 
@@ -704,6 +716,32 @@ impl Fq {
         codel: &CodelParams,
         drops: &mut Vec<Dropped>,
     ) -> Option<Packet> {
+        self.dequeue_with(now, tin, codel, drops, |p| *p)
+    }
+
+    /// [`Fq::dequeue`], handing the packet to `sink` (which may change it) instead of
+    /// returning it, and returning what `sink` returns. When CoDel lets the flow's
+    /// head packet go unchanged (the common case), `sink` sees it where it was queued,
+    /// so that a caller that stores it elsewhere copies it once.
+    ///
+    /// CoDel looks at the head before it is taken: `codel_dequeue` takes it first,
+    /// then asks `codel_should_drop` about it with the flow's backlog after the
+    /// removal; taking it changes nothing `codel_should_drop` reads but that backlog,
+    /// which is the flow's backlog less the packet's length, and `codel_should_drop`
+    /// changes nothing the removal reads. So the check comes first here, and when it
+    /// says "no drop" (and no CE threshold is set) `codel_dequeue` would return the
+    /// head unchanged, leaving the dropping state if in it: that is done in place.
+    /// Otherwise the head is taken and CoDel goes on as usual
+    /// (`CodelVars::dequeue_checked`).
+    #[inline(always)]
+    pub fn dequeue_with<R>(
+        &mut self,
+        now: Nanos,
+        tin: TinId,
+        codel: &CodelParams,
+        drops: &mut Vec<Dropped>,
+        sink: impl FnOnce(&mut Packet) -> R,
+    ) -> Option<R> {
         let t = tin.0 as usize;
         let quantum = self.params.quantum_bytes as i64;
         let Fq {
@@ -722,7 +760,14 @@ impl Fq {
             backlog,
             stats,
         } = &mut tins[t];
-        loop {
+        /// Where the packet to hand over is.
+        enum Taken {
+            /// Still in its (now free) node.
+            InPlace(u32),
+            /// Taken out by CoDel's full path.
+            Moved(Packet),
+        }
+        let taken = loop {
             let from_new = !new_flows.is_empty();
             // The head flow is the tin's only listed flow.
             let alone = if from_new {
@@ -759,13 +804,37 @@ impl Fq {
                 old_flows.push_back(flows, i);
                 continue;
             }
-            let mut queue = FlowQueue {
-                core: &mut *core,
-                flow: &mut flows[i as usize],
-                backlog: &mut *backlog,
-                drops: &mut *drops,
+            let flow = &mut flows[i as usize];
+            let cv = &mut cvars[i as usize];
+            let packet = if flow.head == NIL {
+                // `codel_dequeue` of an empty flow.
+                cv.dropping = false;
+                None
+            } else {
+                let head = &core.nodes[flow.head as usize].packet;
+                let len = head.len_bytes;
+                let backlog_after = (flow.backlog_bytes - len as u64).min(u32::MAX as u64) as u32;
+                let now_c = codel_time(now);
+                let drop =
+                    cv.should_drop(Some(head), backlog_after, codel, &mut stats.codel, now_c);
+                if !drop && codel.ce_threshold.is_none() {
+                    // CoDel lets the head go unchanged (see above).
+                    cv.dropping = false;
+                    let idx = core.unlink_head(flow, backlog);
+                    flow.deficit -= len as i64;
+                    stats.tx_bytes += len as u64;
+                    stats.tx_packets += 1;
+                    break Taken::InPlace(idx);
+                }
+                let mut queue = FlowQueue {
+                    core: &mut *core,
+                    flow,
+                    backlog: &mut *backlog,
+                    drops: &mut *drops,
+                };
+                let head = queue.dequeue();
+                cv.dequeue_checked(&mut queue, codel, &mut stats.codel, now_c, head, drop)
             };
-            let packet = cvars[i as usize].dequeue(&mut queue, codel, &mut stats.codel, now);
             match packet {
                 None => {
                     // Force a pass through old_flows to prevent starvation.
@@ -788,10 +857,20 @@ impl Fq {
                     flows[i as usize].deficit -= p.len_bytes as i64;
                     stats.tx_bytes += p.len_bytes as u64;
                     stats.tx_packets += 1;
-                    return Some(p);
+                    break Taken::Moved(p);
                 }
             }
-        }
+        };
+        // One call of `sink` for both ways, so that it is inlined here.
+        let mut moved;
+        let p = match taken {
+            Taken::InPlace(idx) => &mut core.nodes[idx as usize].packet,
+            Taken::Moved(p) => {
+                moved = p;
+                &mut moved
+            }
+        };
+        Some(sink(p))
     }
 
     /// `fq_tin_reset` (as used by `ieee80211_txq_purge`): remove every packet of the
@@ -916,6 +995,7 @@ impl Fq {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aqm::codel::codel_duration;
     use crate::packet::{Ecn, NodeId};
     use crate::rng::{RngStream, StreamKind};
 
@@ -1403,6 +1483,100 @@ mod tests {
             now += Nanos::from_ms(1);
         }
         (out, timed_drops, fq.tin_stats(t))
+    }
+
+    /// A lone flow's packets in a plain FIFO, for [`CodelVars::dequeue`] as it runs
+    /// on any queue (it takes the head before it looks at it).
+    #[derive(Default)]
+    struct RefFlow {
+        q: std::collections::VecDeque<Packet>,
+        bytes: u64,
+        dropped: Vec<u64>,
+    }
+
+    impl CodelQueue for RefFlow {
+        fn dequeue(&mut self) -> Option<Packet> {
+            let p = self.q.pop_front()?;
+            self.bytes -= p.len_bytes as u64;
+            Some(p)
+        }
+        fn backlog_bytes(&self) -> u32 {
+            self.bytes.min(u32::MAX as u64) as u32
+        }
+        fn drop(&mut self, p: Packet) {
+            self.dropped.push(p.id);
+        }
+    }
+
+    /// fq's CoDel, which checks a flow's head in place and takes it only when CoDel
+    /// acts on it, gives what `codel_dequeue` on the flow's FIFO gives: the same
+    /// packets (with the same ECN marks), the same drops, the same CoDel state, with
+    /// ECN on and off, with and without a CE threshold, across bursts and standing
+    /// queues that go in and out of the dropping state.
+    #[test]
+    fn in_place_codel_matches_codel_on_a_fifo() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..24 {
+            let mut codel = CodelParams::mac80211();
+            codel.ecn = round % 2 == 0;
+            if round % 3 == 0 {
+                codel.ce_threshold = Some(codel_duration(Nanos::from_ms(2)));
+            }
+            let mut fq = fq(OverloadPolicy::HalfFromFattest);
+            let t = fq.add_tin();
+            let slot = flow_index(7, fq.params.flows);
+            let mut reference = RefFlow::default();
+            let mut vars = CodelVars::default();
+            let mut stats = CodelStats::default();
+            let mut drops = Vec::new();
+            let mut now = Nanos::ZERO;
+            let mut id = 0;
+            for step in 0..8000u64 {
+                now += Nanos::from_us(100 + rnd(900));
+                // Phases of overload (a standing queue) and of draining.
+                let load = if step % 2000 < 300 { 3 } else { 1 };
+                for _ in 0..rnd(load + 1) {
+                    let mut p = pkt(id, 7, 60 + rnd(1441) as u32);
+                    p.ecn = match rnd(4) {
+                        0 => Ecn::NotEct,
+                        1 => Ecn::Ect0,
+                        2 => Ecn::Ect1,
+                        _ => Ecn::Ce,
+                    };
+                    id += 1;
+                    fq.enqueue(now, t, p, &mut drops);
+                    let mut r = p;
+                    r.queued_at = now;
+                    reference.bytes += r.len_bytes as u64;
+                    reference.q.push_back(r);
+                }
+                // Dequeues outpace arrivals in the draining phases only.
+                if rnd(8) != 0 && id > 0 {
+                    let got = fq.dequeue(now, t, &codel, &mut drops);
+                    let want = vars.dequeue(&mut reference, &codel, &mut stats, now);
+                    assert_eq!(got, want, "round {round} step {step}");
+                    let state = fq.state_of[slot as usize];
+                    assert_eq!(fq.cvars[state as usize], vars, "round {round} step {step}");
+                }
+            }
+            let dropped: Vec<u64> = drops
+                .iter()
+                .filter(|(_, r)| *r == DropReason::Codel)
+                .map(|(p, _)| p.id)
+                .collect();
+            assert_eq!(dropped, reference.dropped, "round {round}");
+            assert!(
+                !dropped.is_empty() || round % 2 == 0,
+                "round {round}: no drop"
+            );
+            assert_eq!(fq.tin_stats(t).codel, stats, "round {round}");
+        }
     }
 
     #[test]

@@ -655,10 +655,36 @@ impl Scheduler {
             if let Some(st) = self.txqs.get_mut(&txq) {
                 debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
                 st.has_data = has_data;
-                let listed = st.listed;
                 self.last_now = self.last_now.max(now);
-                if !listed {
-                    self.drr_insert(now, txq, ac, has_data, aql_pending_us);
+                if st.listed {
+                    return;
+                }
+                // `drr_insert` with the state at hand (one lookup fewer): the same
+                // decisions on the same fields.
+                let keep = !has_data
+                    && kind == SchedulerKind::DrrAql
+                    && txq.sta.is_some_and(|sta| {
+                        let air = &self.stas[sta as usize][ac.index()];
+                        air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
+                    });
+                if !has_data && !keep {
+                    return;
+                }
+                let head = kind != SchedulerKind::RoundRobin
+                    && txq.sta.is_some()
+                    && self.params.airtime_flags != 0
+                    && has_data;
+                let list = &mut self.acs[ac.index()].list;
+                if head {
+                    list.push_front(txq);
+                } else {
+                    list.push_back(txq);
+                }
+                st.listed = true;
+                if kind == SchedulerKind::DrrAql && has_data {
+                    if let Some(sta) = txq.sta {
+                        self.stas[sta as usize][ac.index()].last_active = Some(now);
+                    }
                 }
                 return;
             }
