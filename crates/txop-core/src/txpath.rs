@@ -422,10 +422,25 @@ impl TxPath {
     /// Move packets down the path for `ac` and refill the hardware queue.
     #[inline]
     pub fn kick(&mut self, now: Nanos, ac: Ac) {
+        self.kick_with(now, ac, false);
+    }
+
+    /// [`TxPath::kick`]; with `check_busy`, the firmware push loop is entered only if
+    /// some TXQ of the AC lists a flow ([`Fq::any_busy`] with the AC's tin pattern).
+    /// Equivalent: the push loop visits only such TXQs (its search covers every tin,
+    /// `link × 8 + TID`, of the AC) and returns at once, changing nothing, when there is
+    /// none. Worth checking only where it may say no: after a transmission (the TXQs
+    /// have often been drained into the firmware by then), not after an enqueue into a
+    /// TXQ (which always leaves the TXQ's tin listed).
+    #[inline(always)]
+    fn kick_with(&mut self, now: Nanos, ac: Ac, check_busy: bool) {
         if !self.qdisc.is_empty() {
             self.pump_qdisc(now, ac);
         }
-        if self.fq.is_some()
+        if self
+            .fq
+            .as_ref()
+            .is_some_and(|fq| !check_busy || fq.any_busy(self.ac_tin_pattern[ac.index()]))
             && self.cfg.driver == DriverKind::Firmware
             && !self.links.is_empty()
             && !self.aql_holds_all(ac)
@@ -945,7 +960,7 @@ impl TxPath {
         if requeued {
             self.schedule_txq(now, link, tid, ac);
         }
-        self.kick(now, ac);
+        self.kick_with(now, ac, true);
     }
 
     /// Charge airtime to a station's TXQ in the scheduler

@@ -912,6 +912,16 @@ impl Fq {
         self.listed[t / 64] & (1 << (t % 64)) == 0
     }
 
+    /// Some tin whose bit is set in `pattern` (applied to every 64 tins, as in
+    /// [`Fq::next_busy_tin`]) is not idle ([`Fq::tin_idle`]). When this says false,
+    /// `next_busy_tin` with that pattern finds nothing over any range and mask: a
+    /// caller about to search can skip the search (and its setup) at the cost of a
+    /// look at the bitmap (one word for up to 8 stations of 8 tins).
+    #[inline]
+    pub fn any_busy(&self, pattern: u64) -> bool {
+        self.listed.iter().any(|&w| w & pattern != 0)
+    }
+
     /// The first tin in `from..end` that is not idle ([`Fq::tin_idle`]) and whose bit
     /// is set in `pattern`, applied to every 64 tins (bit `i` stands for the tins
     /// numbered `i` modulo 64), and in `mask(w)` for the tins `64 w..64 w + 64`: e.g.
