@@ -78,7 +78,7 @@
 //! enqueue and dequeue do not allocate, apart from pushing to the caller's `drops`
 //! vector.
 
-use crate::aqm::codel::{codel_time, CodelParams, CodelQueue, CodelStats, CodelVars};
+use crate::aqm::codel::{codel_time, CodelParams, CodelQueue, CodelStats, CodelTime, CodelVars};
 use crate::packet::{DropReason, Dropped, Packet};
 use crate::Nanos;
 
@@ -424,6 +424,25 @@ struct FlowQueue<'a> {
     flow: &'a mut Flow,
     backlog: &'a mut TinBacklog,
     drops: &'a mut Vec<Dropped>,
+}
+
+/// CoDel's full path for a flow's head ([`Fq::dequeue_with`] once CoDel acts on it, or
+/// a CE threshold is set): take the head, then `codel_dequeue`'s drop/mark logic
+/// ([`CodelVars::dequeue_checked`]). Rare (CoDel lets most heads go unchanged, which
+/// is done in place), so kept out of line: the dequeue's hot loop, inlined into the
+/// firmware push loop, stays small.
+#[cold]
+#[inline(never)]
+fn codel_full_path(
+    mut queue: FlowQueue<'_>,
+    cv: &mut CodelVars,
+    codel: &CodelParams,
+    stats: &mut CodelStats,
+    now: CodelTime,
+    drop: bool,
+) -> Option<Packet> {
+    let head = queue.dequeue();
+    cv.dequeue_checked(&mut queue, codel, stats, now, head, drop)
 }
 
 impl CodelQueue for FlowQueue<'_> {
@@ -826,14 +845,13 @@ impl Fq {
                     stats.tx_packets += 1;
                     break Taken::InPlace(idx);
                 }
-                let mut queue = FlowQueue {
+                let queue = FlowQueue {
                     core: &mut *core,
                     flow,
                     backlog: &mut *backlog,
                     drops: &mut *drops,
                 };
-                let head = queue.dequeue();
-                cv.dequeue_checked(&mut queue, codel, &mut stats.codel, now_c, head, drop)
+                codel_full_path(queue, cv, codel, &mut stats.codel, now_c, drop)
             };
             match packet {
                 None => {
