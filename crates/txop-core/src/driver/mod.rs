@@ -103,7 +103,18 @@ impl BuildLimits {
 fn remove_key(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
     if list.front() == Some(&key) {
         list.pop_front();
-    } else if let Some(pos) = list.iter().position(|&k| k == key) {
+    } else {
+        remove_key_inside(list, key);
+    }
+}
+
+/// [`remove_key`] for a key not at the front (the served TID is usually at the front):
+/// out of line so that the search and the deque's middle removal stay off the hot
+/// paths that inline `remove_key`.
+#[cold]
+#[inline(never)]
+fn remove_key_inside(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
+    if let Some(pos) = list.iter().position(|&k| k == key) {
         list.remove(pos);
     }
 }
@@ -246,7 +257,8 @@ impl DriverQueues {
     }
 
     /// After serving `key`: to the back if it still holds frames, else off the list.
-    #[inline]
+    /// Inlined into [`DriverQueues::build`] (its one caller, once per PPDU built).
+    #[inline(always)]
     fn rotate(&mut self, ac: Ac, key: (u16, u8)) {
         let bit = 1u8 << ac.index();
         let listed = &mut self.listed[key.0 as usize][key.1 as usize];
