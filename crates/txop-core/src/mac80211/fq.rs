@@ -1079,7 +1079,8 @@ mod tests {
     }
 
     /// `tin_idle` says exactly when a dequeue would return nothing and change nothing
-    /// (no flow listed), and `next_busy_tin` finds the non-idle tins in order, through
+    /// (no flow listed), `next_busy_tin` finds the non-idle tins in order and `any_busy`
+    /// says whether there is one for a pattern, through
     /// enqueues, dequeues (with CoDel releasing emptied flows), overload drops and
     /// resets.
     #[test]
@@ -1123,6 +1124,13 @@ mod tests {
                 })
                 .map(TinId);
             assert_eq!(fq.next_busy_tin(from, end, pattern, |w| masks[w]), expect);
+            // `any_busy`: some tin of the pattern lists a flow, whatever the range.
+            let any = (0..150).any(|i| !lists_empty(&fq, i) && pattern & (1 << (i % 64)) != 0);
+            assert_eq!(fq.any_busy(pattern), any);
+            assert_eq!(
+                fq.next_busy_tin(0, 150, pattern, |_| u64::MAX).is_some(),
+                any
+            );
         }
     }
 
