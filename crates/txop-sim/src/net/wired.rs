@@ -217,7 +217,7 @@ mod tests {
             } else {
                 (x >> 33) % 400_000
             };
-            now = now + Nanos(gap);
+            now += Nanos(gap);
             while l.next_arrival().is_some_and(|(at, _)| at <= now) {
                 assert!(l.arrive().is_some());
             }
