@@ -541,7 +541,14 @@ pub struct Cell {
     timing: PhyTiming,
     nodes: Vec<Node>,
     busy: bool,
+    /// The MAC's next deadline. Written only through [`Cell::set_timer`], which keeps
+    /// `deadline` in step.
     timer: Option<Nanos>,
+    /// The earlier of `timer` and the management timer: what [`Cell::poll_timeout`]
+    /// returns. Kept up to date where either timer changes ([`Cell::set_timer`],
+    /// [`Cell::refresh_mgmt_timer`]) because it is asked far more often (every turn of
+    /// the event loop, every packet handed in) than the timers change.
+    deadline: Option<Nanos>,
     now: Nanos,
     exch: Exchange,
     out: VecDeque<Output>,
@@ -654,12 +661,14 @@ impl Cell {
             m.refresh_timer();
             m
         });
+        let deadline = mgmt.as_ref().and_then(|m| m.timer);
         Ok(Cell {
             cfg,
             timing,
             nodes,
             busy: false,
             timer: None,
+            deadline,
             now: Nanos::ZERO,
             exch: Exchange::default(),
             out: VecDeque::new(),
@@ -752,10 +761,27 @@ impl Cell {
     /// The next time the model needs [`Cell::handle_timeout`].
     #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
+        debug_assert_eq!(self.deadline, self.combined_deadline());
+        self.deadline
+    }
+
+    /// The earlier of the MAC's and the management timer (what `deadline` caches).
+    fn combined_deadline(&self) -> Option<Nanos> {
         match (self.timer, self.mgmt.as_ref().and_then(|m| m.timer)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Set the MAC's timer (the only way it changes) and the cached deadline with it.
+    #[inline]
+    fn set_timer(&mut self, timer: Option<Nanos>) {
+        self.timer = timer;
+        // Without management (most runs) the deadline is the MAC's timer itself.
+        self.deadline = match &self.mgmt {
+            None => timer,
+            Some(_) => self.combined_deadline(),
+        };
     }
 
     /// The next output, if any.
@@ -922,7 +948,7 @@ impl Cell {
             b.counted_from = now;
         }
         let t = b.tx_time(slot);
-        self.timer = Some(self.timer.map_or(t, |cur| cur.min(t)));
+        self.set_timer(Some(self.timer.map_or(t, |cur| cur.min(t))));
     }
 
     fn station_of(&self, node: usize, link: usize) -> usize {
@@ -1102,7 +1128,7 @@ impl Cell {
         self.exch.outcome = Some(ExchangeOutcome::Collision);
         self.exch.delivered = true;
         self.exch.end = end;
-        self.timer = Some(end);
+        self.set_timer(Some(end));
     }
 
     /// One transmission: draw the channel errors and lay out the exchange. `known` is
@@ -1178,13 +1204,13 @@ impl Cell {
             self.exch.end = data_end;
             self.exch.outcome = Some(ExchangeOutcome::Failed);
         }
-        self.timer = Some(data_end);
+        self.set_timer(Some(data_end));
     }
 
     /// The data PPDU ended: the receiver releases what it decoded, in order.
     fn deliver(&mut self, t: Nanos) {
         self.exch.delivered = true;
-        self.timer = Some(self.exch.end);
+        self.set_timer(Some(self.exch.end));
         if self.exch.txs[0].ctl.is_some() {
             self.deliver_ctl(t);
             return;
@@ -1428,7 +1454,7 @@ impl Cell {
         if let Some((bt, _)) = self.beacon_tx_time() {
             next = Some(next.map_or(bt, |c| c.min(bt)));
         }
-        self.timer = next;
+        self.set_timer(next);
     }
 
     /// While the medium is idle: the earliest transmission of the present nodes'
@@ -1479,6 +1505,7 @@ impl Cell {
     fn refresh_mgmt_timer(&mut self) {
         if let Some(m) = self.mgmt.as_mut() {
             m.refresh_timer();
+            self.deadline = self.combined_deadline();
         }
     }
 
@@ -1529,7 +1556,7 @@ impl Cell {
         let data_end = start + v.ppdu_duration(bytes, band);
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
-        self.timer = Some(data_end);
+        self.set_timer(Some(data_end));
         let ok = match c {
             CtlFrame::Beacon { .. } => true,
             _ => {
@@ -1706,7 +1733,7 @@ impl Cell {
                 }
             }
             if !self.busy {
-                self.timer = self.idle_timer();
+                self.set_timer(self.idle_timer());
             }
         }
         for s in 1..=n_sta {
@@ -1844,7 +1871,7 @@ impl Cell {
             for b in node.edca.iter_mut() {
                 b.freeze(t, slot, rule);
             }
-            self.timer = self.idle_timer();
+            self.set_timer(self.idle_timer());
         }
     }
 
@@ -1857,7 +1884,7 @@ impl Cell {
             for b in node.edca.iter_mut() {
                 b.counted_from = t + self.timing.aifs(b.params.aifsn);
             }
-            self.timer = self.idle_timer();
+            self.set_timer(self.idle_timer());
         }
     }
 

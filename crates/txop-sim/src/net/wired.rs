@@ -6,9 +6,26 @@
 //! number its arrival would have had as an event, so the event loop merges the link's
 //! oldest packet with its queue ([`WiredLink::next_arrival`], [`WiredLink::arrive`])
 //! instead of queueing an event per packet.
+//!
+//! The same record serves as the FIFO: a packet is queued or being serialised until its
+//! departure time, and it arrives only after it (one delay later), so the packets
+//! still queued are the newest ones on the wire whose departure is ahead.
 
 use std::collections::VecDeque;
 use txop_core::{Nanos, Packet};
+
+/// A transmission on the wire.
+#[derive(Clone, Debug)]
+struct OnWire {
+    /// End of its serialisation (it leaves the queue).
+    done: Nanos,
+    /// Arrival at the far end.
+    at: Nanos,
+    /// Orders the arrival among simultaneous events.
+    seq: u64,
+    /// `None` for a transmission of [`WiredLink::send`] (a length without a packet).
+    packet: Option<Packet>,
+}
 
 /// One direction of a wired link.
 #[derive(Clone, Debug)]
@@ -16,12 +33,18 @@ pub struct WiredLink {
     pub rate_bps: u64,
     pub delay: Nanos,
     pub limit_packets: usize,
-    /// Departure times of the packets queued or being serialised, oldest first.
-    departures: VecDeque<Nanos>,
-    /// Packets sent and not yet arrived, oldest first (arrival times never decrease),
-    /// with their arrival time and sequence number. Bounded: at most `limit_packets`
-    /// queued plus what fits in the propagation delay.
-    on_wire: VecDeque<(Nanos, u64, Packet)>,
+    /// Transmissions sent and not yet arrived, oldest first (departure and arrival
+    /// times never decrease). The queue's backlog is its newest entries whose
+    /// departure is ahead: an entry leaves this record only by arriving, at its arrival
+    /// time, which is after its departure (the event loop never sends at an earlier
+    /// time than a past arrival). Bounded: at most `limit_packets` queued plus what
+    /// fits in the propagation delay.
+    on_wire: VecDeque<OnWire>,
+    /// Arrival time and sequence number of `on_wire`'s front, kept where the front
+    /// changes (a packet put on an empty wire, an arrival): the event loop asks for it
+    /// more often than packets arrive, and a field is cheaper to read than a ring
+    /// buffer's front.
+    head: Option<(Nanos, u64)>,
     pub dropped: u64,
 }
 
@@ -31,8 +54,8 @@ impl WiredLink {
             rate_bps: rate_bps.max(1),
             delay,
             limit_packets: limit_packets.max(1),
-            departures: VecDeque::new(),
             on_wire: VecDeque::new(),
+            head: None,
             dropped: 0,
         }
     }
@@ -51,23 +74,52 @@ impl WiredLink {
 
     /// Packets waiting or being sent at `now`.
     pub fn backlog(&mut self, now: Nanos) -> usize {
-        while self.departures.front().is_some_and(|&d| d <= now) {
-            self.departures.pop_front();
-        }
-        self.departures.len()
+        // Departure times never decrease: the backlog is the entries after the last one
+        // that has left.
+        self.on_wire.len() - self.on_wire.partition_point(|w| w.done <= now)
     }
 
-    /// Send a packet of `len_bytes` at `now`: its arrival time at the far end, or
-    /// `None` if the queue was full (dropped).
-    pub fn send(&mut self, now: Nanos, len_bytes: u32) -> Option<Nanos> {
-        if self.backlog(now) >= self.limit_packets {
+    /// Put a transmission of `len_bytes` on the wire at `now` unless the queue is full:
+    /// its departure and arrival times, or `None` (dropped).
+    #[inline]
+    fn depart(&mut self, now: Nanos, len_bytes: u32) -> Option<(Nanos, Nanos)> {
+        // The backlog reaches the limit exactly when the limit-th newest entry has not
+        // left yet (departure times never decrease), so no count is kept.
+        let n = self.on_wire.len();
+        let limit = self.limit_packets;
+        if n >= limit && self.on_wire[n - limit].done > now {
             self.dropped += 1;
             return None;
         }
-        let start = self.departures.back().copied().unwrap_or(now).max(now);
+        // Serialisation starts when the previous transmission has left, or now: the
+        // newest entry's departure is the queue's last, or in the past if it is empty.
+        let start = self.on_wire.back().map_or(now, |w| w.done).max(now);
         let done = start + self.serialisation(len_bytes);
-        self.departures.push_back(done);
-        Some(done + self.delay)
+        Some((done, done + self.delay))
+    }
+
+    /// Record a transmission (after [`WiredLink::depart`] accepted it).
+    #[inline]
+    fn push(&mut self, w: OnWire) {
+        if self.on_wire.is_empty() {
+            self.head = Some((w.at, w.seq));
+        }
+        self.on_wire.push_back(w);
+    }
+
+    /// Send a transmission of `len_bytes` (without a packet) at `now`: its arrival time
+    /// at the far end, or `None` if the queue was full (dropped). It occupies the line
+    /// and the queue like a packet, and reaches the far end as one that
+    /// [`WiredLink::arrive`] gives as `None` (with sequence number 0).
+    pub fn send(&mut self, now: Nanos, len_bytes: u32) -> Option<Nanos> {
+        let (done, at) = self.depart(now, len_bytes)?;
+        self.push(OnWire {
+            done,
+            at,
+            seq: 0,
+            packet: None,
+        });
+        Some(at)
     }
 
     /// Send `packet` at `now`; `seq()` gives the sequence number that orders its
@@ -80,9 +132,14 @@ impl WiredLink {
         packet: Packet,
         seq: impl FnOnce() -> u64,
     ) -> Result<Nanos, Packet> {
-        match self.send(now, packet.len_bytes) {
-            Some(at) => {
-                self.on_wire.push_back((at, seq(), packet));
+        match self.depart(now, packet.len_bytes) {
+            Some((done, at)) => {
+                self.push(OnWire {
+                    done,
+                    at,
+                    seq: seq(),
+                    packet: Some(packet),
+                });
                 Ok(at)
             }
             None => Err(packet),
@@ -90,14 +147,18 @@ impl WiredLink {
     }
 
     /// Arrival time and sequence number of the oldest packet on the wire.
+    #[inline]
     pub fn next_arrival(&self) -> Option<(Nanos, u64)> {
-        self.on_wire.front().map(|&(at, seq, _)| (at, seq))
+        debug_assert_eq!(self.head, self.on_wire.front().map(|w| (w.at, w.seq)));
+        self.head
     }
 
     /// The oldest packet on the wire reaches the far end (at its
     /// [`WiredLink::next_arrival`]; packets arrive in sending order).
     pub fn arrive(&mut self) -> Option<Packet> {
-        self.on_wire.pop_front().map(|(_, _, p)| p)
+        let w = self.on_wire.pop_front()?;
+        self.head = self.on_wire.front().map(|w| (w.at, w.seq));
+        w.packet
     }
 }
 
@@ -128,8 +189,67 @@ mod tests {
         assert!(b > a, "the short packet waits behind the long one");
         assert_eq!(l.next_arrival(), Some((a, 7)));
         assert_eq!(l.arrive().map(|p| p.id), Some(1));
+        assert_eq!(l.next_arrival(), Some((b, 8)));
         assert_eq!(l.arrive().map(|p| p.id), Some(2));
+        assert_eq!(l.next_arrival(), None);
         assert_eq!(l.arrive(), None);
+        // A packet put on the empty wire is its next arrival again.
+        let c = l.send_packet(Nanos::from_ms(1), p(3, 40), || 9).unwrap();
+        assert_eq!(l.next_arrival(), Some((c, 9)));
+    }
+
+    /// The backlog read off the wire's record matches a queue of departure times (the
+    /// former model) when packets arrive at their arrival times, with drops.
+    #[test]
+    fn backlog_matches_a_queue_of_departures() {
+        let mut l = WiredLink::new(10_000_000, Nanos::from_us(300), 4);
+        let mut departures: VecDeque<Nanos> = VecDeque::new();
+        let mut now = Nanos::ZERO;
+        let mut x: u64 = 12345;
+        let (mut sent, mut dropped) = (0, 0);
+        for id in 0..2000u64 {
+            // A pseudo-random gap (0..=400 µs, often 0) and length.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let gap = if (x >> 60) < 6 {
+                0
+            } else {
+                (x >> 33) % 400_000
+            };
+            now += Nanos(gap);
+            while l.next_arrival().is_some_and(|(at, _)| at <= now) {
+                assert!(l.arrive().is_some());
+            }
+            let len = 40 + ((x >> 20) % 1461) as u32;
+            // Reference: departures queue.
+            while departures.front().is_some_and(|&d| d <= now) {
+                departures.pop_front();
+            }
+            let expect = if departures.len() >= 4 {
+                None
+            } else {
+                let start = departures.back().copied().unwrap_or(now).max(now);
+                let done = start + l.serialisation(len);
+                departures.push_back(done);
+                Some(done + l.delay)
+            };
+            assert_eq!(l.backlog(now), departures.len() - expect.is_some() as usize);
+            let p = Packet::new(id, txop_core::NodeId(1), txop_core::NodeId::AP, len);
+            let got = l.send_packet(now, p, || id).ok();
+            assert_eq!(got, expect);
+            assert_eq!(l.backlog(now), departures.len());
+            if got.is_some() {
+                sent += 1;
+            } else {
+                dropped += 1;
+            }
+        }
+        assert!(
+            sent > 100 && dropped > 100,
+            "{sent} sent, {dropped} dropped"
+        );
+        assert_eq!(l.dropped, dropped);
     }
 
     #[test]
