@@ -2166,38 +2166,10 @@ fn build_limits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval};
 
     #[test]
     fn link_airtime_equals_direct_durations() {
-        let vectors = [
-            TxVector::Dsss {
-                rate_kbps: 11_000,
-                preamble: DsssPreamble::Short,
-            },
-            TxVector::Dsss {
-                rate_kbps: 1_000,
-                preamble: DsssPreamble::Long,
-            },
-            TxVector::Ofdm { rate_mbps: 54 },
-            TxVector::Ofdm { rate_mbps: 9 },
-            TxVector::Ht {
-                mcs: 7,
-                width: ChannelWidth::Mhz20,
-                gi: GuardInterval::Long,
-            },
-            TxVector::Ht {
-                mcs: 15,
-                width: ChannelWidth::Mhz40,
-                gi: GuardInterval::Short,
-            },
-            TxVector::Vht {
-                mcs: 9,
-                nss: 2,
-                width: ChannelWidth::Mhz80,
-                gi: GuardInterval::Short,
-            },
-        ];
+        let vectors = crate::phy::rates::sample_vectors();
         let standards = [
             Standard::A,
             Standard::B,

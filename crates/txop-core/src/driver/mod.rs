@@ -435,41 +435,13 @@ impl DriverQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval};
 
     /// The byte bound says exactly what the duration bound says, at every length, for
     /// every PHY format, at 4 ms (the aggregate limit), at a TXOP-limited bound and
     /// at bounds shorter than a preamble.
     #[test]
     fn duration_bound_as_bytes() {
-        let vectors = [
-            TxVector::Dsss {
-                rate_kbps: 1000,
-                preamble: DsssPreamble::Long,
-            },
-            TxVector::Dsss {
-                rate_kbps: 11000,
-                preamble: DsssPreamble::Short,
-            },
-            TxVector::Ofdm { rate_mbps: 6 },
-            TxVector::Ofdm { rate_mbps: 54 },
-            TxVector::Ht {
-                mcs: 0,
-                width: ChannelWidth::Mhz20,
-                gi: GuardInterval::Long,
-            },
-            TxVector::Ht {
-                mcs: 15,
-                width: ChannelWidth::Mhz40,
-                gi: GuardInterval::Short,
-            },
-            TxVector::Vht {
-                mcs: 9,
-                nss: 2,
-                width: ChannelWidth::Mhz80,
-                gi: GuardInterval::Short,
-            },
-        ];
+        let vectors = crate::phy::rates::sample_vectors();
         for txv in vectors {
             for band in [Band::Ghz2_4, Band::Ghz5] {
                 for max_us in [10, 100, 1_000, 2_080, 4_000, 5_484] {

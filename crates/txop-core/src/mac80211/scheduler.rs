@@ -659,33 +659,20 @@ impl Scheduler {
                 if st.listed {
                     return;
                 }
-                // `drr_insert` with the state at hand (one lookup fewer): the same
-                // decisions on the same fields.
-                let keep = !has_data
-                    && kind == SchedulerKind::DrrAql
-                    && txq.sta.is_some_and(|sta| {
-                        let air = &self.stas[sta as usize][ac.index()];
-                        air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
-                    });
-                if !has_data && !keep {
-                    return;
-                }
-                let head = kind != SchedulerKind::RoundRobin
-                    && txq.sta.is_some()
-                    && self.params.airtime_flags != 0
-                    && has_data;
-                let list = &mut self.acs[ac.index()].list;
-                if head {
-                    list.push_front(txq);
-                } else {
-                    list.push_back(txq);
-                }
-                st.listed = true;
-                if kind == SchedulerKind::DrrAql && has_data {
-                    if let Some(sta) = txq.sta {
-                        self.stas[sta as usize][ac.index()].last_active = Some(now);
-                    }
-                }
+                // `drr_insert` with the state at hand (one lookup fewer).
+                drr_insert(
+                    &self.params,
+                    &mut self.stas,
+                    &mut self.acs,
+                    st,
+                    DrrInsert {
+                        now,
+                        txq,
+                        ac,
+                        has_queue: has_data,
+                    },
+                    aql_pending_us,
+                );
                 return;
             }
         }
@@ -1000,58 +987,24 @@ impl Scheduler {
         has_queue: bool,
         aql_pending_us: &dyn Fn(u16) -> u32,
     ) {
-        if self.txqs[&txq].listed {
+        let st = self.txqs.get_mut(&txq).expect("TXQ state exists");
+        if st.listed {
             return;
         }
-        self.drr_insert(now, txq, ac, has_queue, aql_pending_us);
-    }
-
-    /// [`Scheduler::drr_schedule`] for a TXQ known not to be listed.
-    fn drr_insert(
-        &mut self,
-        now: Nanos,
-        txq: TxqKey,
-        ac: Ac,
-        has_queue: bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
-    ) {
-        let kind = self.params.kind;
-        let keep = !has_queue
-            && kind == SchedulerKind::DrrAql
-            && self.drr_keep_active(now, txq, ac, aql_pending_us);
-        if !has_queue && !keep {
-            return;
-        }
-        let head = kind != SchedulerKind::RoundRobin
-            && txq.sta.is_some()
-            && self.params.airtime_flags != 0
-            && has_queue;
-        let list = &mut self.acs[ac.index()].list;
-        if head {
-            list.push_front(txq);
-        } else {
-            list.push_back(txq);
-        }
-        self.state_mut(txq).listed = true;
-        if kind == SchedulerKind::DrrAql && has_queue {
-            if let Some(sta) = txq.sta {
-                self.stas[sta as usize][ac.index()].last_active = Some(now);
-            }
-        }
-    }
-
-    /// 6.0 `ieee80211_txq_keep_active`: a station TXQ with a negative effective deficit
-    /// whose station was active in the last 100 ms.
-    fn drr_keep_active(
-        &self,
-        now: Nanos,
-        txq: TxqKey,
-        ac: Ac,
-        aql_pending_us: &dyn Fn(u16) -> u32,
-    ) -> bool {
-        let Some(sta) = txq.sta else { return false };
-        let air = &self.stas[sta as usize][ac.index()];
-        air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
+        let at = DrrInsert {
+            now,
+            txq,
+            ac,
+            has_queue,
+        };
+        drr_insert(
+            &self.params,
+            &mut self.stas,
+            &mut self.acs,
+            st,
+            at,
+            aql_pending_us,
+        );
     }
 
     /// `ieee80211_next_txq` of generations 1 and 3.
@@ -1462,6 +1415,65 @@ impl Scheduler {
             }
         } else if !active {
             self.ath_move_to_old(txq, ac);
+        }
+    }
+}
+
+/// The TXQ [`drr_insert`] puts on its AC's list, and when.
+#[derive(Clone, Copy)]
+struct DrrInsert {
+    now: Nanos,
+    txq: TxqKey,
+    ac: Ac,
+    /// The TXQ has frames (or is forced).
+    has_queue: bool,
+}
+
+/// `__ieee80211_schedule_txq` for a TXQ known not to be listed, whose state `st` the
+/// caller has at hand (the scheduler's parts are passed apart so that `st` can stay
+/// borrowed from its table). A TXQ without frames stays off the list unless 6.0's
+/// `ieee80211_txq_keep_active` holds (DrrAql: a station TXQ with a negative effective
+/// deficit, `deficit − aql_pending_us(sta)`, whose station was active in the last
+/// 100 ms); one with frames goes to the head under airtime DRR (§5.2 head/tail rule)
+/// and, under DrrAql, stamps its station active.
+fn drr_insert(
+    params: &SchedulerParams,
+    stas: &mut [[AirInfo; 4]],
+    acs: &mut [AcState; 4],
+    st: &mut TxqState,
+    at: DrrInsert,
+    aql_pending_us: &dyn Fn(u16) -> u32,
+) {
+    let DrrInsert {
+        now,
+        txq,
+        ac,
+        has_queue,
+    } = at;
+    let kind = params.kind;
+    let keep = !has_queue
+        && kind == SchedulerKind::DrrAql
+        && txq.sta.is_some_and(|sta| {
+            let air = &stas[sta as usize][ac.index()];
+            air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
+        });
+    if !has_queue && !keep {
+        return;
+    }
+    let head = kind != SchedulerKind::RoundRobin
+        && txq.sta.is_some()
+        && params.airtime_flags != 0
+        && has_queue;
+    let list = &mut acs[ac.index()].list;
+    if head {
+        list.push_front(txq);
+    } else {
+        list.push_back(txq);
+    }
+    st.listed = true;
+    if kind == SchedulerKind::DrrAql && has_queue {
+        if let Some(sta) = txq.sta {
+            stas[sta as usize][ac.index()].last_active = Some(now);
         }
     }
 }

@@ -555,6 +555,47 @@ pub fn lowest_basic_rate(standard: Standard) -> TxVector {
     }
 }
 
+/// One vector of each PHY format at low and high rates (DSSS long and short preamble,
+/// OFDM, HT 20/40 MHz with both guard intervals, VHT 80 MHz 2 streams), for tests
+/// that check a faster computation against the direct one over every format.
+#[cfg(test)]
+pub(crate) fn sample_vectors() -> Vec<TxVector> {
+    vec![
+        TxVector::Dsss {
+            rate_kbps: 1_000,
+            preamble: DsssPreamble::Long,
+        },
+        TxVector::Dsss {
+            rate_kbps: 11_000,
+            preamble: DsssPreamble::Short,
+        },
+        TxVector::Ofdm { rate_mbps: 6 },
+        TxVector::Ofdm { rate_mbps: 9 },
+        TxVector::Ofdm { rate_mbps: 54 },
+        TxVector::Ht {
+            mcs: 0,
+            width: ChannelWidth::Mhz20,
+            gi: GuardInterval::Long,
+        },
+        TxVector::Ht {
+            mcs: 7,
+            width: ChannelWidth::Mhz20,
+            gi: GuardInterval::Long,
+        },
+        TxVector::Ht {
+            mcs: 15,
+            width: ChannelWidth::Mhz40,
+            gi: GuardInterval::Short,
+        },
+        TxVector::Vht {
+            mcs: 9,
+            nss: 2,
+            width: ChannelWidth::Mhz80,
+            gi: GuardInterval::Short,
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
