@@ -1320,10 +1320,10 @@ impl Cell {
     fn settle_data(&mut self, i: usize, t: Nanos, outcome: ExchangeOutcome, share: u64) {
         let retry_limit = self.cfg.retry_limit;
         let n_tx = self.exch.txs.len();
-        let tx = &mut self.exch.txs[i];
-        let n = tx.node as usize;
-        let station = if n == 0 { tx.link() as usize + 1 } else { n };
+        let n = self.exch.txs[i].node as usize;
+        let station = self.station_of(n, self.exch.txs[i].link() as usize);
         let uplink = n != 0;
+        let tx = &mut self.exch.txs[i];
         if outcome != ExchangeOutcome::Acked {
             tx.ok.iter_mut().for_each(|o| *o = false);
         }

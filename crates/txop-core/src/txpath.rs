@@ -117,7 +117,6 @@ pub struct TxPath {
     links: Vec<PathLink>,
     qdisc: Vec<Qdisc>,
     fq: Option<Fq>,
-    tins: Vec<TinId>,
     sched: Option<Scheduler>,
     aql: Option<(Aql, AqlEstimator)>,
     /// Per link and AC, the last (packet length, stored AQL estimate): the estimate
@@ -158,7 +157,7 @@ impl TxPath {
             Some(q) => vec![q; 4],
             None => Vec::new(),
         };
-        let (fq, tins, sched) = if cfg.mac80211_txqs {
+        let (fq, sched) = if cfg.mac80211_txqs {
             let mut fq = Fq::new(
                 FqParams {
                     flows: cfg.fq_flows,
@@ -168,9 +167,12 @@ impl TxPath {
                 },
                 cfg.fq_overload,
             );
-            // Tin `link × 8 + TID` (the firmware push loop relies on the numbering).
-            let tins: Vec<TinId> = (0..n * NUM_TIDS).map(|_| fq.add_tin()).collect();
-            debug_assert!(tins.iter().enumerate().all(|(i, t)| t.0 as usize == i));
+            // Tin `link × 8 + TID`, numbered in order ([`TxPath::tin`] computes it; the
+            // firmware push loop relies on the numbering).
+            for i in 0..n * NUM_TIDS {
+                let tin = fq.add_tin();
+                debug_assert_eq!(tin.0 as usize, i);
+            }
             let mut sched = Scheduler::new(
                 SchedulerParams {
                     kind: cfg.scheduler,
@@ -182,9 +184,9 @@ impl TxPath {
             for (i, l) in links.iter().enumerate() {
                 sched.set_weight(i as u16, l.weight);
             }
-            (Some(fq), tins, Some(sched))
+            (Some(fq), Some(sched))
         } else {
-            (None, Vec::new(), None)
+            (None, None)
         };
         let aql = match cfg.queue_limit {
             QueueLimit::Aql { params, estimator } if cfg.mac80211_txqs => {
@@ -209,7 +211,6 @@ impl TxPath {
             links,
             qdisc,
             fq,
-            tins,
             sched,
             aql,
             aql_estimate_memo: vec![[None; 4]; n],
@@ -346,11 +347,9 @@ impl TxPath {
     }
 
     /// The fq tin of (link, TID): tin `link × 8 + TID`, as [`TxPath::new`] numbered
-    /// them (computed rather than looked up in `tins`).
+    /// them.
     fn tin(&self, link: u16, tid: u8) -> TinId {
-        let i = link as usize * NUM_TIDS + tid as usize;
-        debug_assert_eq!(self.tins.get(i), Some(&TinId(i as u32)));
-        TinId(i as u32)
+        TinId((link as usize * NUM_TIDS + tid as usize) as u32)
     }
 
     /// A packet from the host (or the wired side) for `link`.

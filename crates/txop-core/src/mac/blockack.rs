@@ -56,7 +56,7 @@ impl TxTid {
     }
 
     /// Give `packet` the next sequence number.
-    pub fn assign(&mut self, packet: Packet, now: Nanos) -> Mpdu {
+    fn assign(&mut self, packet: Packet, now: Nanos) -> Mpdu {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.done.push_back(false);
@@ -68,15 +68,8 @@ impl TxTid {
         }
     }
 
-    /// Take the next held packet as an MPDU with a fresh sequence number.
-    pub fn pop_new(&mut self, now: Nanos) -> Option<Mpdu> {
-        let packet = self.fifo.pop_front()?;
-        Some(self.assign(packet, now))
-    }
-
     /// Take the next held packet (if any) as an MPDU with a fresh sequence number and
-    /// append it to `out`: [`TxTid::pop_new`] for a builder, without the `Option`
-    /// the MPDU would be copied through.
+    /// append it to `out` (a builder's MPDUs: no `Option` to copy the MPDU through).
     #[inline]
     pub fn push_new(&mut self, now: Nanos, out: &mut Vec<Mpdu>) {
         if let Some(packet) = self.fifo.pop_front() {
@@ -238,9 +231,10 @@ mod tests {
             t.fifo.push_back(pkt(i));
         }
         let mut sent = Vec::new();
-        for _ in 0..64 {
+        for i in 0..64 {
             assert!(t.window_open(64));
-            sent.push(t.pop_new(Nanos::ZERO).unwrap());
+            t.push_new(Nanos::ZERO, &mut sent);
+            assert_eq!(sent.len(), i + 1);
         }
         // Seq 0 outstanding (in the air, say): seq 64 would leave the window.
         assert!(!t.window_open(64));

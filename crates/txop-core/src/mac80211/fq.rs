@@ -786,7 +786,7 @@ impl Fq {
             /// Taken out by CoDel's full path.
             Moved(Packet),
         }
-        let taken = loop {
+        let (taken, i) = loop {
             let from_new = !new_flows.is_empty();
             // The head flow is the tin's only listed flow.
             let alone = if from_new {
@@ -839,11 +839,7 @@ impl Fq {
                 if !drop && codel.ce_threshold.is_none() {
                     // CoDel lets the head go unchanged (see above).
                     cv.dropping = false;
-                    let idx = core.unlink_head(flow, backlog);
-                    flow.deficit -= len as i64;
-                    stats.tx_bytes += len as u64;
-                    stats.tx_packets += 1;
-                    break Taken::InPlace(idx);
+                    break (Taken::InPlace(core.unlink_head(flow, backlog)), i);
                 }
                 let queue = FlowQueue {
                     core: &mut *core,
@@ -871,12 +867,7 @@ impl Fq {
                         f.owner = NIL;
                     }
                 }
-                Some(p) => {
-                    flows[i as usize].deficit -= p.len_bytes as i64;
-                    stats.tx_bytes += p.len_bytes as u64;
-                    stats.tx_packets += 1;
-                    break Taken::Moved(p);
-                }
+                Some(p) => break (Taken::Moved(p), i),
             }
         };
         // One call of `sink` for both ways, so that it is inlined here.
@@ -888,6 +879,10 @@ impl Fq {
                 &mut moved
             }
         };
+        // The flow pays for what it sends.
+        flows[i as usize].deficit -= p.len_bytes as i64;
+        stats.tx_bytes += p.len_bytes as u64;
+        stats.tx_packets += 1;
         Some(sink(p))
     }
 
