@@ -409,7 +409,12 @@ impl TxPath {
             DriverKind::Ath9k => self.drv.held(ac) < self.cfg.driver_queue_packets,
             DriverKind::Firmware => self.drv.held_total() < self.cfg.driver_queue_packets,
         };
-        room && self.dql.as_ref().is_none_or(|d| d[ac.index()].avail() >= 0)
+        room && self.dql_allows(ac)
+    }
+
+    /// DQL (if configured) lets the driver take more of `ac`: `dql_avail() >= 0`.
+    fn dql_allows(&self, ac: Ac) -> bool {
+        self.dql.as_ref().is_none_or(|d| d[ac.index()].avail() >= 0)
     }
 
     fn dql_queued(&mut self, ac: Ac, bytes: u32) {
@@ -528,6 +533,7 @@ impl TxPath {
             codel_slow,
             drv,
             drops,
+            dql,
             ..
         } = self;
         let l = &links[link as usize];
@@ -539,6 +545,12 @@ impl TxPath {
         let memo = &mut aql_estimate_memo[link as usize][ac.index()];
         fq.as_mut()?.dequeue_with(now, tin, codel, drops, |p| {
             p.queued_at = now;
+            // What leaves the TXQ is the driver's now: DQL counts it as queued
+            // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the
+            // firmware is pushed to); `tx_done` completes it.
+            if let Some(d) = dql.as_mut() {
+                d[ac.index()].queued(p.len_bytes);
+            }
             if let Some((aql, estimator)) = aql.as_mut() {
                 let stored = match *memo {
                     Some((len, stored)) if len == p.len_bytes => stored,
@@ -657,13 +669,12 @@ impl TxPath {
             );
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
-                let Some(len) = self.dequeue_txq_with(now, link, tid, ac, |p, drv| {
+                let pushed_one = self.dequeue_txq_with(now, link, tid, ac, |p, drv| {
                     drv.hold(link, tid, ac, *p);
-                    p.len_bytes
-                }) else {
+                });
+                if pushed_one.is_none() {
                     break;
-                };
-                self.dql_queued(ac, len);
+                }
                 pushed += 1;
             }
             if pushed > 0 {
@@ -717,6 +728,10 @@ impl TxPath {
         let mut tries = 0;
         while tries < 4 * self.links.len() * NUM_TIDS + 8 {
             tries += 1;
+            if pulls && !self.dql_allows(ac) {
+                // Every pull would be refused: the TXQs keep their packets.
+                break;
+            }
             let next = if pulls {
                 self.next_txq(now, ac)
             } else {
@@ -762,8 +777,14 @@ impl TxPath {
             for _ in 0..ppdus {
                 let ppdu = if pulls {
                     // Split borrows: the builder pulls from the TXQ through `dequeue_txq`.
+                    // With DQL in front of the driver, a pull is refused while the AC's
+                    // limit is used up (the netdev queue is stopped), as the firmware
+                    // push loop's `driver_room` refuses it.
                     let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
                     let ppdu = drv.build(link, tid, ac, &limits, now, &mut || {
+                        if !self.dql_allows(ac) {
+                            return None;
+                        }
                         self.dequeue_txq(now, link, tid, ac)
                     });
                     self.drv = drv;
@@ -932,6 +953,7 @@ impl TxPath {
             return;
         }
         let mut requeued = false;
+        let mut completed_bytes = 0;
         // By reference: moving each MPDU out of the vector (a drain) copies it.
         for (i, m) in ppdu.mpdus.iter().enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
@@ -943,9 +965,7 @@ impl TxPath {
                         aql.complete(link as usize, ac, m.packet.aql_us as u32);
                     }
                 }
-                if let Some(d) = self.dql.as_mut() {
-                    d[ac.index()].completed(now, m.packet.len_bytes);
-                }
+                completed_bytes += m.packet.len_bytes;
                 if !acked {
                     self.drops.push((m.packet, DropReason::RetryLimit));
                     self.gave_up.push((link, tid, m.seq));
@@ -953,6 +973,11 @@ impl TxPath {
             } else {
                 self.drv.requeue(link, tid, ac, *m);
                 requeued = true;
+            }
+        }
+        if completed_bytes > 0 {
+            if let Some(d) = self.dql.as_mut() {
+                d[ac.index()].completed(now, completed_bytes);
             }
         }
         self.drv.recycle(ppdu);
