@@ -12,5 +12,5 @@ pub mod tcp;
 pub mod traffic;
 
 pub use results::{BusResult, Results};
-pub use sim::{SimConfig, Simulation, WiredConfig};
+pub use sim::{SimConfig, Simulation, Stuck, WiredConfig};
 pub use txop_core::driver::bus::{BusConfig, Completion, DataMode};

@@ -16,11 +16,12 @@ use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
 use crate::results::{BusResult, Conservation, Results};
 use crate::tcp::{Segment, TcpReceiver, TcpSender};
+use crate::traffic::saturated::SaturatedWriter;
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::driver::bus::{BusConfig, BusOutput, HostBus};
 use txop_core::packet::Ecn;
-use txop_core::{DropReason, Nanos, Packet};
+use txop_core::{DropReason, Nanos, NodeId, Packet};
 
 /// The wired link between the AP and the servers (each direction alike).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -232,6 +233,43 @@ enum Event {
     BusTimer { bus: u32 },
 }
 
+/// A saturated flow's packet being written ([`Simulation::write_saturated`]).
+#[derive(Clone, Copy, Debug)]
+struct WriteInProgress {
+    /// The network refused a packet in this write (the written one, or one it pushed
+    /// out, whoever's).
+    refused: bool,
+}
+
+/// Steps (events and cell deadlines) at one instant after which the run is declared
+/// stuck: far above what any valid scenario does at one instant (its first instant
+/// writes every saturated flow's depth, at most a few hundred thousand packets), far
+/// below what a loop that never advances time reaches in a few seconds.
+pub const WATCHDOG_STEPS: u64 = 50_000_000;
+
+/// Simulated time stopped advancing: the watchdog's finding (a bug in the model).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// The instant the simulation could not leave.
+    pub at: Nanos,
+    pub steps: u64,
+    pub seed: u64,
+}
+
+impl std::fmt::Display for Stuck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "simulated time has not advanced in {} million events at t = {:.9} s (seed {})",
+            self.steps / 1_000_000,
+            self.at.as_secs_f64(),
+            self.seed
+        )
+    }
+}
+
+impl std::error::Error for Stuck {}
+
 /// A running simulation.
 pub struct Simulation {
     cell: Cell,
@@ -251,6 +289,16 @@ pub struct Simulation {
     /// (other `BusTimer` events are stale).
     buses: Vec<Option<HostBus>>,
     bus_deadline: Vec<Option<Nanos>>,
+    /// Each saturated flow's writer (`None` for other flows), the flows whose writers
+    /// are stalled (see [`crate::traffic::saturated`]), and while a saturated flow's
+    /// packet is being written, whether the network refused a packet in the write.
+    writers: Vec<Option<SaturatedWriter>>,
+    stalled: Vec<u32>,
+    writing: Option<WriteInProgress>,
+    /// Events and cell deadlines handled since simulated time last advanced, and the
+    /// bound on them (the watchdog; see [`Simulation::run_until`]).
+    same_instant_steps: u64,
+    stuck: Option<Stuck>,
     next_id: u64,
     now: Nanos,
     end: Nanos,
@@ -313,6 +361,14 @@ impl Simulation {
                 }
             }
         }
+        let writers = cfg
+            .flows
+            .iter()
+            .map(|f| match f {
+                Flow::Saturated(s) => Some(SaturatedWriter::new(s.depth)),
+                _ => None,
+            })
+            .collect();
         let w = cfg.wired;
         Ok(Simulation {
             cell,
@@ -329,6 +385,11 @@ impl Simulation {
             up: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             bus_deadline: vec![None; buses.len()],
             buses,
+            writers,
+            stalled: Vec::new(),
+            writing: None,
+            same_instant_steps: 0,
+            stuck: None,
             next_id: 0,
             now: Nanos::ZERO,
             end: cfg.duration,
@@ -360,7 +421,15 @@ impl Simulation {
     /// queue or the wires: the earliest of those two is looked up again only after an
     /// event or a wire arrival (pops) or when [`EventQueue::pushes`] moved (every
     /// push, and every packet put on a wire, takes a number from the queue).
+    ///
+    /// A watchdog counts the steps (events and cell deadlines) taken without simulated
+    /// time advancing; at [`WATCHDOG_STEPS`] the run stops where it is and
+    /// [`Simulation::stuck`] says so: a model that never advances time is a bug, and
+    /// the caller reports it instead of spinning for ever.
     pub fn run_until(&mut self, until: Nanos) {
+        if self.stuck.is_some() {
+            return;
+        }
         let until = until.min(self.end);
         // The queue's push count when `tw` (the wires' oldest packet) and `tx` (the
         // earliest of the queue and the wires) were looked up (`None`: not since the
@@ -380,6 +449,19 @@ impl Simulation {
             };
             if next > until {
                 break;
+            }
+            if next > self.now {
+                self.same_instant_steps = 0;
+            } else {
+                self.same_instant_steps += 1;
+                if self.same_instant_steps >= WATCHDOG_STEPS {
+                    self.stuck = Some(Stuck {
+                        at: next,
+                        steps: self.same_instant_steps,
+                        seed: self.seed,
+                    });
+                    return;
+                }
             }
             self.now = next;
             // At one instant the cell's own deadline runs before external events (as
@@ -529,7 +611,11 @@ impl Simulation {
                 });
                 let id = self.take_id();
                 if let Some(p) = self.flows[flow].packet(id, token) {
-                    self.send(at, from, p);
+                    if self.writers[flow].is_some() {
+                        self.write_saturated(at, flow, from, p);
+                    } else {
+                        self.send(at, from, p);
+                    }
                 }
             }
             Flow::Ping(ping) => {
@@ -551,6 +637,25 @@ impl Simulation {
                 self.send(at, from, p);
             }
             Flow::Tcp(_) | Flow::Web(_) => {}
+        }
+    }
+
+    /// A saturated flow writes its packet `p`: whatever the network refuses meanwhile
+    /// is owed ([`crate::traffic::saturated`]); if it refused nothing, the flow writes
+    /// one more owed packet at once.
+    fn write_saturated(&mut self, at: Nanos, flow: usize, from: Host, p: Packet) {
+        if let Some(w) = self.writers[flow].as_mut() {
+            w.wrote();
+        }
+        self.writing = Some(WriteInProgress { refused: false });
+        self.send(at, from, p);
+        self.drain_outputs();
+        let refused = self.writing.take().is_some_and(|w| w.refused);
+        if self.writers[flow]
+            .as_mut()
+            .is_some_and(|w| w.write_on(refused))
+        {
+            self.events.push(at, Event::Offer { flow: flow as u32 });
         }
     }
 
@@ -892,6 +997,7 @@ impl Simulation {
         while let Some(o) = self.cell.poll_output() {
             match o {
                 Output::Delivered { at, packet } => {
+                    self.wake_stalled(at, packet.src);
                     let inflight = self
                         .slab
                         .get(packet.token as usize)
@@ -946,7 +1052,7 @@ impl Simulation {
         match f.payload {
             Payload::Data => {
                 self.flow_stats[flow].delivered(at, f.sent_at, packet.len_bytes);
-                self.replace(at, flow);
+                self.saturated_left(at, flow);
             }
             Payload::PingRequest { seq } => {
                 // Echo reply, at once, the same size, back the way it came.
@@ -1059,30 +1165,81 @@ impl Simulation {
     /// A packet was dropped on the way.
     fn lost(&mut self, at: Nanos, packet: Packet, reason: DropReason) {
         self.dropped += 1;
+        let refusal = self.writing.is_some();
+        if let Some(write) = self.writing.as_mut() {
+            write.refused = true;
+        }
+        if !refusal {
+            self.wake_stalled(at, packet.src);
+        }
         let Some(f) = self.release(packet.token) else {
             return;
         };
         let flow = f.flow as usize;
         self.flow_stats[flow].dropped(reason);
-        // A saturated source keeps its queue full: a packet lost in the air or to an
-        // AQM is replaced; one refused by a full queue (or unroutable) is not — that
-        // would offer it again at the same instant, for ever.
-        if !matches!(reason, DropReason::QueueFull | DropReason::NoRoute) {
-            self.replace(at, flow);
+        if !refusal {
+            self.saturated_left(at, flow);
+            return;
+        }
+        // Refused while a saturated flow's packet was being written: owed.
+        let Some(w) = self.writers[flow].as_mut() else {
+            return;
+        };
+        w.refused();
+        if w.stalled() {
+            self.stalled.push(flow as u32);
         }
     }
 
-    /// A saturated flow's packet left the cell: offer the next one now.
-    fn replace(&mut self, at: Nanos, flow: usize) {
-        if matches!(self.flows.get(flow), Some(Flow::Saturated(_))) {
+    /// A saturated flow's packet left the network (delivered, or lost other than by
+    /// a refusal): its writer writes the next one now.
+    fn saturated_left(&mut self, at: Nanos, flow: usize) {
+        if let Some(w) = self.writers[flow].as_mut() {
+            w.left();
             self.events.push(at, Event::Offer { flow: flow as u32 });
         }
     }
 
+    /// Node `node` got a packet out: the stalled writers of its saturated flows write
+    /// again.
+    fn wake_stalled(&mut self, at: Nanos, node: NodeId) {
+        if self.stalled.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while i < self.stalled.len() {
+            let flow = self.stalled[i] as usize;
+            if self.flows[flow].src().node() != node {
+                i += 1;
+                continue;
+            }
+            self.stalled.remove(i);
+            if self.writers[flow].as_mut().is_some_and(|w| w.wake()) {
+                self.events.push(at, Event::Offer { flow: flow as u32 });
+            }
+        }
+    }
+
     /// Run to the end and summarise.
-    pub fn run(mut self) -> Results {
+    ///
+    /// # Panics
+    /// If the watchdog finds the run stuck ([`Simulation::try_run`] returns it instead).
+    pub fn run(self) -> Results {
+        self.try_run().unwrap_or_else(|stuck| panic!("{stuck}"))
+    }
+
+    /// Run to the end and summarise, or say where the run got stuck.
+    pub fn try_run(mut self) -> Result<Results, Stuck> {
         self.run_until(self.end);
-        self.results()
+        match self.stuck.take() {
+            Some(stuck) => Err(stuck),
+            None => Ok(self.results()),
+        }
+    }
+
+    /// Where the watchdog stopped the run, if it did ([`Simulation::run_until`]).
+    pub fn stuck(&self) -> Option<&Stuck> {
+        self.stuck.as_ref()
     }
 
     /// Summarise what happened so far.

@@ -86,6 +86,10 @@ pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results,
     while t < end {
         let next = (t + step).min(end);
         sim.run_until(next);
+        if let Some(stuck) = sim.stuck() {
+            // A bug in the model, not in the scenario: reported as an internal error.
+            panic!("{}: {stuck}", p.source);
+        }
         advance((next - t).as_ns());
         t = next;
     }

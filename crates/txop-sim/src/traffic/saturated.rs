@@ -1,8 +1,32 @@
 //! Saturated traffic: a source that always has frames of a given size queued.
 //!
-//! It keeps `depth` of its packets inside the cell: whenever one is delivered or
-//! dropped it offers another at once. With `depth` above the aggregate size the
-//! transmitter never runs dry, which is what Bianchi's saturation model assumes.
+//! The source is a writer with `depth` packets of send buffer (like a UDP sender's
+//! socket buffer, `sk_wmem`): it keeps up to `depth` of its packets inside the network
+//! and writes the next one whenever one of them leaves, delivered or lost. With `depth`
+//! above the aggregate size the transmitter never runs dry, which is what Bianchi's
+//! saturation model assumes.
+//!
+//! A writer always has the next packet ready, but it does not answer a refusal within
+//! zero time: a packet of a saturated flow that the network refuses while a saturated
+//! flow's packet is being written (a tail drop of the written packet, a flow-queue
+//! overload drop from the fattest flow, a full power-save buffer dropping its oldest:
+//! whichever flow's write caused it) is *owed*, not rewritten at once. Writing it back
+//! at the same instant would refuse it, or push another one out, again, for ever, once
+//! the sources' depths exceed what the queues hold. A writer writes what it owes when
+//! there is room again:
+//!
+//! - after a write in which the network refused nothing (the queue had room), it
+//!   writes one more owed packet at the same instant: it writes until the network
+//!   refuses a packet, its own or one the write pushes out;
+//! - whenever one of its packets leaves later (delivered, or lost other than by a
+//!   refusal), it writes a replacement, and from there goes on as above;
+//! - a writer with nothing inside and nothing about to be written (every packet
+//!   refused) is *stalled*: it waits until its node next gets a packet out (a
+//!   delivery or a loss), as a sender blocked on a stopped queue is woken when the
+//!   queue drains.
+//!
+//! Every packet of the depth is always in one of three places:
+//! `inside + owed + pending = depth` (pending: writes scheduled, not yet made).
 
 use txop_core::{NodeId, Packet};
 
@@ -26,5 +50,169 @@ impl Saturated {
         p.flow = (txop_core::rng::mix64(token) >> 32) as u32;
         p.token = token;
         p
+    }
+}
+
+/// Where a saturated source's packets are: the writer's state (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SaturatedWriter {
+    /// Written and not yet delivered or lost.
+    pub inside: u32,
+    /// Refused and not yet written back.
+    pub owed: u32,
+    /// Writes scheduled (the caller holds an event for each).
+    pub pending: u32,
+}
+
+impl SaturatedWriter {
+    /// A writer whose `depth` first writes are scheduled.
+    pub fn new(depth: u32) -> SaturatedWriter {
+        SaturatedWriter {
+            inside: 0,
+            owed: 0,
+            pending: depth,
+        }
+    }
+
+    /// A scheduled write is made: one more packet inside.
+    pub fn wrote(&mut self) {
+        debug_assert!(self.pending > 0, "a write that was not scheduled");
+        self.pending = self.pending.saturating_sub(1);
+        self.inside += 1;
+    }
+
+    /// One of its packets left the network other than by a refusal (delivered, or
+    /// lost in the air or to an AQM later on). The writer writes a replacement now:
+    /// the caller schedules it.
+    pub fn left(&mut self) {
+        self.inside = self.inside.saturating_sub(1);
+        self.pending += 1;
+    }
+
+    /// One of its packets was refused while a packet was being written: owed.
+    pub fn refused(&mut self) {
+        self.inside = self.inside.saturating_sub(1);
+        self.owed += 1;
+    }
+
+    /// After a write: whether to write one more owed packet at once (the network
+    /// refused nothing in that write, and it owes some). If so the caller schedules it.
+    pub fn write_on(&mut self, refused_in_write: bool) -> bool {
+        if refused_in_write || self.owed == 0 {
+            return false;
+        }
+        self.owed -= 1;
+        self.pending += 1;
+        true
+    }
+
+    /// Nothing inside and nothing scheduled, but owing: only a wake brings it back.
+    pub fn stalled(&self) -> bool {
+        self.inside == 0 && self.pending == 0 && self.owed > 0
+    }
+
+    /// Its node got a packet out: a stalled writer writes one owed packet (the caller
+    /// schedules it). Whether it did.
+    pub fn wake(&mut self) -> bool {
+        if !self.stalled() {
+            return false;
+        }
+        self.owed -= 1;
+        self.pending += 1;
+        true
+    }
+
+    /// All packets of the depth: `inside + owed + pending`.
+    pub fn depth(&self) -> u32 {
+        self.inside + self.owed + self.pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A queue that holds `limit` packets, fed by one writer of depth `depth` at one
+    /// instant: writes go on until the queue refuses one, and the depth is kept.
+    #[test]
+    fn a_full_queue_ends_the_writes_at_one_instant() {
+        let (depth, limit) = (128u32, 50u32);
+        let mut w = SaturatedWriter::new(depth);
+        let mut queue = 0u32;
+        let mut writes = 0;
+        // The scheduled writes, then what each write leads to.
+        let mut todo = w.pending;
+        while todo > 0 {
+            todo -= 1;
+            w.wrote();
+            writes += 1;
+            let refused = if queue < limit {
+                queue += 1;
+                false
+            } else {
+                // Overload: a head drop of one of its own packets.
+                w.refused();
+                true
+            };
+            if w.write_on(refused) {
+                todo += 1;
+            }
+            assert_eq!(w.depth(), depth);
+            assert!(writes < 10_000, "the writes at one instant never end");
+        }
+        assert_eq!(w.inside, limit);
+        assert_eq!(w.owed, depth - limit);
+        assert_eq!(w.pending, 0);
+        assert!(!w.stalled());
+
+        // A delivery frees room: one replacement, then the owed ones until refused.
+        queue -= 1;
+        w.left();
+        let mut todo = w.pending;
+        let mut accepted = 0;
+        while todo > 0 {
+            todo -= 1;
+            w.wrote();
+            let refused = if queue < limit {
+                queue += 1;
+                accepted += 1;
+                false
+            } else {
+                w.refused();
+                true
+            };
+            if w.write_on(refused) {
+                todo += 1;
+            }
+        }
+        assert_eq!(accepted, 1);
+        assert_eq!(queue, limit);
+        assert_eq!(w.depth(), depth);
+    }
+
+    /// Every packet refused: the writer stalls, and a wake writes one owed packet.
+    #[test]
+    fn a_writer_with_nothing_inside_waits_for_a_wake() {
+        let mut w = SaturatedWriter::new(2);
+        w.wrote();
+        w.wrote();
+        w.refused();
+        w.refused();
+        assert!(w.stalled());
+        assert!(!w.write_on(true));
+        assert!(w.wake());
+        assert_eq!(
+            w,
+            SaturatedWriter {
+                inside: 0,
+                owed: 1,
+                pending: 1
+            }
+        );
+        assert!(!w.stalled());
+        assert!(!w.wake(), "one wake, one write");
+        w.wrote();
+        assert!(w.write_on(false), "accepted: it writes on");
+        assert_eq!(w.depth(), 2);
     }
 }

@@ -1,0 +1,179 @@
+//! Every traffic kind on every stack at 1, 19, 30 and 100 stations, a few seeds each,
+//! runs to its end: short runs under a wall-clock guard (a guard against hangs, not a
+//! speed assertion), each checked for packet conservation.
+//!
+//! What this guards against: a source that answers a drop within zero time (a
+//! saturated flow refilling what fq's overload, a full power-save buffer or a scan
+//! flush dropped, at the same instant, for ever) spins at one simulated instant; the
+//! event loop's watchdog turns that into an error, and the guard catches anything that
+//! slows to a crawl without stopping.
+
+use std::sync::mpsc;
+use std::time::Duration;
+use txop::scenario;
+use txop_sim::{Results, SimConfig, Simulation};
+
+/// How long one short run may take before it counts as hung: runs take milliseconds;
+/// the watchdog stops a run stuck at one instant after a few seconds.
+const GUARD: Duration = Duration::from_secs(120);
+
+const STACKS: [&str; 9] = [
+    "simple",
+    "linux-4.8-bloated",
+    "fq_codel-qdisc",
+    "linux-4.9",
+    "linux-4.11-ath9k",
+    "linux-5.5",
+    "linux-5.14",
+    "linux-6.0",
+    "linux-6.16",
+];
+
+/// The traffic of each case: `--set` overrides on a base scenario.
+fn traffic_kinds() -> Vec<Vec<(&'static str, String)>> {
+    let mut kinds = Vec::new();
+    for kind in ["saturated", "cbr"] {
+        for direction in ["downlink", "uplink", "both"] {
+            kinds.push(vec![
+                ("traffic.kind", format!("\"{kind}\"")),
+                ("traffic.direction", format!("\"{direction}\"")),
+                ("traffic.rate_mbps", "40".into()),
+                ("traffic.probe_interval_ms", "50".into()),
+            ]);
+        }
+    }
+    for (test, _) in txop_sim::traffic::flent::TESTS {
+        kinds.push(vec![
+            ("traffic.test", format!("\"{test}\"")),
+            ("traffic.delay_s", "0.05".into()),
+            ("traffic.length_s", "0.3".into()),
+        ]);
+    }
+    kinds.push(vec![
+        ("traffic.kind", "\"saturated\"".into()),
+        ("traffic.web", "{ station = 1, start_s = 0.0 }".into()),
+    ]);
+    kinds
+}
+
+/// Run one case under the guard.
+fn run_case(stations: u32, stack: &str, seed: u64, traffic: &[(&str, String)]) {
+    let mut sets: Vec<(String, String)> = vec![
+        ("stack".into(), format!("\"{stack}\"")),
+        ("duration_s".into(), "0.4".into()),
+    ];
+    sets.extend(traffic.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let case = format!("{stations} stations, seed {seed}, {sets:?}");
+    let text = format!("name = \"no-hang\"\n[stations]\ncount = {stations}\n");
+    let s = match scenario::parse(&text, &sets) {
+        Ok(s) => s,
+        Err(e) => panic!("{case}: {e}"),
+    };
+    let mut cfg = match s.resolve() {
+        Ok(c) => c,
+        Err(e) => panic!("{case}: {e}"),
+    };
+    cfg.seed = seed;
+    run_guarded(&case, cfg);
+}
+
+/// Run `cfg` in a thread; fail naming `case` if it outlives the guard, is stuck, or
+/// loses packets.
+fn run_guarded(case: &str, cfg: SimConfig) -> Results {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(Simulation::new(cfg).map(|sim| sim.try_run()));
+    });
+    match rx.recv_timeout(GUARD) {
+        Ok(Ok(Ok(r))) => {
+            let k = r.conservation;
+            assert_eq!(
+                k.offered_packets,
+                k.delivered_packets + k.dropped_packets + k.inside_packets,
+                "{case}: packets not conserved: {k:?}"
+            );
+            r
+        }
+        Ok(Ok(Err(stuck))) => panic!("{case}: {stuck}"),
+        Ok(Err(e)) => panic!("{case}: {e}"),
+        Err(_) => panic!("{case}: still running after {GUARD:?}"),
+    }
+}
+
+fn all_cases(stations: u32) {
+    for stack in STACKS {
+        for traffic in traffic_kinds() {
+            for seed in [1, 2] {
+                run_case(stations, stack, seed, &traffic);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_kind_and_stack_at_1_station() {
+    all_cases(1);
+}
+
+#[test]
+fn every_kind_and_stack_at_19_stations() {
+    all_cases(19);
+}
+
+#[test]
+fn every_kind_and_stack_at_30_stations() {
+    all_cases(30);
+}
+
+#[test]
+fn every_kind_and_stack_at_100_stations() {
+    all_cases(100);
+}
+
+/// The scenarios the hang was found with (issue 18): a saturated source whose depth
+/// exceeds what fq, the power-save buffer or a scanning station's queues hold.
+#[test]
+fn the_scenarios_that_hung() {
+    let cases: [(&str, &[(&str, &str)]); 6] = [
+        ("[stations]\ncount = 20\n", &[]),
+        (
+            "[stations]\ncount = 4\n",
+            &[("traffic.packet_bytes", "7900"), ("duration_s", "0.05")],
+        ),
+        (
+            "[stations]\ncount = 4\n",
+            &[("traffic.depth", "1000"), ("duration_s", "0.05")],
+        ),
+        (
+            "[phy]\nstandard = \"a\"\n[stations]\ncount = 10\n",
+            &[("traffic.depth", "2000"), ("duration_s", "0.05")],
+        ),
+        (
+            "stack = \"linux-4.8-bloated\"\n[stations]\ncount = 5\n\
+             power_save = { dynamic_timeout_ms = 10, ps_poll = true, wake_every_beacons = 3 }\n",
+            &[],
+        ),
+        (
+            "stack = \"fq_codel-qdisc\"\n[phy]\nstandard = \"ac\"\n[stations]\ncount = 6\n\
+             nss = 2\nloss = 0.1\nscan = { start_s = 0.74 }\n[traffic]\nprobe_interval_ms = 100\n",
+            &[],
+        ),
+    ];
+    for (text, sets) in cases {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for seed in 1..=3 {
+            let s = scenario::parse(text, &sets).expect("valid scenario");
+            let mut cfg = s.resolve().expect("valid scenario");
+            cfg.seed = seed;
+            let case = format!("{text} seed {seed}");
+            let r = run_guarded(&case, cfg);
+            assert!(
+                r.conservation.delivered_packets > 0,
+                "{case}: nothing delivered"
+            );
+        }
+    }
+}
