@@ -15,8 +15,14 @@ pub struct Variant {
     pub sets: Vec<(String, String)>,
 }
 
+/// The most runs one comparison makes: 1000. Every run's results are kept for the
+/// table, the plots and results.json (some MB each at 10 s), and 1000 columns are
+/// already far past a readable table; larger sweeps are a loop over `txop run`.
+pub const MAX_RUNS: usize = 1000;
+
 /// The variants named by `--stack` and `--vary`, in command-line order (the first
-/// option varies slowest). At least two are needed for a comparison.
+/// option varies slowest). At least two are needed for a comparison, at most
+/// [`MAX_RUNS`]; a key may be varied once (`--stack` is `stack`).
 pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, String> {
     let mut axes: Vec<(String, Vec<String>)> = Vec::new();
     if !stacks.is_empty() {
@@ -31,10 +37,31 @@ pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, Stri
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-        if key.trim().is_empty() || values.is_empty() {
+        let key = key.trim();
+        if key.is_empty() || values.is_empty() {
             return Err(format!("--vary {v}: expected KEY=V1,V2,…"));
         }
-        axes.push((key.trim().to_string(), values));
+        if axes.iter().any(|(k, _)| k == key) {
+            let how = if key == "stack" {
+                "give every stack once, as --stack NAME or in one --vary stack=A,B"
+            } else {
+                "give all its values in one --vary KEY=V1,V2,…"
+            };
+            return Err(format!("--vary {key}: the key is varied twice; {how}"));
+        }
+        axes.push((key.to_string(), values));
+    }
+    let runs = axes
+        .iter()
+        .try_fold(1usize, |n, (_, values)| n.checked_mul(values.len()))
+        .filter(|&n| n <= MAX_RUNS);
+    if runs.is_none() {
+        let sizes: Vec<String> = axes.iter().map(|(_, v)| v.len().to_string()).collect();
+        let product = axes.iter().map(|(_, v)| v.len() as f64).product::<f64>();
+        return Err(format!(
+            "compare: {} = {product} runs; at most {MAX_RUNS} (vary fewer values, or loop over `txop run`)",
+            sizes.join(" × ")
+        ));
     }
     let mut out = vec![Variant {
         label: String::new(),
@@ -278,5 +305,54 @@ mod tests {
         assert!(variants(&s(&["a", "a"]), &[])
             .unwrap_err()
             .contains("twice"));
+    }
+
+    #[test]
+    fn a_key_varied_twice_is_an_error() {
+        let e = variants(&[], &s(&["stations.count=1,2", "stations.count=4,8"])).unwrap_err();
+        assert_eq!(
+            e,
+            "--vary stations.count: the key is varied twice; give all its values in one \
+             --vary KEY=V1,V2,…"
+        );
+        let e = variants(&s(&["linux-4.9"]), &s(&["stack=linux-6.16,linux-5.5"])).unwrap_err();
+        assert!(
+            e.starts_with("--vary stack: the key is varied twice"),
+            "{e}"
+        );
+        // Different keys multiply.
+        assert_eq!(
+            variants(&[], &s(&["stations.count=1,2", "traffic.tid=0,6"]))
+                .unwrap()
+                .len(),
+            4
+        );
+    }
+
+    #[test]
+    fn at_most_max_runs() {
+        let values = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        let ten = values(10);
+        let ok = variants(
+            &[],
+            &[format!("a={ten}"), format!("b={ten}"), format!("c={ten}")],
+        )
+        .unwrap();
+        assert_eq!(ok.len(), MAX_RUNS);
+        let e = variants(
+            &s(&["linux-4.9", "linux-6.16"]),
+            &[format!("a={ten}"), format!("b={ten}"), format!("c={ten}")],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "compare: 2 × 10 × 10 × 10 = 2000 runs; at most 1000 (vary fewer values, or loop \
+             over `txop run`)"
+        );
+        // Nine options of nine values (387 420 489 runs) are refused before any is built.
+        let nine = values(9);
+        let many: Vec<String> = (0..9).map(|k| format!("k{k}={nine}")).collect();
+        let e = variants(&[], &many).unwrap_err();
+        assert!(e.contains("= 387420489 runs; at most 1000"), "{e}");
     }
 }

@@ -5,5 +5,6 @@ pub mod compare;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
+pub mod results_dir;
 pub mod runner;
 pub mod scenario;

@@ -6,7 +6,11 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use txop::plot::{render_plots, PlotRun};
-use txop::runner::{load, parse_sets, prepare, simulate, Prepared};
+use txop::results_dir::{self, Protected};
+use txop::runner::{
+    enter_context, internal_error_line, load, parse_sets, prepare, shadowed_file, simulate,
+    Prepared, SimError,
+};
 use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
 use txop_sim::Results;
@@ -38,7 +42,7 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Random seed (same scenario + seed = identical results).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         #[command(flatten)]
         out: Output,
@@ -56,14 +60,14 @@ enum Command {
         #[arg(long = "stack", value_name = "NAME")]
         stacks: Vec<String>,
         /// Vary any scenario key over values, e.g. `--vary stations.count=1,4,16`
-        /// (repeatable; several options multiply).
+        /// (repeatable, once per key; several options multiply, to at most 1000 runs).
         #[arg(long = "vary", value_name = "KEY=V1,V2,…")]
         vary: Vec<String>,
         /// Override a scenario key in every run (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Random seed for every run.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         #[command(flatten)]
         out: Output,
@@ -80,7 +84,8 @@ enum Command {
         /// Write report.md and its plots into this directory. Refused if it exists.
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<std::path::PathBuf>,
-        /// Replace an existing directory.
+        /// Replace an existing results directory that txop wrote and nobody has added to
+        /// (never `.`, `..`, `/`, the home directory or a directory of other files).
         #[arg(long)]
         force: bool,
         /// Print nothing on stdout.
@@ -90,9 +95,14 @@ enum Command {
     /// List the built-in scenarios, flent tests and stack presets.
     List,
     /// Print a scenario fully resolved: every key with its default filled in.
+    #[command(after_help = "Examples:\n  \
+        txop show default\n  \
+        txop show anomaly --set stack=linux-4.9 > my-cell.toml")]
     Show {
         /// Built-in scenario name or path to a scenario file.
         scenario: String,
+        /// Override any scenario key before resolving, e.g. `--set stations.count=20`
+        /// (repeatable; the keys are those of docs/scenarios.md).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
@@ -127,43 +137,62 @@ impl From<String> for UserError {
     }
 }
 
-/// Refuse an existing results directory before any work is done.
-fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
-    if dir.exists() && !force {
-        return Err(UserError(format!(
-            "{}: output directory exists (use --force to replace it)",
-            dir.display()
-        )));
-    }
-    Ok(())
+/// Why a command failed.
+enum Failure {
+    /// The user's input or environment: one line, exit 2.
+    User(UserError),
+    /// A bug reported as a value (e.g. the simulator's watchdog): the line to print,
+    /// exit 1.
+    Internal(String),
+    /// A bug that panicked: the panic hook has printed its line; exit 1.
+    Panicked,
 }
 
-/// Write the results directory: everything into a sibling temporary directory first,
-/// then one rename, so that a failure leaves nothing that looks complete.
+impl From<String> for Failure {
+    fn from(e: String) -> Self {
+        Failure::User(UserError(e))
+    }
+}
+
+impl From<UserError> for Failure {
+    fn from(e: UserError) -> Self {
+        Failure::User(e)
+    }
+}
+
+impl From<SimError> for Failure {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::User(e) => Failure::User(UserError(e)),
+            SimError::Internal(e) => {
+                Failure::Internal(internal_error_line(Some(&e.context), &e.message))
+            }
+        }
+    }
+}
+
+/// `--seed`: a whole number 0 to 2^64 − 1 (a negative one is read as a value, so that
+/// the message says what a seed is rather than calling `-1` an unknown option).
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.parse()
+        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
+/// Refuse an output directory before any work is done: one that exists (without
+/// `force`), or one `force` may not replace (see [`results_dir::check_output`]).
+fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
+    results_dir::check_output(dir, force, &Protected::of_process())
+        .map(|_| ())
+        .map_err(|why| UserError(format!("{}: {why}", dir.display())))
+}
+
+/// Write the results directory: everything (with txop's marker) into a sibling
+/// temporary directory first, then renamed into place, an old one replaced only if
+/// txop wrote it, so that a failure leaves nothing that looks complete and never
+/// loses a user's files (see [`results_dir::write`]).
 fn write_results(dir: &Path, force: bool, files: &[(String, Vec<u8>)]) -> Result<(), UserError> {
-    refuse_existing(dir, force)?;
-    let shown = dir.display();
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "results".into());
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
-    let fail = |what: &str, e: std::io::Error| {
-        let _ = std::fs::remove_dir_all(&tmp);
-        UserError(format!("{shown}: cannot {what}: {e}"))
-    };
-    std::fs::create_dir_all(&tmp).map_err(|e| fail("create the directory", e))?;
-    for (file, bytes) in files {
-        std::fs::write(tmp.join(file), bytes).map_err(|e| fail(&format!("write {file}"), e))?;
-    }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| fail("replace the old directory", e))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(|e| fail("move the results into place", e))
+    results_dir::write(dir, force, &Protected::of_process(), files)
+        .map_err(|why| UserError(format!("{}: {why}", dir.display())))
 }
 
 fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
@@ -270,7 +299,11 @@ fn flent_file(p: &Prepared, results: &Results) -> Result<Option<(String, Vec<u8>
     let bytes = serde_json::to_vec(&data)
         .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
         .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;
-    Ok(Some((format!("{test}-{}.flent.gz", p.name), bytes)))
+    // The scenario's name is the user's: only file-name-safe characters go into a file name.
+    Ok(Some((
+        format!("{test}-{}.flent.gz", compare::slug(&p.name)),
+        bytes,
+    )))
 }
 
 fn print_stdout(text: &str) -> Result<(), UserError> {
@@ -297,7 +330,8 @@ struct Output {
     /// test, flent data files (docs/results.md). Refused if it exists.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     dir: Option<std::path::PathBuf>,
-    /// Replace an existing results directory.
+    /// Replace an existing results directory that txop wrote and nobody has added to
+    /// (never `.`, `..`, `/`, the home directory or a directory of other files).
     #[arg(long)]
     force: bool,
     /// Print nothing on stdout (errors still go to stderr); with -o the results are
@@ -306,13 +340,15 @@ struct Output {
     quiet: bool,
 }
 
-fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), UserError> {
+fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), Failure> {
     let p = prepare(spec, &parse_sets(sets).map_err(UserError)?, seed).map_err(UserError)?;
+    // From here on an internal error names this run.
+    let _context = enter_context(p.label());
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
     let progress = Progress::new(Some(p.cfg.duration.as_ns()), out.quiet);
-    let results = simulate(&p, &|ns| progress.advance(ns)).map_err(UserError)?;
+    let results = simulate(&p, &|ns| progress.advance(ns))?;
     progress.finish();
     let summary = report::summary(&p.name, &results);
     if let Some(dir) = out.dir.as_deref() {
@@ -321,16 +357,17 @@ fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<()
     if out.quiet {
         return Ok(());
     }
-    if out.json {
-        print_stdout(&to_json(&JsonReport {
+    let text = if out.json {
+        to_json(&JsonReport {
             txop_version: env!("CARGO_PKG_VERSION"),
             scenario: &p.name,
             resolved: None,
             results: &results,
-        })?)
+        })?
     } else {
-        print_stdout(&summary)
-    }
+        summary
+    };
+    Ok(print_stdout(&text)?)
 }
 
 /// results.json of a comparison: every run with its label and settings.
@@ -360,17 +397,23 @@ struct CompareArgs<'a> {
     seed: Option<u64>,
 }
 
-fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
+fn compare(a: CompareArgs, out: Output) -> Result<(), Failure> {
     let variants = compare::variants(a.stacks, a.vary).map_err(UserError)?;
     let common = parse_sets(a.sets).map_err(UserError)?;
     let mut prepared = Vec::with_capacity(variants.len());
     for v in &variants {
         let mut sets = common.clone();
         sets.extend(v.sets.iter().cloned());
-        let p = prepare(a.spec, &sets, a.seed)
+        let mut p = prepare(a.spec, &sets, a.seed)
             .map_err(|e| UserError(format!("{e} (in setting `{}`)", v.label)))?;
+        p.setting = v.label.clone();
         prepared.push(p);
     }
+    // An internal error outside the runs (plots, files) names the comparison.
+    let _context = enter_context(format!(
+        "{} (compare) seed {}",
+        prepared[0].name, prepared[0].cfg.seed
+    ));
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
@@ -382,16 +425,29 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
         .map_or(1, |n| n.get())
         .min(prepared.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<Results, UserError>>>> = prepared
+    // Set by a run that fails: the others take no new runs.
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let slots: Vec<std::sync::Mutex<Option<Result<Results, Failure>>>> = prepared
         .iter()
         .map(|_| std::sync::Mutex::new(None))
         .collect();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(p) = prepared.get(i) else { break };
-                let r = simulate(p, &|ns| progress.advance(ns)).map_err(UserError);
+                use std::sync::atomic::Ordering::Relaxed;
+                let i = next.fetch_add(1, Relaxed);
+                let Some(p) = prepared.get(i).filter(|_| !failed.load(Relaxed)) else {
+                    break;
+                };
+                // A panic in one run (its line printed by the hook) ends the comparison
+                // here rather than in the scope, which would panic again.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    simulate(p, &|ns| progress.advance(ns)).map_err(Failure::from)
+                }))
+                .unwrap_or(Err(Failure::Panicked));
+                if r.is_err() {
+                    failed.store(true, Relaxed);
+                }
                 if let Ok(mut slot) = slots[i].lock() {
                     *slot = Some(r);
                 }
@@ -400,13 +456,18 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
     });
     progress.finish();
     let mut results = Vec::with_capacity(prepared.len());
+    let mut not_run = false;
     for slot in slots {
-        let r = slot
-            .into_inner()
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| Err(UserError("a run did not finish".into())))?;
-        results.push(r);
+        match slot.into_inner().ok().flatten() {
+            Some(r) => results.push(r?),
+            None => not_run = true,
+        }
+    }
+    if not_run {
+        return Err(Failure::Internal(internal_error_line(
+            None,
+            "a comparison's run did not finish",
+        )));
     }
     let name = &prepared[0].name;
     let labelled: Vec<(&str, &Results)> = variants
@@ -460,11 +521,12 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), UserError> {
     if out.quiet {
         return Ok(());
     }
-    if out.json {
-        print_stdout(&to_json(&report(false))?)
+    let text = if out.json {
+        to_json(&report(false))?
     } else {
-        print_stdout(&table)
-    }
+        table
+    };
+    Ok(print_stdout(&text)?)
 }
 
 fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
@@ -508,12 +570,7 @@ fn stacks(only: Option<&str>) -> Result<(), UserError> {
     Ok(())
 }
 
-fn reproduce(
-    ids: &[String],
-    dir: Option<&Path>,
-    force: bool,
-    quiet: bool,
-) -> Result<(), UserError> {
+fn reproduce(ids: &[String], dir: Option<&Path>, force: bool, quiet: bool) -> Result<(), Failure> {
     use txop::reproduce;
     let ids: Vec<String> = if ids.iter().any(|i| i.eq_ignore_ascii_case("all")) {
         reproduce::EXPERIMENTS
@@ -530,7 +587,9 @@ fn reproduce(
     let progress = Progress::new(None, quiet);
     let mut reports = Vec::new();
     for id in &ids {
-        reports.push(reproduce::run(id, &|ns| progress.advance(ns)).map_err(UserError)?);
+        // Each run inside names itself; this names the experiment around them.
+        let _context = enter_context(format!("reproduce {id}"));
+        reports.push(reproduce::run(id, &|ns| progress.advance(ns))?);
     }
     progress.finish();
     let md = reproduce::markdown(&reports);
@@ -540,7 +599,7 @@ fn reproduce(
     if quiet {
         return Ok(());
     }
-    print_stdout(&md)
+    Ok(print_stdout(&md)?)
 }
 
 fn list() -> Result<(), UserError> {
@@ -559,14 +618,25 @@ fn list() -> Result<(), UserError> {
     print_stdout(&out)
 }
 
-fn dispatch(cli: Cli) -> Result<(), UserError> {
+/// A scenario given by a bare built-in name while a file of that name is here: say
+/// which is used (one line on stderr; the command goes on).
+fn warn_if_shadowed(spec: &str) {
+    if let Some(notice) = shadowed_file(spec) {
+        eprintln!("txop: warning: {notice}");
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Run {
             scenario,
             set,
             seed,
             out,
-        } => run(&scenario, &set, seed, out),
+        } => {
+            warn_if_shadowed(&scenario);
+            run(&scenario, &set, seed, out)
+        }
         Command::Compare {
             scenario,
             stacks,
@@ -574,54 +644,211 @@ fn dispatch(cli: Cli) -> Result<(), UserError> {
             set,
             seed,
             out,
-        } => compare(
-            CompareArgs {
-                spec: &scenario,
-                stacks: &stacks,
-                vary: &vary,
-                sets: &set,
-                seed,
-            },
-            out,
-        ),
+        } => {
+            warn_if_shadowed(&scenario);
+            compare(
+                CompareArgs {
+                    spec: &scenario,
+                    stacks: &stacks,
+                    vary: &vary,
+                    sets: &set,
+                    seed,
+                },
+                out,
+            )
+        }
         Command::Reproduce {
             experiments,
             output,
             force,
             quiet,
         } => reproduce(&experiments, output.as_deref(), force, quiet),
-        Command::List => list(),
-        Command::Stacks { name } => stacks(name.as_deref()),
-        Command::Show { scenario, set } => show(&scenario, &set),
-        Command::Emu(args) => emu::main(args),
+        Command::List => Ok(list()?),
+        Command::Stacks { name } => Ok(stacks(name.as_deref())?),
+        Command::Show { scenario, set } => {
+            warn_if_shadowed(&scenario);
+            Ok(show(&scenario, &set)?)
+        }
+        Command::Emu(args) => Ok(emu::main(args)?),
     }
 }
 
-/// Exit codes: 0 success, 2 a usage or input error (one line on stderr), 1 an
-/// internal error (a bug: one line, no backtrace unless RUST_BACKTRACE is set).
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if std::env::var_os("RUST_BACKTRACE").is_none() {
-        std::panic::set_hook(Box::new(|info| {
-            let msg = info
-                .payload()
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            let at = info
-                .location()
-                .map(|l| format!(" at {}:{}", l.file(), l.line()))
-                .unwrap_or_default();
-            eprintln!("txop: internal error: {msg}{at} (please report it)");
-        }));
+/// A command-line usage error as one line: clap's message (`rendered`, its first
+/// paragraph), its tips if it has any, and the command (`command`, e.g. `txop run`)
+/// whose `--help` to read: `txop: error: unexpected argument '--sed' found (a similar
+/// argument exists: '--seed'); see `txop run --help``.
+fn usage_error_line(rendered: &str, command: &str) -> String {
+    let message: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    let tips: Vec<&str> = rendered
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("tip: "))
+        .collect();
+    let tips = if tips.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", tips.join("; "))
+    };
+    format!("txop: error: {message}{tips}; see `{command} --help`")
+}
+
+/// The (sub)command `args` (without the program name) name, as far as they name one:
+/// `txop`, `txop run`, `txop emu exec`.
+fn command_path(args: &[std::ffi::OsString]) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["txop".to_string()];
+    for arg in args {
+        let Some(arg) = arg.to_str() else { break };
+        if arg.starts_with('-') {
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(arg).cloned() else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
     }
+    path.join(" ")
+}
+
+/// The arguments, or the exit: `--help` and `--version` print as clap prints them
+/// (exit 0), as does the help a bare `txop` gets (exit 2); every other error is one
+/// line on stderr, exit 2.
+fn parse_args() -> Result<Cli, ExitCode> {
+    use clap::error::ErrorKind;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    Cli::try_parse_from(&args).map_err(|e| match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(2)
+        }
+        _ => {
+            let command = command_path(args.get(1..).unwrap_or_default());
+            eprintln!("{}", usage_error_line(&e.render().to_string(), &command));
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// The panic hook: one line naming what was running (the thread's context: scenario
+/// and seed) and where it broke, whatever `RUST_BACKTRACE` says; only the first panic
+/// of the process prints (a comparison runs on several threads).
+fn report_panic(info: &std::panic::PanicHookInfo) {
+    static PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if PRINTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let msg = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into());
+    let at = info
+        .location()
+        .map(|l| format!(" at {}:{}", l.file(), l.line()))
+        .unwrap_or_default();
+    let context = txop::runner::current_context();
+    eprintln!(
+        "{}",
+        internal_error_line(context.as_deref(), &format!("{msg}{at}"))
+    );
+}
+
+/// Exit codes: 0 success, 2 a usage or input error (one line on stderr), 1 an
+/// internal error (a bug: one line naming the scenario and seed, never a backtrace).
+fn main() -> ExitCode {
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    std::panic::set_hook(Box::new(report_panic));
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(UserError(msg))) => {
+        Ok(Err(Failure::User(UserError(msg)))) => {
             eprintln!("txop: error: {msg}");
             ExitCode::from(2)
         }
-        Err(_) => ExitCode::from(1),
+        Ok(Err(Failure::Internal(line))) => {
+            eprintln!("{line}");
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Panicked)) | Err(_) => ExitCode::from(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_become_one_line_with_the_command_to_ask() {
+        let line = |args: &[&str]| {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("txop")
+                .chain(args.iter().copied())
+                .map(Into::into)
+                .collect();
+            let Err(e) = Cli::try_parse_from(&argv) else {
+                panic!("{args:?} parsed")
+            };
+            usage_error_line(&e.render().to_string(), &command_path(&argv[1..]))
+        };
+        assert_eq!(
+            line(&["run", "default", "--sed", "3"]),
+            "txop: error: unexpected argument '--sed' found (a similar argument exists: \
+             '--seed'); see `txop run --help`"
+        );
+        assert_eq!(
+            line(&["run", "default", "--seed", "-1"]),
+            "txop: error: invalid value '-1' for '--seed <SEED>': expected a whole number \
+             from 0 to 18446744073709551615; see `txop run --help`"
+        );
+        assert_eq!(
+            line(&["run"]),
+            "txop: error: the following required arguments were not provided: <SCENARIO>; \
+             see `txop run --help`"
+        );
+        assert_eq!(
+            line(&["emu", "exec", "sta1"]),
+            "txop: error: the following required arguments were not provided: \
+             <COMMAND>...; see `txop emu exec --help`"
+        );
+        assert_eq!(
+            usage_error_line("garbage", "txop"),
+            "txop: error: garbage; see `txop --help`"
+        );
+    }
+
+    /// An internal error returned by a run (the simulator's watchdog, say) is one line
+    /// naming the scenario and seed; main prints it and exits 1.
+    #[test]
+    fn an_internal_error_from_a_run_is_one_line_with_scenario_and_seed() {
+        let p = prepare("anomaly", &[], Some(3)).unwrap();
+        let f = Failure::from(
+            p.internal_error("simulated time has not advanced in 10 million events at t=0.4 s"),
+        );
+        let Failure::Internal(line) = f else {
+            panic!("not internal")
+        };
+        assert_eq!(
+            line,
+            "txop: internal error: anomaly seed 3: simulated time has not advanced in 10 \
+             million events at t=0.4 s"
+        );
+        assert!(matches!(
+            Failure::from(SimError::User("x".into())),
+            Failure::User(UserError(m)) if m == "x"
+        ));
     }
 }

@@ -13,20 +13,30 @@ pub struct Prepared {
     pub source: String,
     /// Its name: the file's `name`, or the file stem.
     pub name: String,
+    /// Which setting of a comparison this is (`linux-6.16, stations.count=4`); empty
+    /// for a single run. Only for messages.
+    pub setting: String,
     pub scenario: Scenario,
     pub cfg: SimConfig,
 }
 
+/// The largest scenario file read: 1 MiB. Scenario files are a few kB of TOML; the
+/// cap keeps `txop run /dev/zero`-like mistakes from reading until memory runs out.
+pub const MAX_SCENARIO_FILE_BYTES: u64 = 1 << 20;
+
 /// The text of a built-in scenario or scenario file, with its source name.
+///
+/// A bare built-in name (`default`) means the built-in even when a file of that name
+/// is in the current directory ([`shadowed_file`] says so); a path (`./default`)
+/// always means the file. Only regular files are read (a FIFO would block, a device
+/// never end), at most [`MAX_SCENARIO_FILE_BYTES`].
 pub fn load(spec: &str) -> Result<(String, String), String> {
     if let Some(text) = builtin::get(spec) {
         return Ok((spec.to_string(), text.to_string()));
     }
     let path = Path::new(spec);
     if path.exists() {
-        return std::fs::read_to_string(path)
-            .map(|t| (spec.to_string(), t))
-            .map_err(|e| format!("{spec}: cannot read: {e}"));
+        return read_scenario_file(path).map(|t| (spec.to_string(), t));
     }
     let hint = builtin::nearest(spec)
         .map(|n| format!(" (did you mean `{n}`?)"))
@@ -34,6 +44,48 @@ pub fn load(spec: &str) -> Result<(String, String), String> {
     Err(format!(
         "{spec}: no such scenario file or built-in scenario{hint}; `txop list` shows the built-ins"
     ))
+}
+
+/// The text of the scenario file at `path`: a regular file (after links) of at most
+/// [`MAX_SCENARIO_FILE_BYTES`], in UTF-8. Errors name the file.
+pub fn read_scenario_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let not_regular = || format!("{shown}: not a regular file; a scenario is a TOML file");
+    let too_big = || {
+        format!(
+            "{shown}: larger than {} KiB; a scenario is a TOML file of a few kB",
+            MAX_SCENARIO_FILE_BYTES >> 10
+        )
+    };
+    // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    if meta.len() > MAX_SCENARIO_FILE_BYTES {
+        return Err(too_big());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    // The file may have changed since: read one byte past the cap at most.
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_SCENARIO_FILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8 text"))
+}
+
+/// When `spec` is a built-in name and a file or directory of the same name is in the
+/// current directory: one line saying which is used and how to get the other.
+pub fn shadowed_file(spec: &str) -> Option<String> {
+    (builtin::get(spec).is_some() && Path::new(spec).exists()).then(|| {
+        format!(
+            "`{spec}` is the built-in scenario; the file `{spec}` here is not read (give it as ./{spec} to run it)"
+        )
+    })
 }
 
 /// `KEY=VALUE` strings as pairs.
@@ -70,17 +122,149 @@ pub fn prepare(
     Ok(Prepared {
         source,
         name,
+        setting: String::new(),
         scenario,
         cfg,
     })
 }
 
+/// Why running a prepared scenario failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// The scenario cannot be simulated as given: the user's to fix (exit 2).
+    User(String),
+    /// The simulator failed on a scenario it accepted: a bug (exit 1).
+    Internal(InternalError),
+}
+
+impl From<String> for SimError {
+    /// A plain message is the user's (input) error.
+    fn from(e: String) -> Self {
+        SimError::User(e)
+    }
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::User(e) => f.write_str(e),
+            SimError::Internal(e) => e.fmt(f),
+        }
+    }
+}
+
+/// A bug met while running a scenario: which run (`context`, e.g. `default seed 1`,
+/// see [`run_label`]) and what went wrong, e.g. the event loop's watchdog ("simulated
+/// time has not advanced in 10 million events at t=0.4 s").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InternalError {
+    pub context: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for InternalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.context, one_line(&self.message))
+    }
+}
+
+impl Prepared {
+    /// An internal error of this run (its scenario name and seed) saying `message`;
+    /// for the simulator's failures: `sim.run_until(t).map_err(|e| p.internal_error(e))?`.
+    pub fn internal_error(&self, message: impl Into<String>) -> SimError {
+        SimError::Internal(InternalError {
+            context: self.label(),
+            message: message.into(),
+        })
+    }
+
+    /// This run in messages: `<scenario> seed <n>`, or `<scenario> (<setting>) seed
+    /// <n>` in a comparison.
+    pub fn label(&self) -> String {
+        if self.setting.is_empty() {
+            run_label(&self.name, self.cfg.seed)
+        } else {
+            run_label(&format!("{} ({})", self.name, self.setting), self.cfg.seed)
+        }
+    }
+}
+
+/// How a run is named in an internal error: `<scenario> seed <n>`.
+pub fn run_label(scenario: &str, seed: u64) -> String {
+    format!("{scenario} seed {seed}")
+}
+
+/// `text` on one line: every run of whitespace that holds a line break becomes one
+/// space (a panic message from `assert_eq!` spans three lines).
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The line `txop` prints for an internal error: `txop: internal error: <context>:
+/// <message>` (`<context>` as [`run_label`] gives it, when known), always one line.
+pub fn internal_error_line(context: Option<&str>, message: &str) -> String {
+    match context {
+        Some(c) => format!(
+            "txop: internal error: {}: {}",
+            one_line(c),
+            one_line(message)
+        ),
+        None => format!("txop: internal error: {}", one_line(message)),
+    }
+}
+
+thread_local! {
+    /// What this thread is running, for the panic hook's line (see [`enter_context`]).
+    static CONTEXT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// While the returned guard lives, this thread's work is `label` (e.g. `default seed
+/// 1`): an internal error (a panic) on this thread names it. Guards nest; dropping one
+/// restores the label before it.
+pub fn enter_context(label: String) -> ContextGuard {
+    let previous = CONTEXT.with(|c| c.replace(Some(label)));
+    ContextGuard { previous }
+}
+
+/// What this thread is running, if a [`ContextGuard`] says.
+pub fn current_context() -> Option<String> {
+    CONTEXT.with(|c| c.borrow().clone())
+}
+
+/// Restores the previous context when dropped (see [`enter_context`]).
+#[must_use = "the context lasts while the guard lives"]
+pub struct ContextGuard {
+    previous: Option<String>,
+}
+
+impl Drop for ContextGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        CONTEXT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
 /// Run a simulation to its end in steps of 1 %, calling `advance` with the simulated
 /// nanoseconds of each step (stepping does not change the results: `run_until` only
-/// bounds how far the event loop goes).
-pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results, String> {
+/// bounds how far the event loop goes). While it runs, the thread's context (for an
+/// internal error's line) is this run's scenario and seed.
+pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results, SimError> {
+    let _context = enter_context(p.label());
     let end = p.cfg.duration;
-    let mut sim = Simulation::new(p.cfg.clone()).map_err(|e| format!("{}: {e}", p.source))?;
+    let mut sim =
+        Simulation::new(p.cfg.clone()).map_err(|e| SimError::User(format!("{}: {e}", p.source)))?;
     let step = Nanos::from_ns((end.as_ns() / 100).max(1));
     let mut t = Nanos::ZERO;
     while t < end {
@@ -94,4 +278,73 @@ pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results,
         t = next;
     }
     Ok(sim.results())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_error_line_is_one_line_naming_scenario_and_seed() {
+        let p = prepare("default", &[], Some(7)).unwrap();
+        let SimError::Internal(e) = p
+            .internal_error("simulated time has not advanced in 10 million events\n  at t=0.400 s")
+        else {
+            panic!("not internal")
+        };
+        assert_eq!(
+            internal_error_line(Some(&e.context), &e.message),
+            "txop: internal error: default seed 7: simulated time has not advanced in 10 \
+             million events at t=0.400 s"
+        );
+        assert_eq!(
+            e.to_string(),
+            "default seed 7: simulated time has not advanced in 10 million events at t=0.400 s"
+        );
+        assert_eq!(
+            internal_error_line(
+                None,
+                "assertion `left == right` failed\n  left: 1\n right: 2"
+            ),
+            "txop: internal error: assertion `left == right` failed left: 1 right: 2"
+        );
+    }
+
+    #[test]
+    fn contexts_nest_and_are_per_thread() {
+        assert_eq!(current_context(), None);
+        {
+            let _a = enter_context(run_label("a", 1));
+            {
+                let _b = enter_context(run_label("b", 2));
+                assert_eq!(current_context().as_deref(), Some("b seed 2"));
+                let other = std::thread::spawn(current_context).join().unwrap();
+                assert_eq!(other, None);
+            }
+            assert_eq!(current_context().as_deref(), Some("a seed 1"));
+        }
+        assert_eq!(current_context(), None);
+    }
+
+    #[test]
+    fn scenario_files_must_be_regular_and_small() {
+        let e = load("/dev/zero").unwrap_err();
+        assert_eq!(
+            e,
+            "/dev/zero: not a regular file; a scenario is a TOML file"
+        );
+        let dir = std::env::temp_dir().join(format!("txop-runner-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.toml");
+        let line = "# padding\n".repeat(1 << 17);
+        std::fs::write(&big, &line).unwrap();
+        let e = read_scenario_file(&big).unwrap_err();
+        assert!(e.contains("big.toml: larger than 1024 KiB"), "{e}");
+        let e = read_scenario_file(&dir).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let ok = dir.join("ok.toml");
+        std::fs::write(&ok, "[stations]\ncount = 2\n").unwrap();
+        assert_eq!(read_scenario_file(&ok).unwrap(), "[stations]\ncount = 2\n");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -30,6 +30,95 @@ use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
 use txop_sim::{BusConfig, Completion, DataMode, SimConfig, WiredConfig};
 
+/// Limits on the keys whose values become event rates, sizes or counts, so that a
+/// short run cannot mean billions of events or gigabytes (docs/scenarios.md, "Limits").
+/// Each is well beyond what a real scenario needs.
+pub mod limits {
+    /// Longest scenario name, characters: it titles every plot and the summary.
+    pub const MAX_NAME_CHARS: usize = 200;
+    /// Longest run, simulated seconds: 11.6 days.
+    pub const MAX_DURATION_S: f64 = 1.0e6;
+    /// Shortest run, simulated seconds: 1 ms, a few exchanges (an aggregate alone
+    /// may last 4 ms).
+    pub const MIN_DURATION_S: f64 = 1.0e-3;
+    /// Most stations in a cell (the simulator's; the emulator takes 250).
+    pub const MAX_STATIONS: usize = 2000;
+    /// Highest offered rate of one constant-rate flow, Mbit/s: 10 Gbit/s, beyond every
+    /// PHY rate modelled (VHT80 2×2 MCS9 is 866.7 Mbit/s).
+    pub const MAX_FLOW_RATE_MBPS: f64 = 10_000.0;
+    /// Shortest time between two packets of one constant-rate flow: 1 µs (10⁶
+    /// packets/s). With small packets this bounds the rate below
+    /// [`MAX_FLOW_RATE_MBPS`]: at most `8 × packet_bytes` Mbit/s.
+    pub const MIN_PACKET_INTERVAL_NS: u64 = 1_000;
+    /// The wired link's rate, Mbit/s: 10 kbit/s to 100 Gbit/s.
+    pub const WIRED_RATE_MBPS: (f64, f64) = (0.01, 100_000.0);
+    /// Probe and ping intervals, ms: 0.1 ms (`ping -i` allows 0.2 ms to root) to 1 hour.
+    pub const INTERVAL_MS: (f64, f64) = (0.1, 3_600_000.0);
+    /// Packets a saturated flow keeps inside the cell: more than any stack preset's
+    /// queues hold (fq 8192 + qdisc 1000 + the firmware's 1424).
+    pub const MAX_DEPTH_PACKETS: u32 = 10_000;
+    /// Packets per simulated second all open-loop sources (constant-rate flows,
+    /// probes, pings with their replies) offer together: 10⁷, some 2.5 Gbit/s of
+    /// 32-byte packets or 120 Gbit/s of 1500-byte ones, far above what one cell
+    /// carries; a 1 s run stays within seconds of wall time.
+    pub const MAX_OFFERED_PACKETS_PER_S: f64 = 1.0e7;
+    /// Highest `stack_options.quantum_shift`: 65535 << 16 still fits the scheduler's
+    /// arithmetic; mainline uses 0 and OpenWrt 3.
+    pub const MAX_QUANTUM_SHIFT: u8 = 16;
+    /// `stack_options.airtime_flags` has two bits: 1 (TX airtime), 2 (RX airtime).
+    pub const MAX_AIRTIME_FLAGS: u8 = 3;
+}
+
+/// The offered rate of a constant-rate flow of `packet_bytes`-byte packets at
+/// `rate_mbps`, in bit/s, within [`limits::MAX_FLOW_RATE_MBPS`] and
+/// [`limits::MIN_PACKET_INTERVAL_NS`]; the error names `key` and the allowed range.
+fn cbr_rate_bps(key: &str, rate_mbps: f64, packet_bytes: u32) -> Result<u64, ScenarioError> {
+    // One packet per MIN_PACKET_INTERVAL_NS: packet_bytes × 8 bits per µs.
+    let per_interval_mbps = packet_bytes as f64 * 8.0 * 1e3 / limits::MIN_PACKET_INTERVAL_NS as f64;
+    let max = limits::MAX_FLOW_RATE_MBPS.min(per_interval_mbps);
+    if rate_mbps.is_finite() && rate_mbps > 0.0 && rate_mbps <= max {
+        return Ok((rate_mbps * 1e6) as u64);
+    }
+    let why = if max < limits::MAX_FLOW_RATE_MBPS {
+        format!(" with {packet_bytes}-byte packets (one per µs at most)")
+    } else {
+        String::new()
+    };
+    Err(ScenarioError::new(
+        key,
+        format!("must be above 0 and at most {max} Mbit/s{why}"),
+    ))
+}
+
+/// [`limits::INTERVAL_MS`] in words.
+fn interval_range() -> String {
+    let (lo, hi) = limits::INTERVAL_MS;
+    format!("{lo} ms to {hi} ms (1 hour)")
+}
+
+/// A probe or ping interval within [`limits::INTERVAL_MS`], as a duration.
+fn interval(key: &str, ms: f64) -> Result<Nanos, ScenarioError> {
+    let (lo, hi) = limits::INTERVAL_MS;
+    if ms.is_finite() && (lo..=hi).contains(&ms) {
+        Ok(Nanos::from_secs_f64(ms / 1000.0))
+    } else {
+        Err(ScenarioError::new(
+            key,
+            format!("must be {}", interval_range()),
+        ))
+    }
+}
+
+/// Packets per simulated second an open-loop flow offers (a ping counts its replies);
+/// 0 for closed-loop ones (saturated, TCP, web), whose pace the cell sets.
+fn offered_packets_per_s(flow: &Flow) -> f64 {
+    match flow {
+        Flow::Cbr(c) => 1e9 / c.interval().as_ns().max(1) as f64,
+        Flow::Ping(p) => 2.0 * 1e9 / p.interval.as_ns().max(1) as f64,
+        Flow::Saturated(_) | Flow::Tcp(_) | Flow::Web(_) => 0.0,
+    }
+}
+
 /// A whole scenario file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1031,6 +1120,82 @@ pub fn apply_override(table: &mut toml::Table, path: &str, raw: &str) -> Result<
     Ok(())
 }
 
+/// The keys whose values are tables (`name[]`: a list of tables), by dotted path with
+/// `[]` for a list's entries. serde would build any of them from a TOML list too, field
+/// by field in order (`traffic = []` meaning the defaults, `traffic = ["cbr"]` setting
+/// `kind`): [`refuse_lists_as_tables`] refuses that.
+const TABLE_KEYS: &[&str] = &[
+    "stack_options",
+    "phy",
+    "mac",
+    "mac.edca_ap",
+    "mac.edca_ap.vo",
+    "mac.edca_ap.vi",
+    "mac.edca_ap.be",
+    "mac.edca_ap.bk",
+    "mac.edca_sta",
+    "mac.edca_sta.vo",
+    "mac.edca_sta.vi",
+    "mac.edca_sta.be",
+    "mac.edca_sta.bk",
+    "stations",
+    "stations.scan",
+    "stations.power_save",
+    "stations.bus",
+    "stations.list[]",
+    "stations.list[].scan",
+    "stations.list[].power_save",
+    "stations.list[].bus",
+    "traffic",
+    "traffic.web",
+    "wired",
+    "flows[]",
+];
+
+/// A list where a table belongs is an error naming the key (see [`TABLE_KEYS`]).
+/// `pattern` is the table's path as [`TABLE_KEYS`] writes it, `shown` as the user
+/// does (`stations.list[]` / `stations.list[2]`).
+fn refuse_lists_as_tables(
+    table: &toml::Table,
+    pattern: &str,
+    shown: &str,
+) -> Result<(), ScenarioError> {
+    let join = |base: &str, key: &str| {
+        if base.is_empty() {
+            key.to_string()
+        } else {
+            format!("{base}.{key}")
+        }
+    };
+    for (key, value) in table {
+        let (pattern, shown) = (join(pattern, key), join(shown, key));
+        match value {
+            toml::Value::Table(t) => refuse_lists_as_tables(t, &pattern, &shown)?,
+            toml::Value::Array(_) if TABLE_KEYS.contains(&pattern.as_str()) => {
+                return Err(ScenarioError::new(
+                    shown,
+                    "expected a table (`{ … }` or a [section]), not a list",
+                ));
+            }
+            toml::Value::Array(items) => {
+                let entries = format!("{pattern}[]");
+                if !TABLE_KEYS.contains(&entries.as_str()) {
+                    continue;
+                }
+                for (i, item) in items.iter().enumerate() {
+                    let shown = format!("{shown}[{i}]");
+                    let toml::Value::Table(t) = item else {
+                        return Err(ScenarioError::new(shown, "expected a table (`{ … }`)"));
+                    };
+                    refuse_lists_as_tables(t, &entries, &shown)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Parse a scenario from TOML text with overrides applied.
 pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
     let mut table: toml::Table = toml::from_str(text).map_err(|e| {
@@ -1046,6 +1211,7 @@ pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, Sce
     for (k, v) in overrides {
         apply_override(&mut table, k, v)?;
     }
+    refuse_lists_as_tables(&table, "", "")?;
     let de = toml::Value::Table(table);
     serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
         let path = e.path().to_string();
@@ -1113,8 +1279,11 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         bus: s.bus.clone(),
     };
     if s.list.is_empty() {
-        if s.count == 0 {
-            return Err(ScenarioError::new("stations.count", "must be at least 1"));
+        if s.count == 0 || s.count as usize > limits::MAX_STATIONS {
+            return Err(ScenarioError::new(
+                "stations.count",
+                format!("must be 1 to {}", limits::MAX_STATIONS),
+            ));
         }
         return Ok((0..s.count)
             .map(|_| ("stations".to_string(), base.clone()))
@@ -1134,6 +1303,16 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
             return Err(ScenarioError::new(
                 format!("{key}.count"),
                 "must be at least 1",
+            ));
+        }
+        // Refused before expanding: 65535 stations in each of many entries.
+        if out.len() + count as usize > limits::MAX_STATIONS {
+            return Err(ScenarioError::new(
+                format!("{key}.count"),
+                format!(
+                    "the list comes to more than {} stations, the most a cell takes",
+                    limits::MAX_STATIONS
+                ),
             ));
         }
         // An entry's own channel model replaces the inherited one entirely.
@@ -1504,6 +1683,18 @@ impl Scenario {
                 "AQL works at mac80211's TXQs: it needs mac80211_txqs = true",
             ));
         }
+        if c.airtime_flags > limits::MAX_AIRTIME_FLAGS {
+            return Err(ScenarioError::new(
+                "stack_options.airtime_flags",
+                "must be 0 to 3 (1: TX airtime, 2: RX airtime, 3: both)",
+            ));
+        }
+        if c.quantum_shift > limits::MAX_QUANTUM_SHIFT {
+            return Err(ScenarioError::new(
+                "stack_options.quantum_shift",
+                format!("must be 0 to {}", limits::MAX_QUANTUM_SHIFT),
+            ));
+        }
         if c.driver_queue_packets == 0 || c.max_ampdu_subframes == 0 {
             return Err(ScenarioError::new(
                 "stack_options",
@@ -1670,13 +1861,7 @@ impl Scenario {
                     Ping::irtt(from, to, hash)
                 };
                 if let Some(ms) = f.interval_ms {
-                    if !(ms.is_finite() && (0.1..=3_600_000.0).contains(&ms)) {
-                        return Err(ScenarioError::new(
-                            key("interval_ms"),
-                            "must be 0.1 ms to 1 hour",
-                        ));
-                    }
-                    p.interval = Nanos::from_secs_f64(ms / 1000.0);
+                    p.interval = interval(&key("interval_ms"), ms)?;
                 }
                 p.len_bytes = size(p.len_bytes, 28)?;
                 p.start = start;
@@ -1691,20 +1876,20 @@ impl Scenario {
                         "constant-rate flows run to the end",
                     ));
                 }
-                let rate = f.rate_mbps.unwrap_or(0.0);
-                if !(rate.is_finite() && rate > 0.0) {
+                let Some(rate) = f.rate_mbps else {
                     return Err(ScenarioError::new(
                         key("rate_mbps"),
-                        "must be a positive rate",
+                        "a cbr flow needs its rate",
                     ));
-                }
+                };
+                let len_bytes = size(1500, 1)?;
                 Flow::Cbr(Cbr {
                     src: from.node(),
                     dst: to.node(),
-                    len_bytes: size(1500, 1)?,
+                    len_bytes,
                     tid: 0,
                     dscp: f.dscp,
-                    rate_bps: (rate * 1e6) as u64,
+                    rate_bps: cbr_rate_bps(&key("rate_mbps"), rate, len_bytes)?,
                     start,
                     flow_hash: hash,
                 })
@@ -1723,6 +1908,10 @@ impl Scenario {
                 ));
             }
         }
+        // Checked here, not in the test's own check, so that the error names the key.
+        if t.streams == 0 || t.streams > 1000 {
+            return Err(ScenarioError::new("traffic.streams", "must be 1 to 1000"));
+        }
         f.length = Nanos::from_secs_f64(t.length_s);
         f.delay = Nanos::from_secs_f64(t.delay_s);
         f.streams = t.streams;
@@ -1740,17 +1929,81 @@ impl Scenario {
         Ok(f)
     }
 
+    /// All open-loop sources together offer at most
+    /// [`limits::MAX_OFFERED_PACKETS_PER_S`]; the error names the key whose flows offer
+    /// the most (each source is within its own key's range already, but thousands of
+    /// them may not be). `bulk_flows`: how many of `[traffic]`'s flows precede its
+    /// probes when neither `[[flows]]` nor a flent test replaced them.
+    fn check_offered_packets(
+        &self,
+        flows: &[Flow],
+        bulk_flows: usize,
+    ) -> Result<(), ScenarioError> {
+        let total: f64 = flows.iter().map(offered_packets_per_s).sum();
+        if total <= limits::MAX_OFFERED_PACKETS_PER_S {
+            return Ok(());
+        }
+        // Whose flows these are: [[flows]] entries one by one, or [traffic]'s.
+        let mut by_key: Vec<(String, f64)> = Vec::new();
+        for (i, flow) in flows.iter().enumerate() {
+            let key = if !self.flows.is_empty() {
+                // [[flows]] entry i is flow i (a web page after them offers nothing).
+                match flow {
+                    Flow::Cbr(_) => format!("flows[{i}].rate_mbps"),
+                    _ => format!("flows[{i}].interval_ms"),
+                }
+            } else if self.traffic.test.is_some() {
+                "traffic.test".to_string()
+            } else if i < bulk_flows {
+                "traffic.rate_mbps".to_string()
+            } else {
+                "traffic.probe_interval_ms".to_string()
+            };
+            let pps = offered_packets_per_s(flow);
+            match by_key.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, sum)) => *sum += pps,
+                None => by_key.push((key, pps)),
+            }
+        }
+        let key = by_key
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(String::new(), |(k, _)| k.clone());
+        Err(ScenarioError::new(
+            key,
+            format!(
+                "the flows would offer {total:.3e} packets per simulated second in all; \
+                 at most {:.0e} (lower the rate, lengthen the interval or use fewer flows)",
+                limits::MAX_OFFERED_PACKETS_PER_S
+            ),
+        ))
+    }
+
     /// Check every value and build the simulator's configuration.
     pub fn resolve(&self) -> Result<SimConfig, ScenarioError> {
+        let name_chars = self.name.chars().count();
+        if name_chars > limits::MAX_NAME_CHARS {
+            return Err(ScenarioError::new(
+                "name",
+                format!(
+                    "{name_chars} characters; at most {}",
+                    limits::MAX_NAME_CHARS
+                ),
+            ));
+        }
+        if self.name.chars().any(char::is_control) {
+            return Err(ScenarioError::new(
+                "name",
+                "must be one line without control characters",
+            ));
+        }
         if let Some(d) = self.duration_s {
-            if !(d.is_finite() && d > 0.0) {
+            let (lo, hi) = (limits::MIN_DURATION_S, limits::MAX_DURATION_S);
+            if !(d.is_finite() && (lo..=hi).contains(&d)) {
                 return Err(ScenarioError::new(
                     "duration_s",
-                    "must be a positive number of seconds",
+                    format!("must be {lo} s to {hi:e} s"),
                 ));
-            }
-            if d > 1.0e6 {
-                return Err(ScenarioError::new("duration_s", "must be at most 1e6 s"));
             }
         }
         let std = self.phy.standard;
@@ -1827,8 +2080,15 @@ impl Scenario {
             }
             stations.push(StationConfig { tx, error, weight });
         }
-        if stations.len() > 2000 {
-            return Err(ScenarioError::new("stations", "at most 2000 stations"));
+        if stations.len() > limits::MAX_STATIONS {
+            return Err(ScenarioError::new(
+                "stations",
+                format!(
+                    "{} stations; at most {}",
+                    stations.len(),
+                    limits::MAX_STATIONS
+                ),
+            ));
         }
         let m = &self.mac;
         let mut cell = if m.qos {
@@ -1904,6 +2164,15 @@ impl Scenario {
                 "must be 1 to 7900 bytes (an MSDU)",
             ));
         }
+        if t.depth > limits::MAX_DEPTH_PACKETS {
+            return Err(ScenarioError::new(
+                "traffic.depth",
+                format!(
+                    "must be 0 (automatic) to {} packets",
+                    limits::MAX_DEPTH_PACKETS
+                ),
+            ));
+        }
         let depth = if t.depth > 0 {
             t.depth
         } else if cell.aggregation {
@@ -1914,17 +2183,14 @@ impl Scenario {
         if t.dscp > 63 {
             return Err(ScenarioError::new("traffic.dscp", "must be 0–63"));
         }
-        if t.kind == TrafficKind::Cbr && !(t.rate_mbps.is_finite() && t.rate_mbps > 0.0) {
-            return Err(ScenarioError::new(
-                "traffic.rate_mbps",
-                "must be a positive rate",
-            ));
-        }
-        if !(t.probe_interval_ms.is_finite() && t.probe_interval_ms >= 0.0) {
-            return Err(ScenarioError::new(
-                "traffic.probe_interval_ms",
-                "must be 0 (none) or a positive interval",
-            ));
+        let cbr_rate_bps = match t.kind {
+            TrafficKind::Cbr => cbr_rate_bps("traffic.rate_mbps", t.rate_mbps, t.packet_bytes)?,
+            TrafficKind::Saturated => 0,
+        };
+        if t.probe_interval_ms != 0.0 {
+            interval("traffic.probe_interval_ms", t.probe_interval_ms).map_err(|e| {
+                ScenarioError::new(e.key, format!("must be 0 (none) or {}", interval_range()))
+            })?;
         }
         if t.probe_interval_ms > 0.0 && (t.probe_bytes == 0 || t.probe_bytes > 7_900) {
             return Err(ScenarioError::new(
@@ -1962,7 +2228,7 @@ impl Scenario {
                         len_bytes: t.packet_bytes,
                         tid: t.tid,
                         dscp: t.dscp,
-                        rate_bps: (t.rate_mbps * 1e6) as u64,
+                        rate_bps: cbr_rate_bps,
                         start: Nanos::ZERO,
                         flow_hash: hash(index),
                     };
@@ -1996,6 +2262,12 @@ impl Scenario {
         let mut duration = Nanos::from_secs_f64(self.duration_s.unwrap_or(10.0));
         if let Some(name) = &t.test {
             let test = self.flent_test(name)?;
+            if t.station == 0 || t.station > n {
+                return Err(ScenarioError::new(
+                    "traffic.station",
+                    format!("no station {} in this cell (1 to {n})", t.station),
+                ));
+            }
             flows = test
                 .flows(n)
                 .map_err(|e| ScenarioError::new("traffic.test", e))?;
@@ -2021,10 +2293,11 @@ impl Scenario {
             flows.push(self.web_flow(web, n)?);
         }
         let w = &self.wired;
-        if !(w.rate_mbps.is_finite() && w.rate_mbps > 0.0) {
+        let (lo, hi) = limits::WIRED_RATE_MBPS;
+        if !(w.rate_mbps.is_finite() && (lo..=hi).contains(&w.rate_mbps)) {
             return Err(ScenarioError::new(
                 "wired.rate_mbps",
-                "must be a positive rate",
+                format!("must be {lo} to {hi} Mbit/s"),
             ));
         }
         if !(w.delay_ms.is_finite() && (0.0..=10_000.0).contains(&w.delay_ms)) {
@@ -2039,6 +2312,7 @@ impl Scenario {
                 "must be at least 1",
             ));
         }
+        self.check_offered_packets(&flows, pairs.len())?;
         let mut cfg = SimConfig {
             cell,
             flows,
@@ -2481,5 +2755,268 @@ mod tests {
             &[],
         );
         assert!(e.starts_with("phy.path_loss_exponent"), "{e}");
+    }
+
+    /// Every key that becomes an event rate is bounded, so that a short run cannot
+    /// mean billions of events: the error names the key and the range.
+    #[test]
+    fn event_rates_are_bounded_and_errors_name_the_key() {
+        let cbr = "[traffic]\nkind = \"cbr\"\n";
+        for (text, sets, want) in [
+            (cbr, vec![("traffic.rate_mbps", "1e300")],
+             "traffic.rate_mbps: must be above 0 and at most 10000 Mbit/s"),
+            (cbr, vec![("traffic.rate_mbps", "nan")],
+             "traffic.rate_mbps: must be above 0 and at most 10000 Mbit/s"),
+            (cbr, vec![("traffic.rate_mbps", "801"), ("traffic.packet_bytes", "100")],
+             "traffic.rate_mbps: must be above 0 and at most 800 Mbit/s with 100-byte \
+              packets (one per µs at most)"),
+            ("", vec![("traffic.probe_interval_ms", "1e-9")],
+             "traffic.probe_interval_ms: must be 0 (none) or 0.1 ms to 3600000 ms (1 hour)"),
+            ("", vec![("traffic.probe_interval_ms", "-5")],
+             "traffic.probe_interval_ms: must be 0 (none) or 0.1 ms to 3600000 ms (1 hour)"),
+            ("", vec![("traffic.depth", "4000000000")],
+             "traffic.depth: must be 0 (automatic) to 10000 packets"),
+            ("", vec![("wired.rate_mbps", "1e300")],
+             "wired.rate_mbps: must be 0.01 to 100000 Mbit/s"),
+            ("", vec![("wired.rate_mbps", "1e-9")],
+             "wired.rate_mbps: must be 0.01 to 100000 Mbit/s"),
+            ("[[flows]]\nkind = \"cbr\"\nfrom = \"server\"\nto = \"sta1\"\nrate_mbps = 1e300\n",
+             vec![], "flows[0].rate_mbps: must be above 0 and at most 10000 Mbit/s"),
+            ("[[flows]]\nkind = \"cbr\"\nfrom = \"server\"\nto = \"sta1\"\n",
+             vec![], "flows[0].rate_mbps: a cbr flow needs its rate"),
+            ("[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\ninterval_ms = 1e-9\n",
+             vec![], "flows[0].interval_ms: must be 0.1 ms to 3600000 ms (1 hour)"),
+        ] {
+            let sets: Vec<(&str, &str)> = sets;
+            assert_eq!(err(text, &sets), want, "{text} {sets:?}");
+        }
+        // The limits themselves are allowed.
+        let ok = |text: &str| parse(text, &[]).unwrap().resolve().unwrap();
+        ok("[traffic]\nkind = \"cbr\"\nrate_mbps = 10000\nprobe_interval_ms = 0.1\n");
+        ok("[traffic]\ndepth = 10000\n[wired]\nrate_mbps = 100000\n");
+        ok("[traffic]\nkind = \"cbr\"\npacket_bytes = 100\nrate_mbps = 800\n");
+    }
+
+    /// Thousands of flows, each within its key's range, are bounded together: at most
+    /// 10⁷ packets per simulated second, the error naming the key that offers most.
+    #[test]
+    fn offered_packets_are_bounded_in_all() {
+        let e = err(
+            "[stations]\ncount = 2000\n[traffic]\nkind = \"cbr\"\ndirection = \"both\"\n\
+             rate_mbps = 8000\nprobe_interval_ms = 1\n",
+            &[],
+        );
+        assert_eq!(
+            e,
+            "traffic.rate_mbps: the flows would offer 2.671e9 packets per simulated second in \
+             all; at most 1e7 (lower the rate, lengthen the interval or use fewer flows)"
+        );
+        let e = err(
+            "[stations]\ncount = 2000\n[traffic]\ndirection = \"both\"\nprobe_interval_ms = 0.1\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("traffic.probe_interval_ms: the flows would offer 4.000e7"),
+            "{e}"
+        );
+        let mut pings = String::from("[stations]\ncount = 20\n");
+        for i in 0..1000 {
+            let ms = if i == 7 { 0.1 } else { 0.2 };
+            pings.push_str(&format!(
+                "[[flows]]\nkind = \"ping\"\nfrom = \"sta{}\"\nto = \"server\"\ninterval_ms = {ms}\n",
+                i % 20 + 1
+            ));
+        }
+        let e = err(&pings, &[]);
+        assert!(
+            e.starts_with("flows[7].interval_ms: the flows would offer 1.001e7"),
+            "{e}"
+        );
+        // 2000 stations at 10 Mbit/s each way are fine (3.3 million packets/s).
+        parse(
+            "[stations]\ncount = 2000\n[traffic]\nkind = \"cbr\"\ndirection = \"both\"\n",
+            &[],
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+    }
+
+    #[test]
+    fn name_duration_and_station_count_are_bounded() {
+        let long = "n".repeat(30_000);
+        let e = err("", &[("name", &long)]);
+        assert_eq!(e, "name: 30000 characters; at most 200");
+        let e = err("name = \"a\\nb\"\n", &[]);
+        assert_eq!(e, "name: must be one line without control characters");
+        parse(&format!("name = \"{}\"\n", "é".repeat(200)), &[])
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(
+            err("duration_s = 1.5e6\n", &[]),
+            "duration_s: must be 0.001 s to 1e6 s"
+        );
+        assert_eq!(
+            err("duration_s = 1e-12\n", &[]),
+            "duration_s: must be 0.001 s to 1e6 s"
+        );
+        assert_eq!(
+            err("[stations]\ncount = 2001\n", &[]),
+            "stations.count: must be 1 to 2000"
+        );
+        let e = err(
+            "[[stations.list]]\ncount = 65535\n[[stations.list]]\ncount = 65535\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("stations.list[0].count: the list comes to more than 2000"),
+            "{e}"
+        );
+    }
+
+    /// What docs/scenarios.md allows for the scheduler's knobs, and nothing more.
+    #[test]
+    fn quantum_shift_and_airtime_flags_take_the_documented_values() {
+        for shift in ["17", "64", "255"] {
+            assert_eq!(
+                err("", &[("stack_options.quantum_shift", shift)]),
+                "stack_options.quantum_shift: must be 0 to 16"
+            );
+        }
+        for flags in 4..=255u8 {
+            let e = err("", &[("stack_options.airtime_flags", &flags.to_string())]);
+            assert!(
+                e.starts_with("stack_options.airtime_flags: must be 0 to 3"),
+                "{e}"
+            );
+        }
+        for (k, v) in [
+            ("stack_options.quantum_shift", "16"),
+            ("stack_options.airtime_flags", "3"),
+            ("stack_options.airtime_flags", "0"),
+        ] {
+            parse("", &[(k.into(), v.into())])
+                .unwrap()
+                .resolve()
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn flent_options_name_their_own_key() {
+        let test = |k: &str, v: &str| {
+            err(
+                "[stations]\ncount = 2\n[traffic]\ntest = \"tcp_ndown\"\n",
+                &[(k, v)],
+            )
+        };
+        assert_eq!(
+            test("traffic.streams", "0"),
+            "traffic.streams: must be 1 to 1000"
+        );
+        assert_eq!(
+            test("traffic.streams", "1001"),
+            "traffic.streams: must be 1 to 1000"
+        );
+        assert_eq!(
+            test("traffic.station", "3"),
+            "traffic.station: no station 3 in this cell (1 to 2)"
+        );
+        assert!(test("traffic.test", "tcp_down").starts_with("traffic.test: unknown flent test"));
+    }
+
+    /// A list where a table belongs (`--set traffic=[]`) is refused, naming the key,
+    /// for every table of the scenario.
+    #[test]
+    fn a_list_is_not_a_table() {
+        let list =
+            "[[stations.list]]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n";
+        for key in TABLE_KEYS {
+            let (text, path, shown) = match key.split_once("[]") {
+                None => ("", key.to_string(), key.to_string()),
+                Some((list_key, "")) => ("", list_key.to_string(), format!("{list_key}[0]")),
+                Some((list_key, rest)) => {
+                    let p = format!("{list_key}[0]{rest}");
+                    (list, p.clone(), p)
+                }
+            };
+            let value = if key.ends_with("[]") { "[1]" } else { "[]" };
+            let e = err(text, &[(&path, value)]);
+            assert!(
+                e.starts_with(&format!("{shown}: expected a table")),
+                "{key}: {e}"
+            );
+        }
+        assert_eq!(
+            err("[traffic]\n", &[("traffic", "[\"cbr\"]")]),
+            "traffic: expected a table (`{ … }` or a [section]), not a list"
+        );
+        // Tables are fine, empty or not; so are the lists that are lists.
+        parse(
+            "[traffic.web]\nobjects_bytes = [1000, 2000]\n",
+            &[("stations.list".into(), "[{mcs=3},{mcs=5}]".into())],
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+        parse("", &[("traffic".into(), "{}".into())])
+            .unwrap()
+            .resolve()
+            .unwrap();
+    }
+
+    /// [`TABLE_KEYS`] is every table a scenario has: a scenario with every optional
+    /// table given, written back, has tables at exactly those keys.
+    #[test]
+    fn table_keys_are_complete() {
+        let edca = ["vo", "vi", "be", "bk"]
+            .iter()
+            .flat_map(|ac| ["ap", "sta"].map(|who| format!("[mac.edca_{who}.{ac}]\naifsn = 2\n")))
+            .collect::<String>();
+        let machinery =
+            "scan = {}\npower_save = {}\nbus = { preset = \"sdio-generic\", clock_hz = 1000000 }\n";
+        let text = format!(
+            "{edca}[stations]\n{machinery}[[stations.list]]\n{machinery}[traffic.web]\n\
+             [[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"
+        );
+        let scenario = parse(&text, &[]).unwrap();
+        let value = toml::Value::try_from(&scenario).unwrap();
+        fn tables(v: &toml::Value, path: &str, out: &mut Vec<String>) {
+            let join = |k: &str| {
+                if path.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{path}.{k}")
+                }
+            };
+            match v {
+                toml::Value::Table(t) => {
+                    for (k, v) in t {
+                        if v.is_table() {
+                            out.push(join(k));
+                        }
+                        tables(v, &join(k), out);
+                    }
+                }
+                toml::Value::Array(items) if items.iter().any(|i| i.is_table()) => {
+                    out.push(format!("{path}[]"));
+                    for i in items {
+                        if let toml::Value::Table(_) = i {
+                            tables(i, &format!("{path}[]"), out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        tables(&value, "", &mut found);
+        found.retain(|k| !k.ends_with("[]") || !k.contains("[]."));
+        found.sort();
+        found.dedup();
+        let mut want: Vec<String> = TABLE_KEYS.iter().map(|k| k.to_string()).collect();
+        want.sort();
+        assert_eq!(found, want);
     }
 }

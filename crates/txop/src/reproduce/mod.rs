@@ -11,7 +11,7 @@ mod e3;
 mod e4;
 mod e5;
 
-use crate::runner::{prepare, simulate};
+use crate::runner::{prepare, simulate, InternalError, SimError};
 use std::fmt::Write;
 use txop_sim::results::FlowResult;
 use txop_sim::Results;
@@ -121,14 +121,27 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
 ];
 
 /// Run experiment `id` (case-insensitive); `advance` is told the simulated ns done.
-pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, String> {
-    let mut ctx = Ctx { advance };
+/// A run's internal error is reported as such, not as the user's.
+pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, SimError> {
+    let mut ctx = Ctx {
+        advance,
+        internal: None,
+    };
+    let report = run_in(id, &mut ctx);
+    match ctx.internal {
+        Some(e) => Err(SimError::Internal(e)),
+        None => report.map_err(SimError::User),
+    }
+}
+
+/// [`run`]'s work: experiment `id` with `ctx`.
+fn run_in(id: &str, ctx: &mut Ctx) -> Result<Report, String> {
     match id.to_ascii_uppercase().as_str() {
-        "E1" => e1::run(&mut ctx),
-        "E2" => e2::run(&mut ctx),
-        "E3" => e3::run(&mut ctx),
-        "E4" => e4::run(&mut ctx),
-        "E5" => e5::run(&mut ctx),
+        "E1" => e1::run(ctx),
+        "E2" => e2::run(ctx),
+        "E3" => e3::run(ctx),
+        "E4" => e4::run(ctx),
+        "E5" => e5::run(ctx),
         _ => Err(format!(
             "{id}: no such experiment; expected one of {} or all",
             EXPERIMENTS
@@ -143,6 +156,8 @@ pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, String> {
 /// What the experiments share: running a built-in scenario with overrides.
 struct Ctx<'a> {
     advance: &'a (dyn Fn(u64) + Sync),
+    /// The first internal error of a run, kept so that [`run`] reports it as one.
+    internal: Option<InternalError>,
 }
 
 impl Ctx<'_> {
@@ -152,7 +167,13 @@ impl Ctx<'_> {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let p = prepare(scenario, &sets, None)?;
-        simulate(&p, self.advance)
+        simulate(&p, self.advance).map_err(|e| {
+            let text = e.to_string();
+            if let SimError::Internal(e) = e {
+                self.internal.get_or_insert(e);
+            }
+            text
+        })
     }
 }
 
