@@ -260,10 +260,9 @@ impl std::fmt::Display for Stuck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "simulated time has not advanced in {} million events at t = {:.9} s (seed {})",
+            "simulated time has not advanced in {} million events at t = {:.9} s",
             self.steps / 1_000_000,
             self.at.as_secs_f64(),
-            self.seed
         )
     }
 }

@@ -272,7 +272,7 @@ pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results,
         sim.run_until(next);
         if let Some(stuck) = sim.stuck() {
             // A bug in the model, not in the scenario: reported as an internal error.
-            panic!("{}: {stuck}", p.source);
+            return Err(p.internal_error(stuck.to_string()));
         }
         advance((next - t).as_ns());
         t = next;
