@@ -3,7 +3,7 @@
 //! internal ones, whatever RUST_BACKTRACE says.
 
 mod support;
-use std::process::{Command, Output};
+use std::process::Command;
 use support::*;
 
 /// Exit 2, nothing on stdout, exactly one line on stderr, pointing to `--help`.
