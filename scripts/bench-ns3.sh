@@ -44,7 +44,8 @@ while [ $# -gt 0 ]; do
     case $1 in
         --runs)
             runs=${2:-}
-            shift 2 || true
+            shift
+            [ $# -eq 0 ] || shift
             ;;
         dcf | tcp) scenarios+=("$1"); shift ;;
         *)
