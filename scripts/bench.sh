@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# Speed benchmark of txop against ns-3 on saturated cells.
+# Speed benchmark of txop on saturated cells and TCP.
 #
 # Usage: scripts/bench.sh [criterion args...]
 #
 # Runs `cargo bench -p txop-sim --bench saturated` (extra arguments go to criterion,
 # e.g. `scripts/bench.sh dcf_11a` to run only that group), then prints a table of
 # wall-seconds per simulated second (criterion's mean time per iteration divided by the
-# simulated seconds of one iteration: 1, or 10 for the TCP groups) next to ns-3 3.37's
-# figures (the 802.11a 54 Mbit/s, 1500-byte, saturated-uplink scenario of wifi-bianchi,
-# and one TCP flow per station), and the speed-up ns-3 / txop. The target is a
-# speed-up of at least 100 at every n.
+# simulated seconds of one iteration: 1, or 10 for the TCP groups). For the comparison
+# with ns-3, measured back to back in the same run, see scripts/bench-ns3.sh.
 #
 # Figures come from <target>/criterion/<group>/<n>/new/estimates.json; results not
 # refreshed by this run are marked "(old)". Needs cargo and python3.
@@ -30,13 +28,6 @@ import sys
 
 root, start = sys.argv[1], float(sys.argv[2])
 
-# ns-3 3.37, wall-s per simulated s: 802.11a 54 Mbit/s, 1500 B, saturated, DCF; and
-# rrul-like TCP with one flow per station (the issues' reference figures).
-NS3 = {
-    "dcf_11a_54M_1500B": {5: 0.52, 10: 1.02, 20: 2.10, 50: 5.22},
-    "rrul_ht20_mcs7_linux616": {1: 0.15, 4: 0.20, 16: 0.40},
-    "tcp_1down_ht20_mcs7_linux616": {1: 0.15, 4: 0.20, 16: 0.40},
-}
 GROUPS = [
     ("dcf_11a_54M_1500B", "802.11a 54 Mbit/s DCF, 1500 B, saturated uplink", [5, 10, 20, 50]),
     ("ht20_mcs7_ampdu_1500B", "802.11n HT20 MCS 7, A-MPDU, 1500 B, saturated uplink", [5, 50]),
@@ -64,16 +55,13 @@ def estimate(group, n):
 for group, title, ns in GROUPS:
     print()
     print(f"{title}  [{group}]")
-    print(f"{'n':>4}  {'txop wall-s/sim-s':>18}  {'ns-3 3.37':>10}  {'speed-up':>9}")
+    print(f"{'n':>4}  {'txop wall-s/sim-s':>18}")
     for n in ns:
         est = estimate(group, n)
         if est is None:
             print(f"{n:>4}  {'-':>18}")
             continue
         secs, old = est
-        ref = NS3.get(group, {}).get(n)
-        ref_s = f"{ref:10.2f}" if ref is not None else f"{'-':>10}"
-        ratio_s = f"{ref / secs:8.0f}x" if ref is not None else f"{'-':>9}"
         note = "  (old)" if old else ""
-        print(f"{n:>4}  {secs:18.6f}  {ref_s}  {ratio_s}{note}")
+        print(f"{n:>4}  {secs:18.6f}{note}")
 EOF

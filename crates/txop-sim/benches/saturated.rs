@@ -11,8 +11,8 @@
 //! Groups:
 //! - `dcf_11a_54M_1500B`: legacy DCF 802.11a at 54 Mbit/s, no errors, every station one
 //!   saturated 1500-byte uplink flow to the AP (4 packets kept inside the cell), the
-//!   setup of ns-3's `wifi-bianchi` example. n = 5, 10, 20, 50. ns-3 3.37 takes
-//!   0.52 / 1.02 / 2.10 / 5.22 wall-s per simulated s here; the target is ≥ 100× faster.
+//!   setup of ns-3's `wifi-bianchi` example. n = 5, 10, 20, 50. `bench/ns3/dcf.cc` is
+//!   its ns-3 counterpart; the target is ≥ 100× faster.
 //! - `ht20_mcs7_ampdu_1500B`: an 802.11n cell at HT20 MCS 7 (long GI), EDCA with the
 //!   default A-MPDU aggregation, 1500-byte uplink flows kept 128 packets deep so
 //!   aggregates are always full. n = 5, 50. Aggregation changes the event rate (fewer,
@@ -21,17 +21,19 @@
 //! - `rrul_ht20_mcs7_linux616`: every one of n HT20 MCS7 stations runs flent's rrul
 //!   (4 TCP up + 4 down, marked BE/BK/CS5/EF, plus ICMP and UDP pings) against the
 //!   wired server, through the linux-6.16 stack, from t = 0 ([`TCP_SECS`] simulated
-//!   seconds, TCP's start included). n = 1, 4, 16. ns-3 3.37 takes about 0.15 / 0.20 / 0.40 wall-s per
-//!   simulated s with one TCP flow per station; the target is 100× faster.
+//!   seconds, TCP's start included). n = 1, 4, 16. The target is 100× faster than ns-3
+//!   with one TCP flow per station (`bench/ns3/tcp.cc`).
 //!
 //! - `tcp_1down_ht20_mcs7_linux616`: one TCP CUBIC download per station from the wired
 //!   server (and each station pinging it), linux-6.16, from t = 0: the like-for-like
-//!   counterpart of ns-3's one-TCP-flow-per-station figures. n = 1, 4, 16.
+//!   counterpart of `bench/ns3/tcp.cc`. n = 1, 4, 16.
 //!
 //! The seed is fixed, so every iteration does the same work.
 //!
 //! Run with `cargo bench -p txop-sim --bench saturated`, or `scripts/bench.sh` for a
-//! table against the ns-3 figures.
+//! table, or `scripts/bench-ns3.sh` for a table against ns-3 measured in the same run.
+//! Before timing a configuration, each group prints what one run of it simulates
+//! (`txop-throughput group=… n=… throughput_mbps=…`; TCP goodput for the TCP groups).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
@@ -42,7 +44,7 @@ use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::{Nanos, NodeId};
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow;
-use txop_sim::{SimConfig, Simulation};
+use txop_sim::{Results, SimConfig, Simulation};
 
 const PAYLOAD_BYTES: u32 = 1500;
 const SEED: u64 = 1;
@@ -103,6 +105,19 @@ fn run(cfg: SimConfig) -> u64 {
     r.conservation.delivered_packets
 }
 
+/// What a run simulated, in Mbit/s of payload: the TCP flows' goodput if there are TCP
+/// flows (pings left out), all delivered payload otherwise. `scripts/bench-ns3.sh` sets
+/// it beside ns-3's, to show both simulate comparable traffic.
+fn simulated_mbps(r: &Results) -> f64 {
+    let tcp = r.flows.iter().filter(|f| f.kind == "tcp");
+    let bps = if r.flows.iter().any(|f| f.kind == "tcp") {
+        tcp.map(|f| f.throughput_bps).sum()
+    } else {
+        r.total_throughput_bps
+    };
+    bps / 1e6
+}
+
 fn group(c: &mut Criterion, name: &str, ns: &[usize], make: fn(usize) -> SimConfig) {
     let mut g = c.benchmark_group(name);
     g.sample_size(20)
@@ -110,8 +125,15 @@ fn group(c: &mut Criterion, name: &str, ns: &[usize], make: fn(usize) -> SimConf
         .measurement_time(Duration::from_secs(5));
     for &n in ns {
         let cfg = make(n);
-        // Guard against benchmarking an idle cell (a setup mistake would look "fast").
-        assert!(run(cfg.clone()) > 0, "{name} n={n}: nothing delivered");
+        // Guard against benchmarking an idle cell (a setup mistake would look "fast"),
+        // and print what the run simulates.
+        let r = Simulation::new(cfg.clone()).expect("valid config").run();
+        assert!(
+            r.conservation.delivered_packets > 0,
+            "{name} n={n}: nothing delivered"
+        );
+        let mbps = simulated_mbps(&r);
+        println!("txop-throughput group={name} n={n} throughput_mbps={mbps:.3}");
         g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
             b.iter(|| run(black_box(cfg.clone())))
         });
