@@ -9,7 +9,7 @@ use crate::aqm::codel::CodelParams;
 use crate::mac80211::aql::{AqlEstimator, AqlParams};
 use crate::mac80211::classify::DscpMapping;
 use crate::mac80211::fq::OverloadPolicy;
-use crate::mac80211::scheduler::SchedulerKind;
+use crate::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
 use crate::Nanos;
 
 /// The qdisc on the WiFi netdev (one instance per AC, under `mq`).
@@ -85,6 +85,9 @@ pub struct StackConfig {
     pub airtime_flags: u8,
     /// OpenWrt's `AIRTIME_QUANTUM_SHIFT` (0 in mainline, §12).
     pub quantum_shift: u8,
+    /// How 6.0+'s `may_transmit` uses the per-AC AQL check: as written, or flipped
+    /// (a kernel patch to try, §5.4).
+    pub may_transmit_aql_check: MayTransmitAqlCheck,
     pub queue_limit: QueueLimit,
     pub driver: DriverKind,
     /// Driver (legacy ath9k) or firmware queue depth in packets; see [`DriverKind`].
@@ -190,6 +193,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         scheduler: SchedulerKind::RoundRobin,
         airtime_flags: 3,
         quantum_shift: 0,
+        may_transmit_aql_check: MayTransmitAqlCheck::AsWritten,
         queue_limit: QueueLimit::None,
         driver: DriverKind::Ath9k,
         driver_queue_packets: 123,
@@ -331,7 +335,15 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
         ),
     };
     let scheduler = if c.mac80211_txqs {
-        format!("{:?} (airtime_flags {})", c.scheduler, c.airtime_flags)
+        let check = if c.may_transmit_aql_check == MayTransmitAqlCheck::Flipped {
+            ", may_transmit's AQL check flipped"
+        } else {
+            ""
+        };
+        format!(
+            "{:?} (airtime_flags {}{check})",
+            c.scheduler, c.airtime_flags
+        )
     } else {
         "the driver's round robin over its TIDs".to_string()
     };

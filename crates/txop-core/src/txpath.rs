@@ -178,6 +178,7 @@ impl TxPath {
                     kind: cfg.scheduler,
                     airtime_flags: cfg.airtime_flags,
                     quantum_shift: cfg.quantum_shift,
+                    may_transmit_aql_check: cfg.may_transmit_aql_check,
                 },
                 n,
             );

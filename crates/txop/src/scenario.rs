@@ -205,6 +205,8 @@ pub struct StackOptions {
     pub scheduler: Option<String>,
     pub airtime_flags: Option<u8>,
     pub quantum_shift: Option<u8>,
+    /// "as_written" or "flipped": how 6.0+'s `may_transmit` uses the per-AC AQL check.
+    pub may_transmit_aql_check: Option<String>,
     /// "none", "aql" or "dql".
     pub queue_limit: Option<String>,
     pub aql_limit_low_us: Option<u32>,
@@ -1504,7 +1506,7 @@ impl Scenario {
         use txop_core::mac80211::aql::{AqlEstimator, AqlParams};
         use txop_core::mac80211::classify::DscpMapping;
         use txop_core::mac80211::fq::OverloadPolicy;
-        use txop_core::mac80211::scheduler::SchedulerKind;
+        use txop_core::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
         use txop_core::stack::{DriverKind, QdiscKind, QueueLimit};
         let mut c = stack::preset(&self.stack).ok_or_else(|| {
             let names: Vec<&str> = stack::PRESETS.iter().map(|(n, _)| *n).collect();
@@ -1576,6 +1578,16 @@ impl Scenario {
         set!(driver_queue_packets);
         set!(hw_queue_ppdus);
         set!(max_ampdu_subframes);
+        if let Some(v) = &o.may_transmit_aql_check {
+            c.may_transmit_aql_check = choose(
+                "may_transmit_aql_check",
+                v,
+                &[
+                    ("as_written", MayTransmitAqlCheck::AsWritten),
+                    ("flipped", MayTransmitAqlCheck::Flipped),
+                ],
+            )?;
+        }
         if let Some(v) = &o.fq_overload {
             c.fq_overload = choose(
                 "fq_overload",
@@ -2900,6 +2912,32 @@ mod tests {
                 .unwrap()
                 .resolve()
                 .unwrap();
+        }
+    }
+
+    #[test]
+    fn may_transmit_aql_check_takes_two_readings() {
+        use txop_core::mac80211::scheduler::MayTransmitAqlCheck;
+        let e = err(
+            "",
+            &[("stack_options.may_transmit_aql_check", "\"reversed\"")],
+        );
+        assert!(
+            e.starts_with("stack_options.may_transmit_aql_check: unknown value `reversed`"),
+            "{e}"
+        );
+        for (v, want) in [
+            ("\"as_written\"", MayTransmitAqlCheck::AsWritten),
+            ("\"flipped\"", MayTransmitAqlCheck::Flipped),
+        ] {
+            let cfg = parse(
+                "",
+                &[("stack_options.may_transmit_aql_check".into(), v.into())],
+            )
+            .unwrap()
+            .resolve()
+            .unwrap();
+            assert_eq!(cfg.cell.stack.may_transmit_aql_check, want);
         }
     }
 

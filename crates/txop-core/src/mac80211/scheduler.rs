@@ -204,6 +204,24 @@ impl SchedulerKind {
     }
 }
 
+/// How `ieee80211_txq_may_transmit` (6.0+, [`SchedulerKind::DrrAql`]) uses the per-AC
+/// AQL check `ieee80211_txq_schedule_airtime_check` (reference §5.4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MayTransmitAqlCheck {
+    /// The kernel as written: `if (!ieee80211_txq_schedule_airtime_check(local, ac))
+    /// goto out;`. Over the AC's limit a TXQ may transmit whatever its deficit (and
+    /// leaves the active list); under it the deficit round robin decides. So while the
+    /// AC is over its limit (a saturated firmware queue) airtime fairness is off.
+    #[default]
+    AsWritten,
+    /// The check's sense flipped, the reading that the line is reversed (raised on
+    /// linux-wireless, August 2024, in review of "wifi: mac80211: add AQL support for
+    /// broadcast packets"): under the AC's limit every TXQ may transmit; over it the
+    /// deficit round robin decides, and a TXQ in debt is refused (topped up and rotated).
+    Flipped,
+}
+
 /// Scheduler configuration (reference §5.1 `airtime_flags`, §12 item 1 quantum shift).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -220,6 +238,8 @@ pub struct SchedulerParams {
     /// [`SchedulerKind::DrrAql`]: 0 in mainline, 3 in OpenWrt (§12 item 1). Ignored by the
     /// other kinds.
     pub quantum_shift: u8,
+    /// [`SchedulerKind::DrrAql`]'s `may_transmit` and the per-AC AQL limit (§5.4).
+    pub may_transmit_aql_check: MayTransmitAqlCheck,
 }
 
 impl SchedulerParams {
@@ -229,6 +249,7 @@ impl SchedulerParams {
             kind,
             airtime_flags: DEFAULT_AIRTIME_FLAGS,
             quantum_shift: 0,
+            may_transmit_aql_check: MayTransmitAqlCheck::AsWritten,
         }
     }
 
@@ -238,6 +259,7 @@ impl SchedulerParams {
             kind,
             airtime_flags: DEFAULT_AIRTIME_FLAGS,
             quantum_shift: OPENWRT_AIRTIME_QUANTUM_SHIFT,
+            may_transmit_aql_check: MayTransmitAqlCheck::AsWritten,
         }
     }
 }
@@ -712,8 +734,10 @@ impl Scheduler {
     ///   station before it whose deficit is negative (DrrAql: effective deficit) and
     ///   rotating it to the tail; if `txq`'s (raw) deficit is `>= 0`, remove it from the
     ///   list and allow it; otherwise top it up, rotate it and refuse. A vif TXQ, an unlisted
-    ///   TXQ and (DrrAql) an AC over its per-AC limit are allowed, and removed from the list,
-    ///   as in the kernel (§5.4). The OpenWrt quantum shift is applied here too [U];
+    ///   TXQ and (DrrAql) a TXQ the per-AC AQL check lets through — an AC over its limit,
+    ///   as the kernel is written (§5.4), or under it with the check flipped
+    ///   ([`MayTransmitAqlCheck`]) — are allowed, and removed from the list. The OpenWrt
+    ///   quantum shift is applied here too [U];
     /// - VirtualTime: refuse if AQL-ineligible or not scheduled; catch global `v_t` up to
     ///   the smallest node; allow if the TXQ's `v_t ≤` global (§5.3);
     /// - Ath9kDrr: always allowed (there was no such API).
@@ -738,8 +762,8 @@ impl Scheduler {
 
     /// How many times in a row [`Scheduler::may_transmit`] would refuse `txq` if asked
     /// again and again with nothing else happening in between, when that is easy to
-    /// know: a DRR kind, `txq` a station TXQ alone on its AC's list, the AC not over its
-    /// AQL limit (DrrAql). Each refusal then only tops its deficit up by its quantum,
+    /// know: a DRR kind, `txq` a station TXQ alone on its AC's list, the per-AC AQL check
+    /// not letting it through at once (DrrAql, [`MayTransmitAqlCheck`]). Each refusal then only tops its deficit up by its quantum,
     /// so it takes `ceil(−deficit / quantum)` of them. `None` when the shortcut does not
     /// apply (ask [`Scheduler::may_transmit`] itself). A firmware that keeps asking uses
     /// [`Scheduler::refuse`] to take them all at once.
@@ -759,7 +783,7 @@ impl Scheduler {
         if a.list.len() != 1 || a.list.front() != Some(&txq) || !self.txqs.get(&txq)?.listed {
             return None;
         }
-        if kind == SchedulerKind::DrrAql && ac_over_limit(1) {
+        if kind == SchedulerKind::DrrAql && self.aql_check_allows(ac_over_limit(1)) {
             return None;
         }
         let deficit = self.stas.get(sta as usize)?[ac.index()].deficit;
@@ -775,7 +799,7 @@ impl Scheduler {
 
     /// [`Scheduler::may_transmit`] for `txq` at `now` right after
     /// [`Scheduler::refusals_in_a_row`] said 0 for it (nothing changed in between): it is
-    /// alone on its AC's list with a deficit `>= 0` (and the AC not over its AQL limit),
+    /// alone on its AC's list with a deficit `>= 0` (and not let through by the AQL check),
     /// so it is allowed and taken off the list, without the walk and the checks.
     pub fn allow_alone(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         self.last_now = self.last_now.max(now);
@@ -1071,6 +1095,15 @@ impl Scheduler {
     }
 
     /// `ieee80211_txq_may_transmit` of generations 1 and 3.
+    /// `may_transmit`'s per-AC AQL check (DrrAql): whether it lets the TXQ through
+    /// without the deficit walk, given whether the AC is over its limit.
+    fn aql_check_allows(&self, ac_over_limit: bool) -> bool {
+        match self.params.may_transmit_aql_check {
+            MayTransmitAqlCheck::AsWritten => ac_over_limit,
+            MayTransmitAqlCheck::Flipped => !ac_over_limit,
+        }
+    }
+
     fn drr_may_transmit(
         &mut self,
         txq: TxqKey,
@@ -1093,7 +1126,9 @@ impl Scheduler {
         if !self.txqs[&txq].listed {
             return allow(self);
         }
-        if kind == SchedulerKind::DrrAql && ac_over_limit(self.acs[a].list.len()) {
+        if kind == SchedulerKind::DrrAql
+            && self.aql_check_allows(ac_over_limit(self.acs[a].list.len()))
+        {
             return allow(self);
         }
         while let Some(&front) = self.acs[a].list.front() {
@@ -1894,6 +1929,48 @@ mod tests {
         d.schedule_txq(t0, a, AC);
         d.schedule_start(t0, AC, &|_| true);
         assert_eq!(d.next_txq(t0, AC, &mut |_| true, &no_pending), Some(a));
+    }
+
+    /// `may_transmit`'s per-AC AQL check as written lets a TXQ in debt through while the
+    /// AC is over its limit and applies the deficit under it; flipped, the other way
+    /// round. `refusals_in_a_row` agrees with `may_transmit` either way.
+    #[test]
+    fn may_transmit_aql_check_as_written_and_flipped() {
+        let a = TxqKey::station(0, 0);
+        let t0 = Nanos::ZERO;
+        for check in [MayTransmitAqlCheck::AsWritten, MayTransmitAqlCheck::Flipped] {
+            for over in [false, true] {
+                let params = SchedulerParams {
+                    may_transmit_aql_check: check,
+                    ..SchedulerParams::mainline(SchedulerKind::DrrAql)
+                };
+                let mut s = Scheduler::new(params, 1);
+                s.schedule_txq(t0, a, AC);
+                s.register_airtime(t0, a, AC, 600, 0);
+                let debt = s.deficit_us(0, AC);
+                assert!(debt < 0, "in debt: {debt}");
+                let over_limit = |_: usize| over;
+                let expect_allow = match check {
+                    MayTransmitAqlCheck::AsWritten => over,
+                    MayTransmitAqlCheck::Flipped => !over,
+                };
+                let refusals = s.refusals_in_a_row(a, AC, &over_limit);
+                let allowed = s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &over_limit);
+                assert_eq!(allowed, expect_allow, "{check:?}, over {over}");
+                if allowed {
+                    // Let through without the deficit walk: off the list, deficit unchanged.
+                    assert!(!s.is_scheduled(a));
+                    assert_eq!(s.deficit_us(0, AC), debt);
+                    assert_eq!(refusals, None, "the shortcut does not apply");
+                } else {
+                    // Refused by the deficit: topped up by its quantum, still listed.
+                    assert!(s.is_scheduled(a));
+                    assert_eq!(s.deficit_us(0, AC), debt + 256);
+                    let expect = (-debt as u32).div_ceil(256);
+                    assert_eq!(refusals, Some(expect), "ceil(debt / quantum) refusals");
+                }
+            }
+        }
     }
 
     #[test]
