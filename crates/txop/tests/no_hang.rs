@@ -17,18 +17,6 @@ use txop_sim::{Results, SimConfig, Simulation};
 /// the watchdog stops a run stuck at one instant after a few seconds.
 const GUARD: Duration = Duration::from_secs(120);
 
-const STACKS: [&str; 9] = [
-    "simple",
-    "linux-4.8-bloated",
-    "fq_codel-qdisc",
-    "linux-4.9",
-    "linux-4.11-ath9k",
-    "linux-5.5",
-    "linux-5.14",
-    "linux-6.0",
-    "linux-6.16",
-];
-
 /// The traffic of each case: `--set` overrides on a base scenario.
 fn traffic_kinds() -> Vec<Vec<(&'static str, String)>> {
     let mut kinds = Vec::new();
@@ -101,7 +89,7 @@ fn run_guarded(case: &str, cfg: SimConfig) -> Results {
 }
 
 fn all_cases(stations: u32) {
-    for stack in STACKS {
+    for (stack, _) in txop_core::stack::PRESETS {
         for traffic in traffic_kinds() {
             for seed in [1, 2] {
                 run_case(stations, stack, seed, &traffic);

@@ -132,49 +132,18 @@ impl SaturatedWriter {
 mod tests {
     use super::*;
 
-    /// A queue that holds `limit` packets, fed by one writer of depth `depth` at one
-    /// instant: writes go on until the queue refuses one, and the depth is kept.
-    #[test]
-    fn a_full_queue_ends_the_writes_at_one_instant() {
-        let (depth, limit) = (128u32, 50u32);
-        let mut w = SaturatedWriter::new(depth);
-        let mut queue = 0u32;
-        let mut writes = 0;
-        // The scheduled writes, then what each write leads to.
-        let mut todo = w.pending;
+    /// The writes `w` makes at one instant into a queue holding `queue` of `limit`
+    /// packets (a full queue head-drops one of the writer's own packets): the scheduled
+    /// writes, then whatever each leads to. Returns how many the queue accepted.
+    fn write_at_one_instant(w: &mut SaturatedWriter, queue: &mut u32, limit: u32) -> u32 {
+        let depth = w.depth();
+        let (mut todo, mut writes, mut accepted) = (w.pending, 0, 0);
         while todo > 0 {
             todo -= 1;
             w.wrote();
             writes += 1;
-            let refused = if queue < limit {
-                queue += 1;
-                false
-            } else {
-                // Overload: a head drop of one of its own packets.
-                w.refused();
-                true
-            };
-            if w.write_on(refused) {
-                todo += 1;
-            }
-            assert_eq!(w.depth(), depth);
-            assert!(writes < 10_000, "the writes at one instant never end");
-        }
-        assert_eq!(w.inside, limit);
-        assert_eq!(w.owed, depth - limit);
-        assert_eq!(w.pending, 0);
-        assert!(!w.stalled());
-
-        // A delivery frees room: one replacement, then the owed ones until refused.
-        queue -= 1;
-        w.left();
-        let mut todo = w.pending;
-        let mut accepted = 0;
-        while todo > 0 {
-            todo -= 1;
-            w.wrote();
-            let refused = if queue < limit {
-                queue += 1;
+            let refused = if *queue < limit {
+                *queue += 1;
                 accepted += 1;
                 false
             } else {
@@ -184,8 +153,29 @@ mod tests {
             if w.write_on(refused) {
                 todo += 1;
             }
+            assert_eq!(w.depth(), depth);
+            assert!(writes < 10_000, "the writes at one instant never end");
         }
-        assert_eq!(accepted, 1);
+        accepted
+    }
+
+    /// A queue that holds `limit` packets, fed by one writer of depth `depth` at one
+    /// instant: writes go on until the queue refuses one, and the depth is kept.
+    #[test]
+    fn a_full_queue_ends_the_writes_at_one_instant() {
+        let (depth, limit) = (128u32, 50u32);
+        let mut w = SaturatedWriter::new(depth);
+        let mut queue = 0u32;
+        assert_eq!(write_at_one_instant(&mut w, &mut queue, limit), limit);
+        assert_eq!(w.inside, limit);
+        assert_eq!(w.owed, depth - limit);
+        assert_eq!(w.pending, 0);
+        assert!(!w.stalled());
+
+        // A delivery frees room: one replacement, then the owed ones until refused.
+        queue -= 1;
+        w.left();
+        assert_eq!(write_at_one_instant(&mut w, &mut queue, limit), 1);
         assert_eq!(queue, limit);
         assert_eq!(w.depth(), depth);
     }
