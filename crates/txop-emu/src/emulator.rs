@@ -279,29 +279,49 @@ pub fn emulate(
     })
 }
 
-/// The run a `txop emu exec` means: `explicit`, else `TXOP_EMU_ID` from the
-/// environment (inside an emulator), else the only live run.
+/// The ids as a list for a message: `12, 345`.
+fn id_list(ids: &[u32]) -> String {
+    ids.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The run a `txop emu exec` means: `explicit` (`--id`), else `TXOP_EMU_ID` from the
+/// environment (set for every program inside an emulator), else the only live run.
+/// Several live runs and no id, no live run, or an id that names no live run: an
+/// error (one line) rather than a guess.
 pub fn find_run(explicit: Option<u32>) -> Result<u32, String> {
-    if let Some(id) = explicit {
-        return Ok(id);
+    let inherited = std::env::var("TXOP_EMU_ID").ok();
+    let chosen = match (explicit, &inherited) {
+        (Some(id), _) => Some((id, format!("--id {id}"))),
+        (None, Some(v)) => Some((
+            v.parse()
+                .map_err(|_| format!("TXOP_EMU_ID={v}: not an emulator id"))?,
+            format!("TXOP_EMU_ID={v} (from the environment)"),
+        )),
+        (None, None) => None,
+    };
+    let live = netns::live_runs();
+    if let Some((id, how)) = chosen {
+        return if live.contains(&id) {
+            Ok(id)
+        } else if live.is_empty() {
+            Err(format!("{how}: no such emulator; none is running"))
+        } else {
+            Err(format!(
+                "{how}: no such emulator; running: {}",
+                id_list(&live)
+            ))
+        };
     }
-    if let Some(id) = std::env::var("TXOP_EMU_ID")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return Ok(id);
-    }
-    let mut ids: Vec<u32> = netns::txop_namespaces()
-        .iter()
-        .filter_map(|n| addr::parse_namespace(n).map(|(id, _)| id))
-        .filter(|&id| netns::run_alive(id))
-        .collect();
-    ids.dedup();
-    match ids.as_slice() {
+    match live.as_slice() {
         [id] => Ok(*id),
-        [] => Err("no txop emulator is running".into()),
+        [] => Err("no txop emulator is running (start one with `txop emu SCENARIO -- …`)".into()),
         many => Err(format!(
-            "several txop emulators are running ({many:?}): choose one with --id"
+            "{} txop emulators are running ({}): choose one with --id",
+            many.len(),
+            id_list(many)
         )),
     }
 }
@@ -320,11 +340,9 @@ pub fn exec_in(run_id: u32, endpoint: Endpoint, argv: &[OsString]) -> Result<(),
     if argv.is_empty() {
         return Err("no command given (txop emu exec NODE -- COMMAND…)".into());
     }
-    let stations = netns::txop_namespaces()
-        .iter()
-        .filter_map(|n| addr::parse_namespace(n))
-        .filter(|(id, e)| *id == run_id && matches!(e, Endpoint::Station(_)))
-        .count() as u16;
+    let stations = netns::namespaces_by_run()
+        .get(&run_id)
+        .map_or(0, |names| names.len().saturating_sub(1)) as u16;
     let err = Command::new("ip")
         .args(["netns", "exec", &ns])
         .args(argv)

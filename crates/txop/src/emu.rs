@@ -46,9 +46,9 @@ pub struct EmuArgs {
     /// are printed first).
     #[arg(long, conflicts_with = "output")]
     shell: bool,
-    /// Remove what emulators killed with SIGKILL left behind (their namespaces and
-    /// the processes in them), make sure txop's range is unreachable from the root
-    /// namespace, then exit.
+    /// Remove what emulators killed with SIGKILL left behind (their namespaces, the
+    /// processes in them, their lock files; every run's start does the same), make
+    /// sure txop's range is unreachable from the root namespace, then exit.
     #[arg(long, conflicts_with_all = ["scenario", "shell"])]
     cleanup: bool,
     /// Write a results directory: summary.txt, results.json (the cell's view) and
@@ -76,7 +76,7 @@ enum EmuAction {
     /// Run a command in a namespace of a running emulator.
     Exec {
         /// The emulator's id (its pid); by default the one this command runs inside
-        /// (TXOP_EMU_ID), or the only one running.
+        /// (TXOP_EMU_ID), else the only one running (with several, --id is required).
         #[arg(long)]
         id: Option<u32>,
         /// `server` or `staN`.
@@ -137,11 +137,16 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if args.cleanup {
         netns::check_privileges().map_err(UserError)?;
         netns::protect_root_namespace().map_err(UserError)?;
-        let removed = netns::cleanup_leftovers(false).map_err(UserError)?;
-        if removed.is_empty() {
-            println!("txop emu: nothing to clean up");
-        } else {
-            println!("txop emu: removed {}", removed.join(", "));
+        let removed = netns::cleanup_leftovers();
+        if !removed.errors.is_empty() {
+            return Err(UserError(format!(
+                "txop emu --cleanup: {}",
+                removed.errors.join("; ")
+            )));
+        }
+        match removed.runs.is_empty() {
+            true => println!("txop emu: nothing to clean up"),
+            false => println!("txop emu: {}", leftovers_line(&removed)),
         }
         return Ok(());
     }
@@ -185,6 +190,13 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
+        let removed = net.leftovers();
+        for e in &removed.errors {
+            eprintln!("txop emu: warning: leftovers of a dead run: {e}");
+        }
+        if !removed.runs.is_empty() {
+            eprintln!("txop emu: {}", leftovers_line(removed));
+        }
         if shell {
             print!("{}", txop_emu::emulator::describe_network(net));
         }
@@ -233,4 +245,21 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         std::process::exit(code);
     }
     Ok(())
+}
+
+/// One line naming what a cleanup removed.
+fn leftovers_line(removed: &netns::Removed) -> String {
+    let runs: Vec<String> = removed.runs.iter().map(|r| r.to_string()).collect();
+    if removed.namespaces.is_empty() {
+        format!(
+            "removed the lock file(s) of dead run(s) {}",
+            runs.join(", ")
+        )
+    } else {
+        format!(
+            "removed what dead run(s) {} left: {}",
+            runs.join(", "),
+            removed.namespaces.join(", ")
+        )
+    }
 }
