@@ -25,6 +25,7 @@
 //! - [`engine`]: forwarding through the wired link and the cell, sans-I/O;
 //! - [`flows`], [`timing`]: per-flow statistics and the timing error;
 //! - [`netns`], [`tun`]: namespaces, TUN devices, routes, process cleanup;
+//! - [`nsexec`]: starting a program inside a namespace (what `ip netns exec` does);
 //! - [`runs`]: which runs are alive (a lock each holds while it lives);
 //! - [`session`], [`emulator`]: setting everything up and tearing it down on every
 //!   exit path; one run from start to finish;
@@ -36,6 +37,7 @@ pub mod emulator;
 pub mod engine;
 pub mod flows;
 pub mod netns;
+pub mod nsexec;
 pub mod parse;
 pub mod results;
 pub mod runloop;

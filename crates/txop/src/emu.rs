@@ -24,6 +24,10 @@ use txop_sim::Results;
         txop emu default --shell\n  \
         txop emu exec sta1 -- ping -c 3 198.18.0.1\n  \
         txop emu --cleanup\n\n\
+        The command's stdout and stderr are its own (`-- iperf3 -J | jq` works); txop's\n\
+        summary goes to stderr after it (not with --quiet) and to summary.txt with -o.\n\
+        Exit status: the command's; 128+N if signal N ended it or the run; 2 if txop\n\
+        refused (bad input, a command that cannot be started); 1 for an internal error.\n\n\
         Addresses: the server is 198.18.0.1 (fd74:786f:7000::1), station N is 198.18.1.N\n\
         (fd74:786f:7000::1:N). Programs get TXOP_SERVER, TXOP_STA1…, TXOP_EMU_ID and TXOP_EXE\n\
         in their environment. The scenario's [traffic] is not used: the programs are the traffic."
@@ -58,6 +62,10 @@ pub struct EmuArgs {
     /// Replace an existing results directory.
     #[arg(long)]
     force: bool,
+    /// Print nothing of txop's own (the summary, the --shell plan, notes); errors
+    /// still get their one line on stderr. The command's output is untouched.
+    #[arg(short, long)]
+    quiet: bool,
     /// Poll instead of sleeping this many µs before each deadline (CPU for timing
     /// precision).
     #[arg(long, value_name = "US", default_value_t = 30)]
@@ -113,7 +121,7 @@ fn node(name: &str, stations: u16) -> Result<Endpoint, UserError> {
     }
 }
 
-/// The summary printed after the command's output (and summary.txt).
+/// The summary printed on stderr after the command's output (and summary.txt).
 fn summary(name: &str, r: &Results, e: &EmuReport) -> String {
     let sim = report::summary(name, r);
     // The table is the simulator's; its first line speaks of simulated time.
@@ -144,9 +152,11 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
                 removed.errors.join("; ")
             )));
         }
-        match removed.runs.is_empty() {
-            true => println!("txop emu: nothing to clean up"),
-            false => println!("txop emu: {}", leftovers_line(&removed)),
+        if !args.quiet {
+            match removed.runs.is_empty() {
+                true => println!("txop emu: nothing to clean up"),
+                false => println!("txop emu: {}", leftovers_line(&removed)),
+            }
         }
         return Ok(());
     }
@@ -172,41 +182,34 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if let Some(dir) = &args.output {
         refuse_existing(dir, args.force)?;
     }
-    let log = args
-        .output
-        .as_ref()
-        .map(|_| std::env::temp_dir().join(format!("txop-emu-{}.log", std::process::id())));
     let program = if args.shell {
         Program::Shell { endpoint }
     } else {
         Program::Command {
             endpoint,
             argv: args.command.clone(),
-            log: log.clone(),
+            keep_log: args.output.is_some(),
         }
     };
-    let shell = args.shell;
+    let (shell, quiet) = (args.shell, args.quiet);
     let mut emu_cfg = EmuConfig::new(cfg.cell, seed, cfg.wired);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
+    // Everything txop says while the command runs goes to stderr: stdout is the
+    // command's.
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
         let removed = net.leftovers();
         for e in &removed.errors {
             eprintln!("txop emu: warning: leftovers of a dead run: {e}");
         }
-        if !removed.runs.is_empty() {
+        if !quiet && !removed.runs.is_empty() {
             eprintln!("txop emu: {}", leftovers_line(removed));
         }
-        if shell {
-            print!("{}", txop_emu::emulator::describe_network(net));
+        if shell && !quiet {
+            eprint!("{}", txop_emu::emulator::describe_network(net));
         }
-    });
-    let log_bytes = log.as_ref().and_then(|p| {
-        let b = std::fs::read(p).ok();
-        let _ = std::fs::remove_file(p);
-        b
-    });
-    let outcome = outcome.map_err(UserError)?;
+    })
+    .map_err(UserError)?;
     let text = summary(&name, &outcome.results, &outcome.report);
     let code = outcome.exit_code();
     if let Some(dir) = &args.output {
@@ -230,14 +233,16 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
             ("summary.txt".to_string(), text.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
-        if let Some(b) = log_bytes {
-            files.push(("command.log".to_string(), b));
+        if let Some(b) = &outcome.command_log {
+            files.push(("command.log".to_string(), b.clone()));
         }
         write_results(dir, args.force, &files)?;
     }
-    print!("\n{text}");
-    if let Some(sig) = outcome.stopped_by {
-        eprintln!("txop emu: stopped by signal {sig}; everything removed");
+    if !quiet {
+        eprint!("\n{text}");
+        if let Some(sig) = outcome.stopped_by {
+            eprintln!("txop emu: stopped by signal {sig}; everything removed");
+        }
     }
     if code != 0 {
         use std::io::Write;

@@ -407,6 +407,145 @@ fn a_reused_pid_does_not_keep_a_dead_runs_leftovers() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The command's stdout is its own, byte for byte; txop's summary goes to stderr
+/// after the command's stderr; `--quiet` leaves only the command's output.
+#[test]
+fn stdout_is_the_commands_own_and_txops_summary_goes_to_stderr() {
+    require_root();
+    let _g = serial();
+    let out = run(&["emu", "default", "--", "echo", "hello"]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"hello\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("emulated in real time") && err.contains("emulator:"),
+        "{err}"
+    );
+
+    // Both streams and -o: each stream gets its own; the log has both; the summary
+    // printed is summary.txt.
+    let dir = scratch("streams");
+    let out_dir = dir.join("out");
+    let script = "echo '{\"a\": 1}'; echo oops >&2";
+    let out = run(&[
+        "emu",
+        "default",
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["a"], 1, "stdout parses as the command's JSON");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = std::fs::read_to_string(out_dir.join("summary.txt")).unwrap();
+    assert!(err.starts_with("oops\n"), "{err}");
+    assert!(err.ends_with(&summary), "{err}");
+    let log = std::fs::read_to_string(out_dir.join("command.log")).unwrap();
+    assert!(
+        log.contains("{\"a\": 1}\n") && log.contains("oops\n"),
+        "{log}"
+    );
+
+    // --quiet: the command's streams alone, the results directory still written.
+    let quiet_dir = dir.join("quiet");
+    let out = run(&[
+        "emu",
+        "default",
+        "--quiet",
+        "-o",
+        quiet_dir.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo hello; echo oops >&2",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"hello\n");
+    assert_eq!(out.stderr, b"oops\n");
+    assert!(quiet_dir.join("summary.txt").exists());
+    let out = run(&["emu", "--cleanup", "-q"]);
+    assert!(out.status.success());
+    assert_eq!((out.stdout.len(), out.stderr.len()), (0, 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A command that cannot be started is the user's error: one line naming it, exit 2,
+/// nothing on stdout, nothing left. Found out before anything is built, or, for a
+/// script whose interpreter is missing (only exec(2) can tell), when it is started.
+/// The command's own failures pass through as its exit status.
+#[test]
+fn a_command_that_cannot_start_is_a_one_line_error_and_its_own_status_passes_through() {
+    require_root();
+    let _g = serial();
+    let dir = scratch("nostart");
+    let script = dir.join("script");
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    let plain = dir.join("plain");
+    std::fs::write(&plain, "echo hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cases = [
+        ("no-such-command-86481", "command not found"),
+        ("/nonexistent/86481", "no such file"),
+        (plain.to_str().unwrap(), "not executable"),
+        (dir.to_str().unwrap(), "not a regular file"),
+        (script.to_str().unwrap(), "No such file or directory"),
+    ];
+    for (cmd, why) in cases {
+        let child = txop()
+            .args(["emu", "default", "--", cmd, "arg"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let id = child.id();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("txop: error: ") && err.contains(cmd) && err.contains(why));
+        assert!(out.stdout.is_empty());
+        assert_nothing_left(id, "no-marker-86481");
+    }
+    // The same through `txop emu exec`.
+    let mut emu = Background(
+        txop()
+            .args(["emu", "default", "--", "sleep", "30"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let id = emu.id();
+    wait_for_run(id);
+    let out = run(&[
+        "emu",
+        "exec",
+        "sta1",
+        "--id",
+        &id.to_string(),
+        "--",
+        "no-such-command-86481",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    emu.stop();
+    // The command's own status: its exit code, or 128 + the signal that ended it.
+    for (script, code) in [("exit 1", 1), ("exit 127", 127), ("kill -KILL $$", 137)] {
+        let out = run(&["emu", "default", "-q", "--", "sh", "-c", script]);
+        assert_eq!(out.status.code(), Some(code), "{script}");
+        assert!(
+            out.stderr.is_empty(),
+            "nothing of txop's: the command failed, not txop"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `txop emu exec` without `--id` joins the one emulator running; with two it refuses
 /// in one line naming both; `--id` or TXOP_EMU_ID choose; an id that names no live
 /// emulator, or none running, is an error. (Assumes no other emulator runs on the
@@ -1027,7 +1166,9 @@ fn results_directory_holds_the_cells_view_and_the_commands_output() {
     let log = std::fs::read_to_string(dir.join("command.log")).unwrap();
     assert!(log.contains("5 received"), "{log}");
     let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&summary));
+    // txop's summary on stderr; stdout is ping's alone, as command.log has it.
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&summary));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), log);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(r["mode"], "emulation");
@@ -1060,9 +1201,9 @@ fn results_directory_holds_the_cells_view_and_the_commands_output() {
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
 
-/// `--shell` prints the namespaces and addresses, then runs a shell in the chosen
-/// namespace (here fed from stdin), from which the others are reachable through the
-/// cell.
+/// `--shell` prints the namespaces and addresses (on stderr: stdout is the shell's),
+/// then runs a shell in the chosen namespace (here fed from stdin), from which the
+/// others are reachable through the cell.
 #[test]
 fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
     require_root();
@@ -1073,6 +1214,7 @@ fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
         .env("SHELL", "/bin/sh")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let id = child.id();
@@ -1087,14 +1229,15 @@ fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let plan = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}{plan}");
+    assert_eq!(text, "node=sta2\n1\n", "the shell's output alone");
     for line in [
         format!("sta2     txop-{id}-sta2"),
         "198.18.0.1".to_string(),
         "fd74:786f:7000::1:4".to_string(),
-        "node=sta2\n1\n".to_string(),
     ] {
-        assert!(text.contains(&line), "{line:?} not in\n{text}");
+        assert!(plan.contains(&line), "{line:?} not in\n{plan}");
     }
     assert_nothing_left(id, "no-marker-86461");
 }
