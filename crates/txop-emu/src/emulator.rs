@@ -7,29 +7,47 @@
 use crate::addr::{self, Endpoint};
 use crate::engine::{Engine, DEFAULT_SLAB_PACKETS};
 use crate::netns;
+use crate::nsexec;
 use crate::results::{self, EmuReport};
 use crate::runloop::{self, Clock, LoopOptions};
 use crate::session::{Network, StopSignals};
 use std::ffi::OsString;
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::io::{Read, Seek, Write};
+use std::process::{Child, ExitStatus, Stdio};
 use txop_core::CellConfig;
 use txop_sim::{Results, WiredConfig};
 
 /// What to run inside the emulated network.
 #[derive(Clone, Debug)]
 pub enum Program {
-    /// A command (argv) in `endpoint`'s namespace; with `log`, its output is also
-    /// copied into that file.
+    /// A command (argv) in `endpoint`'s namespace. Its stdout and stderr are this
+    /// process's; with `keep_log`, they are also copied, as they come, into
+    /// [`Outcome::command_log`].
     Command {
         endpoint: Endpoint,
         argv: Vec<OsString>,
-        log: Option<PathBuf>,
+        keep_log: bool,
     },
-    /// An interactive shell in `endpoint`'s namespace (Ctrl-C goes to the shell, not
-    /// to the emulator).
+    /// An interactive shell (`$SHELL`, else /bin/bash) in `endpoint`'s namespace
+    /// (Ctrl-C goes to the shell, not to the emulator).
     Shell { endpoint: Endpoint },
+}
+
+impl Program {
+    /// The endpoint, the argv and whether to keep a log.
+    fn parts(&self) -> (Endpoint, Vec<OsString>, bool) {
+        match self {
+            Program::Command {
+                endpoint,
+                argv,
+                keep_log,
+            } => (*endpoint, argv.clone(), *keep_log),
+            Program::Shell { endpoint } => {
+                let sh = std::env::var_os("SHELL").unwrap_or_else(|| "/bin/bash".into());
+                (*endpoint, vec![sh], false)
+            }
+        }
+    }
 }
 
 /// An emulator run's configuration.
@@ -62,11 +80,14 @@ pub struct Outcome {
     pub stopped_by: Option<i32>,
     pub results: Results,
     pub report: EmuReport,
+    /// What the command wrote on stdout and stderr, interleaved as it came (with
+    /// `keep_log`).
+    pub command_log: Option<Vec<u8>>,
 }
 
 impl Outcome {
-    /// The exit code txop passes on: the command's, 128 + signal if a signal ended
-    /// it or the run.
+    /// The exit code txop passes on: the command's own; 128 + N if signal N ended
+    /// the command (as a shell reports it) or stopped the run.
     pub fn exit_code(&self) -> i32 {
         use std::os::unix::process::ExitStatusExt;
         if let Some(sig) = self.stopped_by {
@@ -126,7 +147,8 @@ pub fn describe_network(net: &Network) -> String {
     s
 }
 
-/// Copy a child's output stream to ours and to a log file.
+/// Copy a child's output stream to ours (the same stream: stdout stays stdout) and to
+/// the log.
 fn tee(
     mut from: impl Read + Send + 'static,
     to_stderr: bool,
@@ -142,64 +164,87 @@ fn tee(
             let _ = if to_stderr {
                 std::io::stderr().write_all(&buf[..n])
             } else {
-                std::io::stdout().write_all(&buf[..n])
+                let mut out = std::io::stdout().lock();
+                out.write_all(&buf[..n]).and_then(|_| out.flush())
             };
             let _ = log.write_all(&buf[..n]);
         }
     })
 }
 
-fn spawn(
-    net: &Network,
-    program: &Program,
-) -> Result<(Child, Vec<std::thread::JoinHandle<()>>), String> {
-    let (endpoint, argv, log, shell) = match program {
-        Program::Command {
-            endpoint,
-            argv,
-            log,
-        } => (*endpoint, argv.clone(), log.clone(), false),
-        Program::Shell { endpoint } => {
-            let sh = std::env::var_os("SHELL").unwrap_or_else(|| "/bin/bash".into());
-            (*endpoint, vec![sh], None, true)
+/// An unnamed temporary file for the command's log: unlinked as soon as it is
+/// created, so nothing is left behind whatever way txop ends (SIGKILL included).
+fn anonymous_file() -> Result<std::fs::File, String> {
+    let dir = std::env::temp_dir();
+    for attempt in 0..100u32 {
+        let path = dir.join(format!(
+            "txop-emu-{}-{attempt}-{}.log",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        ));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{}: cannot create: {e}", dir.display())),
         }
-    };
+    }
+    Err(format!("{}: cannot create a log file", dir.display()))
+}
+
+/// The command started, the threads copying its output, and its log.
+struct Started {
+    child: Child,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    log: Option<std::fs::File>,
+}
+
+fn spawn(net: &Network, program: &Program) -> Result<Started, String> {
+    let (endpoint, argv, keep_log) = program.parts();
+    let shell = matches!(program, Program::Shell { .. });
     let ns = net
         .namespace(endpoint)
         .ok_or_else(|| format!("no {} in this cell", endpoint.name()))?;
-    if argv.is_empty() {
-        return Err("no command given".into());
-    }
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", ns]).args(&argv);
+    let mut cmd = nsexec::command_in(ns, &argv)?;
     cmd.envs(program_env(net.run_id(), net.stations(), endpoint));
     if shell {
         cmd.env("PS1", format!("[txop {}] \\w\\$ ", endpoint.name()));
     }
-    let mut threads = Vec::new();
-    let log_file = match &log {
-        Some(path) => Some(
-            std::fs::File::create(path)
-                .map_err(|e| format!("{}: cannot create: {e}", path.display()))?,
-        ),
-        None => None,
+    let log = if keep_log {
+        Some(anonymous_file()?)
+    } else {
+        None
     };
-    if log_file.is_some() {
+    if log.is_some() {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start `ip netns exec`: {e}"))?;
-    if let Some(f) = log_file {
-        let f2 = f.try_clone().map_err(|e| format!("log file: {e}"))?;
+        .map_err(|e| nsexec::start_error(&argv, ns, &e))?;
+    let mut threads = Vec::new();
+    if let Some(f) = &log {
+        let clone = || f.try_clone().map_err(|e| format!("log file: {e}"));
         if let Some(out) = child.stdout.take() {
-            threads.push(tee(out, false, f));
+            threads.push(tee(out, false, clone()?));
         }
         if let Some(err) = child.stderr.take() {
-            threads.push(tee(err, true, f2));
+            threads.push(tee(err, true, clone()?));
         }
     }
-    Ok((child, threads))
+    Ok(Started {
+        child,
+        threads,
+        log,
+    })
 }
 
 /// Run `program` inside an emulated `cfg` cell; `on_ready` is called once the
@@ -210,12 +255,20 @@ pub fn emulate(
     program: Program,
     on_ready: &mut dyn FnMut(&Network),
 ) -> Result<Outcome, String> {
+    // A command that cannot run is refused before anything is created.
+    if let Some(program) = program.parts().1.first() {
+        nsexec::resolve_program(program)?;
+    }
     let signals = StopSignals::register()?;
     let stations = cfg.cell.stations.len() as u16;
     let mut engine = Engine::new(cfg.cell, cfg.seed, cfg.wired, cfg.slab_packets)?;
     let mut net = Network::create(stations, &|| signals.stop_signal().is_some())?;
     on_ready(&net);
-    let (mut child, threads) = spawn(&net, &program)?;
+    let Started {
+        mut child,
+        threads,
+        log,
+    } = spawn(&net, &program)?;
     let shell = matches!(program, Program::Shell { .. });
     let mut status: Option<ExitStatus> = None;
     let mut stopped_by = None;
@@ -271,42 +324,74 @@ pub fn emulate(
     }
     let loop_stats = loop_result.map_err(|e| format!("the emulator's loop failed: {e}"))?;
     teardown?;
+    let command_log = match log {
+        Some(mut f) => {
+            let mut bytes = Vec::new();
+            f.rewind()
+                .and_then(|_| f.read_to_end(&mut bytes))
+                .map_err(|e| format!("cannot read back the command's log: {e}"))?;
+            Some(bytes)
+        }
+        None => None,
+    };
     Ok(Outcome {
         status,
         stopped_by,
         results: results::results(&engine, secs, cfg.seed),
         report: results::emu_report(&engine, loop_stats, tun_queue_drops),
+        command_log,
     })
 }
 
-/// The run a `txop emu exec` means: `explicit`, else `TXOP_EMU_ID` from the
-/// environment (inside an emulator), else the only live run.
+/// The ids as a list for a message: `12, 345`.
+fn id_list(ids: &[u32]) -> String {
+    ids.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The run a `txop emu exec` means: `explicit` (`--id`), else `TXOP_EMU_ID` from the
+/// environment (set for every program inside an emulator), else the only live run.
+/// Several live runs and no id, no live run, or an id that names no live run: an
+/// error (one line) rather than a guess.
 pub fn find_run(explicit: Option<u32>) -> Result<u32, String> {
-    if let Some(id) = explicit {
-        return Ok(id);
+    let inherited = std::env::var("TXOP_EMU_ID").ok();
+    let chosen = match (explicit, &inherited) {
+        (Some(id), _) => Some((id, format!("--id {id}"))),
+        (None, Some(v)) => Some((
+            v.parse()
+                .map_err(|_| format!("TXOP_EMU_ID={v}: not an emulator id"))?,
+            format!("TXOP_EMU_ID={v} (from the environment)"),
+        )),
+        (None, None) => None,
+    };
+    let live = netns::live_runs();
+    if let Some((id, how)) = chosen {
+        return if live.contains(&id) {
+            Ok(id)
+        } else if live.is_empty() {
+            Err(format!("{how}: no such emulator; none is running"))
+        } else {
+            Err(format!(
+                "{how}: no such emulator; running: {}",
+                id_list(&live)
+            ))
+        };
     }
-    if let Some(id) = std::env::var("TXOP_EMU_ID")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return Ok(id);
-    }
-    let mut ids: Vec<u32> = netns::txop_namespaces()
-        .iter()
-        .filter_map(|n| addr::parse_namespace(n).map(|(id, _)| id))
-        .filter(|&id| netns::run_alive(id))
-        .collect();
-    ids.dedup();
-    match ids.as_slice() {
+    match live.as_slice() {
         [id] => Ok(*id),
-        [] => Err("no txop emulator is running".into()),
+        [] => Err("no txop emulator is running (start one with `txop emu SCENARIO -- …`)".into()),
         many => Err(format!(
-            "several txop emulators are running ({many:?}): choose one with --id"
+            "{} txop emulators are running ({}): choose one with --id",
+            many.len(),
+            id_list(many)
         )),
     }
 }
 
 /// Replace this process with `argv` run in `endpoint`'s namespace of run `run_id`.
+/// Returns only if that fails (one line).
 pub fn exec_in(run_id: u32, endpoint: Endpoint, argv: &[OsString]) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     netns::check_privileges()?;
@@ -320,15 +405,11 @@ pub fn exec_in(run_id: u32, endpoint: Endpoint, argv: &[OsString]) -> Result<(),
     if argv.is_empty() {
         return Err("no command given (txop emu exec NODE -- COMMAND…)".into());
     }
-    let stations = netns::txop_namespaces()
-        .iter()
-        .filter_map(|n| addr::parse_namespace(n))
-        .filter(|(id, e)| *id == run_id && matches!(e, Endpoint::Station(_)))
-        .count() as u16;
-    let err = Command::new("ip")
-        .args(["netns", "exec", &ns])
-        .args(argv)
+    let stations = netns::namespaces_by_run()
+        .get(&run_id)
+        .map_or(0, |names| names.len().saturating_sub(1)) as u16;
+    let err = nsexec::command_in(&ns, argv)?
         .envs(program_env(run_id, stations, endpoint))
         .exec();
-    Err(format!("cannot run `ip netns exec`: {err}"))
+    Err(nsexec::start_error(argv, &ns, &err))
 }

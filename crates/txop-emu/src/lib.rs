@@ -13,7 +13,8 @@
 //!   only its TUN device and loopback and no route but the cell's own range
 //!   (198.18.0.0/16, fd74:786f:7000::/48); in the root namespace that range is an
 //!   `unreachable` route, installed before anything starts and left in place.
-//! - Cleaned up on every exit path ([`session`]); `txop emu --cleanup` after SIGKILL.
+//! - Cleaned up on every exit path ([`session`]); what a SIGKILLed run leaves is removed
+//!   by the next run's start (or `txop emu --cleanup`), never a live run's ([`runs`]).
 //! - Programs get `TXOP_EMU_ID`, `TXOP_NODE`, `TXOP_SERVER`, `TXOP_STA<n>` (and `_6`
 //!   variants) and `TXOP_EXE` in their environment ([`emulator::program_env`]).
 //!
@@ -24,6 +25,8 @@
 //! - [`engine`]: forwarding through the wired link and the cell, sans-I/O;
 //! - [`flows`], [`timing`]: per-flow statistics and the timing error;
 //! - [`netns`], [`tun`]: namespaces, TUN devices, routes, process cleanup;
+//! - [`nsexec`]: starting a program inside a namespace (what `ip netns exec` does);
+//! - [`runs`]: which runs are alive (a lock each holds while it lives);
 //! - [`session`], [`emulator`]: setting everything up and tearing it down on every
 //!   exit path; one run from start to finish;
 //! - [`runloop`]: the real-time loop (epoll, the monotonic clock);
@@ -34,9 +37,11 @@ pub mod emulator;
 pub mod engine;
 pub mod flows;
 pub mod netns;
+pub mod nsexec;
 pub mod parse;
 pub mod results;
 pub mod runloop;
+pub mod runs;
 pub mod session;
 pub mod slab;
 pub mod timing;

@@ -6,6 +6,8 @@
 //! does).
 
 use crate::addr::{self, Endpoint};
+use crate::runs;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -240,50 +242,77 @@ pub fn kill_namespace_processes(names: &[String], grace: Duration) -> Vec<i32> {
 }
 
 /// Delete a namespace (its processes must be gone first). A namespace that does not
-/// exist is not an error.
+/// exist, or that another cleaner deleted meanwhile, is not an error.
 pub fn delete_namespace(name: &str) -> Result<(), String> {
-    if !Path::new(NETNS_DIR).join(name).exists() {
+    let path = Path::new(NETNS_DIR).join(name);
+    if !path.exists() {
         return Ok(());
     }
-    ip(&["netns", "del", name])
-}
-
-/// Whether the emulator run `run_id` is alive (a process of that pid running txop).
-/// A zombie (killed, not yet reaped) is not alive.
-pub fn run_alive(run_id: u32) -> bool {
-    // /proc/PID/stat: "pid (comm) state …"; comm may itself contain spaces.
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{run_id}/stat")) else {
-        return false;
-    };
-    let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-        return false;
-    };
-    let comm = &stat[open + 1..close];
-    let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
-    comm.starts_with("txop") && !matches!(state, "Z" | "X")
-}
-
-/// Remove what runs that are no longer alive left behind (a SIGKILLed emulator):
-/// their processes, then their namespaces. With `all`, live runs' too. Returns the
-/// namespaces removed.
-pub fn cleanup_leftovers(all: bool) -> Result<Vec<String>, String> {
-    let names: Vec<String> = txop_namespaces()
-        .into_iter()
-        .filter(|n| all || addr::parse_namespace(n).is_none_or(|(id, _)| !run_alive(id)))
-        .collect();
-    let left = kill_namespace_processes(&names, Duration::from_millis(500));
-    if !left.is_empty() {
-        return Err(format!("processes {left:?} would not die; namespaces kept"));
+    match ip(&["netns", "del", name]) {
+        Err(_) if !path.exists() => Ok(()),
+        r => r,
     }
-    let mut errors = Vec::new();
-    for n in &names {
-        if let Err(e) = delete_namespace(n) {
-            errors.push(e);
+}
+
+/// txop's namespaces (names [`addr::parse_namespace`] reads back; nobody else's,
+/// whatever their name) grouped by run id.
+pub fn namespaces_by_run() -> BTreeMap<u32, Vec<String>> {
+    let mut runs: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for n in txop_namespaces() {
+        if let Some((id, _)) = addr::parse_namespace(&n) {
+            runs.entry(id).or_default().push(n);
         }
     }
-    if errors.is_empty() {
-        Ok(names)
-    } else {
-        Err(errors.join("; "))
+    runs
+}
+
+/// The emulator runs alive now (by their locks, [`runs::run_alive`]), sorted.
+pub fn live_runs() -> Vec<u32> {
+    let mut ids: BTreeSet<u32> = namespaces_by_run().into_keys().collect();
+    ids.extend(runs::lock_file_ids());
+    ids.into_iter().filter(|&id| runs::run_alive(id)).collect()
+}
+
+/// What [`cleanup_leftovers`] removed, and what it could not.
+#[derive(Debug, Default)]
+pub struct Removed {
+    /// The dead runs whose leftovers (namespaces, processes, lock file) were removed.
+    pub runs: Vec<u32>,
+    pub namespaces: Vec<String>,
+    /// One line per namespace that could not be removed.
+    pub errors: Vec<String>,
+}
+
+/// Remove what dead emulator runs (SIGKILLed ones) left behind: the processes still
+/// running in their namespaces, the namespaces, their lock files. A run is dead when
+/// its lock is free ([`runs::claim_dead`], which holds it meanwhile): a live run's
+/// leftovers are never touched, whatever its pid or name. The TUN devices went with the
+/// dead process (they are not persistent); the `unreachable` routes in the root
+/// namespace are meant to stay.
+pub fn cleanup_leftovers() -> Removed {
+    let by_run = namespaces_by_run();
+    let mut ids: BTreeSet<u32> = by_run.keys().copied().collect();
+    ids.extend(runs::lock_file_ids());
+    let mut removed = Removed::default();
+    for id in ids {
+        let Some(_claim) = runs::claim_dead(id) else {
+            continue;
+        };
+        let names = by_run.get(&id).cloned().unwrap_or_default();
+        let left = kill_namespace_processes(&names, Duration::from_millis(500));
+        if !left.is_empty() {
+            removed.errors.push(format!(
+                "run {id}: processes {left:?} would not die; its namespaces are kept"
+            ));
+            continue;
+        }
+        for n in &names {
+            match delete_namespace(n) {
+                Ok(()) => removed.namespaces.push(n.clone()),
+                Err(e) => removed.errors.push(e),
+            }
+        }
+        removed.runs.push(id);
     }
+    removed
 }

@@ -8,10 +8,13 @@
 //! runs on every exit path: normal return, an error (`Drop`), a panic (the guard's
 //! `Drop` while unwinding, and a panic hook for panics that do not unwind through
 //! it), and SIGINT/SIGTERM/SIGHUP, which [`StopSignals`] turns into a clean stop of the
-//! loop. Only SIGKILL escapes; `txop emu --cleanup` removes what it leaves.
+//! loop. Only SIGKILL escapes: what it leaves is removed when the next run starts (or
+//! by `txop emu --cleanup`), which knows the run is dead because its lock
+//! ([`crate::runs`]) is free.
 
 use crate::addr::{self, Endpoint};
 use crate::netns;
+use crate::runs::RunLock;
 use crate::tun::Tun;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
@@ -56,6 +59,8 @@ fn teardown_registered() {
     let names = std::mem::take(&mut *live());
     if !names.is_empty() {
         let _ = remove_namespaces(&names);
+        // The lock itself goes with the process; its file is removed here.
+        let _ = std::fs::remove_file(crate::runs::lock_path(std::process::id()));
     }
 }
 
@@ -158,14 +163,20 @@ pub struct Network {
     /// Indexed by [`Endpoint::index`]: the server's, then station 1's, ….
     namespaces: Vec<String>,
     tuns: Vec<Tun>,
+    /// The run's lock ([`RunLock`]): held from before the first namespace exists until
+    /// the last one is deleted, so that other txop processes see this run alive.
+    lock: Option<RunLock>,
+    /// What dead runs had left, removed before this run started.
+    leftovers: netns::Removed,
     torn_down: bool,
 }
 
 impl Network {
-    /// Check privileges, protect the root namespace, then create the server's and
-    /// `stations` stations' namespaces with their TUN devices. `cancelled` is polled
-    /// between namespaces so that a signal during a long setup stops it. On error
-    /// everything created so far is removed.
+    /// Check privileges, protect the root namespace, remove what dead runs left
+    /// ([`netns::cleanup_leftovers`]), take this run's lock, then create the server's
+    /// and `stations` stations' namespaces with their TUN devices. `cancelled` is
+    /// polled between namespaces so that a signal during a long setup stops it. On
+    /// error everything created so far is removed.
     pub fn create(stations: u16, cancelled: &dyn Fn() -> bool) -> Result<Network, String> {
         if stations == 0 || stations > addr::MAX_STATIONS {
             return Err(format!(
@@ -176,12 +187,16 @@ impl Network {
         netns::check_privileges()?;
         netns::protect_root_namespace()?;
         install_panic_hook();
+        let leftovers = netns::cleanup_leftovers();
         let run_id = std::process::id();
+        let lock = RunLock::acquire(run_id)?;
         let mut net = Network {
             run_id,
             stations,
             namespaces: Vec::new(),
             tuns: Vec::new(),
+            lock: Some(lock),
+            leftovers,
             torn_down: false,
         };
         for i in 0..=stations as usize {
@@ -219,6 +234,11 @@ impl Network {
         &self.namespaces
     }
 
+    /// What dead runs had left and this run removed before it started.
+    pub fn leftovers(&self) -> &netns::Removed {
+        &self.leftovers
+    }
+
     /// The TUN devices, indexed by [`Endpoint::index`].
     pub fn tuns(&self) -> &[Tun] {
         &self.tuns
@@ -236,6 +256,8 @@ impl Network {
         self.tuns.clear();
         let result = remove_namespaces(&self.namespaces);
         live().retain(|n| !self.namespaces.contains(n));
+        // Released only now: until the namespaces are gone the run is alive.
+        self.lock = None;
         match (left.is_empty(), result) {
             (true, r) => r,
             (false, Err(e)) => Err(e),

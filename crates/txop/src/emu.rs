@@ -24,6 +24,10 @@ use txop_sim::Results;
         txop emu default --shell\n  \
         txop emu exec sta1 -- ping -c 3 198.18.0.1\n  \
         txop emu --cleanup\n\n\
+        The command's stdout and stderr are its own (`-- iperf3 -J | jq` works); txop's\n\
+        summary goes to stderr after it (not with --quiet) and to summary.txt with -o.\n\
+        Exit status: the command's; 128+N if signal N ended it or the run; 2 if txop\n\
+        refused (bad input, a command that cannot be started); 1 for an internal error.\n\n\
         Addresses: the server is 198.18.0.1 (fd74:786f:7000::1), station N is 198.18.1.N\n\
         (fd74:786f:7000::1:N). Programs get TXOP_SERVER, TXOP_STA1…, TXOP_EMU_ID and TXOP_EXE\n\
         in their environment. The scenario's [traffic] is not used: the programs are the traffic."
@@ -46,9 +50,9 @@ pub struct EmuArgs {
     /// are printed first).
     #[arg(long, conflicts_with = "output")]
     shell: bool,
-    /// Remove what emulators killed with SIGKILL left behind (their namespaces and
-    /// the processes in them), make sure txop's range is unreachable from the root
-    /// namespace, then exit.
+    /// Remove what emulators killed with SIGKILL left behind (their namespaces, the
+    /// processes in them, their lock files; every run's start does the same), make
+    /// sure txop's range is unreachable from the root namespace, then exit.
     #[arg(long, conflicts_with_all = ["scenario", "shell"])]
     cleanup: bool,
     /// Write a results directory: summary.txt, results.json (the cell's view) and
@@ -58,6 +62,10 @@ pub struct EmuArgs {
     /// Replace an existing results directory.
     #[arg(long)]
     force: bool,
+    /// Print nothing of txop's own (the summary, the --shell plan, notes); errors
+    /// still get their one line on stderr. The command's output is untouched.
+    #[arg(short, long)]
+    quiet: bool,
     /// Poll instead of sleeping this many µs before each deadline (CPU for timing
     /// precision).
     #[arg(long, value_name = "US", default_value_t = 30)]
@@ -76,7 +84,7 @@ enum EmuAction {
     /// Run a command in a namespace of a running emulator.
     Exec {
         /// The emulator's id (its pid); by default the one this command runs inside
-        /// (TXOP_EMU_ID), or the only one running.
+        /// (TXOP_EMU_ID), else the only one running (with several, --id is required).
         #[arg(long)]
         id: Option<u32>,
         /// `server` or `staN`.
@@ -113,7 +121,7 @@ fn node(name: &str, stations: u16) -> Result<Endpoint, UserError> {
     }
 }
 
-/// The summary printed after the command's output (and summary.txt).
+/// The summary printed on stderr after the command's output (and summary.txt).
 fn summary(name: &str, r: &Results, e: &EmuReport) -> String {
     let sim = report::summary(name, r);
     // The table is the simulator's; its first line speaks of simulated time.
@@ -137,11 +145,18 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if args.cleanup {
         netns::check_privileges().map_err(UserError)?;
         netns::protect_root_namespace().map_err(UserError)?;
-        let removed = netns::cleanup_leftovers(false).map_err(UserError)?;
-        if removed.is_empty() {
-            println!("txop emu: nothing to clean up");
-        } else {
-            println!("txop emu: removed {}", removed.join(", "));
+        let removed = netns::cleanup_leftovers();
+        if !removed.errors.is_empty() {
+            return Err(UserError(format!(
+                "txop emu --cleanup: {}",
+                removed.errors.join("; ")
+            )));
+        }
+        if !args.quiet {
+            match removed.runs.is_empty() {
+                true => println!("txop emu: nothing to clean up"),
+                false => println!("txop emu: {}", leftovers_line(&removed)),
+            }
         }
         return Ok(());
     }
@@ -167,34 +182,34 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if let Some(dir) = &args.output {
         refuse_existing(dir, args.force)?;
     }
-    let log = args
-        .output
-        .as_ref()
-        .map(|_| std::env::temp_dir().join(format!("txop-emu-{}.log", std::process::id())));
     let program = if args.shell {
         Program::Shell { endpoint }
     } else {
         Program::Command {
             endpoint,
             argv: args.command.clone(),
-            log: log.clone(),
+            keep_log: args.output.is_some(),
         }
     };
-    let shell = args.shell;
+    let (shell, quiet) = (args.shell, args.quiet);
     let mut emu_cfg = EmuConfig::new(cfg.cell, seed, cfg.wired);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
+    // Everything txop says while the command runs goes to stderr: stdout is the
+    // command's.
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
-        if shell {
-            print!("{}", txop_emu::emulator::describe_network(net));
+        let removed = net.leftovers();
+        for e in &removed.errors {
+            eprintln!("txop emu: warning: leftovers of a dead run: {e}");
         }
-    });
-    let log_bytes = log.as_ref().and_then(|p| {
-        let b = std::fs::read(p).ok();
-        let _ = std::fs::remove_file(p);
-        b
-    });
-    let outcome = outcome.map_err(UserError)?;
+        if !quiet && !removed.runs.is_empty() {
+            eprintln!("txop emu: {}", leftovers_line(removed));
+        }
+        if shell && !quiet {
+            eprint!("{}", txop_emu::emulator::describe_network(net));
+        }
+    })
+    .map_err(UserError)?;
     let text = summary(&name, &outcome.results, &outcome.report);
     let code = outcome.exit_code();
     if let Some(dir) = &args.output {
@@ -218,14 +233,16 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
             ("summary.txt".to_string(), text.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
-        if let Some(b) = log_bytes {
-            files.push(("command.log".to_string(), b));
+        if let Some(b) = &outcome.command_log {
+            files.push(("command.log".to_string(), b.clone()));
         }
         write_results(dir, args.force, &files)?;
     }
-    print!("\n{text}");
-    if let Some(sig) = outcome.stopped_by {
-        eprintln!("txop emu: stopped by signal {sig}; everything removed");
+    if !quiet {
+        eprint!("\n{text}");
+        if let Some(sig) = outcome.stopped_by {
+            eprintln!("txop emu: stopped by signal {sig}; everything removed");
+        }
     }
     if code != 0 {
         use std::io::Write;
@@ -233,4 +250,21 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         std::process::exit(code);
     }
     Ok(())
+}
+
+/// One line naming what a cleanup removed.
+fn leftovers_line(removed: &netns::Removed) -> String {
+    let runs: Vec<String> = removed.runs.iter().map(|r| r.to_string()).collect();
+    if removed.namespaces.is_empty() {
+        format!(
+            "removed the lock file(s) of dead run(s) {}",
+            runs.join(", ")
+        )
+    } else {
+        format!(
+            "removed what dead run(s) {} left: {}",
+            runs.join(", "),
+            removed.namespaces.join(", ")
+        )
+    }
 }

@@ -44,7 +44,7 @@ fn require_tool(name: &str) {
 
 fn txop() -> Command {
     let mut c = Command::new(TXOP);
-    c.env_remove("RUST_BACKTRACE");
+    c.env_remove("RUST_BACKTRACE").env_remove("TXOP_EMU_ID");
     c
 }
 
@@ -112,8 +112,13 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
+/// Run `id`'s lock file (held while the run lives).
+fn lock_file(id: u32) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("/run/txop/emu-{id}.lock"))
+}
+
 /// Assert that run `id` left nothing: no namespace, no process carrying `marker`, no
-/// device.
+/// device, no lock file.
 fn assert_nothing_left(id: u32, marker: &str) {
     assert_eq!(
         namespaces(Some(id)),
@@ -122,6 +127,7 @@ fn assert_nothing_left(id: u32, marker: &str) {
     );
     assert_eq!(processes_with(marker), Vec::<i32>::new(), "processes left");
     assert_eq!(root_txop_devices(), Vec::<String>::new(), "devices left");
+    assert!(!lock_file(id).exists(), "lock file left");
 }
 
 /// A command that starts background processes in two namespaces (the server's and,
@@ -133,8 +139,13 @@ fn busy_command(marker: &str, last: &str) -> String {
 /// Start `txop emu default -- sh -c CMD` and wait until its namespaces and the
 /// marker processes exist.
 fn start_busy(marker: &str) -> Child {
+    start_busy_as(txop(), marker)
+}
+
+/// [`start_busy`] with `txop`, a command running txop (perhaps under another name).
+fn start_busy_as(mut txop: Command, marker: &str) -> Child {
     let cmd = busy_command(marker, &format!("sleep {marker}3"));
-    let child = txop()
+    let child = txop
         .args(["emu", "default", "--", "sh", "-c", &cmd])
         .stdout(Stdio::null())
         .spawn()
@@ -249,6 +260,368 @@ fn cleanup_removes_what_sigkill_left() {
     )
     .is_empty()));
     assert_nothing_left(id, marker);
+}
+
+/// A background emulator that is stopped (SIGTERM, then waited for) when dropped, so
+/// that a failing test leaves no emulator running behind it.
+struct Background(Child);
+
+impl Background {
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// SIGTERM and wait: the emulator tears everything down.
+    fn stop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+            let _ = self.0.wait();
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Wait until run `id`'s namespaces (server + 4 stations of `default`) exist.
+fn wait_for_run(id: u32) {
+    assert!(
+        wait_until(Duration::from_secs(10), || namespaces(Some(id)).len() == 5),
+        "emulator {id} did not come up"
+    );
+}
+
+/// What a SIGKILLed run leaves (namespaces, the processes in them, its lock file) is
+/// removed when the next run starts, which then works; a run alive at the same time
+/// is untouched although it runs under another executable name (liveness is the
+/// run's lock, not the name of the process behind a pid).
+#[test]
+fn the_next_run_removes_what_a_sigkilled_run_left_and_spares_a_live_one() {
+    require_root();
+    require_tool("ping");
+    let _g = serial();
+    let dir = scratch("renamed");
+    let renamed = dir.join("wifi-lab");
+    std::os::unix::fs::symlink(TXOP, &renamed).unwrap();
+    let mut other_name = Command::new(&renamed);
+    other_name.env_remove("TXOP_EMU_ID");
+    let (live_marker, dead_marker) = ("86471", "86472");
+    let mut live = Background(start_busy_as(other_name, live_marker));
+    let live_id = live.id();
+    // sh, its two background sleeps (one through `txop emu exec`) and the last one.
+    assert!(wait_until(Duration::from_secs(5), || processes_with(
+        live_marker
+    )
+    .len()
+        == 4));
+    let live_processes = processes_with(live_marker);
+    let mut dead = start_busy(dead_marker);
+    let dead_id = dead.id();
+    dead.kill().unwrap(); // SIGKILL: no teardown can run
+    dead.wait().unwrap();
+    assert_eq!(namespaces(Some(dead_id)).len(), 5, "SIGKILL leaves them");
+    assert!(!processes_with(dead_marker).is_empty());
+    assert!(lock_file(dead_id).exists());
+
+    let out = run(&[
+        "emu",
+        "default",
+        "--",
+        "sh",
+        "-c",
+        "ping -c 1 -W 2 $TXOP_STA1",
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 received"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("txop-{dead_id}-srv")) && !err.contains(&format!("{live_id}")),
+        "{err}"
+    );
+    assert!(wait_until(Duration::from_secs(2), || processes_with(
+        dead_marker
+    )
+    .is_empty()));
+    assert_nothing_left(dead_id, dead_marker);
+
+    // The live run: namespaces, processes and lock untouched, and it still forwards.
+    assert_eq!(namespaces(Some(live_id)).len(), 5);
+    assert_eq!(processes_with(live_marker), live_processes);
+    assert!(lock_file(live_id).exists());
+    let id = live_id.to_string();
+    let ping = run(&[
+        "emu",
+        "exec",
+        "--id",
+        &id,
+        "sta3",
+        "--",
+        "ping",
+        "-c",
+        "1",
+        "-W",
+        "2",
+        "198.18.0.1",
+    ]);
+    assert!(ping.status.success());
+    assert!(String::from_utf8_lossy(&ping.stdout).contains("1 received"));
+    live.stop();
+    assert_nothing_left(live_id, live_marker);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A dead run's lock file makes it dead even when its pid now belongs to a live
+/// process named like txop (a reused pid): its leftovers go at the next start.
+#[test]
+fn a_reused_pid_does_not_keep_a_dead_runs_leftovers() {
+    require_root();
+    let _g = serial();
+    let dir = scratch("reused");
+    let sleeper = dir.join("txop-sleeper");
+    std::os::unix::fs::symlink("/bin/sleep", &sleeper).unwrap();
+    let mut imposter = Command::new(&sleeper).arg("30").spawn().unwrap();
+    let pid = imposter.id();
+    // What a SIGKILLed run with that pid would have left: a namespace and a lock
+    // file with its pid written in, nobody holding it.
+    let ns = format!("txop-{pid}-srv");
+    assert!(Command::new("ip")
+        .args(["netns", "add", &ns])
+        .status()
+        .unwrap()
+        .success());
+    std::fs::create_dir_all("/run/txop").unwrap();
+    std::fs::write(lock_file(pid), format!("{pid}\n")).unwrap();
+    let out = run(&["emu", "default", "--", "true"]);
+    assert!(out.status.success());
+    assert_eq!(namespaces(Some(pid)), Vec::<String>::new());
+    assert!(!lock_file(pid).exists());
+    assert!(
+        imposter.try_wait().unwrap().is_none(),
+        "the process is left alone"
+    );
+    imposter.kill().unwrap();
+    imposter.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The command's stdout is its own, byte for byte; txop's summary goes to stderr
+/// after the command's stderr; `--quiet` leaves only the command's output.
+#[test]
+fn stdout_is_the_commands_own_and_txops_summary_goes_to_stderr() {
+    require_root();
+    let _g = serial();
+    let out = run(&["emu", "default", "--", "echo", "hello"]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"hello\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("emulated in real time") && err.contains("emulator:"),
+        "{err}"
+    );
+
+    // Both streams and -o: each stream gets its own; the log has both; the summary
+    // printed is summary.txt.
+    let dir = scratch("streams");
+    let out_dir = dir.join("out");
+    let script = "echo '{\"a\": 1}'; echo oops >&2";
+    let out = run(&[
+        "emu",
+        "default",
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["a"], 1, "stdout parses as the command's JSON");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = std::fs::read_to_string(out_dir.join("summary.txt")).unwrap();
+    assert!(err.starts_with("oops\n"), "{err}");
+    assert!(err.ends_with(&summary), "{err}");
+    let log = std::fs::read_to_string(out_dir.join("command.log")).unwrap();
+    assert!(
+        log.contains("{\"a\": 1}\n") && log.contains("oops\n"),
+        "{log}"
+    );
+
+    // --quiet: the command's streams alone, the results directory still written.
+    let quiet_dir = dir.join("quiet");
+    let out = run(&[
+        "emu",
+        "default",
+        "--quiet",
+        "-o",
+        quiet_dir.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo hello; echo oops >&2",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"hello\n");
+    assert_eq!(out.stderr, b"oops\n");
+    assert!(quiet_dir.join("summary.txt").exists());
+    let out = run(&["emu", "--cleanup", "-q"]);
+    assert!(out.status.success());
+    assert_eq!((out.stdout.len(), out.stderr.len()), (0, 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A command that cannot be started is the user's error: one line naming it, exit 2,
+/// nothing on stdout, nothing left. Found out before anything is built, or, for a
+/// script whose interpreter is missing (only exec(2) can tell), when it is started.
+/// The command's own failures pass through as its exit status.
+#[test]
+fn a_command_that_cannot_start_is_a_one_line_error_and_its_own_status_passes_through() {
+    require_root();
+    let _g = serial();
+    let dir = scratch("nostart");
+    let script = dir.join("script");
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    let plain = dir.join("plain");
+    std::fs::write(&plain, "echo hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cases = [
+        ("no-such-command-86481", "command not found"),
+        ("/nonexistent/86481", "no such file"),
+        (plain.to_str().unwrap(), "not executable"),
+        (dir.to_str().unwrap(), "not a regular file"),
+        (script.to_str().unwrap(), "No such file or directory"),
+    ];
+    for (cmd, why) in cases {
+        let child = txop()
+            .args(["emu", "default", "--", cmd, "arg"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let id = child.id();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("txop: error: ") && err.contains(cmd) && err.contains(why));
+        assert!(out.stdout.is_empty());
+        assert_nothing_left(id, "no-marker-86481");
+    }
+    // The same through `txop emu exec`.
+    let mut emu = Background(
+        txop()
+            .args(["emu", "default", "--", "sleep", "30"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let id = emu.id();
+    wait_for_run(id);
+    let out = run(&[
+        "emu",
+        "exec",
+        "sta1",
+        "--id",
+        &id.to_string(),
+        "--",
+        "no-such-command-86481",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    emu.stop();
+    // The command's own status: its exit code, or 128 + the signal that ended it.
+    for (script, code) in [("exit 1", 1), ("exit 127", 127), ("kill -KILL $$", 137)] {
+        let out = run(&["emu", "default", "-q", "--", "sh", "-c", script]);
+        assert_eq!(out.status.code(), Some(code), "{script}");
+        assert!(
+            out.stderr.is_empty(),
+            "nothing of txop's: the command failed, not txop"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `txop emu exec` without `--id` joins the one emulator running; with two it refuses
+/// in one line naming both; `--id` or TXOP_EMU_ID choose; an id that names no live
+/// emulator, or none running, is an error. (Assumes no other emulator runs on the
+/// machine meanwhile.)
+#[test]
+fn exec_without_id_joins_the_only_emulator_and_refuses_to_guess_between_two() {
+    require_root();
+    let _g = serial();
+    let start = || {
+        let c = txop()
+            .args(["emu", "default", "--", "sleep", "30"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_run(c.id());
+        Background(c)
+    };
+    let which = &["sh", "-c", "echo $TXOP_EMU_ID $TXOP_NODE"];
+    let exec = |extra: &[&str], env: Option<u32>| {
+        let mut args = vec!["emu", "exec"];
+        args.extend(extra);
+        args.push("--");
+        args.extend(which);
+        let mut c = txop();
+        if let Some(id) = env {
+            c.env("TXOP_EMU_ID", id.to_string());
+        }
+        let out = c.args(&args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut a = start();
+    let mut b = start();
+    let (ida, idb) = (a.id(), b.id());
+    let (code, out, err) = exec(&["sta1"], None);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (lo, hi) = (ida.min(idb), ida.max(idb));
+    assert!(
+        err.contains(&format!("{lo}, {hi}")) && err.contains("--id"),
+        "{err}"
+    );
+    assert_eq!(
+        exec(&["--id", &ida.to_string(), "sta2"], None).1,
+        format!("{ida} sta2\n")
+    );
+    assert_eq!(exec(&["sta3"], Some(idb)).1, format!("{idb} sta3\n"));
+    b.stop();
+    // One left: joined without an id.
+    assert_eq!(
+        exec(&["server"], None),
+        (Some(0), format!("{ida} server\n"), String::new())
+    );
+    // A dead id, explicit or inherited: refused, naming the one that runs.
+    let dead_id = idb.to_string();
+    for (extra, env) in [
+        (&["--id", &dead_id, "sta1"][..], None),
+        (&["sta1"], Some(idb)),
+    ] {
+        let (code, out, err) = exec(extra, env);
+        assert_eq!(code, Some(2), "{out}{err}");
+        assert!(
+            err.contains("no such emulator") && err.contains(&ida.to_string()),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1);
+    }
+    a.stop();
+    let (code, _, err) = exec(&["sta1"], None);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no txop emulator is running"), "{err}");
+    assert_eq!(err.lines().count(), 1);
 }
 
 #[test]
@@ -793,7 +1166,9 @@ fn results_directory_holds_the_cells_view_and_the_commands_output() {
     let log = std::fs::read_to_string(dir.join("command.log")).unwrap();
     assert!(log.contains("5 received"), "{log}");
     let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&summary));
+    // txop's summary on stderr; stdout is ping's alone, as command.log has it.
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&summary));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), log);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(r["mode"], "emulation");
@@ -826,9 +1201,9 @@ fn results_directory_holds_the_cells_view_and_the_commands_output() {
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
 
-/// `--shell` prints the namespaces and addresses, then runs a shell in the chosen
-/// namespace (here fed from stdin), from which the others are reachable through the
-/// cell.
+/// `--shell` prints the namespaces and addresses (on stderr: stdout is the shell's),
+/// then runs a shell in the chosen namespace (here fed from stdin), from which the
+/// others are reachable through the cell.
 #[test]
 fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
     require_root();
@@ -839,6 +1214,7 @@ fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
         .env("SHELL", "/bin/sh")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let id = child.id();
@@ -853,14 +1229,15 @@ fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let plan = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}{plan}");
+    assert_eq!(text, "node=sta2\n1\n", "the shell's output alone");
     for line in [
         format!("sta2     txop-{id}-sta2"),
         "198.18.0.1".to_string(),
         "fd74:786f:7000::1:4".to_string(),
-        "node=sta2\n1\n".to_string(),
     ] {
-        assert!(text.contains(&line), "{line:?} not in\n{text}");
+        assert!(plan.contains(&line), "{line:?} not in\n{plan}");
     }
     assert_nothing_left(id, "no-marker-86461");
 }
