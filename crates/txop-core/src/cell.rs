@@ -39,6 +39,7 @@ use crate::mac::ampdu::{
 };
 use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{self, Ac, Backoff, BackoffRule, EdcaTable};
+use crate::mac::protection::{needs_protection, Protection, PROTECTION_RATE};
 use crate::mac80211::powersave::{
     BeaconClock, PowerSaveConfig, PsAction, PsBuffers, PsState, PsStats, StaPowerSave,
     BEACON_BYTES, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD, NULL_DATA_BYTES, PS_POLL_BYTES,
@@ -47,8 +48,7 @@ use crate::mac80211::scan::{ScanAction, ScanConfig, ScanStats, Scanner};
 use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{
-    control_response_rate, lowest_basic_rate, PpduTimer, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES,
-    RTS_BYTES,
+    control_response_rate, PpduTimer, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES,
 };
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, Standard, TxVector};
@@ -97,6 +97,9 @@ pub struct CellConfig {
     pub max_ampdu_duration: Nanos,
     /// PSDUs longer than this are protected by RTS/CTS; `None` disables RTS/CTS.
     pub rts_threshold_bytes: Option<u32>,
+    /// ERP protection of OFDM/HT PPDUs while an 802.11b station is in a 2.4 GHz
+    /// 802.11g/n cell ([`CellConfig::non_erp_present`]); ignored otherwise.
+    pub protection: Protection,
     /// Transmission attempts per MPDU before it is dropped (dot11ShortRetryLimit = 7).
     pub retry_limit: u8,
     /// The transmit stack every node runs (qdisc, TXQs, scheduler, AQL, driver).
@@ -136,6 +139,7 @@ impl CellConfig {
             max_ampdu_bytes: 0,
             max_ampdu_duration: Nanos::from_us(4_000),
             rts_threshold_bytes: None,
+            protection: Protection::CtsToSelf,
             retry_limit: 7,
             stack: crate::stack::simple(),
             airtime_records: false,
@@ -146,6 +150,15 @@ impl CellConfig {
             station_scans: Vec::new(),
             station_power_save: Vec::new(),
         }
+    }
+
+    /// Whether a non-ERP (802.11b, DSSS/HR-DSSS) station is in a 2.4 GHz 802.11g/n cell.
+    /// Then the cell uses the long slot and DSSS basic rates ([`PhyTiming::for_bss`])
+    /// and, unless `protection` is off, protects every OFDM/HT PPDU
+    /// ([`crate::mac::protection`]).
+    pub fn non_erp_present(&self) -> bool {
+        PhyTiming::non_erp_applies(self.standard, self.band)
+            && self.stations.iter().any(|s| s.tx.is_dsss())
     }
 
     /// Whether beacons, power save or scanning are modelled at all.
@@ -253,8 +266,7 @@ fn tx_allowed(standard: Standard, tx: &TxVector) -> bool {
             | (Standard::A, TxVector::Ofdm { .. })
             | (Standard::G, TxVector::Ofdm { .. } | TxVector::Dsss { .. })
             // A 2.4 GHz 802.11n BSS also carries 802.11b rates (checked against the
-            // band by the caller); the model does not switch to ERP protection or the
-            // long slot for them.
+            // band by the caller), with ERP protection and the long slot.
             | (
                 Standard::N,
                 TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Dsss { .. }
@@ -378,22 +390,55 @@ struct Link {
 struct LinkAirtime {
     /// Data PPDUs at the link's rate.
     data: PpduTimer,
-    /// ACK, BlockAck, RTS and CTS at the control-response rate of the link's rate.
+    /// ACK and BlockAck at the control-response rate of the link's rate.
     ack: Nanos,
     block_ack: Nanos,
+    /// RTS and CTS of an RTS/CTS exchange: at the control-response rate, or at the
+    /// protection rate on a link protected from 802.11b stations (10.26.2).
     rts: Nanos,
     cts: Nanos,
+    /// CTS-to-self + SIFS in front of every data PPDU of a link protected by
+    /// CTS-to-self; zero on every other link.
+    cts_to_self: Nanos,
+    /// Every data PPDU goes after RTS/CTS (a link protected by RTS/CTS).
+    always_rts: bool,
 }
 
 impl LinkAirtime {
-    fn new(txv: &TxVector, standard: Standard, band: Band) -> LinkAirtime {
-        let ctl = control_response_rate(txv, standard);
+    /// The durations of a link at `txv` with `timing`'s band, SIFS and standard.
+    /// `protection` is how the link's PPDUs are protected: [`Protection::Off`] unless an
+    /// 802.11b station is in the cell and `txv` needs protection.
+    fn new(txv: &TxVector, timing: &PhyTiming, protection: Protection) -> LinkAirtime {
+        let band = timing.band;
+        let ctl = control_response_rate(txv, timing.standard);
+        // RTS and CTS go at a rate the 802.11b stations decode when they protect.
+        let rts_cts = match protection {
+            Protection::Off => ctl,
+            Protection::CtsToSelf | Protection::RtsCts => PROTECTION_RATE,
+        };
         LinkAirtime {
             data: PpduTimer::new(txv, band),
             ack: ctl.ppdu_duration(ACK_BYTES, band),
             block_ack: ctl.ppdu_duration(BLOCK_ACK_BYTES, band),
-            rts: ctl.ppdu_duration(RTS_BYTES, band),
-            cts: ctl.ppdu_duration(CTS_BYTES, band),
+            rts: rts_cts.ppdu_duration(RTS_BYTES, band),
+            cts: rts_cts.ppdu_duration(CTS_BYTES, band),
+            cts_to_self: match protection {
+                Protection::CtsToSelf => {
+                    PROTECTION_RATE.ppdu_duration(CTS_BYTES, band) + timing.sifs
+                }
+                Protection::RtsCts | Protection::Off => Nanos::ZERO,
+            },
+            always_rts: protection == Protection::RtsCts,
+        }
+    }
+
+    /// The air time an exchange spends protecting its data PPDU before it starts: RTS,
+    /// SIFS, CTS, SIFS if `rts`, else the CTS-to-self and SIFS (zero if unprotected).
+    fn protection(&self, rts: bool, sifs: Nanos) -> Nanos {
+        if rts {
+            self.rts + sifs + self.cts + sifs
+        } else {
+            self.cts_to_self
         }
     }
 
@@ -570,7 +615,16 @@ impl Cell {
     /// Build a cell; `seed` seeds every random stream (one per node and per link).
     pub fn new(cfg: CellConfig, seed: u64) -> Result<Cell, String> {
         cfg.validate()?;
-        let timing = PhyTiming::new(cfg.standard, cfg.band);
+        let non_erp = cfg.non_erp_present();
+        let timing = PhyTiming::for_bss(cfg.standard, cfg.band, non_erp);
+        // How a link's PPDUs are protected from the 802.11b stations (if any).
+        let protection_of = |txv: &TxVector| {
+            if non_erp && needs_protection(txv) {
+                cfg.protection
+            } else {
+                Protection::Off
+            }
+        };
         let n = cfg.stations.len();
         let mut nodes = Vec::with_capacity(n + 1);
         // Without VHT the fq memory limit is 4 MiB (reference §3.2).
@@ -601,22 +655,28 @@ impl Cell {
             };
             // mac80211 counts associated stations for the slow-station rule.
             let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
+            let airs: Vec<LinkAirtime> = peers
+                .iter()
+                .map(|(_, sc)| LinkAirtime::new(&sc.tx, &timing, protection_of(&sc.tx)))
+                .collect();
             let path_links = peers
                 .iter()
-                .map(|(peer, sc)| PathLink {
+                .zip(&airs)
+                .map(|((peer, sc), air)| PathLink {
                     peer: *peer,
                     weight: sc.weight,
-                    limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx)),
+                    limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx, air)),
                     slow_station: expected_kbps(sc) < 6_000 * num_sta,
                 })
                 .collect();
             let links = peers
                 .into_iter()
-                .map(|(peer, sc)| Link {
+                .zip(airs)
+                .map(|((peer, sc), air)| Link {
                     peer,
                     rx: Default::default(),
                     txv: sc.tx,
-                    air: LinkAirtime::new(&sc.tx, cfg.standard, cfg.band),
+                    air,
                     error: sc.error,
                     rng: RngStream::new(
                         seed,
@@ -1111,10 +1171,12 @@ impl Cell {
             let dur = if let Some(c) = self.exch.txs[i].ctl {
                 let (v, bytes) = self.ctl_vector(self.exch.txs[i].node as usize, c);
                 v.ppdu_duration(bytes, band)
-            } else if self.uses_rts(psdu) {
+            } else if self.uses_rts(psdu) || air.always_rts {
                 air.rts
             } else {
-                air.data.duration(psdu)
+                // A CTS-to-self draws no response: its sender goes on with the data
+                // PPDU after SIFS, unaware of the collision.
+                air.cts_to_self + air.data.duration(psdu)
             };
             let tx = &mut self.exch.txs[i];
             tx.air_end = tx.start + dur;
@@ -1150,10 +1212,8 @@ impl Cell {
         let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
         let txv = link.txv;
         let air = link.air;
-        let mut t = tx.start;
-        if rts {
-            t += air.rts + sifs + air.cts + sifs;
-        }
+        let rts = rts || air.always_rts;
+        let t = tx.start + air.protection(rts, sifs);
         let (data_dur, resp_dur) = match known {
             Some(d) => {
                 debug_assert!(!rts);
@@ -1294,7 +1354,6 @@ impl Cell {
         }
         // Interframe references for the next contention.
         let eifs_extra = self.eifs_extra;
-        let timeout = self.timing.response_timeout();
         for node in &mut self.nodes {
             node.ifs_ref = if outcome == ExchangeOutcome::Acked {
                 t
@@ -1306,7 +1365,13 @@ impl Cell {
             for tx in &self.exch.txs {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
-                self.nodes[tx.node as usize].ifs_ref = (tx.air_end + timeout).max(t);
+                let n = tx.node as usize;
+                let eliciting = match tx.ctl {
+                    Some(c) => self.ctl_vector(n, c).0,
+                    None => self.nodes[n].links[tx.link() as usize].txv,
+                };
+                let timeout = self.timing.response_timeout_for(&eliciting);
+                self.nodes[n].ifs_ref = (tx.air_end + timeout).max(t);
             }
         }
         self.clear_txs();
@@ -1417,8 +1482,10 @@ impl Cell {
         let sifs = self.timing.sifs;
         let start = t + sifs;
         let durations = (air.data.duration(psdu_bytes), air.response(aggregated));
-        let exchange = durations.0 + sifs + durations.1;
-        if start + exchange > self.exch.txop_start + limit || self.uses_rts(psdu_bytes) {
+        // A protected PPDU brings its CTS-to-self along (ath9k protects every frame).
+        let exchange = air.cts_to_self + durations.0 + sifs + durations.1;
+        let rts = self.uses_rts(psdu_bytes) || air.always_rts;
+        if start + exchange > self.exch.txop_start + limit || rts {
             return false;
         }
         let Some(ppdu) = self.nodes[n].path.take_ppdu(start, ac) else {
@@ -1527,7 +1594,7 @@ impl Cell {
     fn ctl_vector(&self, n: usize, c: CtlFrame) -> (TxVector, u32) {
         let std = self.cfg.standard;
         match c {
-            CtlFrame::Beacon { .. } => (lowest_basic_rate(std), BEACON_BYTES),
+            CtlFrame::Beacon { .. } => (self.timing.lowest_basic, BEACON_BYTES),
             CtlFrame::NullData { .. } => (
                 control_response_rate(&self.nodes[n].links[0].txv, std),
                 NULL_DATA_BYTES,
@@ -1900,7 +1967,7 @@ impl Cell {
 
     /// A beacon ended: every station whose radio is on may have heard it.
     fn beacon_received(&mut self, t: Nanos) {
-        let v = lowest_basic_rate(self.cfg.standard);
+        let v = self.timing.lowest_basic;
         for s in 1..self.nodes.len() {
             let listening = self.mgmt.as_ref().is_some_and(|m| {
                 let sm = &m.stas[s - 1];
@@ -2121,15 +2188,18 @@ fn expected_kbps(sc: &StationConfig) -> u64 {
 }
 
 /// How PPDUs of `ac` to a peer at rate `txv` are bounded: A-MPDU under block ack on
-/// HT/VHT links (never VO), at most the stack's and the cell's subframe limits, the
-/// PHY's byte limit, the maximum aggregate duration, and within a TXOP limit the whole
-/// exchange (data + SIFS + BlockAck). RTS/CTS in front of an aggregate is not budgeted.
+/// HT/VHT links (never VO; a legacy station's link never aggregates), at most the
+/// stack's and the cell's subframe limits, the PHY's byte limit, the maximum aggregate
+/// duration, and within a TXOP limit the whole exchange (protection from 802.11b
+/// stations + data + SIFS + BlockAck; `air` holds the link's protection). RTS/CTS
+/// asked for by the RTS threshold is not budgeted.
 fn build_limits(
     cfg: &CellConfig,
     timing: &PhyTiming,
     table: &EdcaTable,
     ac: Ac,
     txv: &TxVector,
+    air: &LinkAirtime,
 ) -> BuildLimits {
     let aggregated = cfg.aggregation
         && cfg.qos
@@ -2149,7 +2219,8 @@ fn build_limits(
     if txop > Nanos::ZERO {
         let response = timing.sifs
             + control_response_rate(txv, cfg.standard).ppdu_duration(BLOCK_ACK_BYTES, cfg.band);
-        max_duration = max_duration.min(txop.saturating_sub(response));
+        let protection = air.protection(air.always_rts, timing.sifs);
+        max_duration = max_duration.min(txop.saturating_sub(protection + response));
     }
     BuildLimits {
         txv: *txv,
@@ -2180,15 +2251,35 @@ mod tests {
         for txv in vectors {
             for standard in standards {
                 for band in [Band::Ghz2_4, Band::Ghz5] {
-                    let air = LinkAirtime::new(&txv, standard, band);
+                    let timing = PhyTiming::new(standard, band);
+                    let air = LinkAirtime::new(&txv, &timing, Protection::Off);
                     let ctl = control_response_rate(&txv, standard);
                     assert_eq!(air.ack, ctl.ppdu_duration(ACK_BYTES, band));
                     assert_eq!(air.response(false), ctl.ppdu_duration(ACK_BYTES, band));
                     assert_eq!(air.response(true), ctl.ppdu_duration(BLOCK_ACK_BYTES, band));
                     assert_eq!(air.rts, ctl.ppdu_duration(RTS_BYTES, band));
                     assert_eq!(air.cts, ctl.ppdu_duration(CTS_BYTES, band));
+                    assert_eq!(air.protection(false, timing.sifs), Nanos::ZERO);
+                    assert!(!air.always_rts);
                     for len in [0, 14, 1_500, 1_538, 65_535] {
                         assert_eq!(air.data.duration(len), txv.ppdu_duration(len, band));
+                    }
+                    // Protected links: the same data and responses, protection frames
+                    // at 1 Mbit/s (long preamble, no signal extension: 192 µs + 8 µs
+                    // per byte).
+                    for mode in [Protection::CtsToSelf, Protection::RtsCts] {
+                        let p = LinkAirtime::new(&txv, &timing, mode);
+                        assert_eq!(
+                            (p.data, p.ack, p.block_ack),
+                            (air.data, air.ack, air.block_ack)
+                        );
+                        assert_eq!(p.rts, Nanos::from_us(192 + 8 * 20));
+                        assert_eq!(p.cts, Nanos::from_us(192 + 8 * 14));
+                        let expected = match mode {
+                            Protection::CtsToSelf => Nanos::from_us(304) + timing.sifs,
+                            _ => Nanos::from_us(352 + 304) + timing.sifs * 2,
+                        };
+                        assert_eq!(p.protection(p.always_rts, timing.sifs), expected);
                     }
                 }
             }

@@ -145,9 +145,11 @@ fn performance_anomaly_and_its_cure() {
 /// with one station artificially limited to 1 Mbps, we have seen aggregate throughput
 /// go from 2.14 to 17.76 Mbps" (×8.3), the "before" being ath9k on mac80211's TXQs
 /// (linux-4.9 here). 29 HT20 MCS7 stations and one at 802.11b 1 Mbit/s in a 2.4 GHz
-/// 802.11n BSS, saturating UDP downlink to all. Without airtime fairness ath9k gives a
-/// non-aggregating TID up to 8 hardware slots in bursts of two 12 ms frames, and the
-/// slow station takes nearly all the airtime.
+/// 802.11n BSS, saturating UDP downlink to all; the 802.11b station makes the cell
+/// protect every HT PPDU with a CTS-to-self and use the long slot. Without airtime
+/// fairness ath9k gives a non-aggregating TID up to 8 hardware slots in bursts of two
+/// 12 ms frames, and the slow station takes nearly all the airtime. The built-in
+/// scenario `atf-30-stations` is this test.
 #[test]
 fn thirty_stations_one_slow() {
     let mut stations = vec![ht20(7); 29];

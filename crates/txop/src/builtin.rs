@@ -60,6 +60,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "e5-sdio-ping",
         include_str!("../../../scenarios/e5-sdio-ping.toml"),
     ),
+    (
+        "atf-30-stations",
+        include_str!("../../../scenarios/atf-30-stations.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use txop_core::cell::{CellConfig, StationConfig};
 use txop_core::mac::edca::{Ac, BackoffRule, EdcaParams};
+use txop_core::mac::protection::Protection;
 use txop_core::mac80211::powersave::{
     PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD, DYNAMIC_PS_TIMEOUT,
 };
@@ -17,6 +18,7 @@ use txop_core::mac80211::scan::{
     PM_QOS_NETWORK_LATENCY_DEFAULT,
 };
 use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
+use txop_core::phy::timing::PhyTiming;
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{self, StackConfig};
 use txop_core::{Nanos, NodeId};
@@ -261,7 +263,8 @@ pub struct Phy {
     pub width_mhz: u32,
     /// "long" (0.8 µs) or "short" (0.4 µs), HT and VHT only.
     pub guard_interval: GuardInterval,
-    /// "long" or "short" DSSS preamble (802.11b only).
+    /// "long" or "short" DSSS preamble of DSSS/HR-DSSS rates (802.11b, and 802.11b
+    /// stations in a 2.4 GHz 802.11g/n BSS).
     pub preamble: DsssPreamble,
     /// Transmit power for `distance_m` stations (20 dBm = 100 mW).
     pub tx_power_dbm: f64,
@@ -342,6 +345,9 @@ pub struct Mac {
     pub max_ampdu_duration_us: u32,
     /// Protect PSDUs longer than this with RTS/CTS; absent = never.
     pub rts_threshold_bytes: Option<u32>,
+    /// ERP protection while an 802.11b station is in a 2.4 GHz 802.11g/n BSS:
+    /// "cts-to-self" (the default, mac80211/ath9k), "rts-cts" or "off".
+    pub protection: Protection,
     pub retry_limit: u8,
     /// Model the AP's beacons (their airtime and TIM) even when no station scans or
     /// saves power (then they are on anyway).
@@ -364,6 +370,7 @@ impl Default for Mac {
             max_ampdu_bytes: 0,
             max_ampdu_duration_us: 4000,
             rts_threshold_bytes: None,
+            protection: Protection::CtsToSelf,
             retry_limit: 7,
             beacons: false,
             beacon_interval_tu: DEFAULT_BEACON_INTERVAL_TU,
@@ -401,7 +408,9 @@ pub struct StationEntry {
     pub mcs: Option<u8>,
     /// VHT spatial streams (1–2).
     pub nss: Option<u8>,
-    /// Legacy rate in Mbit/s (802.11a/g: 6–54; 802.11b: 1, 2, 5.5, 11).
+    /// Legacy rate in Mbit/s instead of an MCS: OFDM 6–54 (802.11a/g, or an 802.11a/g
+    /// station in an 802.11n/ac BSS), DSSS/CCK 1, 2, 5.5, 11 (802.11b, or an 802.11b
+    /// station in a 2.4 GHz 802.11g/n BSS).
     pub rate_mbps: Option<f64>,
     /// SNR at the receiver in dB: frames fail per the PER-vs-SNR curves. With no rate
     /// given, the best rate for this SNR is chosen.
@@ -1319,11 +1328,21 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         }
         // An entry's own channel model replaces the inherited one entirely.
         let own_channel = e.snr_db.is_some() || e.loss.is_some() || e.distance_m.is_some();
+        // So does its own rate: an MCS (with the inherited nss) or a legacy rate_mbps.
+        let own_rate = e.mcs.is_some() || e.rate_mbps.is_some();
         let merged = Link {
             weight: e.weight.or(base.weight),
-            mcs: e.mcs.or(base.mcs),
-            nss: e.nss.or(base.nss),
-            rate_mbps: e.rate_mbps.or(base.rate_mbps),
+            mcs: if own_rate { e.mcs } else { base.mcs },
+            nss: e.nss.or(if e.rate_mbps.is_some() {
+                None
+            } else {
+                base.nss
+            }),
+            rate_mbps: if own_rate {
+                e.rate_mbps
+            } else {
+                base.rate_mbps
+            },
             snr_db: if own_channel { e.snr_db } else { base.snr_db },
             distance_m: if own_channel {
                 e.distance_m
@@ -1440,10 +1459,10 @@ impl Scenario {
                 "802.11a/b/g stations take rate_mbps, not an MCS",
             ));
         }
-        if !legacy && l.rate_mbps.is_some() {
+        if l.mcs.is_some() && l.rate_mbps.is_some() {
             return Err(ScenarioError::new(
                 format!("{key}.rate_mbps"),
-                "802.11n/ac stations take an MCS (mcs, nss), not rate_mbps",
+                "give mcs (an HT/VHT station) or rate_mbps (a legacy one), not both",
             ));
         }
         if l.nss.is_some() && std != Standard::Ac {
@@ -1452,32 +1471,35 @@ impl Scenario {
                 "nss applies to 802.11ac only (HT MCS 8–15 are two streams)",
             ));
         }
-        if std != Standard::B && self.phy.preamble == DsssPreamble::Short {
+        if l.nss.is_some() && l.rate_mbps.is_some() {
             return Err(ScenarioError::new(
-                "phy.preamble",
-                "the DSSS preamble applies to 802.11b only",
+                format!("{key}.nss"),
+                "nss goes with mcs; a legacy (rate_mbps) station has one stream",
             ));
         }
-        let explicit = match std {
-            Standard::B => l.rate_mbps.map(|r| {
-                let rate_kbps = (r * 1000.0).round() as u32;
-                TxVector::Dsss {
-                    rate_kbps,
-                    preamble: self.phy.preamble,
-                }
-            }),
-            Standard::A | Standard::G => l.rate_mbps.map(|r| TxVector::Ofdm {
-                rate_mbps: if r.fract() == 0.0 { r as u32 } else { 0 },
-            }),
-            Standard::N => l.mcs.map(|mcs| TxVector::Ht { mcs, width, gi }),
-            Standard::Ac => l.mcs.map(|mcs| TxVector::Vht {
+        let dsss_bss = std == Standard::B || PhyTiming::non_erp_applies(std, self.phy.band);
+        if !dsss_bss && self.phy.preamble == DsssPreamble::Short {
+            return Err(ScenarioError::new(
+                "phy.preamble",
+                "the DSSS preamble applies to DSSS rates: 802.11b, or 802.11g/n in 2.4 GHz",
+            ));
+        }
+        let explicit = match (std, l.rate_mbps) {
+            (_, Some(r)) => Some(self.legacy_vector(key, r)?),
+            (Standard::N, None) => l.mcs.map(|mcs| TxVector::Ht { mcs, width, gi }),
+            (Standard::Ac, None) => l.mcs.map(|mcs| TxVector::Vht {
                 mcs,
                 nss,
                 width,
                 gi,
             }),
+            (Standard::A | Standard::B | Standard::G, None) => None,
         };
-        let field = if legacy { "rate_mbps" } else { "mcs" };
+        let field = if legacy || l.rate_mbps.is_some() {
+            "rate_mbps"
+        } else {
+            "mcs"
+        };
         let tx = match (explicit, l.snr_db) {
             (Some(t), _) => t,
             (None, Some(snr)) => best_rate_for_snr(&self.candidate_rates(width, nss), snr),
@@ -1499,6 +1521,41 @@ impl Scenario {
         tx.validate()
             .map_err(|e| ScenarioError::new(format!("{key}.{field}"), e))?;
         Ok(tx)
+    }
+
+    /// A station's legacy `rate_mbps`: DSSS/HR-DSSS (with `phy.preamble`) in an 802.11b
+    /// BSS and, at 1, 2, 5.5 and 11 Mbit/s, in a 2.4 GHz 802.11g/n BSS (an 802.11b
+    /// station: the cell turns ERP protection and the long slot on); OFDM otherwise (an
+    /// 802.11a/g station, in an 802.11n/ac BSS too). The vector is validated by the
+    /// caller.
+    fn legacy_vector(&self, key: &str, rate_mbps: f64) -> Result<TxVector, ScenarioError> {
+        let std = self.phy.standard;
+        let dsss = TxVector::Dsss {
+            rate_kbps: (rate_mbps * 1000.0).round() as u32,
+            preamble: self.phy.preamble,
+        };
+        if std == Standard::B {
+            return Ok(dsss);
+        }
+        if [1.0, 2.0, 5.5, 11.0].contains(&rate_mbps) {
+            if !PhyTiming::non_erp_applies(std, self.phy.band) {
+                return Err(ScenarioError::new(
+                    format!("{key}.rate_mbps"),
+                    format!(
+                        "{rate_mbps} Mbit/s is an 802.11b (DSSS) rate: 802.11b, g and n \
+                         carry it in 2.4 GHz only"
+                    ),
+                ));
+            }
+            return Ok(dsss);
+        }
+        Ok(TxVector::Ofdm {
+            rate_mbps: if rate_mbps.fract() == 0.0 {
+                rate_mbps as u32
+            } else {
+                0
+            },
+        })
     }
 
     /// The preset named by `stack` with `[stack_options]` applied.
@@ -2116,6 +2173,7 @@ impl Scenario {
         cell.max_ampdu_bytes = m.max_ampdu_bytes;
         cell.max_ampdu_duration = Nanos::from_us(m.max_ampdu_duration_us as u64);
         cell.rts_threshold_bytes = m.rts_threshold_bytes;
+        cell.protection = m.protection;
         cell.retry_limit = m.retry_limit;
         if m.beacon_interval_tu == 0 {
             return Err(ScenarioError::new(

@@ -3,3 +3,4 @@
 pub mod ampdu;
 pub mod blockack;
 pub mod edca;
+pub mod protection;
