@@ -57,7 +57,7 @@ delay_ms = 0.1
 TOML
 
 for rate in 600M 2G; do
-    "$txop" emu "$work/vht80.toml" --in sta1 -o "$work/out-$rate" -- sh -c \
+    "$txop" emu "$work/vht80.toml" -q --in sta1 -o "$work/out-$rate" -- sh -c \
         "iperf3 -s -1 -D -B \$TXOP_STA1; sleep 0.3; \
          \$TXOP_EXE emu exec server -- iperf3 -u -b $rate -l 1472 -t $secs -c \$TXOP_STA1 -J 2>/dev/null > $work/iperf-$rate.json" \
         >/dev/null
