@@ -41,6 +41,7 @@ pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
     Results {
         seed,
         duration_s: secs,
+        series_step_s: txop_sim::flowstats::series_step(secs).as_secs_f64(),
         total_throughput_bps: txop_sim::results::bits_per_s(total_bytes, secs),
         busy_fraction: if secs > 0.0 {
             busy as f64 / (secs * 1e9)

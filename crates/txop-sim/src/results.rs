@@ -11,6 +11,10 @@ use txop_core::mac80211::scan::ScanStats;
 pub struct Results {
     pub seed: u64,
     pub duration_s: f64,
+    /// The step of every flow's `throughput_series_bps` and `cwnd_series_bytes`, s:
+    /// flent's 0.2 s, doubled as often as needed for the run to fit
+    /// [`crate::flowstats::SERIES_MAX_STEPS`] steps.
+    pub series_step_s: f64,
     /// Payload bits delivered per second, all stations, both directions.
     pub total_throughput_bps: f64,
     /// Fraction of the run the medium was busy.
@@ -83,17 +87,23 @@ pub struct FlowResult {
     pub driver_latency_ms: Option<LatencySummary>,
     /// Ping round-trip times, ms.
     pub rtt_ms: Option<LatencySummary>,
-    /// Throughput per 0.2 s step from the start (flent's sampling).
+    /// Throughput per step of [`Results::series_step_s`] from the start (flent's
+    /// sampling, 0.2 s in runs up to 409.6 s).
     pub throughput_series_bps: Vec<f64>,
-    /// Every echo reply: [time s, RTT ms].
+    /// Every `sample_stride`-th echo reply: [time s, RTT ms].
     pub rtt_samples: Vec<(f64, f64)>,
-    /// Every echo reply: [time s, forward one-way ms, return one-way ms].
+    /// The same replies: [time s, forward one-way ms, return one-way ms].
     pub owd_samples: Vec<(f64, f64, f64)>,
+    /// The sample lists (`rtt_samples`, `owd_samples`, `page_load_times_s`) hold
+    /// every n-th entry, first included (1: all; doubles each time a flow outgrows
+    /// [`crate::flowstats::SAMPLES_MAX`]).
+    pub sample_stride: u64,
     /// TCP: segments retransmitted by the sender.
     pub retransmits: Option<u64>,
-    /// TCP: the sender's congestion window at the end of each 0.2 s step (bytes).
+    /// TCP: the sender's congestion window at the end of each step (bytes), up to the
+    /// step of its last ACK.
     pub cwnd_series_bytes: Vec<u64>,
-    /// Web: every completed page load, seconds.
+    /// Web: every `sample_stride`-th completed page load, seconds.
     pub page_load_times_s: Vec<f64>,
     /// Mean |ΔRTT| between consecutive replies (IPDV, jitter), ms.
     pub ipdv_ms: Option<f64>,

@@ -404,6 +404,11 @@ impl Simulation {
         &self.cell
     }
 
+    /// Each flow's counters, in flow order.
+    pub fn flow_stats(&self) -> &[FlowStats] {
+        &self.flow_stats
+    }
+
     /// Station `station`'s host bus, if it has one.
     pub fn host_bus(&self, station: u16) -> Option<&HostBus> {
         self.buses.get(station.checked_sub(1)? as usize)?.as_ref()
@@ -1252,6 +1257,7 @@ impl Simulation {
         Results {
             seed: self.seed,
             duration_s: secs,
+            series_step_s: crate::flowstats::series_step(secs).as_secs_f64(),
             total_throughput_bps: crate::results::bits_per_s(total_bytes, secs),
             busy_fraction: if secs > 0.0 {
                 busy as f64 / self.now.as_ns() as f64

@@ -1,0 +1,92 @@
+//! What results.json promises beyond its shape (docs/results.md): bounded series in
+//! long runs, fractions that are fractions, counts that add up, shares that sum to 1,
+//! exact extremes. Each case runs the CLI and checks its output against the schema and
+//! against an invariant.
+
+mod support;
+use std::io::Read;
+use support::*;
+
+fn schema() -> jsonschema::Validator {
+    let text = include_str!("../../../docs/results.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+fn assert_valid(v: &serde_json::Value, what: &str) {
+    let errors: Vec<String> = schema()
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .take(5)
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+/// A flent test longer than 409.6 s: its series come per 0.4 s, and results.json (the
+/// schema caps every list), the flent data file (its grid and STEP_SIZE) and the
+/// throughput plot's axis all say so; flent plots the file.
+#[test]
+fn a_long_run_reports_its_coarser_step_everywhere() {
+    let dir = scratch("long-run");
+    let out = dir.join("out");
+    let o = txop(&[
+        "run",
+        "tcp-ndown-6mbit",
+        "--set",
+        "traffic.test=tcp_1down",
+        "--set",
+        "traffic.length_s=420",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_valid(&v, "results.json of a 430 s run");
+    assert_eq!(v["duration_s"], 430.0);
+    assert_eq!(v["series_step_s"], 0.4);
+    let tcp = v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "tcp")
+        .unwrap();
+    assert_eq!(tcp["throughput_series_bps"].as_array().unwrap().len(), 1075);
+    // The series carries every byte: its mean is the flow's throughput.
+    let series: Vec<f64> = tcp["throughput_series_bps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let mean = series.iter().sum::<f64>() * 0.4 / 430.0;
+    let tput = tcp["throughput_bps"].as_f64().unwrap();
+    assert!((mean - tput).abs() < 1e-6 * tput, "{mean} vs {tput}");
+
+    let gz = std::fs::read(out.join("tcp_1down-tcp-ndown-6mbit.flent.gz")).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    let flent: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(flent["metadata"]["STEP_SIZE"], 0.4);
+    let x = flent["x_values"].as_array().unwrap();
+    assert_eq!(x.len(), 1076);
+    assert_eq!(x[1], 0.4);
+    assert_eq!(
+        flent["results"]["TCP download"].as_array().unwrap().len(),
+        1076
+    );
+    let svg = std::fs::read_to_string(out.join("throughput.svg")).unwrap();
+    assert!(
+        svg.contains("per 0.4 s"),
+        "the throughput axis names its step"
+    );
+    flent_renders(
+        &out.join("tcp_1down-tcp-ndown-6mbit.flent.gz"),
+        "totals",
+        &dir.join("totals.png"),
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
