@@ -1285,7 +1285,9 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The host buses' counters over the run so far.
+    /// The host buses' counters over the run so far, busy times counted up to now
+    /// ([`HostBus::stats_until`]: a transfer that would outlast the run counts only
+    /// its part inside it).
     fn bus_results(&self, secs: f64) -> Vec<BusResult> {
         let frac = |ns: u64| {
             if secs > 0.0 {
@@ -1298,7 +1300,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .filter_map(|(i, b)| {
-                let s = b.as_ref()?.stats();
+                let s = b.as_ref()?.stats_until(self.now);
                 Some(BusResult {
                     station: i as u16 + 1,
                     packets_to_device: s.packets_to_device,

@@ -22,6 +22,51 @@ fn assert_valid(v: &serde_json::Value, what: &str) {
     assert!(errors.is_empty(), "{what}: {errors:#?}");
 }
 
+/// `txop run ARGS --json`, checked against the schema.
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let o = txop(&all);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&v, &format!("{args:?}"));
+    v
+}
+
+/// Host buses so slow that their transfers outlast the run (a 1 Hz clock: 40 s per
+/// 128-byte block), or so busy that the CPU works to the last instant (400 kHz, 8-bit,
+/// polled PIO, both directions): each busy fraction is at most 1 (the schema says so).
+/// Before, a transfer was charged whole when it started: 4.0 and 1.0003.
+#[test]
+fn host_bus_fractions_stay_within_the_run() {
+    for (bus, direction) in [
+        (
+            r#"stations.bus={preset="sdio-vendor",clock_hz=1}"#,
+            "downlink",
+        ),
+        (
+            r#"stations.bus={preset="sdio-generic",clock_hz=400000,width_bits=8}"#,
+            "both",
+        ),
+    ] {
+        let dir = format!("traffic.direction={direction}");
+        let v = run_json(&["default", "--set", bus, "--set", &dir]);
+        let buses = v["host_buses"].as_array().unwrap();
+        assert_eq!(buses.len(), 4);
+        for b in buses {
+            for k in [
+                "bus_busy_fraction",
+                "cpu_busy_fraction",
+                "cpu_driver_fraction",
+            ] {
+                let x = b[k].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&x), "{bus}: {k} {x}");
+            }
+        }
+    }
+}
+
 /// A flent test longer than 409.6 s: its series come per 0.4 s, and results.json (the
 /// schema caps every list), the flent data file (its grid and STEP_SIZE) and the
 /// throughput plot's axis all say so; flent plots the file.
