@@ -14,7 +14,7 @@ use crate::conn_timer::ConnTimer;
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
-use crate::results::{BusResult, Conservation, Results};
+use crate::results::{BusResult, Conservation, Results, StationResult};
 use crate::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::traffic::saturated::SaturatedWriter;
 use crate::traffic::{Flow, Host};
@@ -289,6 +289,8 @@ pub struct Simulation {
     /// (other `BusTimer` events are stale).
     buses: Vec<Option<HostBus>>,
     bus_deadline: Vec<Option<Nanos>>,
+    /// Bytes each host bus handed to its station's host (index = station − 1).
+    bus_to_host_bytes: Vec<u64>,
     /// Each saturated flow's writer (`None` for other flows), the flows whose writers
     /// are stalled (see [`crate::traffic::saturated`]), and while a saturated flow's
     /// packet is being written, whether the network refused a packet in the write.
@@ -384,6 +386,7 @@ impl Simulation {
             down: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             up: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             bus_deadline: vec![None; buses.len()],
+            bus_to_host_bytes: vec![0; buses.len()],
             buses,
             writers,
             stalled: Vec::new(),
@@ -985,7 +988,10 @@ impl Simulation {
         while let Some(o) = self.buses[i].as_mut().and_then(|b| b.poll_output()) {
             match o {
                 BusOutput::ToDevice { at, packet } => self.cell.handle_packet(at, packet),
-                BusOutput::ToHost { at, packet } => self.arrive(at, packet),
+                BusOutput::ToHost { at, packet } => {
+                    self.bus_to_host_bytes[i] += packet.len_bytes as u64;
+                    self.arrive(at, packet)
+                }
                 BusOutput::Dropped { at, packet, reason } => self.lost(at, packet, reason),
             }
         }
@@ -1251,7 +1257,8 @@ impl Simulation {
     pub fn results(&self) -> Results {
         let secs = self.now.as_secs_f64();
         let busy = self.cell.busy_ns();
-        let (stations, total_bytes) = crate::results::station_results(&self.cell, secs);
+        let (mut stations, mut total_bytes) = crate::results::station_results(&self.cell, secs);
+        self.host_bus_rows(&mut stations, &mut total_bytes, secs);
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
         let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {
@@ -1285,6 +1292,26 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// The rows of stations with a host bus count what their host got: downlink is
+    /// what crossed the bus to the host (not what reached the chip over the air), and
+    /// the bus's drops (host backlog, host → device queue, chip receive buffers: full
+    /// queues all) are in `dropped_queue_full`. `total_bytes` follows.
+    fn host_bus_rows(&self, stations: &mut [StationResult], total_bytes: &mut u64, secs: f64) {
+        for (i, bus) in self.buses.iter().enumerate() {
+            let (Some(bus), Some(row)) = (bus, stations.get_mut(i)) else {
+                continue;
+            };
+            let air = &self.cell.stats()[i + 1];
+            let (up, down) = (air.up.delivered_bytes, self.bus_to_host_bytes[i]);
+            *total_bytes = *total_bytes - air.down.delivered_bytes + down;
+            row.downlink_bps = crate::results::bits_per_s(down, secs);
+            row.throughput_bps = crate::results::bits_per_s(up + down, secs);
+            let s = bus.stats();
+            row.dropped_queue_full +=
+                s.dropped_host_backlog + s.dropped_host_tx_queue + s.dropped_device_rx;
+        }
+    }
+
     /// The host buses' counters over the run so far, busy times counted up to now
     /// ([`HostBus::stats_until`]: a transfer that would outlast the run counts only
     /// its part inside it).
