@@ -316,17 +316,19 @@ impl FlowStats {
 
     /// A data packet reached its destination host.
     pub fn delivered(&mut self, at: Nanos, sent_at: Nanos, len_bytes: u32) {
+        self.delivered += 1;
         self.delivered_bytes_at(at, sent_at, len_bytes as u64);
     }
 
     /// `bytes` of payload reached the application at `at` (for TCP: what became
-    /// in-order with a segment sent at `sent_at`).
+    /// in-order with a segment sent at `sent_at`). Packets are counted apart: by
+    /// [`FlowStats::delivered`], or for TCP, one per data segment that reaches the
+    /// receiver.
     // Once per delivered packet or in-order TCP advance, and a few instructions past
     // its call overhead; the optimiser does not inline it on its own (a plain
     // `#[inline]` changes nothing).
     #[inline(always)]
     pub fn delivered_bytes_at(&mut self, at: Nanos, sent_at: Nanos, bytes: u64) {
-        self.delivered += 1;
         self.delivered_bytes += bytes;
         record(&mut self.latency_us, us(at.saturating_sub(sent_at)));
         let series = &mut self.bytes_per_step;
@@ -342,8 +344,18 @@ impl FlowStats {
         self.page_loads.push(secs);
     }
 
-    /// A TCP sender's state after an ACK.
-    pub fn tcp_sample(&mut self, at: Nanos, cwnd_bytes: u64, retransmits: u64) {
+    /// A TCP or web flow's counters: its retransmissions count from 0 (not null: it is
+    /// TCP even if it never opens).
+    pub fn tcp() -> FlowStats {
+        FlowStats {
+            retransmits: Some(0),
+            ..FlowStats::default()
+        }
+    }
+
+    /// A TCP sender's state after an ACK: its cwnd, and `new_retransmits` segments
+    /// retransmitted since its last sample (a web flow's connections add up).
+    pub fn tcp_sample(&mut self, at: Nanos, cwnd_bytes: u64, new_retransmits: u64) {
         let series = &mut self.cwnd_per_step;
         let step = series.index(at, end_value);
         if series.values.len() <= step {
@@ -351,7 +363,7 @@ impl FlowStats {
             series.values.resize(step + 1, last);
         }
         series.values[step] = cwnd_bytes;
-        self.retransmits = Some(retransmits);
+        self.retransmits = Some(self.retransmits.unwrap_or(0) + new_retransmits);
     }
 
     /// An echo reply came back: `forward` and `back` are the one-way delays of the

@@ -74,9 +74,12 @@ pub struct FlowResult {
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
     pub dst: String,
+    /// Packets handed to the network: data, echo requests, TCP data segments
+    /// (retransmissions included; not the handshake, pure ACKs or web requests).
     pub offered_packets: u64,
-    /// Data packets (or ping replies) that arrived.
+    /// Of those, the ones (or their echo replies) that arrived.
     pub delivered_packets: u64,
+    /// Of those, the ones (or their echo replies) lost on the way.
     pub dropped_packets: u64,
     /// Of the drops, those by CoDel or flow-queue overload.
     pub dropped_aqm: u64,
@@ -98,7 +101,8 @@ pub struct FlowResult {
     /// every n-th entry, first included (1: all; doubles each time a flow outgrows
     /// [`crate::flowstats::SAMPLES_MAX`]).
     pub sample_stride: u64,
-    /// TCP: segments retransmitted by the sender.
+    /// TCP and web: data segments retransmitted by the sender (the connections of a
+    /// web page summed); `None` for other flows.
     pub retransmits: Option<u64>,
     /// TCP: the sender's congestion window at the end of each step (bytes), up to the
     /// step of its last ACK.

@@ -120,6 +120,24 @@ enum Payload {
     },
 }
 
+impl Payload {
+    /// Whether the flow's packet counts (`offered_packets`, `delivered_packets`,
+    /// `dropped_packets`) include this packet: a one-way flow's data, echo requests and
+    /// their replies, and TCP segments that carry data (retransmissions included).
+    /// TCP's handshake (SYN, SYN-ACK, its last ACK), pure ACKs and web requests are
+    /// not counted, sent or lost.
+    fn counted(&self) -> bool {
+        match self {
+            Payload::Data | Payload::PingRequest { .. } | Payload::PingReply { .. } => true,
+            Payload::Tcp { seg, .. } => seg.len > 0,
+            Payload::Syn { .. }
+            | Payload::SynAck { .. }
+            | Payload::HandshakeAck { .. }
+            | Payload::WebRequest { .. } => false,
+        }
+    }
+}
+
 /// One TCP connection's two ends.
 struct TcpConn {
     flow: usize,
@@ -142,6 +160,8 @@ struct TcpConn {
     /// SYNs (client) and SYN-ACKs (server) sent so far.
     syns: u32,
     syn_acks: u32,
+    /// The sender's retransmissions already added to its flow's count.
+    retransmits_counted: u64,
 }
 
 /// Linux's handshake timers: the first SYN and SYN-ACK retransmission after 1 s
@@ -197,8 +217,6 @@ struct WebState {
     /// Objects received in full.
     done: u32,
     started: Nanos,
-    /// Completed page load times (s).
-    load_times: Vec<f64>,
 }
 
 /// A packet in flight, beyond what the cell sees.
@@ -374,7 +392,14 @@ impl Simulation {
         let w = cfg.wired;
         Ok(Simulation {
             cell,
-            flow_stats: cfg.flows.iter().map(|_| FlowStats::default()).collect(),
+            flow_stats: cfg
+                .flows
+                .iter()
+                .map(|f| match f {
+                    Flow::Tcp(_) | Flow::Web(_) => FlowStats::tcp(),
+                    _ => FlowStats::default(),
+                })
+                .collect(),
             ping_seq: vec![0; cfg.flows.len()],
             conns: Vec::new(),
             flow_conn: cfg.flows.iter().map(|_| None).collect(),
@@ -738,6 +763,7 @@ impl Simulation {
             server_open: false,
             syns: 0,
             syn_acks: 0,
+            retransmits_counted: 0,
         });
         self.conns.len() - 1
     }
@@ -859,7 +885,6 @@ impl Simulation {
         w.done += 1;
         if w.done == n {
             let t = (at - w.started).as_secs_f64();
-            w.load_times.push(t);
             self.flow_stats[flow].page_loaded(t);
             if let Some(r) = repeat {
                 self.events.push(at + r, Event::Offer { flow: flow as u32 });
@@ -1155,13 +1180,18 @@ impl Simulation {
         let seg: &Segment = seg;
         let c = &mut self.conns[conn];
         let new_bytes = if to == c.receiver {
+            if seg.len > 0 {
+                self.flow_stats[flow].delivered += 1;
+            }
             let before = c.rcv.bytes_received();
             c.rcv.on_segment(at, seg);
             c.rcv.bytes_received() - before
         } else {
             c.snd.on_ack(at, seg);
             let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
-            self.flow_stats[flow].tcp_sample(at, cwnd, retransmits);
+            let new = retransmits - c.retransmits_counted;
+            c.retransmits_counted = retransmits;
+            self.flow_stats[flow].tcp_sample(at, cwnd, new);
             0
         };
         self.slab[token] = None;
@@ -1187,7 +1217,9 @@ impl Simulation {
             return;
         };
         let flow = f.flow as usize;
-        self.flow_stats[flow].dropped(reason);
+        if f.payload.counted() {
+            self.flow_stats[flow].dropped(reason);
+        }
         if !refusal {
             self.saturated_left(at, flow);
             return;

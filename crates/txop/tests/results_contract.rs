@@ -111,6 +111,29 @@ fn a_station_row_counts_what_crossed_its_host_bus() {
     assert!((total - reported).abs() <= 1e-9 * reported);
 }
 
+/// flent's rtt_fair_up with 40 stations on the bloated stack, where many TCP
+/// connections lose their SYNs or never open: every flow's delivered + dropped is at
+/// most what it offered, and every TCP flow has a retransmission count. Before, such
+/// a flow counted its SYN drops against 0 offered, with retransmits null.
+#[test]
+fn flow_counts_never_exceed_what_was_offered() {
+    let v = run_json(&[
+        "e2-100-stations",
+        "--set",
+        "stations.count=40",
+        "--set",
+        "traffic.length_s=10",
+    ]);
+    for f in v["flows"].as_array().unwrap() {
+        let n = |k: &str| f[k].as_u64().unwrap();
+        assert!(
+            n("delivered_packets") + n("dropped_packets") <= n("offered_packets"),
+            "{f}"
+        );
+        assert_eq!(f["kind"] == "tcp", f["retransmits"].is_u64(), "{f}");
+    }
+}
+
 /// A flent test longer than 409.6 s: its series come per 0.4 s, and results.json (the
 /// schema caps every list), the flent data file (its grid and STEP_SIZE) and the
 /// throughput plot's axis all say so; flent plots the file.
