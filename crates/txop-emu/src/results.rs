@@ -49,6 +49,8 @@ pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
             0.0
         },
         airtime_jain_index: jain_index(&shares),
+        beacon_airtime_ns: txop_sim::results::beacon_airtime(cell).0,
+        beacon_airtime_share: txop_sim::results::beacon_airtime(cell).1,
         stations,
         flows: engine.flows.results(secs),
         host_buses: Vec::new(),

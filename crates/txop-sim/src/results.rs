@@ -21,6 +21,10 @@ pub struct Results {
     pub busy_fraction: f64,
     /// Jain's fairness index over the stations' airtime shares.
     pub airtime_jain_index: f64,
+    /// The AP's beacons' airtime (0 when beacons are not modelled), and its share of
+    /// the medium's busy time: with the stations' `airtime_share`s it sums to 1.
+    pub beacon_airtime_ns: u64,
+    pub beacon_airtime_share: f64,
     pub stations: Vec<StationResult>,
     pub flows: Vec<FlowResult>,
     pub conservation: Conservation,
@@ -134,7 +138,8 @@ pub struct StationResult {
     pub throughput_bps: f64,
     pub uplink_bps: f64,
     pub downlink_bps: f64,
-    /// This station's airtime (both directions) over the medium's busy time.
+    /// This station's airtime (both directions) over the medium's busy time (the
+    /// stations' shares and [`Results::beacon_airtime_share`] sum to 1).
     pub airtime_share: f64,
     pub airtime_ns: u64,
     pub ppdus: u64,
@@ -152,6 +157,20 @@ pub struct StationResult {
     /// Its power save and the AP's buffering for it, when it saves power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_save: Option<PsStats>,
+}
+
+/// The AP's beacon airtime (ns) and its share of the medium's busy time (0 when the
+/// medium was never busy): the part of the busy time no station's share holds.
+pub fn beacon_airtime(cell: &Cell) -> (u64, f64) {
+    let (ns, busy) = (cell.beacon_airtime_ns(), cell.busy_ns());
+    (
+        ns,
+        if busy > 0 {
+            ns as f64 / busy as f64
+        } else {
+            0.0
+        },
+    )
 }
 
 /// Mean rate (bit/s) of `bytes` delivered over `secs` seconds; 0 for an empty run.

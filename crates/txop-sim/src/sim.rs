@@ -1292,6 +1292,7 @@ impl Simulation {
         let (mut stations, mut total_bytes) = crate::results::station_results(&self.cell, secs);
         self.host_bus_rows(&mut stations, &mut total_bytes, secs);
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
+        let (beacon_airtime_ns, beacon_airtime_share) = crate::results::beacon_airtime(&self.cell);
         let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {
             seed: self.seed,
@@ -1304,6 +1305,8 @@ impl Simulation {
                 0.0
             },
             airtime_jain_index: jain_index(&shares),
+            beacon_airtime_ns,
+            beacon_airtime_share,
             stations,
             flows: self
                 .flows

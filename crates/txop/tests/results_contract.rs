@@ -134,6 +134,43 @@ fn flow_counts_never_exceed_what_was_offered() {
     }
 }
 
+/// The stations' airtime shares and the beacons' share sum to 1, with beacons (a
+/// scanning station; power save; `mac.beacons`) and without. Before, e1-scan-ping's
+/// station shares summed to 0.313 and nothing said where the rest went.
+#[test]
+fn airtime_shares_sum_to_one() {
+    for (args, beacons) in [
+        (&["e1-scan-ping", "--set", "duration_s=20"][..], true),
+        (&["e3-power-save"][..], true),
+        (
+            &[
+                "default",
+                "--set",
+                "mac.beacons=true",
+                "--set",
+                "duration_s=2",
+            ][..],
+            true,
+        ),
+        (&["default", "--set", "duration_s=2"][..], false),
+    ] {
+        let v = run_json(args);
+        let stations: f64 = v["stations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["airtime_share"].as_f64().unwrap())
+            .sum();
+        let beacon = v["beacon_airtime_share"].as_f64().unwrap();
+        assert!(
+            (stations + beacon - 1.0).abs() < 1e-9,
+            "{args:?}: {stations} + {beacon}"
+        );
+        assert_eq!(beacon > 0.0, beacons, "{args:?}");
+        assert_eq!(v["beacon_airtime_ns"].as_u64().unwrap() > 0, beacons);
+    }
+}
+
 /// A flent test longer than 409.6 s: its series come per 0.4 s, and results.json (the
 /// schema caps every list), the flent data file (its grid and STEP_SIZE) and the
 /// throughput plot's axis all say so; flent plots the file.
