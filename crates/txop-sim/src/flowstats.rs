@@ -158,14 +158,13 @@ pub struct FlowStats {
     pub delivered_bytes: u64,
     pub dropped: u64,
     pub dropped_aqm: u64,
-    /// One-way delay (µs): from the application sending to the destination receiving.
+    /// One-way delay: from the application sending to the destination receiving.
     /// (Histograms are allocated on first use: most flows fill only some of them.)
-    latency_us: Option<Buckets>,
-    /// In the driver, firmware and air (µs): from entering the driver to leaving the
-    /// cell.
-    driver_us: Option<Buckets>,
-    /// Round-trip times of a ping flow (µs).
-    rtt_us: Option<Buckets>,
+    latency: Option<Latency>,
+    /// In the driver, firmware and air: from entering the driver to leaving the cell.
+    driver: Option<Latency>,
+    /// Round-trip times of a ping flow.
+    rtt: Option<Latency>,
     /// Bytes delivered per step.
     bytes_per_step: StepSeries,
     /// Echo replies (every `stride`-th).
@@ -246,9 +245,11 @@ impl Buckets {
     ///   bucket at which the running count reaches ⌈q × total⌉, at least 1
     ///   (`Histogram::value_at_quantiles`);
     /// - `max`: the highest equivalent value of the last non-empty bucket
-    ///   (`Histogram::max` of the largest value recorded, a bucket's lowest value).
+    ///   (`Histogram::max` of the largest value recorded, a bucket's lowest value);
+    /// - `min`: the lowest value of the first non-empty bucket (`Histogram::min`).
     ///
-    /// `None` when nothing was recorded.
+    /// `None` when nothing was recorded. ([`Latency::summary`] replaces `min`, `mean`
+    /// and `max` with the exact ones.)
     fn summary(&self) -> Option<LatencySummary> {
         const QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
         let total: u64 = self.0.iter().map(|&c| c as u64).sum();
@@ -260,10 +261,12 @@ impl Buckets {
         let mut at_quantile = [0u64; 3];
         let mut next_q = 0;
         let (mut running, mut sum, mut last) = (0u64, 0.0f64, 0usize);
+        let mut first = None;
         for (i, &c) in self.0.iter().enumerate() {
             if c == 0 {
                 continue;
             }
+            first.get_or_insert(i);
             running += c as u64;
             let median = Self::value(i) + (Self::range(i) >> 1);
             sum += median as f64 * c as f64 / total as f64;
@@ -275,6 +278,7 @@ impl Buckets {
         }
         let ms = |v: u64| v as f64 / 1000.0;
         Some(LatencySummary {
+            min: ms(Self::value(first.unwrap_or(last))),
             mean: sum / 1000.0,
             p50: ms(at_quantile[0]),
             p90: ms(at_quantile[1]),
@@ -298,20 +302,65 @@ impl Buckets {
     }
 }
 
-#[inline]
-fn record(h: &mut Option<Buckets>, v: u64) {
-    h.get_or_insert_with(Buckets::new).record(v);
+/// A latency distribution: its histogram (µs, for the percentiles) and, exactly, its
+/// extremes and sum (ns), which a histogram bucket would round up by up to 1 %.
+struct Latency {
+    buckets: Buckets,
+    min_ns: u64,
+    max_ns: u64,
+    sum_ns: u128,
+    count: u64,
+}
+
+impl Latency {
+    fn new() -> Latency {
+        Latency {
+            buckets: Buckets::new(),
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            count: 0,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, d: Nanos) {
+        let ns = d.as_ns();
+        self.buckets.record((ns / 1000).clamp(1, 1_000_000_000));
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns += ns as u128;
+        self.count += 1;
+    }
+
+    /// The summary in ms: `min`, `mean` and `max` exact (a single sample is all
+    /// three), the percentiles from the histogram (the highest value of their bucket,
+    /// at most 1 % above), brought within [`min`, `max`] where a bucket reaches past
+    /// them. `None` when nothing was recorded.
+    fn summary(&self) -> Option<LatencySummary> {
+        let h = self.buckets.summary()?;
+        let ms = |ns: u64| Nanos(ns).as_ms_f64();
+        let (min, max) = (ms(self.min_ns), ms(self.max_ns));
+        Some(LatencySummary {
+            min,
+            mean: self.sum_ns as f64 / self.count as f64 / 1e6,
+            p50: h.p50.clamp(min, max),
+            p90: h.p90.clamp(min, max),
+            p99: h.p99.clamp(min, max),
+            max,
+        })
+    }
 }
 
 #[inline]
-fn us(d: Nanos) -> u64 {
-    (d.as_ns() / 1000).clamp(1, 1_000_000_000)
+fn record(h: &mut Option<Latency>, d: Nanos) {
+    h.get_or_insert_with(Latency::new).record(d);
 }
 
 impl FlowStats {
     /// The cell delivered one of this flow's packets (it may still cross the wire).
     pub fn air_delivered(&mut self, at: Nanos, p: &Packet) {
-        record(&mut self.driver_us, us(at.saturating_sub(p.queued_at)));
+        record(&mut self.driver, at.saturating_sub(p.queued_at));
     }
 
     /// A data packet reached its destination host.
@@ -330,7 +379,7 @@ impl FlowStats {
     #[inline(always)]
     pub fn delivered_bytes_at(&mut self, at: Nanos, sent_at: Nanos, bytes: u64) {
         self.delivered_bytes += bytes;
-        record(&mut self.latency_us, us(at.saturating_sub(sent_at)));
+        record(&mut self.latency, at.saturating_sub(sent_at));
         let series = &mut self.bytes_per_step;
         let step = series.index(at, sum_bytes);
         if series.values.len() <= step {
@@ -373,7 +422,7 @@ impl FlowStats {
         self.delivered += 1;
         self.echo_replies += 1;
         self.echo_max_seq = Some(self.echo_max_seq.map_or(seq, |m| m.max(seq)));
-        record(&mut self.rtt_us, us(rtt));
+        record(&mut self.rtt, rtt);
         let rtt_ms = rtt.as_ms_f64();
         if let Some(last) = self.last_rtt_ms {
             self.rtt_deltas_ms += (rtt_ms - last).abs();
@@ -442,9 +491,9 @@ impl FlowStats {
             dropped_packets: self.dropped,
             dropped_aqm: self.dropped_aqm,
             throughput_bps: crate::results::bits_per_s(self.delivered_bytes, secs),
-            latency_ms: summary(self.latency_us.as_ref()),
-            driver_latency_ms: summary(self.driver_us.as_ref()),
-            rtt_ms: summary(self.rtt_us.as_ref()),
+            latency_ms: self.latency.as_ref().and_then(Latency::summary),
+            driver_latency_ms: self.driver.as_ref().and_then(Latency::summary),
+            rtt_ms: self.rtt.as_ref().and_then(Latency::summary),
             throughput_series_bps: (0..steps)
                 .map(|i| bytes.get(i).copied().unwrap_or(0) as f64 * 8.0 / step_s)
                 .collect(),
@@ -473,10 +522,6 @@ impl FlowStats {
     }
 }
 
-fn summary(b: Option<&Buckets>) -> Option<LatencySummary> {
-    b?.summary()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,12 +535,58 @@ mod tests {
         let mut q = h.value_at_quantiles([0.5, 0.9, 0.99]);
         let (p50, p90, p99) = (q.next()?, q.next()?, q.next()?);
         Some(LatencySummary {
+            min: ms(h.min()),
             mean: h.mean() / 1000.0,
             p50: ms(p50),
             p90: ms(p90),
             p99: ms(p99),
             max: ms(h.max()),
         })
+    }
+
+    /// One echo reply of 2998.516 ms (issue 18: the histogram said max 3014.655): its
+    /// RTT is the summary's min, mean and max exactly, and no percentile lies outside.
+    #[test]
+    fn a_single_sample_is_its_own_min_mean_and_max() {
+        let mut f = FlowStats::default();
+        let (forward, back) = (Nanos(1_500_000_000), Nanos(1_498_516_000));
+        f.echo(Nanos::from_secs(3), 0, forward, back);
+        let r = f.result(0, ("ping", ""), Host::Station(1), Host::Server, 4.0);
+        let rtt = r.rtt_ms.unwrap();
+        assert_eq!(r.rtt_samples[0].1, 2998.516);
+        for v in [rtt.min, rtt.mean, rtt.max, rtt.p50, rtt.p90, rtt.p99] {
+            assert_eq!(v, r.rtt_samples[0].1);
+        }
+    }
+
+    /// Over many values: min, mean and max are the exact ones (to the ns), the
+    /// percentiles are hdrhistogram's within [min, max], and ordered.
+    #[test]
+    fn summaries_are_exact_at_the_extremes() {
+        let mut x = 42u64;
+        for n in [2usize, 10, 1000] {
+            let mut l = Latency::new();
+            let mut values = Vec::new();
+            for _ in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let ns = (x >> 33) % 5_000_000_000 + 1;
+                values.push(ns);
+                l.record(Nanos(ns));
+            }
+            let s = l.summary().unwrap();
+            let min = *values.iter().min().unwrap();
+            let max = *values.iter().max().unwrap();
+            let sum: u128 = values.iter().map(|&v| v as u128).sum();
+            assert_eq!(s.min, Nanos(min).as_ms_f64());
+            assert_eq!(s.max, Nanos(max).as_ms_f64());
+            assert_eq!(s.mean, sum as f64 / n as f64 / 1e6);
+            assert!(s.min <= s.p50 && s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.max);
+            let h = l.buckets.summary().unwrap();
+            assert_eq!(s.p50, h.p50.clamp(s.min, s.max));
+            assert!(h.max >= s.max && h.max <= s.max * 1.01 + 0.001, "{n}");
+        }
     }
 
     /// A run of 1e6 s with something every second: every structure stays within its
@@ -579,7 +670,7 @@ mod tests {
     #[test]
     fn summary_matches_hdrhistogram() {
         let bits = |s: Option<LatencySummary>| {
-            s.map(|s| [s.mean, s.p50, s.p90, s.p99, s.max].map(f64::to_bits))
+            s.map(|s| [s.min, s.mean, s.p50, s.p90, s.p99, s.max].map(f64::to_bits))
         };
         let mut x = 987654321u64;
         for case in 0..300u64 {

@@ -119,9 +119,13 @@ pub struct FlowResult {
     pub echo_loss: Option<f64>,
 }
 
-/// Latency percentiles (hdrhistogram, 2 significant digits).
+/// A latency distribution, ms: the exact minimum, mean and maximum, and percentiles
+/// from a histogram (hdrhistogram's layout, 2 significant digits: each the highest
+/// value of its bucket, at most 1 % above the true percentile, and never outside
+/// [`min`, `max`]).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct LatencySummary {
+    pub min: f64,
     pub mean: f64,
     pub p50: f64,
     pub p90: f64,
