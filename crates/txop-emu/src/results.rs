@@ -41,6 +41,7 @@ pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
     Results {
         seed,
         duration_s: secs,
+        series_step_s: txop_sim::flowstats::series_step(secs).as_secs_f64(),
         total_throughput_bps: txop_sim::results::bits_per_s(total_bytes, secs),
         busy_fraction: if secs > 0.0 {
             busy as f64 / (secs * 1e9)
@@ -48,6 +49,8 @@ pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
             0.0
         },
         airtime_jain_index: jain_index(&shares),
+        beacon_airtime_ns: txop_sim::results::beacon_airtime(cell).0,
+        beacon_airtime_share: txop_sim::results::beacon_airtime(cell).1,
         stations,
         flows: engine.flows.results(secs),
         host_buses: Vec::new(),

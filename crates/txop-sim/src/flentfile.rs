@@ -1,17 +1,19 @@
 //! flent's data file (format version 4), from a run of one of flent's tests: the JSON
 //! that `flent -i FILE` loads (`reference/flent-format.md`). Gzip it to `*.flent.gz`.
 //!
-//! - `x_values`: 0, 0.2 … over the whole run (delay + length + delay);
+//! - `x_values`: 0, 0.2 … over the whole run (delay + length + delay), on the run's
+//!   series step (`Results::series_step_s`: 0.2 s, or a power-of-two multiple of it
+//!   in runs longer than 409.6 s), which is also `STEP_SIZE`;
 //! - `results`: per series one value per step (`null` where there is none): TCP flows
 //!   in Mbit/s over the step, pings the RTT of the reply that arrived in the step;
-//! - `raw_values`: every ping reply `{t, val, seq}`, every TCP step `{t, val}`;
+//! - `raw_values`: every ping reply the results kept `{t, val, seq}` (all of them, or
+//!   every `sample_stride`-th, `seq` counting every reply), every TCP step `{t, val}`;
 //! - `metadata`: the keys flent requires (NAME, TITLE, HOST, LOCAL_HOST, LENGTH,
 //!   STEP_SIZE) and the recommended ones (TIME, T0, TOTAL_LENGTH, HOSTS, …).
 //!
 //! Time stamps count from a fixed T0 (2026-01-01T00:00:00Z), so that the same scenario
 //! and seed give the same file byte for byte.
 
-use crate::flowstats::STEP;
 use crate::results::{FlowResult, Results};
 use serde_json::{json, Map, Value};
 
@@ -21,7 +23,7 @@ const T0_ISO: &str = "2026-01-01T00:00:00.000000Z";
 
 /// The flent data of `results`, a run of flent test `test` (`length_s` of loaders).
 pub fn flent_data(results: &Results, test: &str, title: &str, length_s: f64) -> Value {
-    let step = STEP.as_secs_f64();
+    let step = results.series_step_s;
     let n = (results.duration_s / step).round() as usize + 1;
     let x_values: Vec<f64> = (0..n).map(|i| round3(i as f64 * step)).collect();
     let mut series = Map::new();
@@ -29,13 +31,13 @@ pub fn flent_data(results: &Results, test: &str, title: &str, length_s: f64) -> 
     let mut meta = Map::new();
     for f in results.flows.iter().filter(|f| !f.label.is_empty()) {
         if f.label == "VoIP" {
-            voip(f, n, &mut series, &mut raw, &mut meta);
+            voip(f, (n, step), &mut series, &mut raw, &mut meta);
             continue;
         }
         let (values, raws, units) = if f.kind == "tcp" {
-            tcp_series(f, n)
+            tcp_series(f, n, step)
         } else {
-            ping_series(f, n)
+            ping_series(f, n, step)
         };
         series.insert(f.label.clone(), Value::Array(values));
         raw.insert(f.label.clone(), Value::Array(raws));
@@ -69,9 +71,8 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// TCP: Mbit/s per step from the throughput series.
-fn tcp_series(f: &FlowResult, n: usize) -> (Vec<Value>, Vec<Value>, &'static str) {
-    let step = STEP.as_secs_f64();
+/// TCP: Mbit/s per step (`step` s) from the throughput series.
+fn tcp_series(f: &FlowResult, n: usize, step: f64) -> (Vec<Value>, Vec<Value>, &'static str) {
     let mut values = Vec::with_capacity(n);
     let mut raws = Vec::new();
     for i in 0..n {
@@ -87,30 +88,31 @@ fn tcp_series(f: &FlowResult, n: usize) -> (Vec<Value>, Vec<Value>, &'static str
     (values, raws, "Mbits/s")
 }
 
-/// Pings: the RTT of the reply that arrived in each step (the last one if several).
-fn ping_series(f: &FlowResult, n: usize) -> (Vec<Value>, Vec<Value>, &'static str) {
-    let step = STEP.as_secs_f64();
+/// Pings: the RTT of the (kept) reply that arrived in each step of `step` s (the last
+/// one if several).
+fn ping_series(f: &FlowResult, n: usize, step: f64) -> (Vec<Value>, Vec<Value>, &'static str) {
     let mut values = vec![Value::Null; n];
     let mut raws = Vec::with_capacity(f.rtt_samples.len());
-    for (seq, &(t, rtt)) in f.rtt_samples.iter().enumerate() {
+    for (k, &(t, rtt)) in f.rtt_samples.iter().enumerate() {
         let i = (t / step) as usize;
         if i < n {
             values[i] = json!(rtt);
         }
+        let seq = k as u64 * f.sample_stride.max(1);
         raws.push(json!({ "t": T0_UNIX + t, "val": rtt, "seq": seq }));
     }
     (values, raws, "ms")
 }
 
-/// flent's voip test: one-way delay, its variation and the loss per step.
+/// flent's voip test: one-way delay, its variation and the loss per step (`n` steps
+/// of `step` s). The jitter is between consecutive kept replies.
 fn voip(
     f: &FlowResult,
-    n: usize,
+    (n, step): (usize, f64),
     series: &mut Map<String, Value>,
     raw: &mut Map<String, Value>,
     meta: &mut Map<String, Value>,
 ) {
-    let step = STEP.as_secs_f64();
     let mut delay = vec![Value::Null; n];
     let mut jitter = vec![Value::Null; n];
     let mut raws = Vec::new();

@@ -1,4 +1,8 @@
-//! Per-flow counters, latency histograms and flent-style time series.
+//! Per-flow counters, latency histograms and flent-style time series, all in memory
+//! bounded over simulated time: the histograms have a fixed size, the time series hold
+//! at most [`SERIES_MAX_STEPS`] + 1 steps (adjacent steps merge, doubling the step,
+//! when a run outgrows them) and the sample lists at most [`SAMPLES_MAX`] entries
+//! (every other is dropped, doubling the stride, when a flow outgrows them).
 
 use crate::results::{FlowResult, LatencySummary};
 use crate::traffic::Host;
@@ -6,8 +10,145 @@ use crate::traffic::Host;
 use hdrhistogram::Histogram;
 use txop_core::{DropReason, Nanos, Packet};
 
-/// flent's sampling step: throughput is reported per 0.2 s.
+/// flent's sampling step: throughput is reported per 0.2 s (the finest step; a run
+/// longer than [`SERIES_MAX_STEPS`] × 0.2 s reports per 0.4 s, 0.8 s, …).
 pub const STEP: Nanos = Nanos::from_ms(200);
+
+/// The most steps a run's time series report. A run of `secs` seconds reports them per
+/// [`series_step`]`(secs)`: 0.2 s doubled until `ceil(secs / step)` steps fit (0.2 s up
+/// to 409.6 s, 0.4 s up to 819.2 s, …; 819.2 s at the 1e6 s maximum).
+pub const SERIES_MAX_STEPS: usize = 2048;
+
+/// The most entries a flow keeps of a sample list (echo replies, page loads): past
+/// it, every other entry is dropped and from then on only every second one is kept,
+/// and so on, so that the list always holds every `stride`-th entry, evenly over the
+/// run ([`FlowResult::sample_stride`]).
+pub const SAMPLES_MAX: usize = 2048;
+
+/// How many times a run of `secs` seconds doubles [`STEP`] for its series.
+fn series_shift(secs: f64) -> u32 {
+    let mut shift = 0;
+    while (secs / step_secs(shift)).ceil() > SERIES_MAX_STEPS as f64 {
+        shift += 1;
+    }
+    shift
+}
+
+/// [`STEP`] doubled `shift` times, in seconds (exact: a power-of-two multiple).
+fn step_secs(shift: u32) -> f64 {
+    STEP.as_secs_f64() * (1u64 << shift) as f64
+}
+
+/// The step of the time series of a run of `secs` seconds (see [`SERIES_MAX_STEPS`]).
+pub fn series_step(secs: f64) -> Nanos {
+    Nanos(STEP.as_ns() << series_shift(secs))
+}
+
+/// One value per step of a time series, from time 0: [`STEP`] doubled `shift` times.
+/// A value recorded more than [`SERIES_MAX_STEPS`] steps from the start merges the
+/// steps pairwise first (`merge` combines a step with the next), so at most
+/// `SERIES_MAX_STEPS + 1` values are held, however long the run.
+#[derive(Clone, Debug, Default)]
+struct StepSeries {
+    shift: u32,
+    values: Vec<u64>,
+}
+
+impl StepSeries {
+    /// The index of the step holding time `at`, after merging steps until it is at
+    /// most [`SERIES_MAX_STEPS`].
+    fn index(&mut self, at: Nanos, merge: fn(u64, Option<u64>) -> u64) -> usize {
+        loop {
+            let i = (at.as_ns() / (STEP.as_ns() << self.shift)) as usize;
+            if i <= SERIES_MAX_STEPS {
+                return i;
+            }
+            self.merge_pairs(merge);
+        }
+    }
+
+    /// Merge steps 2k and 2k + 1 into step k, doubling the step.
+    fn merge_pairs(&mut self, merge: fn(u64, Option<u64>) -> u64) {
+        let n = self.values.len().div_ceil(2);
+        for k in 0..n {
+            self.values[k] = merge(self.values[2 * k], self.values.get(2 * k + 1).copied());
+        }
+        self.values.truncate(n);
+        self.shift += 1;
+    }
+
+    /// The values at `shift` (at least the series' own), merged as `merge` says.
+    fn at_shift(&self, shift: u32, merge: fn(u64, Option<u64>) -> u64) -> Vec<u64> {
+        let mut s = self.clone();
+        while s.shift < shift {
+            s.merge_pairs(merge);
+        }
+        s.values
+    }
+}
+
+/// Bytes per step: a merged step carries both steps' bytes.
+fn sum_bytes(a: u64, b: Option<u64>) -> u64 {
+    a + b.unwrap_or(0)
+}
+
+/// A value at the end of each step: a merged step ends where its second step ends (or
+/// where its first does, when the series stops there).
+fn end_value(a: u64, b: Option<u64>) -> u64 {
+    b.unwrap_or(a)
+}
+
+/// Every `stride`-th entry of a stream (entries 0, stride, 2 × stride …), at most
+/// [`SAMPLES_MAX`] of them: when one more would not fit, every other one kept is
+/// dropped and the stride doubles.
+#[derive(Clone, Debug)]
+struct Thinned<T> {
+    kept: Vec<T>,
+    stride: u64,
+    seen: u64,
+}
+
+impl<T> Default for Thinned<T> {
+    fn default() -> Self {
+        Thinned {
+            kept: Vec::new(),
+            stride: 1,
+            seen: 0,
+        }
+    }
+}
+
+impl<T> Thinned<T> {
+    fn push(&mut self, item: T) {
+        let i = self.seen;
+        self.seen += 1;
+        if i % self.stride != 0 {
+            return;
+        }
+        if self.kept.len() >= SAMPLES_MAX {
+            let mut k = 0usize;
+            self.kept.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.stride *= 2;
+            if i % self.stride != 0 {
+                return;
+            }
+        }
+        self.kept.push(item);
+    }
+}
+
+/// One echo reply: when it came back (s), its RTT and the one-way delays of the
+/// request and of the reply (ms).
+#[derive(Clone, Copy, Debug)]
+struct EchoSample {
+    t_s: f64,
+    rtt_ms: f64,
+    forward_ms: f64,
+    back_ms: f64,
+}
 
 /// What happened to one flow's packets.
 #[derive(Default)]
@@ -17,28 +158,29 @@ pub struct FlowStats {
     pub delivered_bytes: u64,
     pub dropped: u64,
     pub dropped_aqm: u64,
-    /// One-way delay (µs): from the application sending to the destination receiving.
+    /// One-way delay: from the application sending to the destination receiving.
     /// (Histograms are allocated on first use: most flows fill only some of them.)
-    latency_us: Option<Buckets>,
-    /// In the driver, firmware and air (µs): from entering the driver to leaving the
-    /// cell.
-    driver_us: Option<Buckets>,
-    /// Round-trip times of a ping flow (µs).
-    rtt_us: Option<Buckets>,
-    /// Bytes delivered per [`STEP`].
-    bytes_per_step: Vec<u64>,
-    /// (time s, RTT ms) of every ping reply.
-    rtt_samples: Vec<(f64, f64)>,
-    /// (time s, forward one-way ms, return one-way ms) of every echo reply.
-    owd_samples: Vec<(f64, f64, f64)>,
+    latency: Option<Latency>,
+    /// In the driver, firmware and air: from entering the driver to leaving the cell.
+    driver: Option<Latency>,
+    /// Round-trip times of a ping flow.
+    rtt: Option<Latency>,
+    /// Bytes delivered per step.
+    bytes_per_step: StepSeries,
+    /// Echo replies (every `stride`-th).
+    echoes: Thinned<EchoSample>,
+    /// The RTT of the last echo reply (ms), and the sum of the absolute differences of
+    /// consecutive RTTs (for [`FlowStats::ipdv_ms`], over every reply).
+    last_rtt_ms: Option<f64>,
+    rtt_deltas_ms: f64,
     /// Highest echo sequence number answered so far, and how many were answered.
     echo_max_seq: Option<u64>,
     echo_replies: u64,
     /// TCP: the sender's cwnd at the end of each step, and its retransmissions.
-    cwnd_per_step: Vec<u64>,
+    cwnd_per_step: StepSeries,
     retransmits: Option<u64>,
-    /// Web: page load times (s).
-    page_loads: Vec<f64>,
+    /// Web: page load times (s), every `stride`-th.
+    page_loads: Thinned<f64>,
 }
 
 #[cfg(test)]
@@ -103,9 +245,11 @@ impl Buckets {
     ///   bucket at which the running count reaches ⌈q × total⌉, at least 1
     ///   (`Histogram::value_at_quantiles`);
     /// - `max`: the highest equivalent value of the last non-empty bucket
-    ///   (`Histogram::max` of the largest value recorded, a bucket's lowest value).
+    ///   (`Histogram::max` of the largest value recorded, a bucket's lowest value);
+    /// - `min`: the lowest value of the first non-empty bucket (`Histogram::min`).
     ///
-    /// `None` when nothing was recorded.
+    /// `None` when nothing was recorded. ([`Latency::summary`] replaces `min`, `mean`
+    /// and `max` with the exact ones.)
     fn summary(&self) -> Option<LatencySummary> {
         const QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
         let total: u64 = self.0.iter().map(|&c| c as u64).sum();
@@ -117,10 +261,12 @@ impl Buckets {
         let mut at_quantile = [0u64; 3];
         let mut next_q = 0;
         let (mut running, mut sum, mut last) = (0u64, 0.0f64, 0usize);
+        let mut first = None;
         for (i, &c) in self.0.iter().enumerate() {
             if c == 0 {
                 continue;
             }
+            first.get_or_insert(i);
             running += c as u64;
             let median = Self::value(i) + (Self::range(i) >> 1);
             sum += median as f64 * c as f64 / total as f64;
@@ -132,6 +278,7 @@ impl Buckets {
         }
         let ms = |v: u64| v as f64 / 1000.0;
         Some(LatencySummary {
+            min: ms(Self::value(first.unwrap_or(last))),
             mean: sum / 1000.0,
             p50: ms(at_quantile[0]),
             p90: ms(at_quantile[1]),
@@ -155,42 +302,90 @@ impl Buckets {
     }
 }
 
-#[inline]
-fn record(h: &mut Option<Buckets>, v: u64) {
-    h.get_or_insert_with(Buckets::new).record(v);
+/// A latency distribution: its histogram (µs, for the percentiles) and, exactly, its
+/// extremes and sum (ns), which a histogram bucket would round up by up to 1 %.
+struct Latency {
+    buckets: Buckets,
+    min_ns: u64,
+    max_ns: u64,
+    sum_ns: u128,
+    count: u64,
+}
+
+impl Latency {
+    fn new() -> Latency {
+        Latency {
+            buckets: Buckets::new(),
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            count: 0,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, d: Nanos) {
+        let ns = d.as_ns();
+        self.buckets.record((ns / 1000).clamp(1, 1_000_000_000));
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns += ns as u128;
+        self.count += 1;
+    }
+
+    /// The summary in ms: `min`, `mean` and `max` exact (a single sample is all
+    /// three), the percentiles from the histogram (the highest value of their bucket,
+    /// at most 1 % above), brought within [`min`, `max`] where a bucket reaches past
+    /// them. `None` when nothing was recorded.
+    fn summary(&self) -> Option<LatencySummary> {
+        let h = self.buckets.summary()?;
+        let ms = |ns: u64| Nanos(ns).as_ms_f64();
+        let (min, max) = (ms(self.min_ns), ms(self.max_ns));
+        Some(LatencySummary {
+            min,
+            mean: self.sum_ns as f64 / self.count as f64 / 1e6,
+            p50: h.p50.clamp(min, max),
+            p90: h.p90.clamp(min, max),
+            p99: h.p99.clamp(min, max),
+            max,
+        })
+    }
 }
 
 #[inline]
-fn us(d: Nanos) -> u64 {
-    (d.as_ns() / 1000).clamp(1, 1_000_000_000)
+fn record(h: &mut Option<Latency>, d: Nanos) {
+    h.get_or_insert_with(Latency::new).record(d);
 }
 
 impl FlowStats {
     /// The cell delivered one of this flow's packets (it may still cross the wire).
     pub fn air_delivered(&mut self, at: Nanos, p: &Packet) {
-        record(&mut self.driver_us, us(at.saturating_sub(p.queued_at)));
+        record(&mut self.driver, at.saturating_sub(p.queued_at));
     }
 
     /// A data packet reached its destination host.
     pub fn delivered(&mut self, at: Nanos, sent_at: Nanos, len_bytes: u32) {
+        self.delivered += 1;
         self.delivered_bytes_at(at, sent_at, len_bytes as u64);
     }
 
     /// `bytes` of payload reached the application at `at` (for TCP: what became
-    /// in-order with a segment sent at `sent_at`).
+    /// in-order with a segment sent at `sent_at`). Packets are counted apart: by
+    /// [`FlowStats::delivered`], or for TCP, one per data segment that reaches the
+    /// receiver.
     // Once per delivered packet or in-order TCP advance, and a few instructions past
     // its call overhead; the optimiser does not inline it on its own (a plain
     // `#[inline]` changes nothing).
     #[inline(always)]
     pub fn delivered_bytes_at(&mut self, at: Nanos, sent_at: Nanos, bytes: u64) {
-        self.delivered += 1;
         self.delivered_bytes += bytes;
-        record(&mut self.latency_us, us(at.saturating_sub(sent_at)));
-        let step = (at.as_ns() / STEP.as_ns()) as usize;
-        if self.bytes_per_step.len() <= step {
-            self.bytes_per_step.resize(step + 1, 0);
+        record(&mut self.latency, at.saturating_sub(sent_at));
+        let series = &mut self.bytes_per_step;
+        let step = series.index(at, sum_bytes);
+        if series.values.len() <= step {
+            series.values.resize(step + 1, 0);
         }
-        self.bytes_per_step[step] += bytes;
+        series.values[step] += bytes;
     }
 
     /// A web page finished loading after `secs`.
@@ -198,15 +393,26 @@ impl FlowStats {
         self.page_loads.push(secs);
     }
 
-    /// A TCP sender's state after an ACK.
-    pub fn tcp_sample(&mut self, at: Nanos, cwnd_bytes: u64, retransmits: u64) {
-        let step = (at.as_ns() / STEP.as_ns()) as usize;
-        if self.cwnd_per_step.len() <= step {
-            let last = self.cwnd_per_step.last().copied().unwrap_or(cwnd_bytes);
-            self.cwnd_per_step.resize(step + 1, last);
+    /// A TCP or web flow's counters: its retransmissions count from 0 (not null: it is
+    /// TCP even if it never opens).
+    pub fn tcp() -> FlowStats {
+        FlowStats {
+            retransmits: Some(0),
+            ..FlowStats::default()
         }
-        self.cwnd_per_step[step] = cwnd_bytes;
-        self.retransmits = Some(retransmits);
+    }
+
+    /// A TCP sender's state after an ACK: its cwnd, and `new_retransmits` segments
+    /// retransmitted since its last sample (a web flow's connections add up).
+    pub fn tcp_sample(&mut self, at: Nanos, cwnd_bytes: u64, new_retransmits: u64) {
+        let series = &mut self.cwnd_per_step;
+        let step = series.index(at, end_value);
+        if series.values.len() <= step {
+            let last = series.values.last().copied().unwrap_or(cwnd_bytes);
+            series.values.resize(step + 1, last);
+        }
+        series.values[step] = cwnd_bytes;
+        self.retransmits = Some(self.retransmits.unwrap_or(0) + new_retransmits);
     }
 
     /// An echo reply came back: `forward` and `back` are the one-way delays of the
@@ -216,25 +422,36 @@ impl FlowStats {
         self.delivered += 1;
         self.echo_replies += 1;
         self.echo_max_seq = Some(self.echo_max_seq.map_or(seq, |m| m.max(seq)));
-        record(&mut self.rtt_us, us(rtt));
-        let t = at.as_secs_f64();
-        self.rtt_samples.push((t, rtt.as_ms_f64()));
-        self.owd_samples
-            .push((t, forward.as_ms_f64(), back.as_ms_f64()));
+        record(&mut self.rtt, rtt);
+        let rtt_ms = rtt.as_ms_f64();
+        if let Some(last) = self.last_rtt_ms {
+            self.rtt_deltas_ms += (rtt_ms - last).abs();
+        }
+        self.last_rtt_ms = Some(rtt_ms);
+        self.echoes.push(EchoSample {
+            t_s: at.as_secs_f64(),
+            rtt_ms,
+            forward_ms: forward.as_ms_f64(),
+            back_ms: back.as_ms_f64(),
+        });
     }
 
     /// Mean absolute difference of consecutive RTTs (IPDV, as irtt and flent's voip
-    /// jitter), ms.
+    /// jitter) over every reply, ms.
     fn ipdv_ms(&self) -> Option<f64> {
-        if self.rtt_samples.len() < 2 {
+        if self.echo_replies < 2 {
             return None;
         }
-        let d: f64 = self
-            .rtt_samples
-            .windows(2)
-            .map(|w| (w[1].1 - w[0].1).abs())
-            .sum();
-        Some(d / (self.rtt_samples.len() - 1) as f64)
+        Some(self.rtt_deltas_ms / (self.echo_replies - 1) as f64)
+    }
+
+    /// Entries held in the flow's time series and sample lists: at most
+    /// 2 × ([`SERIES_MAX_STEPS`] + 1) + 2 × [`SAMPLES_MAX`], however long the run.
+    pub fn retained_entries(&self) -> usize {
+        self.bytes_per_step.values.len()
+            + self.cwnd_per_step.values.len()
+            + self.echoes.kept.len()
+            + self.page_loads.kept.len()
     }
 
     pub fn dropped(&mut self, reason: DropReason) {
@@ -255,7 +472,14 @@ impl FlowStats {
         dst: Host,
         secs: f64,
     ) -> FlowResult {
-        let steps = (secs / STEP.as_secs_f64()).ceil() as usize;
+        // The run's step; a flow never merges further unless it recorded past the end.
+        let shift = series_shift(secs)
+            .max(self.bytes_per_step.shift)
+            .max(self.cwnd_per_step.shift);
+        let step_s = step_secs(shift);
+        let steps = (secs / step_s).ceil() as usize;
+        let bytes = self.bytes_per_step.at_shift(shift, sum_bytes);
+        let echoes = &self.echoes.kept;
         FlowResult {
             flow: id as u32,
             kind: kind.to_string(),
@@ -267,20 +491,26 @@ impl FlowStats {
             dropped_packets: self.dropped,
             dropped_aqm: self.dropped_aqm,
             throughput_bps: crate::results::bits_per_s(self.delivered_bytes, secs),
-            latency_ms: summary(self.latency_us.as_ref()),
-            driver_latency_ms: summary(self.driver_us.as_ref()),
-            rtt_ms: summary(self.rtt_us.as_ref()),
+            latency_ms: self.latency.as_ref().and_then(Latency::summary),
+            driver_latency_ms: self.driver.as_ref().and_then(Latency::summary),
+            rtt_ms: self.rtt.as_ref().and_then(Latency::summary),
             throughput_series_bps: (0..steps)
-                .map(|i| {
-                    self.bytes_per_step.get(i).copied().unwrap_or(0) as f64 * 8.0
-                        / STEP.as_secs_f64()
-                })
+                .map(|i| bytes.get(i).copied().unwrap_or(0) as f64 * 8.0 / step_s)
                 .collect(),
-            rtt_samples: self.rtt_samples.clone(),
-            owd_samples: self.owd_samples.clone(),
+            rtt_samples: echoes.iter().map(|e| (e.t_s, e.rtt_ms)).collect(),
+            owd_samples: echoes
+                .iter()
+                .map(|e| (e.t_s, e.forward_ms, e.back_ms))
+                .collect(),
+            sample_stride: self.echoes.stride.max(self.page_loads.stride),
             retransmits: self.retransmits,
-            cwnd_series_bytes: self.cwnd_per_step.clone(),
-            page_load_times_s: self.page_loads.clone(),
+            cwnd_series_bytes: {
+                // A sample at the very end belongs to a step past the run's.
+                let mut cwnd = self.cwnd_per_step.at_shift(shift, end_value);
+                cwnd.truncate(steps);
+                cwnd
+            },
+            page_load_times_s: self.page_loads.kept.clone(),
             ipdv_ms: self.ipdv_ms(),
             // Requests sent whose reply never came (those still in flight at the end,
             // sent in the last second, are not counted as lost).
@@ -290,10 +520,6 @@ impl FlowStats {
             }),
         }
     }
-}
-
-fn summary(b: Option<&Buckets>) -> Option<LatencySummary> {
-    b?.summary()
 }
 
 #[cfg(test)]
@@ -309,6 +535,7 @@ mod tests {
         let mut q = h.value_at_quantiles([0.5, 0.9, 0.99]);
         let (p50, p90, p99) = (q.next()?, q.next()?, q.next()?);
         Some(LatencySummary {
+            min: ms(h.min()),
             mean: h.mean() / 1000.0,
             p50: ms(p50),
             p90: ms(p90),
@@ -317,12 +544,133 @@ mod tests {
         })
     }
 
+    /// One echo reply of 2998.516 ms (issue 18: the histogram said max 3014.655): its
+    /// RTT is the summary's min, mean and max exactly, and no percentile lies outside.
+    #[test]
+    fn a_single_sample_is_its_own_min_mean_and_max() {
+        let mut f = FlowStats::default();
+        let (forward, back) = (Nanos(1_500_000_000), Nanos(1_498_516_000));
+        f.echo(Nanos::from_secs(3), 0, forward, back);
+        let r = f.result(0, ("ping", ""), Host::Station(1), Host::Server, 4.0);
+        let rtt = r.rtt_ms.unwrap();
+        assert_eq!(r.rtt_samples[0].1, 2998.516);
+        for v in [rtt.min, rtt.mean, rtt.max, rtt.p50, rtt.p90, rtt.p99] {
+            assert_eq!(v, r.rtt_samples[0].1);
+        }
+    }
+
+    /// Over many values: min, mean and max are the exact ones (to the ns), the
+    /// percentiles are hdrhistogram's within [min, max], and ordered.
+    #[test]
+    fn summaries_are_exact_at_the_extremes() {
+        let mut x = 42u64;
+        for n in [2usize, 10, 1000] {
+            let mut l = Latency::new();
+            let mut values = Vec::new();
+            for _ in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let ns = (x >> 33) % 5_000_000_000 + 1;
+                values.push(ns);
+                l.record(Nanos(ns));
+            }
+            let s = l.summary().unwrap();
+            let min = *values.iter().min().unwrap();
+            let max = *values.iter().max().unwrap();
+            let sum: u128 = values.iter().map(|&v| v as u128).sum();
+            assert_eq!(s.min, Nanos(min).as_ms_f64());
+            assert_eq!(s.max, Nanos(max).as_ms_f64());
+            assert_eq!(s.mean, sum as f64 / n as f64 / 1e6);
+            assert!(s.min <= s.p50 && s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.max);
+            let h = l.buckets.summary().unwrap();
+            assert_eq!(s.p50, h.p50.clamp(s.min, s.max));
+            assert!(h.max >= s.max && h.max <= s.max * 1.01 + 0.001, "{n}");
+        }
+    }
+
+    /// A run of 1e6 s with something every second: every structure stays within its
+    /// cap at every moment, and what the results report is exact: the series' bytes
+    /// add up to the bytes delivered, each coarse step's cwnd is the last one of the
+    /// step, the samples are replies 0, stride, 2 × stride … and the jitter counts
+    /// every reply.
+    #[test]
+    fn long_runs_keep_bounded_exact_summaries() {
+        let secs = 1_000_000u64;
+        let bound = 2 * (SERIES_MAX_STEPS + 1) + 2 * SAMPLES_MAX;
+        let mut f = FlowStats::default();
+        let mut delivered = 0u64;
+        for k in 0..secs {
+            let at = Nanos::from_secs(k) + Nanos::from_ms(500);
+            let bytes = 1000 + k % 7;
+            delivered += bytes;
+            f.delivered_bytes_at(at, at - Nanos::from_ms(3), bytes);
+            f.tcp_sample(at, k, 0);
+            // RTTs 10 ms and 11 ms alternately: every |ΔRTT| is 1 ms.
+            let forward = Nanos::from_ms(5 + k % 2);
+            f.echo(at, k, forward, Nanos::from_ms(5));
+            f.page_loaded(k as f64);
+            assert!(f.retained_entries() <= bound, "at {k} s");
+        }
+        let r = f.result(0, ("tcp", ""), Host::Server, Host::Station(1), secs as f64);
+        let step_s = series_step(secs as f64).as_secs_f64();
+        assert_eq!(step_s, 0.2 * 4096.0, "1e6 s in at most 2048 steps");
+        assert_eq!(
+            r.throughput_series_bps.len(),
+            (secs as f64 / step_s).ceil() as usize
+        );
+        let bytes: f64 = r
+            .throughput_series_bps
+            .iter()
+            .map(|b| b * step_s / 8.0)
+            .sum();
+        assert!((bytes - delivered as f64).abs() < 1e-6 * delivered as f64);
+        // One cwnd sample per second, at k + 0.5 s: the last in step j is that of the
+        // last whole second before its end.
+        for (j, &cwnd) in r.cwnd_series_bytes.iter().enumerate() {
+            let end_s = ((j + 1) as f64 * step_s).min(secs as f64);
+            assert_eq!(cwnd as f64, (end_s - 0.5).floor(), "step {j}");
+        }
+        assert!(r.rtt_samples.len() <= SAMPLES_MAX && r.rtt_samples.len() > SAMPLES_MAX / 2);
+        assert_eq!(r.sample_stride, 512, "1e6 replies in at most 2048");
+        for (i, (&(t, _), &(t2, _, _))) in r.rtt_samples.iter().zip(&r.owd_samples).enumerate() {
+            assert_eq!(t, (i as u64 * r.sample_stride) as f64 + 0.5);
+            assert_eq!(t2, t);
+        }
+        assert_eq!(r.page_load_times_s.len(), r.rtt_samples.len());
+        assert_eq!(r.page_load_times_s[3], 3.0 * 512.0);
+        assert_eq!(r.ipdv_ms, Some(1.0));
+    }
+
+    /// Up to 409.6 s every 0.2 s step is kept; beyond, steps merge.
+    #[test]
+    fn series_step_doubles_past_the_cap() {
+        assert_eq!(series_step(0.0), STEP);
+        assert_eq!(series_step(409.6), STEP);
+        assert_eq!(series_step(409.7), STEP * 2);
+        assert_eq!(series_step(819.2), STEP * 2);
+        assert_eq!(series_step(1e6), STEP * 4096);
+        // Delivered at the last instant of a 409.6 s run: still at 0.2 s.
+        let mut f = FlowStats::default();
+        f.delivered_bytes_at(Nanos::from_ms(409_600), Nanos::ZERO, 1);
+        let r = f.result(0, ("cbr", ""), Host::Server, Host::Station(1), 409.6);
+        assert_eq!(r.throughput_series_bps.len(), SERIES_MAX_STEPS);
+        assert_eq!(f.bytes_per_step.shift, 0);
+        // The first ~2048 samples are all kept.
+        let mut t = Thinned::default();
+        (0..SAMPLES_MAX).for_each(|i| t.push(i));
+        assert_eq!((t.kept.len(), t.stride), (SAMPLES_MAX, 1));
+        t.push(SAMPLES_MAX);
+        assert_eq!((t.kept.len(), t.stride), (SAMPLES_MAX / 2 + 1, 2));
+        assert!(t.kept.iter().enumerate().all(|(i, &v)| v == 2 * i));
+    }
+
     /// The summary from the counts is bit for bit hdrhistogram's, for few and many
     /// values, narrow and wide spreads, ties at the quantiles and extreme values.
     #[test]
     fn summary_matches_hdrhistogram() {
         let bits = |s: Option<LatencySummary>| {
-            s.map(|s| [s.mean, s.p50, s.p90, s.p99, s.max].map(f64::to_bits))
+            s.map(|s| [s.min, s.mean, s.p50, s.p90, s.p99, s.max].map(f64::to_bits))
         };
         let mut x = 987654321u64;
         for case in 0..300u64 {

@@ -11,12 +11,20 @@ use txop_core::mac80211::scan::ScanStats;
 pub struct Results {
     pub seed: u64,
     pub duration_s: f64,
+    /// The step of every flow's `throughput_series_bps` and `cwnd_series_bytes`, s:
+    /// flent's 0.2 s, doubled as often as needed for the run to fit
+    /// [`crate::flowstats::SERIES_MAX_STEPS`] steps.
+    pub series_step_s: f64,
     /// Payload bits delivered per second, all stations, both directions.
     pub total_throughput_bps: f64,
     /// Fraction of the run the medium was busy.
     pub busy_fraction: f64,
     /// Jain's fairness index over the stations' airtime shares.
     pub airtime_jain_index: f64,
+    /// The AP's beacons' airtime (0 when beacons are not modelled), and its share of
+    /// the medium's busy time: with the stations' `airtime_share`s it sums to 1.
+    pub beacon_airtime_ns: u64,
+    pub beacon_airtime_share: f64,
     pub stations: Vec<StationResult>,
     pub flows: Vec<FlowResult>,
     pub conservation: Conservation,
@@ -70,9 +78,12 @@ pub struct FlowResult {
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
     pub dst: String,
+    /// Packets handed to the network: data, echo requests, TCP data segments
+    /// (retransmissions included; not the handshake, pure ACKs or web requests).
     pub offered_packets: u64,
-    /// Data packets (or ping replies) that arrived.
+    /// Of those, the ones (or their echo replies) that arrived.
     pub delivered_packets: u64,
+    /// Of those, the ones (or their echo replies) lost on the way.
     pub dropped_packets: u64,
     /// Of the drops, those by CoDel or flow-queue overload.
     pub dropped_aqm: u64,
@@ -83,17 +94,24 @@ pub struct FlowResult {
     pub driver_latency_ms: Option<LatencySummary>,
     /// Ping round-trip times, ms.
     pub rtt_ms: Option<LatencySummary>,
-    /// Throughput per 0.2 s step from the start (flent's sampling).
+    /// Throughput per step of [`Results::series_step_s`] from the start (flent's
+    /// sampling, 0.2 s in runs up to 409.6 s).
     pub throughput_series_bps: Vec<f64>,
-    /// Every echo reply: [time s, RTT ms].
+    /// Every `sample_stride`-th echo reply: [time s, RTT ms].
     pub rtt_samples: Vec<(f64, f64)>,
-    /// Every echo reply: [time s, forward one-way ms, return one-way ms].
+    /// The same replies: [time s, forward one-way ms, return one-way ms].
     pub owd_samples: Vec<(f64, f64, f64)>,
-    /// TCP: segments retransmitted by the sender.
+    /// The sample lists (`rtt_samples`, `owd_samples`, `page_load_times_s`) hold
+    /// every n-th entry, first included (1: all; doubles each time a flow outgrows
+    /// [`crate::flowstats::SAMPLES_MAX`]).
+    pub sample_stride: u64,
+    /// TCP and web: data segments retransmitted by the sender (the connections of a
+    /// web page summed); `None` for other flows.
     pub retransmits: Option<u64>,
-    /// TCP: the sender's congestion window at the end of each 0.2 s step (bytes).
+    /// TCP: the sender's congestion window at the end of each step (bytes), up to the
+    /// step of its last ACK.
     pub cwnd_series_bytes: Vec<u64>,
-    /// Web: every completed page load, seconds.
+    /// Web: every `sample_stride`-th completed page load, seconds.
     pub page_load_times_s: Vec<f64>,
     /// Mean |ΔRTT| between consecutive replies (IPDV, jitter), ms.
     pub ipdv_ms: Option<f64>,
@@ -101,9 +119,13 @@ pub struct FlowResult {
     pub echo_loss: Option<f64>,
 }
 
-/// Latency percentiles (hdrhistogram, 2 significant digits).
+/// A latency distribution, ms: the exact minimum, mean and maximum, and percentiles
+/// from a histogram (hdrhistogram's layout, 2 significant digits: each the highest
+/// value of its bucket, at most 1 % above the true percentile, and never outside
+/// [`min`, `max`]).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct LatencySummary {
+    pub min: f64,
     pub mean: f64,
     pub p50: f64,
     pub p90: f64,
@@ -120,7 +142,8 @@ pub struct StationResult {
     pub throughput_bps: f64,
     pub uplink_bps: f64,
     pub downlink_bps: f64,
-    /// This station's airtime (both directions) over the medium's busy time.
+    /// This station's airtime (both directions) over the medium's busy time (the
+    /// stations' shares and [`Results::beacon_airtime_share`] sum to 1).
     pub airtime_share: f64,
     pub airtime_ns: u64,
     pub ppdus: u64,
@@ -138,6 +161,20 @@ pub struct StationResult {
     /// Its power save and the AP's buffering for it, when it saves power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_save: Option<PsStats>,
+}
+
+/// The AP's beacon airtime (ns) and its share of the medium's busy time (0 when the
+/// medium was never busy): the part of the busy time no station's share holds.
+pub fn beacon_airtime(cell: &Cell) -> (u64, f64) {
+    let (ns, busy) = (cell.beacon_airtime_ns(), cell.busy_ns());
+    (
+        ns,
+        if busy > 0 {
+            ns as f64 / busy as f64
+        } else {
+            0.0
+        },
+    )
 }
 
 /// Mean rate (bit/s) of `bytes` delivered over `secs` seconds; 0 for an empty run.

@@ -14,7 +14,7 @@ use crate::conn_timer::ConnTimer;
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
-use crate::results::{BusResult, Conservation, Results};
+use crate::results::{BusResult, Conservation, Results, StationResult};
 use crate::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::traffic::saturated::SaturatedWriter;
 use crate::traffic::{Flow, Host};
@@ -120,6 +120,24 @@ enum Payload {
     },
 }
 
+impl Payload {
+    /// Whether the flow's packet counts (`offered_packets`, `delivered_packets`,
+    /// `dropped_packets`) include this packet: a one-way flow's data, echo requests and
+    /// their replies, and TCP segments that carry data (retransmissions included).
+    /// TCP's handshake (SYN, SYN-ACK, its last ACK), pure ACKs and web requests are
+    /// not counted, sent or lost.
+    fn counted(&self) -> bool {
+        match self {
+            Payload::Data | Payload::PingRequest { .. } | Payload::PingReply { .. } => true,
+            Payload::Tcp { seg, .. } => seg.len > 0,
+            Payload::Syn { .. }
+            | Payload::SynAck { .. }
+            | Payload::HandshakeAck { .. }
+            | Payload::WebRequest { .. } => false,
+        }
+    }
+}
+
 /// One TCP connection's two ends.
 struct TcpConn {
     flow: usize,
@@ -142,6 +160,8 @@ struct TcpConn {
     /// SYNs (client) and SYN-ACKs (server) sent so far.
     syns: u32,
     syn_acks: u32,
+    /// The sender's retransmissions already added to its flow's count.
+    retransmits_counted: u64,
 }
 
 /// Linux's handshake timers: the first SYN and SYN-ACK retransmission after 1 s
@@ -197,8 +217,6 @@ struct WebState {
     /// Objects received in full.
     done: u32,
     started: Nanos,
-    /// Completed page load times (s).
-    load_times: Vec<f64>,
 }
 
 /// A packet in flight, beyond what the cell sees.
@@ -288,6 +306,8 @@ pub struct Simulation {
     /// (other `BusTimer` events are stale).
     buses: Vec<Option<HostBus>>,
     bus_deadline: Vec<Option<Nanos>>,
+    /// Bytes each host bus handed to its station's host (index = station − 1).
+    bus_to_host_bytes: Vec<u64>,
     /// Each saturated flow's writer (`None` for other flows), the flows whose writers
     /// are stalled (see [`crate::traffic::saturated`]), and while a saturated flow's
     /// packet is being written, whether the network refused a packet in the write.
@@ -371,7 +391,14 @@ impl Simulation {
         let w = cfg.wired;
         Ok(Simulation {
             cell,
-            flow_stats: cfg.flows.iter().map(|_| FlowStats::default()).collect(),
+            flow_stats: cfg
+                .flows
+                .iter()
+                .map(|f| match f {
+                    Flow::Tcp(_) | Flow::Web(_) => FlowStats::tcp(),
+                    _ => FlowStats::default(),
+                })
+                .collect(),
             ping_seq: vec![0; cfg.flows.len()],
             conns: Vec::new(),
             flow_conn: cfg.flows.iter().map(|_| None).collect(),
@@ -383,6 +410,7 @@ impl Simulation {
             down: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             up: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
             bus_deadline: vec![None; buses.len()],
+            bus_to_host_bytes: vec![0; buses.len()],
             buses,
             writers,
             stalled: Vec::new(),
@@ -401,6 +429,11 @@ impl Simulation {
 
     pub fn cell(&self) -> &Cell {
         &self.cell
+    }
+
+    /// Each flow's counters, in flow order.
+    pub fn flow_stats(&self) -> &[FlowStats] {
+        &self.flow_stats
     }
 
     /// Station `station`'s host bus, if it has one.
@@ -729,6 +762,7 @@ impl Simulation {
             server_open: false,
             syns: 0,
             syn_acks: 0,
+            retransmits_counted: 0,
         });
         self.conns.len() - 1
     }
@@ -850,7 +884,6 @@ impl Simulation {
         w.done += 1;
         if w.done == n {
             let t = (at - w.started).as_secs_f64();
-            w.load_times.push(t);
             self.flow_stats[flow].page_loaded(t);
             if let Some(r) = repeat {
                 self.events.push(at + r, Event::Offer { flow: flow as u32 });
@@ -979,7 +1012,10 @@ impl Simulation {
         while let Some(o) = self.buses[i].as_mut().and_then(|b| b.poll_output()) {
             match o {
                 BusOutput::ToDevice { at, packet } => self.cell.handle_packet(at, packet),
-                BusOutput::ToHost { at, packet } => self.arrive(at, packet),
+                BusOutput::ToHost { at, packet } => {
+                    self.bus_to_host_bytes[i] += packet.len_bytes as u64;
+                    self.arrive(at, packet)
+                }
                 BusOutput::Dropped { at, packet, reason } => self.lost(at, packet, reason),
             }
         }
@@ -1143,13 +1179,18 @@ impl Simulation {
         let seg: &Segment = seg;
         let c = &mut self.conns[conn];
         let new_bytes = if to == c.receiver {
+            if seg.len > 0 {
+                self.flow_stats[flow].delivered += 1;
+            }
             let before = c.rcv.bytes_received();
             c.rcv.on_segment(at, seg);
             c.rcv.bytes_received() - before
         } else {
             c.snd.on_ack(at, seg);
             let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
-            self.flow_stats[flow].tcp_sample(at, cwnd, retransmits);
+            let new = retransmits - c.retransmits_counted;
+            c.retransmits_counted = retransmits;
+            self.flow_stats[flow].tcp_sample(at, cwnd, new);
             0
         };
         self.slab[token] = None;
@@ -1175,7 +1216,9 @@ impl Simulation {
             return;
         };
         let flow = f.flow as usize;
-        self.flow_stats[flow].dropped(reason);
+        if f.payload.counted() {
+            self.flow_stats[flow].dropped(reason);
+        }
         if !refusal {
             self.saturated_left(at, flow);
             return;
@@ -1245,12 +1288,15 @@ impl Simulation {
     pub fn results(&self) -> Results {
         let secs = self.now.as_secs_f64();
         let busy = self.cell.busy_ns();
-        let (stations, total_bytes) = crate::results::station_results(&self.cell, secs);
+        let (mut stations, mut total_bytes) = crate::results::station_results(&self.cell, secs);
+        self.host_bus_rows(&mut stations, &mut total_bytes, secs);
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
+        let (beacon_airtime_ns, beacon_airtime_share) = crate::results::beacon_airtime(&self.cell);
         let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {
             seed: self.seed,
             duration_s: secs,
+            series_step_s: crate::flowstats::series_step(secs).as_secs_f64(),
             total_throughput_bps: crate::results::bits_per_s(total_bytes, secs),
             busy_fraction: if secs > 0.0 {
                 busy as f64 / self.now.as_ns() as f64
@@ -1258,6 +1304,8 @@ impl Simulation {
                 0.0
             },
             airtime_jain_index: jain_index(&shares),
+            beacon_airtime_ns,
+            beacon_airtime_share,
             stations,
             flows: self
                 .flows
@@ -1278,7 +1326,29 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The host buses' counters over the run so far.
+    /// The rows of stations with a host bus count what their host got: downlink is
+    /// what crossed the bus to the host (not what reached the chip over the air), and
+    /// the bus's drops (host backlog, host → device queue, chip receive buffers: full
+    /// queues all) are in `dropped_queue_full`. `total_bytes` follows.
+    fn host_bus_rows(&self, stations: &mut [StationResult], total_bytes: &mut u64, secs: f64) {
+        for (i, bus) in self.buses.iter().enumerate() {
+            let (Some(bus), Some(row)) = (bus, stations.get_mut(i)) else {
+                continue;
+            };
+            let air = &self.cell.stats()[i + 1];
+            let (up, down) = (air.up.delivered_bytes, self.bus_to_host_bytes[i]);
+            *total_bytes = *total_bytes - air.down.delivered_bytes + down;
+            row.downlink_bps = crate::results::bits_per_s(down, secs);
+            row.throughput_bps = crate::results::bits_per_s(up + down, secs);
+            let s = bus.stats();
+            row.dropped_queue_full +=
+                s.dropped_host_backlog + s.dropped_host_tx_queue + s.dropped_device_rx;
+        }
+    }
+
+    /// The host buses' counters over the run so far, busy times counted up to now
+    /// ([`HostBus::stats_until`]: a transfer that would outlast the run counts only
+    /// its part inside it).
     fn bus_results(&self, secs: f64) -> Vec<BusResult> {
         let frac = |ns: u64| {
             if secs > 0.0 {
@@ -1291,7 +1361,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .filter_map(|(i, b)| {
-                let s = b.as_ref()?.stats();
+                let s = b.as_ref()?.stats_until(self.now);
                 Some(BusResult {
                     station: i as u16 + 1,
                     packets_to_device: s.packets_to_device,

@@ -3,8 +3,10 @@
 //! the same pictures with one colour per run, so that the runs overlay.
 //!
 //! The pictures follow flent's (its `ping`, `ping_cdf` and `totals` plots): the latency
-//! probes are the ping flows, whose every reply is in `FlowResult::rtt_samples`, and the
-//! throughput series are flent's 0.2 s samples (`FlowResult::throughput_series_bps`).
+//! probes are the ping flows, whose every reply (or every `sample_stride`-th, in long
+//! runs) is in `FlowResult::rtt_samples`, and the throughput series are flent's 0.2 s
+//! samples (`FlowResult::throughput_series_bps`; per `Results::series_step_s`, a
+//! coarser step in runs longer than 409.6 s).
 //! Flows without echo replies have only percentiles (`latency_ms`), which the CDF shows
 //! as dots. Text is drawn with an embedded subset
 //! of DejaVu Sans (`assets/DejaVuSans-subset.ttf`, licence in `assets/LICENSE-DejaVu.txt`)
@@ -64,9 +66,8 @@ pub const PLOT_NAMES: [&str; 4] = ["latency-time", "latency-cdf", "throughput", 
 // What to draw: figures as data, independent of the backend.
 // ---------------------------------------------------------------------------------------
 
-/// flent's sampling step, the width of each `throughput_series_bps` entry
-/// (`FlowResult::throughput_series_bps`: "per 0.2 s step from the start").
-const THROUGHPUT_STEP_S: f64 = 0.2;
+/// The shortest time axis drawn, s (flent's 0.2 s sampling step).
+const MIN_TIME_AXIS_S: f64 = 0.2;
 
 /// A latency axis whose largest value is this many times its smallest is drawn on a log
 /// scale, so that a 2 ms and a 2 s distribution are both readable.
@@ -304,7 +305,7 @@ fn latency_cdf(f: &FlowResult) -> Option<FlowCdf> {
         return Some(FlowCdf {
             points,
             mark: Mark::Line,
-            note: format!("RTT, {n} replies"),
+            note: format!("RTT, {}", replies(f)),
         });
     }
     let s = f.latency_ms?;
@@ -318,6 +319,17 @@ fn latency_cdf(f: &FlowResult) -> Option<FlowCdf> {
         mark: Mark::Dots,
         note,
     })
+}
+
+/// How many echo replies a flow's samples are: "N replies", or "N of M replies" when
+/// the run kept every `sample_stride`-th.
+fn replies(f: &FlowResult) -> String {
+    let n = f.rtt_samples.len();
+    if f.sample_stride > 1 {
+        format!("{n} of {} replies", f.delivered_packets)
+    } else {
+        format!("{n} replies")
+    }
 }
 
 fn format_rate(bps: f64) -> String {
@@ -428,7 +440,7 @@ fn latency_time_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
             .iter()
             .map(|&i| LegendEntry {
                 name: names[i].clone(),
-                note: format!("RTT, {} replies", run.results.flows[i].rtt_samples.len()),
+                note: format!("RTT, {}", replies(&run.results.flows[i])),
                 colour: colour(i),
                 mark: Mark::Line,
             })
@@ -461,7 +473,7 @@ fn latency_time_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
         x: Axis {
             label: "time (s)".into(),
             min: 0.0,
-            max: duration_s.max(THROUGHPUT_STEP_S),
+            max: duration_s.max(MIN_TIME_AXIS_S),
             scale: Scale::Linear,
         },
         y: latency_axis("round-trip time (ms)", &panels),
@@ -596,14 +608,15 @@ fn latency_axis(label: &str, panels: &[Panel]) -> Axis {
     }
 }
 
-/// Throughput over time: each bulk flow's 0.2 s samples and, with several flows, their
-/// total (flent's `tcp_download` and `totals`). For a comparison, each run's total.
+/// Throughput over time: each bulk flow's samples (per 0.2 s, or the run's coarser
+/// `series_step_s`) and, with several flows, their total (flent's `tcp_download` and
+/// `totals`). For a comparison, each run's total.
 fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
-    let mbps_points = |series: &[f64]| -> Vec<(f64, f64)> {
+    let mbps_points = |series: &[f64], step_s: f64| -> Vec<(f64, f64)> {
         let points: Vec<(f64, f64)> = series
             .iter()
             .enumerate()
-            .map(|(k, &bps)| ((k + 1) as f64 * THROUGHPUT_STEP_S, bps / 1e6))
+            .map(|(k, &bps)| ((k + 1) as f64 * step_s, bps / 1e6))
             .collect();
         envelope(&points, SERIES_MAX_POINTS)
     };
@@ -632,7 +645,7 @@ fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
         for &i in &flows {
             series.push(Series {
                 colour: colour(i),
-                points: mbps_points(&r.flows[i].throughput_series_bps),
+                points: mbps_points(&r.flows[i].throughput_series_bps, r.series_step_s),
                 mark: Mark::Line,
             });
             entries.push(LegendEntry {
@@ -645,7 +658,7 @@ fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
         if flows.len() > 1 {
             series.push(Series {
                 colour: BLACK,
-                points: mbps_points(&total(r)),
+                points: mbps_points(&total(r), r.series_step_s),
                 mark: Mark::Thin,
             });
             let mean: f64 = flows.iter().map(|&i| r.flows[i].throughput_bps).sum();
@@ -664,7 +677,7 @@ fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
             .enumerate()
             .map(|(j, r)| Series {
                 colour: colour(j),
-                points: mbps_points(&total(r.results)),
+                points: mbps_points(&total(r.results), r.results.series_step_s),
                 mark: Mark::Line,
             })
             .collect();
@@ -686,17 +699,25 @@ fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
     } else {
         format!("{title}: throughput over time")
     };
+    let step_s = runs
+        .first()
+        .map_or(MIN_TIME_AXIS_S, |r| r.results.series_step_s);
+    let per = if runs.iter().all(|r| r.results.series_step_s == step_s) {
+        format!("per {step_s} s")
+    } else {
+        "per each run's step".to_string()
+    };
     Some(LineFigure {
         stem: "throughput",
         heading,
         x: Axis {
             label: "time (s)".into(),
             min: 0.0,
-            max: duration_s.max(THROUGHPUT_STEP_S),
+            max: duration_s.max(MIN_TIME_AXIS_S),
             scale: Scale::Linear,
         },
         y: Axis {
-            label: "throughput (Mbit/s, per 0.2 s)".into(),
+            label: format!("throughput (Mbit/s, {per})"),
             min: 0.0,
             max: hi * 1.08,
             scale: Scale::Linear,

@@ -103,7 +103,51 @@ pub fn summary(title: &str, r: &Results) -> String {
             .iter()
             .map(|t| format!("{t:.2} s"))
             .collect();
-        let _ = writeln!(s, "\nweb page loads by {}: {}", f.src, times.join(", "));
+        // A long run keeps every `sample_stride`-th load (docs/results.md).
+        let which = if f.sample_stride > 1 {
+            format!(" (one in {} kept)", f.sample_stride)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "\nweb page loads by {}{which}: {}",
+            f.src,
+            times.join(", ")
+        );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::runner::{prepare, simulate};
+
+    /// A page loaded ~2600 times keeps one load in 2 (docs/results.md, "Long runs"):
+    /// the summary lists those and says so.
+    #[test]
+    fn thinned_page_loads_say_so() {
+        let sets = [
+            (
+                "traffic.web",
+                "{objects_bytes=[1000],repeat_after_s=0.01,start_s=0,connections=1}",
+            ),
+            ("traffic.rate_mbps", "1"),
+            ("duration_s", "40"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let p = prepare("default", &sets, None).unwrap();
+        let r = simulate(&p, &|_| {}).unwrap();
+        let web = r.flows.iter().find(|f| f.kind == "web").unwrap();
+        assert_eq!(web.sample_stride, 2);
+        let text = super::summary("t", &r);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("web page loads"))
+            .unwrap();
+        let times = line
+            .strip_prefix("web page loads by sta1 (one in 2 kept): ")
+            .unwrap();
+        assert_eq!(times.split(", ").count(), web.page_load_times_s.len());
+    }
 }

@@ -492,8 +492,49 @@ impl HostBus {
         &self.cfg
     }
 
+    /// The counters, busy times as charged so far: a bus phase is charged whole when
+    /// it starts and driver work whole when it is queued, so these include work that
+    /// lies ahead. For a run's figures use [`HostBus::stats_until`].
     pub fn stats(&self) -> &BusStats {
         &self.stats
+    }
+
+    /// The counters of a run that ends at `end` (every deadline up to `end` handled),
+    /// with the busy times of the bus and the CPU counted inside the run only:
+    /// - the bus phase in progress (command or data) counts up to `end`, not to its
+    ///   end;
+    /// - driver work queued past `end` does not count: all of it lies in the one
+    ///   stretch from `end` to `driver_until` (driver work is appended at
+    ///   `max(now, driver_until)` with `now ≤ end`, so a stretch that reaches past `end`
+    ///   is busy from `end` on);
+    /// - the host job in progress counts its part done by `end` (host work is charged
+    ///   when a job ends): it runs whenever the driver does not, so of its work, what
+    ///   is left is the time from `max(end, driver_until)` to its end.
+    ///
+    /// Busy periods of the bus do not overlap, nor do the CPU's (host work runs in the
+    /// driver's gaps), so each busy time is at most `end`: the fractions of a run made
+    /// from them are at most 1.
+    pub fn stats_until(&self, end: Nanos) -> BusStats {
+        let mut s = self.stats;
+        if let Activity::Transfer {
+            phase: Phase::Command | Phase::Data,
+            until,
+            ..
+        } = self.activity
+        {
+            s.bus_busy_ns -= until.saturating_sub(end).as_ns();
+        }
+        s.cpu_driver_ns -= self.cpu.driver_until.saturating_sub(end).as_ns();
+        if let (Some(done), Some((packet, _))) = (self.cpu.front_done, self.cpu.jobs.front()) {
+            if done > end {
+                let work = self.host_work(packet);
+                let left = done
+                    .saturating_sub(end.max(self.cpu.driver_until))
+                    .min(work);
+                s.cpu_host_ns += (work - left).as_ns();
+            }
+        }
+        s
     }
 
     /// Packets inside: waiting for the CPU, for the bus, in the chip, or in transfer.
@@ -915,6 +956,54 @@ mod tests {
             out.extend(std::iter::from_fn(|| bus.poll_output()));
         }
         out
+    }
+
+    /// A transfer that outlasts the run (a 1 Hz bus: 1536 bytes take an hour) counts
+    /// only its part inside it; so does driver work queued past the end, and a host
+    /// job in progress counts what it did. The busy fractions stay at most 1.
+    #[test]
+    fn busy_time_is_counted_inside_the_run_only() {
+        let end = Nanos::from_secs(1);
+        // DMA, interrupts: host work, then 1 µs of set-up, then the bus from there on.
+        let mut slow = round(Completion::Interrupt, DataMode::Dma);
+        slow.clock_hz = 1;
+        let mut bus = HostBus::new(slow).unwrap();
+        bus.handle_host_packet(Nanos::ZERO, packet(1, 250));
+        run(&mut bus, end);
+        let host = 52_500;
+        assert!(bus.stats().bus_busy_ns > 100 * end.as_ns(), "charged whole");
+        let s = bus.stats_until(end);
+        assert_eq!(s.bus_busy_ns, end.as_ns() - host - 1_000);
+        assert_eq!((s.cpu_host_ns, s.cpu_driver_ns), (host, 1_000));
+
+        // PIO: the data phase holds the CPU too, so both are busy to the end (the CPU
+        // idles only during the 10 µs command).
+        let pio = DataMode::Pio {
+            copy_ps_per_byte: 0,
+        };
+        let mut slow = round(Completion::Interrupt, pio);
+        slow.clock_hz = 1;
+        let mut bus = HostBus::new(slow).unwrap();
+        bus.handle_host_packet(Nanos::ZERO, packet(1, 250));
+        run(&mut bus, end);
+        let s = bus.stats_until(end);
+        assert_eq!(s.bus_busy_ns, end.as_ns() - host - 1_000);
+        assert_eq!(s.cpu_busy_ns(), end.as_ns() - 10_000);
+        assert_eq!(s.cpu_driver_ns, end.as_ns() - host - 10_000);
+
+        // A host job cut by the end: 25 µs of its 52.5 µs done.
+        let mut bus = HostBus::new(round(Completion::Interrupt, DataMode::Dma)).unwrap();
+        bus.handle_host_packet(Nanos::ZERO, packet(1, 250));
+        let end = Nanos::from_us(25);
+        run(&mut bus, end);
+        let s = bus.stats_until(end);
+        assert_eq!(
+            (s.cpu_host_ns, s.cpu_driver_ns, s.bus_busy_ns),
+            (25_000, 0, 0)
+        );
+        // Once everything has finished, nothing is clipped.
+        run(&mut bus, Nanos::from_secs(1));
+        assert_eq!(bus.stats_until(Nanos::from_secs(1)), *bus.stats());
     }
 
     #[test]
