@@ -5,7 +5,8 @@
 
 use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{mpsc, Once};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Once};
 use std::time::Duration;
 use txop_sim::{Results, SimConfig, Simulation};
 
@@ -21,6 +22,9 @@ pub enum Failure {
     Panicked(String),
     /// It was still running when the guard ran out (its thread is left behind).
     TimedOut(Duration),
+    /// It was still running when the guard ran out, and stopped when asked to (within
+    /// another guard's time): slow, not stuck.
+    Slow(Duration),
 }
 
 impl std::fmt::Display for Failure {
@@ -28,6 +32,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Panicked(m) => write!(f, "panicked at {m}"),
             Failure::TimedOut(d) => write!(f, "still running after {d:?} (hung)"),
+            Failure::Slow(d) => write!(f, "still running after {d:?}, stopped when asked (slow)"),
         }
     }
 }
@@ -70,6 +75,18 @@ pub fn guarded<T: Send + 'static>(
     guard: Duration,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Failure> {
+    guarded_cancellable(guard, None, f)
+}
+
+/// [`guarded`], for a closure that watches `cancel` and gives up (with
+/// [`std::panic::resume_unwind`]) once it is set: when the guard runs out, `cancel` is
+/// set and the closure gets another `guard` to stop; if it does, the run was slow
+/// ([`Failure::Slow`]), its thread gone; if not, it is hung ([`Failure::TimedOut`]).
+pub fn guarded_cancellable<T: Send + 'static>(
+    guard: Duration,
+    cancel: Option<Arc<AtomicBool>>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Failure> {
     install_panic_recorder();
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
@@ -87,7 +104,16 @@ pub fn guarded<T: Send + 'static>(
     match rx.recv_timeout(guard) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(message)) => Err(Failure::Panicked(message)),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(Failure::TimedOut(guard)),
+        Err(mpsc::RecvTimeoutError::Timeout) => match cancel {
+            Some(cancel) => {
+                cancel.store(true, Ordering::Relaxed);
+                match rx.recv_timeout(guard) {
+                    Ok(_) => Err(Failure::Slow(guard)),
+                    Err(_) => Err(Failure::TimedOut(guard)),
+                }
+            }
+            None => Err(Failure::TimedOut(guard)),
+        },
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(Failure::Panicked(
             "the thread ended without a result".to_string(),
         )),
