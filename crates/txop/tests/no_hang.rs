@@ -8,14 +8,9 @@
 //! event loop's watchdog turns that into an error, and the guard catches anything that
 //! slows to a crawl without stopping.
 
-use std::sync::mpsc;
-use std::time::Duration;
+mod support;
+use support::guard::run_guarded;
 use txop::scenario;
-use txop_sim::{Results, SimConfig, Simulation};
-
-/// How long one short run may take before it counts as hung: runs take milliseconds;
-/// the watchdog stops a run stuck at one instant after a few seconds.
-const GUARD: Duration = Duration::from_secs(120);
 
 /// The traffic of each case: `--set` overrides on a base scenario.
 fn traffic_kinds() -> Vec<Vec<(&'static str, String)>> {
@@ -63,29 +58,6 @@ fn run_case(stations: u32, stack: &str, seed: u64, traffic: &[(&str, String)]) {
     };
     cfg.seed = seed;
     run_guarded(&case, cfg);
-}
-
-/// Run `cfg` in a thread; fail naming `case` if it outlives the guard, is stuck, or
-/// loses packets.
-fn run_guarded(case: &str, cfg: SimConfig) -> Results {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(Simulation::new(cfg).map(|sim| sim.try_run()));
-    });
-    match rx.recv_timeout(GUARD) {
-        Ok(Ok(Ok(r))) => {
-            let k = r.conservation;
-            assert_eq!(
-                k.offered_packets,
-                k.delivered_packets + k.dropped_packets + k.inside_packets,
-                "{case}: packets not conserved: {k:?}"
-            );
-            r
-        }
-        Ok(Ok(Err(stuck))) => panic!("{case}: {stuck}"),
-        Ok(Err(e)) => panic!("{case}: {e}"),
-        Err(_) => panic!("{case}: still running after {GUARD:?}"),
-    }
 }
 
 fn all_cases(stations: u32) {

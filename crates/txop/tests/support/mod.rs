@@ -1,5 +1,8 @@
-//! Running the `txop` binary from tests.
+//! Test support: running the `txop` binary from tests (here) and simulations under a
+//! wall-clock guard ([`guard`]).
 #![allow(dead_code)] // each test file uses its own subset
+
+pub mod guard;
 
 use std::process::{Command, Output};
 

@@ -1,0 +1,922 @@
+//! Random valid scenario files, deterministic from a seed.
+//!
+//! Every key of docs/scenarios.md can appear: `[phy]`, `[mac]` with its EDCA tables,
+//! `stack` and every `[stack_options]` key, `[stations]` (count or list entries, rates,
+//! weights, channel models, `scan`, `power_save`, `bus` as a preset name or a table of
+//! overrides), `[traffic]` (bulk kinds and directions, probes, every flent test and its
+//! options, `[traffic.web]`), `[[flows]]`, `[wired]`, `duration_s`, `seed`, `name`.
+//! Each key is present or left to its default at random, so keys combine; values are
+//! drawn from the documented ranges, biased towards their edges (the smallest, the
+//! largest, zero where zero is allowed) and spread log-uniformly in between, because
+//! bugs live at the edges and across orders of magnitude.
+//!
+//! "Valid" is kept where the docs state a rule (legacy rates on a/b/g, MCS on n/ac,
+//! bands and widths per standard, `cw_min` ≤ `cw_max` of the form 2^k − 1, AQL with
+//! TXQs, polling fields only on polled buses, a flow's host in the cell, …); rules the
+//! docs do not spell out are left to the scenario checks, which must then answer with
+//! one line.
+//!
+//! Two bounds keep each run short without narrowing the keys: at most
+//! [`MAX_STATIONS`] stations, at most 1 s simulated, and the simulated time shortened
+//! so that the open-loop sources (cbr, probes, pings) offer at most
+//! [`OFFERED_PACKETS_BUDGET`] packets in all. Rates and intervals themselves stay
+//! within ranges a user might write (cbr up to 10 Gbit/s, probes down to 10 µs); the
+//! absurd ends (`rate_mbps = 1e300`, `probe_interval_ms = 1e-9`) are issue 18's
+//! near-hangs, to be refused by the scenario checks, not generated here.
+
+use toml::{Table, Value};
+use txop_core::rng::{RngStream, StreamKind};
+
+/// Stations per scenario, at most: "a few hundred" keeps a run within a second or so.
+pub const MAX_STATIONS: i64 = 300;
+
+/// Packets the open-loop sources may offer in one run (the duration is cut to fit).
+pub const OFFERED_PACKETS_BUDGET: f64 = 1.5e6;
+
+/// The longest simulated time generated, s.
+pub const MAX_DURATION_S: f64 = 1.0;
+
+/// A deterministic source of scenario values.
+pub struct Gen {
+    rng: RngStream,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Std {
+    B,
+    A,
+    G,
+    N,
+    Ac,
+}
+
+/// What later choices depend on.
+struct Ctx {
+    std: Std,
+    width: i64,
+    qos: bool,
+    stations: i64,
+    /// Offered packets per simulated second of the open-loop sources.
+    offered_pps: f64,
+}
+
+impl Gen {
+    /// The generator of case `case` of the campaign seeded `seed`: a case is the
+    /// same scenario whatever ran before it.
+    pub fn new(seed: u64, case: u64) -> Gen {
+        Gen {
+            rng: RngStream::new(seed, StreamKind::Misc, case),
+        }
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        self.rng.bernoulli(p)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn uniform(&mut self, lo: i64, hi: i64) -> i64 {
+        debug_assert!(lo <= hi);
+        let span = (hi - lo) as u64;
+        if span < u32::MAX as u64 {
+            lo + self.rng.uniform_inclusive(span as u32) as i64
+        } else {
+            lo + (self.rng.next_u64() % (span + 1)) as i64
+        }
+    }
+
+    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+        xs[self.uniform(0, xs.len() as i64 - 1) as usize].clone()
+    }
+
+    /// An integer in `lo..=hi`: the edges (lo, lo + 1, hi) half of the time, else
+    /// log-uniform (every order of magnitude alike) or uniform.
+    fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        match self.uniform(0, 7) {
+            0 | 1 => lo,
+            2 => (lo + 1).min(hi),
+            3 => hi,
+            4 | 5 => {
+                let top = ((hi - lo) as f64 + 1.0).ln();
+                let x = top * self.rng.unit_f64();
+                lo.saturating_add((x.exp() - 1.0).round() as i64)
+                    .clamp(lo, hi)
+            }
+            _ => self.uniform(lo, hi),
+        }
+    }
+
+    /// A number in `lo..=hi` (`lo` ≥ 0), biased like [`Gen::int`]; log-uniform from
+    /// `max(lo, hi × 1e-6)`.
+    fn num(&mut self, lo: f64, hi: f64) -> f64 {
+        match self.uniform(0, 7) {
+            0 | 1 => lo,
+            2 => hi,
+            3..=5 => {
+                let floor = lo.max(hi * 1e-6).max(f64::MIN_POSITIVE);
+                let (a, b) = (floor.ln(), hi.ln());
+                (a + (b - a) * self.rng.unit_f64()).exp().clamp(lo, hi)
+            }
+            _ => lo + (hi - lo) * self.rng.unit_f64(),
+        }
+    }
+
+    /// A float as TOML: a whole number is sometimes written as an integer (`5` for
+    /// `5.0`), which every float key accepts too.
+    fn float(&mut self, v: f64) -> Value {
+        if v.fract() == 0.0 && v.abs() < 1e15 && self.chance(0.5) {
+            Value::Integer(v as i64)
+        } else {
+            Value::Float(v)
+        }
+    }
+
+    fn set_int(&mut self, t: &mut Table, key: &str, v: i64) {
+        t.insert(key.into(), Value::Integer(v));
+    }
+
+    fn set_num(&mut self, t: &mut Table, key: &str, v: f64) {
+        let v = self.float(v);
+        t.insert(key.into(), v);
+    }
+
+    fn set_str(&mut self, t: &mut Table, key: &str, v: &str) {
+        t.insert(key.into(), Value::String(v.into()));
+    }
+
+    fn set_bool(&mut self, t: &mut Table, key: &str) {
+        let v = self.chance(0.5);
+        t.insert(key.into(), Value::Boolean(v));
+    }
+
+    /// One scenario file's text.
+    pub fn scenario(&mut self) -> String {
+        let mut top = Table::new();
+        let mut ctx = Ctx {
+            std: Std::N,
+            width: 20,
+            qos: true,
+            stations: 1,
+            offered_pps: 0.0,
+        };
+        if self.chance(0.5) {
+            let name = self.pick(&["fuzz", "", "a \"quoted\" name", "naïve · café", "x"]);
+            self.set_str(&mut top, "name", name);
+        }
+        if self.chance(0.2) {
+            self.set_str(&mut top, "description", "generated by fuzz_scenarios");
+        }
+        if self.chance(0.4) {
+            let seed = self.int(0, i64::MAX);
+            self.set_int(&mut top, "seed", seed);
+        }
+        if self.chance(0.85) {
+            let stacks: Vec<&str> = txop_core::stack::PRESETS.iter().map(|p| p.0).collect();
+            let s = self.pick(&stacks);
+            self.set_str(&mut top, "stack", s);
+        }
+        let phy = self.phy(&mut ctx);
+        if !phy.is_empty() {
+            top.insert("phy".into(), Value::Table(phy));
+        }
+        let mac = self.mac(&mut ctx);
+        if !mac.is_empty() {
+            top.insert("mac".into(), Value::Table(mac));
+        }
+        if self.chance(0.5) {
+            let o = self.stack_options();
+            top.insert("stack_options".into(), Value::Table(o));
+        }
+        let stations = self.stations(&mut ctx);
+        if !stations.is_empty() {
+            top.insert("stations".into(), Value::Table(stations));
+        }
+        let default_duration = self.traffic(&mut ctx, &mut top);
+        if self.chance(0.3) {
+            let w = self.wired();
+            top.insert("wired".into(), Value::Table(w));
+        }
+        // The simulated time: at most 1 s, and short enough for the open-loop budget.
+        let budget_s = if ctx.offered_pps > 0.0 {
+            OFFERED_PACKETS_BUDGET / ctx.offered_pps
+        } else {
+            f64::INFINITY
+        };
+        let wanted = match default_duration {
+            Some(d) if d <= budget_s && self.chance(0.5) => None, // left to the default
+            _ => Some(match self.uniform(0, 5) {
+                0 => 1e-9,
+                1 => 1e-3,
+                2 => MAX_DURATION_S,
+                _ => self.num(0.0, MAX_DURATION_S).max(1e-9),
+            }),
+        };
+        if let Some(d) = wanted {
+            let d = d.min(budget_s).max(1e-9);
+            self.set_num(&mut top, "duration_s", d);
+        }
+        toml::to_string(&top).expect("a table serialises")
+    }
+
+    fn phy(&mut self, ctx: &mut Ctx) -> Table {
+        let mut t = Table::new();
+        let (std, name) = match self.uniform(0, 19) {
+            0 | 1 => (Std::B, "b"),
+            2..=4 => (Std::A, "a"),
+            5..=7 => (Std::G, "g"),
+            8..=13 => (Std::N, "n"),
+            _ => (Std::Ac, "ac"),
+        };
+        ctx.std = std;
+        if std != Std::N || self.chance(0.5) {
+            self.set_str(&mut t, "standard", name);
+        }
+        let band_24 = match std {
+            Std::B | Std::G => true,
+            Std::A | Std::Ac => false,
+            Std::N => self.chance(0.4),
+        };
+        if band_24 || self.chance(0.3) {
+            let v = match (band_24, self.uniform(0, 1)) {
+                (true, 0) => Value::String("2.4".into()),
+                (true, _) => Value::Float(2.4),
+                (false, 0) => Value::String("5".into()),
+                (false, _) => Value::Integer(5),
+            };
+            t.insert("band".into(), v);
+        }
+        ctx.width = match std {
+            Std::N => self.pick(&[20, 40]),
+            Std::Ac => self.pick(&[20, 40, 80]),
+            _ => 20,
+        };
+        if ctx.width != 20 || self.chance(0.2) {
+            self.set_int(&mut t, "width_mhz", ctx.width);
+        }
+        if matches!(std, Std::N | Std::Ac) && self.chance(0.4) {
+            let gi = self.pick(&["long", "short"]);
+            self.set_str(&mut t, "guard_interval", gi);
+        }
+        if std == Std::B && self.chance(0.5) || self.chance(0.05) {
+            let p = if std == Std::B {
+                self.pick(&["long", "short"])
+            } else {
+                "long"
+            };
+            self.set_str(&mut t, "preamble", p);
+        }
+        if self.chance(0.25) {
+            let v = -20.0 + self.num(0.0, 60.0);
+            self.set_num(&mut t, "tx_power_dbm", v);
+        }
+        if self.chance(0.25) {
+            let v = 1.5 + self.num(0.0, 4.5);
+            self.set_num(&mut t, "path_loss_exponent", v);
+        }
+        t
+    }
+
+    fn mac(&mut self, ctx: &mut Ctx) -> Table {
+        let mut t = Table::new();
+        if !self.chance(0.5) {
+            return t;
+        }
+        if self.chance(0.2) {
+            ctx.qos = false;
+            t.insert("qos".into(), Value::Boolean(false));
+        }
+        if self.chance(0.2) {
+            let r = self.pick(&["edca", "dcf"]);
+            self.set_str(&mut t, "backoff_rule", r);
+        }
+        if self.chance(0.2) {
+            self.set_bool(&mut t, "aggregation");
+        }
+        if self.chance(0.25) {
+            let v = self.int(1, 64);
+            self.set_int(&mut t, "max_ampdu_subframes", v);
+        }
+        if self.chance(0.2) {
+            let v = self.int(0, 1_048_575);
+            self.set_int(&mut t, "max_ampdu_bytes", v);
+        }
+        if self.chance(0.2) {
+            let v = self.int(0, 10_000);
+            self.set_int(&mut t, "max_ampdu_duration_us", v);
+        }
+        if self.chance(0.2) {
+            let v = self.int(0, 65_535);
+            self.set_int(&mut t, "rts_threshold_bytes", v);
+        }
+        if self.chance(0.2) {
+            let v = self.int(1, 255);
+            self.set_int(&mut t, "retry_limit", v);
+        }
+        if self.chance(0.2) {
+            self.set_bool(&mut t, "beacons");
+        }
+        if self.chance(0.2) {
+            let v = self.int(1, 65_535);
+            self.set_int(&mut t, "beacon_interval_tu", v);
+        }
+        if self.chance(0.2) {
+            let v = self.int(1, 255);
+            self.set_int(&mut t, "dtim_period", v);
+        }
+        if ctx.qos {
+            for side in ["edca_ap", "edca_sta"] {
+                if self.chance(0.2) {
+                    let e = self.edca_table();
+                    t.insert(side.into(), Value::Table(e));
+                }
+            }
+        }
+        t
+    }
+
+    /// Per-AC overrides: `cw_min` ≤ `cw_max`, both 2^k − 1 (given together, so an
+    /// override never crosses the other's default).
+    fn edca_table(&mut self) -> Table {
+        let mut t = Table::new();
+        for ac in ["vo", "vi", "be", "bk"] {
+            if !self.chance(0.5) {
+                continue;
+            }
+            let mut e = Table::new();
+            if self.chance(0.5) {
+                let v = self.int(1, 255);
+                self.set_int(&mut e, "aifsn", v);
+            }
+            if self.chance(0.5) {
+                let k_min = self.int(0, 15);
+                let k_max = self.int(k_min, 15);
+                self.set_int(&mut e, "cw_min", (1 << k_min) - 1);
+                self.set_int(&mut e, "cw_max", (1 << k_max) - 1);
+            }
+            if self.chance(0.5) {
+                let v = self.int(0, 10_000);
+                self.set_int(&mut e, "txop_limit_us", v);
+            }
+            t.insert(ac.into(), Value::Table(e));
+        }
+        t
+    }
+
+    fn stack_options(&mut self) -> Table {
+        let mut t = Table::new();
+        let p = 0.15;
+        if self.chance(p) {
+            let q = self.pick(&["noqueue", "pfifo_fast", "fq_codel", "fifo"]);
+            self.set_str(&mut t, "qdisc", q);
+            if matches!(q, "pfifo_fast" | "fifo") && self.chance(0.5) {
+                let v = self.int(0, 10_000);
+                self.set_int(&mut t, "qdisc_limit_packets", v);
+            }
+        } else if self.chance(0.05) {
+            // Valid only on a preset whose qdisc has a limit: the checks decide.
+            let v = self.int(0, 10_000);
+            self.set_int(&mut t, "qdisc_limit_packets", v);
+        }
+        if self.chance(p) {
+            self.set_bool(&mut t, "mac80211_txqs");
+        }
+        for (key, lo, hi) in [
+            ("fq_flows", 1, 65_536),
+            ("fq_quantum_bytes", 1, 65_536),
+            ("fq_limit_packets", 1, 100_000),
+            ("fq_memory_limit_bytes", 0, 1 << 26),
+            ("aql_limit_low_us", 0, 100_000),
+            ("aql_limit_high_us", 0, 100_000),
+            ("aql_threshold_us", 0, 100_000),
+            ("driver_queue_packets", 1, 10_000),
+            ("hw_queue_ppdus", 0, 16),
+            ("max_ampdu_subframes", 1, 64),
+        ] {
+            if self.chance(p) {
+                let v = self.int(lo, hi);
+                self.set_int(&mut t, key, v);
+            }
+        }
+        for key in ["codel_target_ms", "codel_interval_ms"] {
+            if self.chance(p) {
+                let v = self.num(1e-3, 10_000.0);
+                self.set_num(&mut t, key, v);
+            }
+        }
+        for key in ["codel_ecn", "per_station_codel", "aql_per_ac_limit"] {
+            if self.chance(p) {
+                self.set_bool(&mut t, key);
+            }
+        }
+        for (key, options) in [
+            (
+                "fq_overload",
+                &["one_from_fattest", "half_from_fattest"][..],
+            ),
+            ("dscp_mapping", &["legacy", "rfc8325"][..]),
+            (
+                "scheduler",
+                &["round_robin", "ath9k_drr", "drr", "virtual_time", "drr_aql"][..],
+            ),
+            (
+                "aql_estimator",
+                &["no_aggregation", "div16", "agg_shift"][..],
+            ),
+            ("driver", &["ath9k", "firmware"][..]),
+        ] {
+            if self.chance(p) {
+                let v = self.pick(options);
+                self.set_str(&mut t, key, v);
+            }
+        }
+        if self.chance(p) {
+            let v = self.uniform(0, 3);
+            self.set_int(&mut t, "airtime_flags", v);
+        }
+        if self.chance(p) {
+            let v = if self.chance(0.7) {
+                self.pick(&[0, 3])
+            } else {
+                self.uniform(0, 8)
+            };
+            self.set_int(&mut t, "quantum_shift", v);
+        }
+        if self.chance(p) {
+            let q = self.pick(&["none", "aql", "dql"]);
+            self.set_str(&mut t, "queue_limit", q);
+            if q == "aql" && self.chance(0.8) {
+                t.insert("mac80211_txqs".into(), Value::Boolean(true));
+            }
+        }
+        t
+    }
+
+    fn stations(&mut self, ctx: &mut Ctx) -> Table {
+        let mut t = Table::new();
+        let n = match self.uniform(0, 9) {
+            0..=3 => self.uniform(1, 4),
+            4..=6 => self.uniform(5, 40),
+            7 | 8 => self.pick(&[19, 20, 30, 100, MAX_STATIONS]),
+            _ => self.uniform(41, MAX_STATIONS),
+        };
+        ctx.stations = n;
+        self.station_fields(ctx, &mut t, 0.2);
+        if self.chance(0.35) {
+            // A list: up to 6 entries sharing the stations.
+            let entries = self.uniform(1, 6.min(n));
+            let mut left = n;
+            let mut list = Vec::new();
+            for i in 0..entries {
+                let count = if i + 1 == entries {
+                    left
+                } else {
+                    self.uniform(1, left - (entries - i - 1))
+                };
+                left -= count;
+                let mut e = Table::new();
+                if count != 1 || self.chance(0.3) {
+                    self.set_int(&mut e, "count", count);
+                }
+                self.station_fields(ctx, &mut e, 0.3);
+                list.push(Value::Table(e));
+            }
+            t.insert("list".into(), Value::Array(list));
+        } else if n != 1 || self.chance(0.3) {
+            self.set_int(&mut t, "count", n);
+        }
+        t
+    }
+
+    /// The keys `[stations]` and a list entry share, each present with probability `p`.
+    fn station_fields(&mut self, ctx: &Ctx, t: &mut Table, p: f64) {
+        if self.chance(p) {
+            let v = self.int(1, 65_535);
+            self.set_int(t, "weight", v);
+        }
+        match ctx.std {
+            Std::B | Std::A | Std::G if self.chance(p) => {
+                let r = if ctx.std == Std::B {
+                    self.pick(&[1.0, 2.0, 5.5, 11.0])
+                } else {
+                    self.pick(&[6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0])
+                };
+                self.set_num(t, "rate_mbps", r);
+            }
+            Std::N if self.chance(p) => {
+                let v = self.int(0, 15);
+                self.set_int(t, "mcs", v);
+            }
+            Std::Ac => {
+                if self.chance(p) {
+                    // VHT MCS 9 has no 20 MHz rate at one or two streams.
+                    let top = if ctx.width == 20 { 8 } else { 9 };
+                    let v = self.int(0, top);
+                    self.set_int(t, "mcs", v);
+                }
+                if self.chance(p) {
+                    let v = self.uniform(1, 2);
+                    self.set_int(t, "nss", v);
+                }
+            }
+            _ => {}
+        }
+        if self.chance(p) {
+            match self.uniform(0, 2) {
+                0 => {
+                    let v = -10.0 + self.num(0.0, 70.0);
+                    self.set_num(t, "snr_db", v);
+                }
+                1 => {
+                    let v = self.num(1e-3, 10_000.0);
+                    self.set_num(t, "distance_m", v);
+                }
+                _ => {
+                    let v = self.num(0.0, 1.0);
+                    self.set_num(t, "loss", v);
+                }
+            }
+        }
+        if self.chance(p * 0.6) {
+            let s = self.scan();
+            t.insert("scan".into(), Value::Table(s));
+        }
+        if self.chance(p * 0.6) {
+            let s = self.power_save();
+            t.insert("power_save".into(), Value::Table(s));
+        }
+        if self.chance(p * 0.5) {
+            let b = self.bus();
+            t.insert("bus".into(), b);
+        }
+    }
+
+    fn scan(&mut self) -> Table {
+        let mut t = Table::new();
+        let p = 0.4;
+        let mut bounded = true;
+        if self.chance(p) {
+            let policy = self.pick(&["legacy", "bounded"]);
+            bounded = policy == "bounded";
+            self.set_str(&mut t, "policy", policy);
+        }
+        if self.chance(p) {
+            let v = match self.uniform(0, 4) {
+                0 => Value::String("2.4".into()),
+                1 => Value::String("5".into()),
+                2 => Value::String("both".into()),
+                3 => Value::Float(2.4),
+                _ => Value::Integer(5),
+            };
+            t.insert("bands".into(), v);
+        }
+        if self.chance(0.7) {
+            // Mostly within the run, so that the scan happens.
+            let v = if self.chance(0.8) {
+                self.num(0.0, MAX_DURATION_S)
+            } else {
+                self.num(0.0, 1e6)
+            };
+            self.set_num(&mut t, "start_s", v);
+        }
+        if self.chance(p) {
+            let v = self.num(1e-3, 1e6);
+            self.set_num(&mut t, "pause_s", v);
+        }
+        if self.chance(p) {
+            self.set_bool(&mut t, "repeat");
+        }
+        if bounded && self.chance(p) {
+            self.set_bool(&mut t, "low_priority");
+        }
+        if self.chance(p) {
+            let v = self.num(0.0, 100.0);
+            self.set_num(&mut t, "channel_switch_ms", v);
+        }
+        if self.chance(p) {
+            let v = self.int(1, 65_535);
+            self.set_int(&mut t, "listen_interval", v);
+        }
+        if self.chance(p) {
+            let v = self.num(1e-3, 1e6);
+            self.set_num(&mut t, "network_latency_s", v);
+        }
+        for key in ["driver_flush", "answer_tim"] {
+            if self.chance(p) {
+                self.set_bool(&mut t, key);
+            }
+        }
+        t
+    }
+
+    fn power_save(&mut self) -> Table {
+        let mut t = Table::new();
+        if self.chance(0.5) {
+            let v = self.num(1.0, 1e6);
+            self.set_num(&mut t, "dynamic_timeout_ms", v);
+        }
+        if self.chance(0.5) {
+            self.set_bool(&mut t, "ps_poll");
+        }
+        if self.chance(0.5) {
+            let v = self.int(1, 65_535);
+            self.set_int(&mut t, "wake_every_beacons", v);
+        }
+        t
+    }
+
+    /// A preset name, or a table naming a preset with overrides; the polling fields
+    /// only on a polled bus, the PIO cost only with PIO.
+    fn bus(&mut self) -> Value {
+        let preset = self.pick(&["sdio-vendor", "sdio-generic"]);
+        if self.chance(0.4) {
+            return Value::String(preset.into());
+        }
+        let generic = preset == "sdio-generic";
+        let mut t = Table::new();
+        self.set_str(&mut t, "preset", preset);
+        let p = 0.25;
+        if self.chance(p) {
+            // Mostly a plausible clock; now and then down to 1 Hz.
+            let v = if self.chance(0.7) {
+                100_000 + self.int(0, 199_900_000)
+            } else {
+                self.int(1, 200_000_000)
+            };
+            self.set_int(&mut t, "clock_hz", v);
+        }
+        if self.chance(p) {
+            let v = self.pick(&[1, 4, 8]);
+            self.set_int(&mut t, "width_bits", v);
+        }
+        for (key, lo, hi) in [
+            ("block_bytes", 0, 2048),
+            ("block_gap_ns", 0, 1_000_000),
+            ("transfer_overhead_ns", 0, 1_000_000),
+            ("status_read_bytes", 0, 512),
+            ("frame_overhead_bytes", 0, 512),
+            ("cpu_per_transfer_ns", 0, 1_000_000),
+            ("cpu_per_interrupt_ns", 0, 1_000_000),
+            ("cpu_per_poll_ns", 0, 1_000_000),
+            ("cpu_per_switch_ns", 0, 1_000_000),
+            ("host_cpu_per_packet_ns", 0, 10_000_000),
+            ("host_cpu_ps_per_byte", 0, 1_000_000),
+            ("host_backlog_packets", 1, 10_000),
+            ("host_tx_queue_packets", 1, 1_000),
+            ("device_rx_buffers", 1, 256),
+        ] {
+            if self.chance(p) {
+                let v = self.int(lo, hi);
+                self.set_int(&mut t, key, v);
+            }
+        }
+        let mut polled = generic;
+        if self.chance(p) {
+            let c = self.pick(&["interrupt", "polled"]);
+            polled = c == "polled";
+            self.set_str(&mut t, "completion", c);
+        }
+        if polled && self.chance(0.4) {
+            let v = self.num(1e-3, 1000.0);
+            self.set_num(&mut t, "poll_jiffy_ms", v);
+        }
+        if polled && self.chance(0.4) {
+            let v = self.int(1, 100);
+            self.set_int(&mut t, "poll_idle_jiffies", v);
+        }
+        let mut pio = generic;
+        if self.chance(p) {
+            let d = self.pick(&["dma", "pio"]);
+            pio = d == "pio";
+            self.set_str(&mut t, "data", d);
+        }
+        if pio && self.chance(0.4) {
+            let v = self.int(0, 10_000_000);
+            self.set_int(&mut t, "pio_copy_ps_per_byte", v);
+        }
+        Value::Table(t)
+    }
+
+    /// `[traffic]` and `[[flows]]`; the default duration when it is a flent test's.
+    fn traffic(&mut self, ctx: &mut Ctx, top: &mut Table) -> Option<f64> {
+        let mut t = Table::new();
+        let n = ctx.stations as f64;
+        let mut default_duration = None;
+        match self.uniform(0, 19) {
+            // Bulk flows (saturated or cbr), maybe with probes.
+            0..=8 => {
+                let mut cbr = false;
+                if self.chance(0.6) {
+                    let k = self.pick(&["saturated", "cbr"]);
+                    cbr = k == "cbr";
+                    self.set_str(&mut t, "kind", k);
+                }
+                let mut directions = 1.0;
+                if self.chance(0.6) {
+                    let d = self.pick(&["downlink", "uplink", "both"]);
+                    directions = if d == "both" { 2.0 } else { 1.0 };
+                    self.set_str(&mut t, "direction", d);
+                }
+                let mut bytes = 1500.0;
+                if self.chance(0.3) {
+                    let v = self.int(1, 7900);
+                    bytes = v as f64;
+                    self.set_int(&mut t, "packet_bytes", v);
+                }
+                if self.chance(0.2) {
+                    let v = self.uniform(0, 7);
+                    self.set_int(&mut t, "tid", v);
+                }
+                if self.chance(0.2) {
+                    let v = self.int(0, 63);
+                    self.set_int(&mut t, "dscp", v);
+                }
+                if self.chance(0.25) {
+                    let v = self.int(0, 4000);
+                    self.set_int(&mut t, "depth", v);
+                }
+                let mut rate_mbps = 10.0;
+                if self.chance(if cbr { 0.7 } else { 0.1 }) {
+                    rate_mbps = self.num(1e-3, 10_000.0);
+                    self.set_num(&mut t, "rate_mbps", rate_mbps);
+                }
+                if cbr {
+                    ctx.offered_pps += n * directions * rate_mbps * 1e6 / (8.0 * bytes);
+                }
+                if self.chance(0.3) {
+                    let ms = if self.chance(0.1) {
+                        0.0
+                    } else {
+                        self.num(1e-2, 10_000.0)
+                    };
+                    self.set_num(&mut t, "probe_interval_ms", ms);
+                    if ms > 0.0 {
+                        ctx.offered_pps += n * directions * 1e3 / ms;
+                    }
+                    if self.chance(0.4) {
+                        let v = self.int(1, 7900);
+                        self.set_int(&mut t, "probe_bytes", v);
+                    }
+                }
+            }
+            // A flent test.
+            9..=14 => {
+                let tests: Vec<&str> = txop_sim::traffic::flent::TESTS
+                    .iter()
+                    .map(|t| t.0)
+                    .collect();
+                let test = self.pick(&tests);
+                self.set_str(&mut t, "test", test);
+                let length = self.num(0.0, MAX_DURATION_S);
+                let delay = self.num(0.0, MAX_DURATION_S / 2.0);
+                self.set_num(&mut t, "length_s", length);
+                self.set_num(&mut t, "delay_s", delay);
+                default_duration = Some(length + 2.0 * delay).filter(|d| *d > 0.0);
+                if self.chance(0.3) {
+                    let v = self.int(1, 1000);
+                    self.set_int(&mut t, "streams", v);
+                }
+                if self.chance(0.3) {
+                    let v = self.int(1, ctx.stations);
+                    self.set_int(&mut t, "station", v);
+                }
+                if self.chance(0.3) {
+                    let v = self.pick(&["cubic", "newreno", "bbr"]);
+                    self.set_str(&mut t, "cc", v);
+                }
+                if self.chance(0.3) {
+                    self.set_bool(&mut t, "ecn");
+                }
+                // Pings every 200 ms (ICMP) and 20 ms (UDP) from each station at most.
+                ctx.offered_pps += n * 2.0 * (5.0 + 3.0 * 50.0);
+            }
+            // Explicit flows.
+            _ => {
+                let flows = self.flows(ctx);
+                top.insert("flows".into(), Value::Array(flows));
+            }
+        }
+        if self.chance(0.2) {
+            let w = self.web(ctx);
+            t.insert("web".into(), Value::Table(w));
+        }
+        if !t.is_empty() {
+            top.insert("traffic".into(), Value::Table(t));
+        }
+        default_duration
+    }
+
+    fn web(&mut self, ctx: &Ctx) -> Table {
+        let mut t = Table::new();
+        if self.chance(0.5) {
+            let v = self.int(1, ctx.stations);
+            self.set_int(&mut t, "station", v);
+        }
+        if self.chance(0.4) {
+            let objects = self.uniform(1, 8);
+            let sizes = (0..objects)
+                .map(|_| Value::Integer(self.int(1, 2_000_000)))
+                .collect();
+            t.insert("objects_bytes".into(), Value::Array(sizes));
+        }
+        if self.chance(0.4) {
+            let v = self.int(1, 64);
+            self.set_int(&mut t, "connections", v);
+        }
+        // Within the run, or the page never loads.
+        let v = self.num(0.0, MAX_DURATION_S);
+        self.set_num(&mut t, "start_s", v);
+        if self.chance(0.4) {
+            let v = self.num(0.0, MAX_DURATION_S);
+            self.set_num(&mut t, "repeat_after_s", v);
+        }
+        t
+    }
+
+    fn flows(&mut self, ctx: &mut Ctx) -> Vec<Value> {
+        let count = self.uniform(1, 6);
+        let mut flows = Vec::new();
+        for _ in 0..count {
+            let mut f = Table::new();
+            let kind = self.pick(&["tcp", "ping", "udp_ping", "cbr"]);
+            self.set_str(&mut f, "kind", kind);
+            let sta = format!("sta{}", self.int(1, ctx.stations));
+            let wired = self.pick(&["server", "ap"]).to_string();
+            let (from, to) = if self.chance(0.5) {
+                (sta, wired)
+            } else {
+                (wired, sta)
+            };
+            self.set_str(&mut f, "from", &from);
+            self.set_str(&mut f, "to", &to);
+            let mut start = 0.0;
+            if self.chance(0.5) {
+                start = self.num(0.0, MAX_DURATION_S);
+                self.set_num(&mut f, "start_s", start);
+            }
+            if kind != "cbr" && self.chance(0.3) {
+                let stop = start + self.num(1e-6, MAX_DURATION_S);
+                self.set_num(&mut f, "stop_s", stop);
+            }
+            if self.chance(0.3) {
+                let v = self.int(0, 63);
+                self.set_int(&mut f, "dscp", v);
+            }
+            match kind {
+                "tcp" => {
+                    if self.chance(0.3) {
+                        let v = self.int(0, 100_000_000);
+                        self.set_int(&mut f, "bytes", v);
+                    }
+                    if self.chance(0.3) {
+                        let v = self.pick(&["cubic", "newreno", "bbr"]);
+                        self.set_str(&mut f, "cc", v);
+                    }
+                    if self.chance(0.3) {
+                        self.set_bool(&mut f, "ecn");
+                    }
+                }
+                "ping" | "udp_ping" => {
+                    let mut interval_ms = if kind == "ping" { 200.0 } else { 20.0 };
+                    if self.chance(0.5) {
+                        interval_ms = self.num(0.1, 3_600_000.0);
+                        self.set_num(&mut f, "interval_ms", interval_ms);
+                    }
+                    ctx.offered_pps += 1e3 / interval_ms;
+                    if self.chance(0.3) {
+                        let v = self.int(28, 7900);
+                        self.set_int(&mut f, "packet_bytes", v);
+                    }
+                }
+                _ => {
+                    let rate = self.num(1e-3, 10_000.0);
+                    self.set_num(&mut f, "rate_mbps", rate);
+                    let mut bytes = 1500.0;
+                    if self.chance(0.3) {
+                        let v = self.int(1, 7900);
+                        bytes = v as f64;
+                        self.set_int(&mut f, "packet_bytes", v);
+                    }
+                    ctx.offered_pps += rate * 1e6 / (8.0 * bytes);
+                }
+            }
+            flows.push(Value::Table(f));
+        }
+        flows
+    }
+
+    fn wired(&mut self) -> Table {
+        let mut t = Table::new();
+        if self.chance(0.5) {
+            let v = self.num(1e-2, 100_000.0);
+            self.set_num(&mut t, "rate_mbps", v);
+        }
+        if self.chance(0.5) {
+            let v = self.num(0.0, 10_000.0);
+            self.set_num(&mut t, "delay_ms", v);
+        }
+        if self.chance(0.5) {
+            let v = self.int(1, 100_000);
+            self.set_int(&mut t, "limit_packets", v);
+        }
+        t
+    }
+}
