@@ -627,6 +627,15 @@ impl Simulation {
             self.web_start(at, flow);
             return;
         }
+        if let Some(w) = self.writers[flow].as_mut() {
+            if !w.may_write(at) {
+                // Refused at this instant already: owed.
+                if w.stalled() {
+                    self.stalled.push(flow as u32);
+                }
+                return;
+            }
+        }
         self.flow_stats[flow].offered += 1;
         match &self.flows[flow] {
             Flow::Saturated(_) | Flow::Cbr(_) => {
@@ -685,7 +694,7 @@ impl Simulation {
         let refused = self.writing.take().is_some_and(|w| w.refused);
         if self.writers[flow]
             .as_mut()
-            .is_some_and(|w| w.write_on(refused))
+            .is_some_and(|w| w.write_on(at, refused))
         {
             self.events.push(at, Event::Offer { flow: flow as u32 });
         }
@@ -1242,23 +1251,24 @@ impl Simulation {
         }
     }
 
-    /// Node `node` got a packet out: the stalled writers of its saturated flows write
-    /// again.
+    /// Node `node` got a packet out: the first of its saturated flows' stalled writers
+    /// (in the order they stalled) writes again. One packet out makes room for one:
+    /// waking every stalled writer would have each write into a queue that has room
+    /// for one of them.
     fn wake_stalled(&mut self, at: Nanos, node: NodeId) {
         if self.stalled.is_empty() {
             return;
         }
-        let mut i = 0;
-        while i < self.stalled.len() {
-            let flow = self.stalled[i] as usize;
-            if self.flows[flow].src().node() != node {
-                i += 1;
-                continue;
-            }
-            self.stalled.remove(i);
-            if self.writers[flow].as_mut().is_some_and(|w| w.wake()) {
-                self.events.push(at, Event::Offer { flow: flow as u32 });
-            }
+        let Some(i) = self
+            .stalled
+            .iter()
+            .position(|&f| self.flows[f as usize].src().node() == node)
+        else {
+            return;
+        };
+        let flow = self.stalled.remove(i) as usize;
+        if self.writers[flow].as_mut().is_some_and(|w| w.wake()) {
+            self.events.push(at, Event::Offer { flow: flow as u32 });
         }
     }
 

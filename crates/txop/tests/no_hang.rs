@@ -91,10 +91,11 @@ fn every_kind_and_stack_at_100_stations() {
 }
 
 /// The scenarios the hang was found with (issue 18): a saturated source whose depth
-/// exceeds what fq, the power-save buffer or a scanning station's queues hold.
+/// exceeds what fq, the power-save buffer or a scanning station's queues hold; and the
+/// fuzzer's DRR walk.
 #[test]
 fn the_scenarios_that_hung() {
-    let cases: [(&str, &[(&str, &str)]); 6] = [
+    let cases: [(&str, &[(&str, &str)]); 7] = [
         ("[stations]\ncount = 20\n", &[]),
         (
             "[stations]\ncount = 4\n",
@@ -116,6 +117,13 @@ fn the_scenarios_that_hung() {
         (
             "stack = \"fq_codel-qdisc\"\n[phy]\nstandard = \"ac\"\n[stations]\ncount = 6\n\
              nss = 2\nloss = 0.1\nscan = { start_s = 0.74 }\n[traffic]\nprobe_interval_ms = 100\n",
+            &[],
+        ),
+        // Found by the scenario fuzzer: the DRR walk of `may_transmit` for a TXQ
+        // marked listed but not on its list.
+        (
+            "stack = \"linux-5.5\"\nduration_s = 0.45\n[mac]\nqos = false\n[stations]\n\
+             count = 4\n[stations.scan]\nstart_s = 0.17188817239873\n[traffic]\nkind = \"cbr\"\n",
             &[],
         ),
     ];

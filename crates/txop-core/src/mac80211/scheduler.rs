@@ -1131,10 +1131,24 @@ impl Scheduler {
         {
             return allow(self);
         }
+        // One pass at most: the kernel's `list_empty(&txqi->schedule_order)` test above
+        // guarantees the TXQ is on the list, and here `listed` stands for that. A TXQ
+        // marked listed but not on its AC's list would make the walk rotate for ever,
+        // so a pass that does not reach it treats it as unlisted (allowed, flag
+        // cleared), as the kernel would.
+        debug_assert!(
+            self.acs[a].list.contains(&txq),
+            "{txq:?} marked listed but not on {ac:?}'s list"
+        );
+        let mut steps = self.acs[a].list.len();
         while let Some(&front) = self.acs[a].list.front() {
             if front == txq {
                 break;
             }
+            if steps == 0 {
+                return allow(self);
+            }
+            steps -= 1;
             if let (Some(s), true) = (front.sta, kind != SchedulerKind::RoundRobin) {
                 let pending = if kind == SchedulerKind::DrrAql {
                     aql_pending_us(s) as i64

@@ -17,18 +17,19 @@
 //!
 //! - after a write in which the network refused nothing (the queue had room), it
 //!   writes one more owed packet at the same instant: it writes until the network
-//!   refuses a packet, its own or one the write pushes out;
+//!   refuses a packet, its own or one the write pushes out; after a refusal, the
+//!   writes it had scheduled for that instant are owed without being made;
 //! - whenever one of its packets leaves later (delivered, or lost other than by a
 //!   refusal), it writes a replacement, and from there goes on as above;
 //! - a writer with nothing inside and nothing about to be written (every packet
-//!   refused) is *stalled*: it waits until its node next gets a packet out (a
-//!   delivery or a loss), as a sender blocked on a stopped queue is woken when the
-//!   queue drains.
+//!   refused) is *stalled*: it waits until its node gets a packet out (a delivery or
+//!   a loss), as a sender blocked on a stopped queue is woken when the queue drains;
+//!   each packet out wakes one stalled writer of its node, the one stalled longest.
 //!
 //! Every packet of the depth is always in one of three places:
 //! `inside + owed + pending = depth` (pending: writes scheduled, not yet made).
 
-use txop_core::{NodeId, Packet};
+use txop_core::{Nanos, NodeId, Packet};
 
 /// One saturated flow over the air.
 #[derive(Clone, Debug)]
@@ -62,6 +63,8 @@ pub struct SaturatedWriter {
     pub owed: u32,
     /// Writes scheduled (the caller holds an event for each).
     pub pending: u32,
+    /// The instant of its last refused write: it writes no more at that instant.
+    pub blocked_at: Option<Nanos>,
 }
 
 impl SaturatedWriter {
@@ -71,6 +74,7 @@ impl SaturatedWriter {
             inside: 0,
             owed: 0,
             pending: depth,
+            blocked_at: None,
         }
     }
 
@@ -95,9 +99,24 @@ impl SaturatedWriter {
         self.owed += 1;
     }
 
-    /// After a write: whether to write one more owed packet at once (the network
-    /// refused nothing in that write, and it owes some). If so the caller schedules it.
-    pub fn write_on(&mut self, refused_in_write: bool) -> bool {
+    /// A scheduled write at `now`: whether to make it. Not after a refused write at the
+    /// same instant: then it is owed instead.
+    pub fn may_write(&mut self, now: Nanos) -> bool {
+        if self.blocked_at != Some(now) {
+            return true;
+        }
+        self.pending = self.pending.saturating_sub(1);
+        self.owed += 1;
+        false
+    }
+
+    /// After a write at `now`: whether to write one more owed packet at once (the
+    /// network refused nothing in that write, and it owes some). If so the caller
+    /// schedules it.
+    pub fn write_on(&mut self, now: Nanos, refused_in_write: bool) -> bool {
+        if refused_in_write {
+            self.blocked_at = Some(now);
+        }
         if refused_in_write || self.owed == 0 {
             return false;
         }
@@ -140,6 +159,9 @@ mod tests {
         let (mut todo, mut writes, mut accepted) = (w.pending, 0, 0);
         while todo > 0 {
             todo -= 1;
+            if !w.may_write(Nanos::ZERO) {
+                continue;
+            }
             w.wrote();
             writes += 1;
             let refused = if *queue < limit {
@@ -150,7 +172,7 @@ mod tests {
                 w.refused();
                 true
             };
-            if w.write_on(refused) {
+            if w.write_on(Nanos::ZERO, refused) {
                 todo += 1;
             }
             assert_eq!(w.depth(), depth);
@@ -189,20 +211,13 @@ mod tests {
         w.refused();
         w.refused();
         assert!(w.stalled());
-        assert!(!w.write_on(true));
+        assert!(!w.write_on(Nanos::ZERO, true));
         assert!(w.wake());
-        assert_eq!(
-            w,
-            SaturatedWriter {
-                inside: 0,
-                owed: 1,
-                pending: 1
-            }
-        );
+        assert_eq!((w.inside, w.owed, w.pending), (0, 1, 1));
         assert!(!w.stalled());
         assert!(!w.wake(), "one wake, one write");
         w.wrote();
-        assert!(w.write_on(false), "accepted: it writes on");
+        assert!(w.write_on(Nanos::ZERO, false), "accepted: it writes on");
         assert_eq!(w.depth(), 2);
     }
 }

@@ -291,6 +291,10 @@ impl Gen {
         if self.chance(0.2) {
             self.set_bool(&mut t, "aggregation");
         }
+        if self.chance(0.2) {
+            let v = self.pick(&["cts-to-self", "rts-cts", "off"]);
+            self.set_str(&mut t, "protection", v);
+        }
         if self.chance(0.25) {
             let v = self.int(1, 64);
             self.set_int(&mut t, "max_ampdu_subframes", v);
@@ -439,6 +443,10 @@ impl Gen {
                 self.uniform(0, 8)
             };
             self.set_int(&mut t, "quantum_shift", v);
+        }
+        if self.chance(0.2) {
+            let v = self.pick(&["as_written", "flipped"]);
+            self.set_str(&mut t, "may_transmit_aql_check", v);
         }
         if self.chance(p) {
             let q = self.pick(&["none", "aql", "dql"]);
