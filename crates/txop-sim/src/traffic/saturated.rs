@@ -151,15 +151,20 @@ impl SaturatedWriter {
 mod tests {
     use super::*;
 
-    /// The writes `w` makes at one instant into a queue holding `queue` of `limit`
+    /// The writes `w` makes at instant `now` into a queue holding `queue` of `limit`
     /// packets (a full queue head-drops one of the writer's own packets): the scheduled
     /// writes, then whatever each leads to. Returns how many the queue accepted.
-    fn write_at_one_instant(w: &mut SaturatedWriter, queue: &mut u32, limit: u32) -> u32 {
+    fn write_at_one_instant(
+        now: Nanos,
+        w: &mut SaturatedWriter,
+        queue: &mut u32,
+        limit: u32,
+    ) -> u32 {
         let depth = w.depth();
         let (mut todo, mut writes, mut accepted) = (w.pending, 0, 0);
         while todo > 0 {
             todo -= 1;
-            if !w.may_write(Nanos::ZERO) {
+            if !w.may_write(now) {
                 continue;
             }
             w.wrote();
@@ -172,7 +177,7 @@ mod tests {
                 w.refused();
                 true
             };
-            if w.write_on(Nanos::ZERO, refused) {
+            if w.write_on(now, refused) {
                 todo += 1;
             }
             assert_eq!(w.depth(), depth);
@@ -188,16 +193,19 @@ mod tests {
         let (depth, limit) = (128u32, 50u32);
         let mut w = SaturatedWriter::new(depth);
         let mut queue = 0u32;
-        assert_eq!(write_at_one_instant(&mut w, &mut queue, limit), limit);
+        assert_eq!(
+            write_at_one_instant(Nanos::ZERO, &mut w, &mut queue, limit),
+            limit
+        );
         assert_eq!(w.inside, limit);
         assert_eq!(w.owed, depth - limit);
         assert_eq!(w.pending, 0);
         assert!(!w.stalled());
 
-        // A delivery frees room: one replacement, then the owed ones until refused.
+        // A delivery later frees room: one replacement, then the owed ones until refused.
         queue -= 1;
         w.left();
-        assert_eq!(write_at_one_instant(&mut w, &mut queue, limit), 1);
+        assert_eq!(write_at_one_instant(Nanos(1), &mut w, &mut queue, limit), 1);
         assert_eq!(queue, limit);
         assert_eq!(w.depth(), depth);
     }
