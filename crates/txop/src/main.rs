@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use txop::plot::{render_plots, PlotRun};
+use txop::report::JsonReport;
 use txop::results_dir::{self, Protected};
 use txop::runner::{
     enter_context, internal_error_line, load, parse_sets, prepare, shadowed_file, simulate,
@@ -114,18 +115,6 @@ enum Command {
     /// Run real programs (ping, iperf3, flent…) through the modelled cell in real
     /// time, in network namespaces (Linux, root).
     Emu(emu::EmuArgs),
-}
-
-/// The `--json` object: the run's results plus what produced them.
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    txop_version: &'a str,
-    scenario: &'a str,
-    /// The scenario as resolved (defaults filled in), in results.json.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resolved: Option<&'a Scenario>,
-    #[serde(flatten)]
-    results: &'a Results,
 }
 
 /// An error for the user: one line, exit code 2.

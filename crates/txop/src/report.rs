@@ -1,7 +1,22 @@
 //! The human summary of a run.
 
+use crate::scenario::Scenario;
+use serde::Serialize;
 use std::fmt::Write;
 use txop_sim::Results;
+
+/// The `--json` object: the run's results plus what produced them; with `resolved`,
+/// results.json.
+#[derive(Serialize)]
+pub struct JsonReport<'a> {
+    pub txop_version: &'a str,
+    pub scenario: &'a str,
+    /// The scenario as resolved (defaults filled in), in results.json.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<&'a Scenario>,
+    #[serde(flatten)]
+    pub results: &'a Results,
+}
 
 fn mbps(bps: f64) -> String {
     format!("{:.2}", bps / 1e6)

@@ -43,15 +43,15 @@ mod generate;
 mod support;
 
 use generate::Gen;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::guard::{check_conservation, guarded, guarded_cancellable, Failure, GUARD};
+use txop::report::JsonReport;
 use txop::runner::{self, Prepared};
-use txop::scenario::{self, Scenario};
+use txop::scenario;
 use txop_sim::Results;
 
 /// Cases `cargo test` runs: 25–35 s in release on two cores shared with other builds.
@@ -95,18 +95,6 @@ impl Campaign {
             max_hung: env_u64("TXOP_FUZZ_MAX_HUNG").unwrap_or(1),
         }
     }
-}
-
-/// The `--json` object of `txop run` (main.rs's `JsonReport`, field for field); with
-/// `resolved`, results.json.
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    txop_version: &'a str,
-    scenario: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resolved: Option<&'a Scenario>,
-    #[serde(flatten)]
-    results: &'a Results,
 }
 
 /// How far one scenario got, from inside the guarded thread.
