@@ -4,21 +4,6 @@
 mod support;
 use support::*;
 
-fn schema() -> jsonschema::Validator {
-    let text = include_str!("../../../docs/results.schema.json");
-    let schema: serde_json::Value = serde_json::from_str(text).expect("the schema is JSON");
-    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
-}
-
-fn assert_valid(v: &serde_json::Value, what: &str) {
-    let errors: Vec<String> = schema()
-        .iter_errors(v)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .take(5)
-        .collect();
-    assert!(errors.is_empty(), "{what}: {errors:#?}");
-}
-
 /// Every flow kind (TCP with retransmits and cwnd, ICMP and UDP pings, a web page) in
 /// results.json and in --json, and a comparison's results.json.
 #[test]

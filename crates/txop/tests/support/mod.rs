@@ -60,3 +60,20 @@ pub fn flent_renders(file: &std::path::Path, plot: &str, png: &std::path::Path) 
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// docs/results.schema.json as a validator.
+pub fn schema() -> jsonschema::Validator {
+    let text = include_str!("../../../../docs/results.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+/// `v` follows the results schema; else fail naming `what` and the first errors.
+pub fn assert_valid(v: &serde_json::Value, what: &str) {
+    let errors: Vec<String> = schema()
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .take(5)
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
