@@ -2,7 +2,7 @@
 //! (E3, seed 002: the latency spikes of the ping-only phases), through the simulator.
 //!
 //! E1 setup, where the seed is silent (the seed's hardware is unknown; we take an
-//! ath9k-class 802.11n card, as EXPERIMENTS.md asks): HT20 MCS7 at 5 GHz, the
+//! ath9k-class 802.11n card, as docs/experiments.md asks): HT20 MCS7 at 5 GHz, the
 //! `linux-4.8-bloated` stack (pfifo_fast over ath9k's own queues, the closest preset to
 //! the seed's Linux 3.8), ath9k's 5 ms channel switch and listen interval 10, a driver
 //! with `flush`, a LAN server 0.3 ms away (the seed's remote minimum RTT is 1.6 ms),

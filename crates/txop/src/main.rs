@@ -73,7 +73,7 @@ enum Command {
         #[command(flatten)]
         out: Output,
     },
-    /// Reproduce the seed experiments (E1–E5 of EXPERIMENTS.md) and report the seed's
+    /// Reproduce the seed experiments (E1–E5 of docs/experiments.md) and report the seed's
     /// numbers next to txop's.
     #[command(after_help = "Examples:\n  \
         txop reproduce all -o reproduction\n  \

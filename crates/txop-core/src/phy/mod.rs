@@ -1,7 +1,7 @@
 //! The physical layer: rates and PPDU durations, timing constants, and the channel's
 //! error model.
 //!
-//! Values follow `reference/mac80211-tx-path.md` §11 and IEEE 802.11-2016 clauses 16
+//! Values follow `docs/reference/mac80211-tx-path.md` §11 and IEEE 802.11-2016 clauses 16
 //! (DSSS), 17 (OFDM), 18 (ERP), 19 (HT) and 21 (VHT).
 
 pub mod channel;

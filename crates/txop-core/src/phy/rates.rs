@@ -10,7 +10,7 @@
 //!   short guard interval is used.
 //! * VHT SU (21.4.3), same rounding.
 //!
-//! Rate tables follow `reference/mac80211-tx-path.md` §11.3.
+//! Rate tables follow `docs/reference/mac80211-tx-path.md` §11.3.
 
 use super::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use crate::Nanos;

@@ -1,4 +1,4 @@
-//! `txop reproduce`: the seed experiments (`../shared/EXPERIMENTS.md`, E1–E5), each run
+//! `txop reproduce`: the seed experiments (`docs/experiments.md`, E1–E5), each run
 //! from its built-in scenarios and reported as a table of the seed's number, txop's
 //! number and whether the effect holds (direction and order of magnitude).
 //!
