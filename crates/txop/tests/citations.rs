@@ -127,7 +127,10 @@ fn every_citation_resolves_inside_the_clone() {
     let root = repo_root();
     let mut docs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for dir in ["docs", "docs/reference"] {
-        for e in fs::read_dir(root.join(dir)).expect("docs/ exists").flatten() {
+        for e in fs::read_dir(root.join(dir))
+            .expect("docs/ exists")
+            .flatten()
+        {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.ends_with(".md") {
                 let text = fs::read_to_string(e.path()).unwrap();
@@ -136,7 +139,8 @@ fn every_citation_resolves_inside_the_clone() {
         }
     }
     assert!(
-        docs.get("mac80211-tx-path.md").is_some_and(|s| s.len() > 50),
+        docs.get("mac80211-tx-path.md")
+            .is_some_and(|s| s.len() > 50),
         "docs/reference/mac80211-tx-path.md is missing or has lost its numbered headings"
     );
 
@@ -144,7 +148,12 @@ fn every_citation_resolves_inside_the_clone() {
     for dir in ["crates", "scenarios", "scripts", "docs", "bench"] {
         walk(&root.join(dir), &mut files);
     }
-    for top in ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md"] {
+    for top in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CONTRIBUTING.md",
+        "CHANGELOG.md",
+    ] {
         if root.join(top).exists() {
             files.push(root.join(top));
         }
@@ -154,7 +163,11 @@ fn every_citation_resolves_inside_the_clone() {
     let mut broken = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap_or_default();
-        let rel = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
         let default_doc = if rel.starts_with("docs/reference/") {
             file.file_name().unwrap().to_string_lossy().into_owned()
         } else {
