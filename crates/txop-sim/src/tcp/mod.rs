@@ -40,7 +40,9 @@
 
 mod bbr;
 mod cc;
+mod conn;
 mod cubic;
+mod handshake;
 mod newreno;
 mod pacing;
 mod rate;
@@ -57,6 +59,7 @@ mod harness;
 mod tests;
 
 pub use bbr::{BbrInfo, BbrMode};
+pub(crate) use conn::TcpConn;
 pub use receiver::{TcpReceiver, TcpReceiverStats};
 pub use segment::{Segment, MAX_SACK_BLOCKS};
 pub use sender::{CaState, TcpSender, TcpSenderStats};
