@@ -156,6 +156,17 @@ pub(crate) struct InFlight {
     pub(crate) payload: Payload,
 }
 
+/// How a host marks a packet for the network: what the cell's queues classify it by.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Marking {
+    /// The 802.11 TID (user priority), hence the access category.
+    pub(crate) tid: u8,
+    /// The IP DSCP (what a qdisc's priority bands read).
+    pub(crate) dscp: u8,
+    /// The flow hash fq classifies on.
+    pub(crate) flow_hash: u32,
+}
+
 /// Things that happen outside the cell (besides packets reaching the end of a wired
 /// link, which the links hold in order: see [`Simulation::run_until`]). Indices are
 /// `u32` so that queue entries are small.
@@ -532,22 +543,21 @@ impl Simulation {
         id
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A packet of `len` IP bytes from `from` to `to`, marked with `marking`, whose
+    /// slab entry is `token`.
     pub(crate) fn make_packet(
         &mut self,
         from: Host,
         to: Host,
         len: u32,
-        tid: u8,
-        dscp: u8,
-        flow_hash: u32,
+        marking: Marking,
         token: u64,
     ) -> Packet {
         let id = self.take_id();
         let mut p = Packet::new(id, from.node(), to.node(), len);
-        p.tid = tid;
-        p.dscp = dscp;
-        p.flow = flow_hash;
+        p.tid = marking.tid;
+        p.dscp = marking.dscp;
+        p.flow = marking.flow_hash;
         p.token = token;
         p
     }

@@ -7,7 +7,8 @@
 
 use super::{Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::conn_timer::ConnTimer;
-use crate::sim::{Event, InFlight, Payload, Simulation};
+use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
+use crate::traffic::web::WebObject;
 use crate::traffic::Host;
 use txop_core::packet::Ecn;
 use txop_core::Nanos;
@@ -17,15 +18,14 @@ pub(crate) struct TcpConn {
     pub(crate) flow: usize,
     pub(crate) sender: Host,
     pub(crate) receiver: Host,
-    pub(crate) tid: u8,
-    pub(crate) dscp: u8,
-    pub(crate) hash: u32,
+    /// How both ends mark their packets.
+    pub(crate) marking: Marking,
     pub(crate) snd: TcpSender,
     pub(crate) rcv: TcpReceiver,
     /// Its timer: the deadline asked for last and its queue entries.
     pub(crate) timer: ConnTimer,
-    /// Web: the object being received and the stream offset where it ends.
-    pub(crate) object: Option<(u32, u64)>,
+    /// Web: the object being received.
+    pub(crate) object: Option<WebObject>,
     /// Web: the stream offset already asked for (requested bytes so far).
     pub(crate) requested: u64,
     /// The client has its SYN-ACK / the server has the handshake's last ACK.
@@ -78,15 +78,13 @@ impl Simulation {
         receiver: Host,
         cfg: TcpConfig,
         bytes: Option<u64>,
-        (tid, dscp, hash): (u8, u8, u32),
+        marking: Marking,
     ) -> usize {
         self.conns.push(TcpConn {
             flow,
             sender,
             receiver,
-            tid,
-            dscp,
-            hash,
+            marking,
             snd: TcpSender::new(cfg, now, bytes),
             rcv: TcpReceiver::new(cfg),
             timer: ConnTimer::default(),
@@ -112,7 +110,7 @@ impl Simulation {
         to: Host,
     ) {
         let c = &self.conns[conn];
-        let (flow, tid, dscp, hash) = (c.flow, c.tid, c.dscp, c.hash);
+        let (flow, marking) = (c.flow, c.marking);
         let token = self.alloc(InFlight {
             flow: flow as u32,
             to,
@@ -120,7 +118,7 @@ impl Simulation {
             sent_at: at,
             payload,
         });
-        let p = self.make_packet(from, to, len, tid, dscp, hash, token);
+        let p = self.make_packet(from, to, len, marking, token);
         self.send(at, from, p);
     }
 
@@ -141,8 +139,7 @@ impl Simulation {
     /// timer.
     pub(crate) fn pump_tcp(&mut self, now: Nanos, conn: usize) {
         let c = &self.conns[conn];
-        let (flow, sender, receiver, tid, dscp, hash) =
-            (c.flow, c.sender, c.receiver, c.tid, c.dscp, c.hash);
+        let (flow, sender, receiver, marking) = (c.flow, c.sender, c.receiver, c.marking);
         // No data before the sender's side of the handshake is complete.
         let open = c.sender_open();
         loop {
@@ -168,7 +165,7 @@ impl Simulation {
                     seg,
                 },
             });
-            let mut p = self.make_packet(from, to, seg.ip_len(), tid, dscp, hash, token);
+            let mut p = self.make_packet(from, to, seg.ip_len(), marking, token);
             if seg.ect {
                 p.ecn = Ecn::Ect0;
             }

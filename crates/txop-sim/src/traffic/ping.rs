@@ -6,7 +6,7 @@
 //! delays per direction, their variation (IPDV) and losses.
 
 use super::{Flow, Host};
-use crate::sim::{Event, InFlight, Payload, Simulation};
+use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
 use txop_core::{Nanos, Packet};
 
 /// One ping session.
@@ -72,7 +72,12 @@ impl Simulation {
         if ping.stop.is_none_or(|s| next < s) {
             self.events.push(next, Event::Offer { flow: flow as u32 });
         }
-        let (len, tid, dscp, hash) = (ping.len_bytes, ping.tid, ping.dscp, ping.flow_hash);
+        let len = ping.len_bytes;
+        let marking = Marking {
+            tid: ping.tid,
+            dscp: ping.dscp,
+            flow_hash: ping.flow_hash,
+        };
         let seq = self.ping_seq[flow];
         self.ping_seq[flow] += 1;
         let token = self.alloc(InFlight {
@@ -82,7 +87,7 @@ impl Simulation {
             sent_at: at,
             payload: Payload::PingRequest { seq },
         });
-        let p = self.make_packet(from, to, len, tid, dscp, hash, token);
+        let p = self.make_packet(from, to, len, marking, token);
         self.send(at, from, p);
     }
 
@@ -100,8 +105,12 @@ impl Simulation {
                 request_sent: f.sent_at,
             },
         });
-        let (tid, dscp, hash) = (packet.tid, packet.dscp, packet.flow);
-        let p = self.make_packet(f.to, f.from, packet.len_bytes, tid, dscp, hash, token);
+        let marking = Marking {
+            tid: packet.tid,
+            dscp: packet.dscp,
+            flow_hash: packet.flow,
+        };
+        let p = self.make_packet(f.to, f.from, packet.len_bytes, marking, token);
         self.send(at, f.to, p);
     }
 

@@ -2,7 +2,7 @@
 //! it) or a finite object, with the sender and receiver of `crate::tcp`.
 
 use super::{Flow, Host};
-use crate::sim::Simulation;
+use crate::sim::{Marking, Simulation};
 use crate::tcp::TcpConfig;
 use txop_core::Nanos;
 
@@ -49,8 +49,12 @@ impl Simulation {
             return;
         };
         let (sender, receiver, cfg, bytes) = (t.sender, t.receiver, t.cfg, t.bytes);
-        let (tid, dscp, hash) = (t.tid, t.dscp, t.flow_hash);
-        let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, (tid, dscp, hash));
+        let marking = Marking {
+            tid: t.tid,
+            dscp: t.dscp,
+            flow_hash: t.flow_hash,
+        };
+        let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, marking);
         self.flow_conn[flow] = Some(conn);
         self.send_syn(at, conn);
     }

@@ -8,7 +8,7 @@
 //! (the client's TCP would retransmit them after its RTO).
 
 use super::{Flow, Host};
-use crate::sim::{Event, Payload, Simulation};
+use crate::sim::{Event, Marking, Payload, Simulation};
 use crate::tcp::TcpConfig;
 use txop_core::Nanos;
 
@@ -55,6 +55,15 @@ impl WebPage {
     }
 }
 
+/// The object a web connection is receiving.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WebObject {
+    /// Its index in the page's `objects_bytes`.
+    pub(crate) index: u32,
+    /// The offset in the connection's stream where it ends.
+    pub(crate) stream_end_bytes: u64,
+}
+
 /// A web page load in progress.
 #[derive(Default)]
 pub(crate) struct WebState {
@@ -85,7 +94,13 @@ impl Simulation {
         };
         let (client, server, cfg, hash) = (page.client, page.server, page.cfg, page.flow_hash);
         let k = self.web[flow].conns.len() as u32;
-        let conn = self.open_conn(at, flow, server, client, cfg, Some(0), (0, 0, hash ^ k));
+        // Best effort; each connection its own flow to fq.
+        let marking = Marking {
+            tid: 0,
+            dscp: 0,
+            flow_hash: hash ^ k,
+        };
+        let conn = self.open_conn(at, flow, server, client, cfg, Some(0), marking);
         self.web[flow].conns.push(conn);
         self.send_syn(at, conn);
     }
@@ -116,8 +131,11 @@ impl Simulation {
         let (client, server, req) = (page.client, page.server, page.request_bytes);
         let size = page.objects_bytes[object as usize] as u64;
         let c = &mut self.conns[conn];
-        if c.object.map(|(o, _)| o) != Some(object) {
-            c.object = Some((object, c.requested + size));
+        if c.object.map(|o| o.index) != Some(object) {
+            c.object = Some(WebObject {
+                index: object,
+                stream_end_bytes: c.requested + size,
+            });
         }
         self.conn_packet(
             at,
@@ -144,7 +162,7 @@ impl Simulation {
         // The server never saw the request (it was lost): ask again.
         let c = &self.conns[conn];
         if c.object
-            .is_some_and(|(o, end)| o == object && c.requested < end)
+            .is_some_and(|o| o.index == object && c.requested < o.stream_end_bytes)
         {
             self.web_request(at, conn, object);
         }
@@ -161,7 +179,7 @@ impl Simulation {
         let c = &mut self.conns[conn];
         // A repeated request for an object already being sent is ignored.
         if c.object
-            .is_some_and(|(o, end)| o == object && c.requested < end)
+            .is_some_and(|o| o.index == object && c.requested < o.stream_end_bytes)
         {
             c.requested += size;
             c.snd.add_bytes(at, size);
@@ -172,10 +190,10 @@ impl Simulation {
     /// The client received more of connection `conn`'s stream.
     pub(crate) fn web_progress(&mut self, at: Nanos, conn: usize) {
         let c = &self.conns[conn];
-        let Some((_, end)) = c.object else {
+        let Some(object) = c.object else {
             return;
         };
-        if c.rcv.bytes_received() < end {
+        if c.rcv.bytes_received() < object.stream_end_bytes {
             return;
         }
         let flow = c.flow;
