@@ -5,6 +5,7 @@
 //! The connection is opened by the handshake ([`super::handshake`]); the sender sends
 //! no data before its side of it is complete.
 
+use super::handshake::Handshake;
 use super::{Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::conn_timer::ConnTimer;
 use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
@@ -28,12 +29,8 @@ pub(crate) struct TcpConn {
     pub(crate) object: Option<WebObject>,
     /// Web: the stream offset already asked for (requested bytes so far).
     pub(crate) requested: u64,
-    /// The client has its SYN-ACK / the server has the handshake's last ACK.
-    pub(crate) client_open: bool,
-    pub(crate) server_open: bool,
-    /// SYNs (client) and SYN-ACKs (server) sent so far.
-    pub(crate) syns: u32,
-    pub(crate) syn_acks: u32,
+    /// Where its handshake is.
+    pub(crate) handshake: Handshake,
     /// The sender's retransmissions already added to its flow's count.
     pub(crate) retransmits_counted: u64,
 }
@@ -60,9 +57,9 @@ impl TcpConn {
     /// The data sender may send: it has completed its side of the handshake.
     pub(crate) fn sender_open(&self) -> bool {
         if self.sender == self.client() {
-            self.client_open
+            self.handshake.client_open
         } else {
-            self.server_open
+            self.handshake.server_open
         }
     }
 }
@@ -90,10 +87,7 @@ impl Simulation {
             timer: ConnTimer::default(),
             object: None,
             requested: 0,
-            client_open: false,
-            server_open: false,
-            syns: 0,
-            syn_acks: 0,
+            handshake: Handshake::default(),
             retransmits_counted: 0,
         });
         self.conns.len() - 1

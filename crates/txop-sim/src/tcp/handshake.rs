@@ -10,8 +10,9 @@
 //! - The client's last ACK is a packet only when the server sends the data; otherwise
 //!   the client's first data segment or, for a web page, its first request carries it.
 //!
-//! Each end's sender may send data once its side is complete
-//! ([`TcpConn::sender_open`]). There is no teardown.
+//! The data sender sends nothing before its side is complete
+//! ([`TcpConn::sender_open`]). A connection whose retries are used up stays unopened
+//! (no reset, no error). There is no teardown.
 //!
 //! [`TcpConn::client`]: super::conn::TcpConn::client
 //! [`TcpConn::sender_open`]: super::conn::TcpConn::sender_open
@@ -19,6 +20,20 @@
 use crate::sim::{Event, Payload, Simulation};
 use crate::traffic::Flow;
 use txop_core::Nanos;
+
+/// Where a connection's handshake is.
+#[derive(Debug, Default)]
+pub(crate) struct Handshake {
+    /// The client has its SYN-ACK.
+    pub(crate) client_open: bool,
+    /// The server has the handshake's last ACK (on a web connection, set when the
+    /// client has its SYN-ACK: the client's first request carries that ACK).
+    pub(crate) server_open: bool,
+    /// SYNs the client sent so far.
+    pub(crate) syns: u32,
+    /// SYN-ACKs the server sent so far.
+    pub(crate) syn_acks: u32,
+}
 
 /// Linux's handshake timers: the first SYN and SYN-ACK retransmission after 1 s
 /// (`TCP_TIMEOUT_INIT`), doubling; `tcp_syn_retries` 6 and `tcp_synack_retries` 5.
@@ -38,8 +53,8 @@ impl Simulation {
     /// The client sends a SYN (again) and arms its retransmission timer.
     pub(crate) fn send_syn(&mut self, at: Nanos, conn: usize) {
         let c = &mut self.conns[conn];
-        c.syns += 1;
-        let (n, client, server) = (c.syns, c.client(), c.server());
+        c.handshake.syns += 1;
+        let (n, client, server) = (c.handshake.syns, c.client(), c.server());
         self.events.push(
             at + syn_timeout(n),
             Event::SynTimer {
@@ -55,9 +70,9 @@ impl Simulation {
     /// handshake's last ACK, retransmitting the SYN-ACK until it comes.
     pub(crate) fn send_syn_ack(&mut self, at: Nanos, conn: usize) {
         let c = &mut self.conns[conn];
-        c.syn_acks += 1;
-        let (n, client, server) = (c.syn_acks, c.client(), c.server());
-        if server == c.sender && !c.server_open {
+        c.handshake.syn_acks += 1;
+        let (n, client, server) = (c.handshake.syn_acks, c.client(), c.server());
+        if server == c.sender && !c.handshake.server_open {
             self.events.push(
                 at + syn_timeout(n),
                 Event::SynAckTimer {
@@ -82,7 +97,7 @@ impl Simulation {
     /// unless a SYN-ACK came, a later SYN was sent, or the retries are used up.
     pub(crate) fn syn_timer(&mut self, at: Nanos, conn: usize, n: u32) {
         let c = &self.conns[conn];
-        if !c.client_open && c.syns == n && n <= SYN_RETRIES {
+        if !c.handshake.client_open && c.handshake.syns == n && n <= SYN_RETRIES {
             self.send_syn(at, conn);
         }
     }
@@ -92,7 +107,7 @@ impl Simulation {
     /// used up.
     pub(crate) fn syn_ack_timer(&mut self, at: Nanos, conn: usize, n: u32) {
         let c = &self.conns[conn];
-        if !c.server_open && c.syn_acks == n && n <= SYNACK_RETRIES {
+        if !c.handshake.server_open && c.handshake.syn_acks == n && n <= SYNACK_RETRIES {
             self.send_syn_ack(at, conn);
         }
     }
@@ -104,17 +119,17 @@ impl Simulation {
     pub(crate) fn syn_ack_arrived(&mut self, at: Nanos, conn: usize) {
         let flow = self.conns[conn].flow;
         let c = &mut self.conns[conn];
-        if c.client_open {
+        if c.handshake.client_open {
             // A retransmitted SYN-ACK: the ACK to it was lost; send it again.
             if c.server() == c.sender && !matches!(self.flows[flow], Flow::Web(_)) {
                 self.send_handshake_ack(at, conn);
             }
             return;
         }
-        c.client_open = true;
+        c.handshake.client_open = true;
         if matches!(self.flows[flow], Flow::Web(_)) {
             // The request carries the ACK; the server needs no other.
-            self.conns[conn].server_open = true;
+            self.conns[conn].handshake.server_open = true;
             self.web_next(at, conn);
         } else if c.client() == c.sender {
             self.pump_tcp(at, conn);
@@ -127,8 +142,8 @@ impl Simulation {
     /// sending.
     pub(crate) fn handshake_ack_arrived(&mut self, at: Nanos, conn: usize) {
         let c = &mut self.conns[conn];
-        if !c.server_open {
-            c.server_open = true;
+        if !c.handshake.server_open {
+            c.handshake.server_open = true;
             self.pump_tcp(at, conn);
         }
     }
