@@ -96,9 +96,11 @@ impl SimConfig {
 pub(crate) enum Payload {
     /// Data of a one-way flow.
     Data,
+    /// Echo request number `seq` of a ping flow.
     PingRequest {
         seq: u64,
     },
+    /// The reply to echo request `seq`, which its sender sent at `request_sent`.
     PingReply {
         seq: u64,
         request_sent: Nanos,
@@ -222,14 +224,18 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) flow_stats: Vec<FlowStats>,
     pub(crate) events: EventQueue<Event>,
+    /// Each packet in flight by its token, and the tokens free for reuse.
     pub(crate) slab: Vec<Option<InFlight>>,
     pub(crate) free: Vec<u32>,
     down: WiredLink,
     up: WiredLink,
+    /// Each ping flow's next request number (index = flow).
     pub(crate) ping_seq: Vec<u64>,
+    /// Every TCP connection opened so far (index = the connection's id).
     pub(crate) conns: Vec<TcpConn>,
     /// The connection of each TCP flow, once open.
     pub(crate) flow_conn: Vec<Option<usize>>,
+    /// Each web flow's page load (index = flow).
     pub(crate) web: Vec<WebState>,
     /// Each station's host bus (index = station − 1), and its scheduled deadline
     /// (other `BusTimer` events are stale).
@@ -465,6 +471,7 @@ impl Simulation {
         }
     }
 
+    /// A slab entry for `f`: the token its packet carries.
     pub(crate) fn alloc(&mut self, f: InFlight) -> u64 {
         match self.free.pop() {
             Some(i) => {
