@@ -1,5 +1,13 @@
-//! The virtual-time driver: feeds the cell from traffic models, carries packets over the
-//! wired link to and from the servers, answers pings, and collects results.
+//! The virtual-time driver: the event loop that runs the cell, the traffic models, the
+//! wired link to and from the servers and the host buses in time order, hands each
+//! packet to the network and to its destination, and collects results.
+//!
+//! The traffic models act through [`Simulation`]'s state from their own files: one-way
+//! flows in `traffic/saturated.rs` and `traffic/cbr.rs`, echo in `traffic/ping.rs`,
+//! TCP flows in `traffic/tcp.rs`, page loads in `traffic/web.rs`, and the TCP
+//! connections under them in `tcp/conn.rs` and `tcp/handshake.rs`. This file
+//! dispatches to them: `Event`s as they come due, packets as they arrive
+//! (`arrive`) or are dropped (`lost`).
 //!
 //! Every packet in flight has an entry in a slab (its `token`): which flow it belongs
 //! to, where it is going, and what it carries (data, a ping request or reply). The cell
@@ -10,18 +18,17 @@
 //! bus before it enters the cell, and what the cell delivers to the station crosses it
 //! before it reaches the host. Without one the host hands packets to the cell at once.
 
-use crate::conn_timer::ConnTimer;
 use crate::events::EventQueue;
 use crate::flowstats::FlowStats;
 use crate::net::wired::WiredLink;
 use crate::results::{BusResult, Conservation, Results, StationResult};
-use crate::tcp::{Segment, TcpReceiver, TcpSender};
-use crate::traffic::saturated::SaturatedWriter;
+use crate::tcp::{Segment, TcpConn};
+use crate::traffic::saturated::{SaturatedWriter, WriteInProgress};
+use crate::traffic::web::WebState;
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::driver::bus::{BusConfig, BusOutput, HostBus};
-use txop_core::packet::Ecn;
-use txop_core::{DropReason, Nanos, NodeId, Packet};
+use txop_core::{DropReason, Nanos, Packet};
 
 /// The wired link between the AP and the servers (each direction alike).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,12 +93,14 @@ impl SimConfig {
 
 /// What a packet carries.
 #[derive(Clone, Copy, Debug)]
-enum Payload {
+pub(crate) enum Payload {
     /// Data of a one-way flow.
     Data,
+    /// Echo request number `seq` of a ping flow.
     PingRequest {
         seq: u64,
     },
+    /// The reply to echo request `seq`, which its sender sent at `request_sent`.
     PingReply {
         seq: u64,
         request_sent: Nanos,
@@ -138,103 +147,33 @@ impl Payload {
     }
 }
 
-/// One TCP connection's two ends.
-struct TcpConn {
-    flow: usize,
-    sender: Host,
-    receiver: Host,
-    tid: u8,
-    dscp: u8,
-    hash: u32,
-    snd: TcpSender,
-    rcv: TcpReceiver,
-    /// Its timer: the deadline asked for last and its queue entries.
-    timer: ConnTimer,
-    /// Web: the object being received and the stream offset where it ends.
-    object: Option<(u32, u64)>,
-    /// Web: the stream offset already asked for (requested bytes so far).
-    requested: u64,
-    /// The client has its SYN-ACK / the server has the handshake's last ACK.
-    client_open: bool,
-    server_open: bool,
-    /// SYNs (client) and SYN-ACKs (server) sent so far.
-    syns: u32,
-    syn_acks: u32,
-    /// The sender's retransmissions already added to its flow's count.
-    retransmits_counted: u64,
-}
-
-/// Linux's handshake timers: the first SYN and SYN-ACK retransmission after 1 s
-/// (`TCP_TIMEOUT_INIT`), doubling; `tcp_syn_retries` 6 and `tcp_synack_retries` 5.
-const SYN_TIMEOUT: Nanos = Nanos::from_secs(1);
-const SYN_RETRIES: u32 = 6;
-const SYNACK_RETRIES: u32 = 5;
-
-/// The retransmission timeout after the `n`-th SYN or SYN-ACK (1-based): 1 s doubling.
-fn syn_timeout(n: u32) -> Nanos {
-    Nanos(SYN_TIMEOUT.as_ns() << (n - 1))
-}
-/// IP length of a SYN or SYN-ACK (20 + 20 + 20 B of options) and of a bare ACK.
-const SYN_BYTES: u32 = 60;
-const ACK_BYTES: u32 = 52;
-
-impl TcpConn {
-    /// The end that opens the connection: the station (netperf, wget and browsers run
-    /// on the station in every seed experiment).
-    fn client(&self) -> Host {
-        if matches!(self.sender, Host::Station(_)) {
-            self.sender
-        } else {
-            self.receiver
-        }
-    }
-
-    fn server(&self) -> Host {
-        if self.client() == self.sender {
-            self.receiver
-        } else {
-            self.sender
-        }
-    }
-
-    /// The data sender may send: it has completed its side of the handshake.
-    fn sender_open(&self) -> bool {
-        if self.sender == self.client() {
-            self.client_open
-        } else {
-            self.server_open
-        }
-    }
-}
-
-/// A web page load in progress.
-#[derive(Default)]
-struct WebState {
-    /// Connection indices in `conns` (opened as the page needs them).
-    conns: Vec<usize>,
-    /// Next object not yet requested.
-    next_object: u32,
-    /// Objects received in full.
-    done: u32,
-    started: Nanos,
-}
-
 /// A packet in flight, beyond what the cell sees.
 #[derive(Clone, Copy, Debug)]
-struct InFlight {
-    flow: u32,
-    to: Host,
-    from: Host,
+pub(crate) struct InFlight {
+    pub(crate) flow: u32,
+    pub(crate) to: Host,
+    pub(crate) from: Host,
     /// When the application sent it.
-    sent_at: Nanos,
-    payload: Payload,
+    pub(crate) sent_at: Nanos,
+    pub(crate) payload: Payload,
+}
+
+/// How a host marks a packet for the network: what the cell's queues classify it by.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Marking {
+    /// The 802.11 TID (user priority), hence the access category.
+    pub(crate) tid: u8,
+    /// The IP DSCP (what a qdisc's priority bands read).
+    pub(crate) dscp: u8,
+    /// The flow hash fq classifies on.
+    pub(crate) flow_hash: u32,
 }
 
 /// Things that happen outside the cell (besides packets reaching the end of a wired
 /// link, which the links hold in order: see [`Simulation::run_until`]). Indices are
 /// `u32` so that queue entries are small.
 #[derive(Clone, Copy, Debug)]
-enum Event {
+pub(crate) enum Event {
     /// The next packet (or request) of a flow.
     Offer { flow: u32 },
     /// A TCP connection's timer (RTO, pacing, delayed ACK).
@@ -249,14 +188,6 @@ enum Event {
     SynAckTimer { conn: u32, n: u32 },
     /// A station's host bus has a deadline (index into `buses`).
     BusTimer { bus: u32 },
-}
-
-/// A saturated flow's packet being written ([`Simulation::write_saturated`]).
-#[derive(Clone, Copy, Debug)]
-struct WriteInProgress {
-    /// The network refused a packet in this write (the written one, or one it pushed
-    /// out, whoever's).
-    refused: bool,
 }
 
 /// Steps (events and cell deadlines) at one instant after which the run is declared
@@ -290,18 +221,22 @@ impl std::error::Error for Stuck {}
 /// A running simulation.
 pub struct Simulation {
     cell: Cell,
-    flows: Vec<Flow>,
-    flow_stats: Vec<FlowStats>,
-    events: EventQueue<Event>,
-    slab: Vec<Option<InFlight>>,
-    free: Vec<u32>,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) flow_stats: Vec<FlowStats>,
+    pub(crate) events: EventQueue<Event>,
+    /// Each packet in flight by its token, and the tokens free for reuse.
+    pub(crate) slab: Vec<Option<InFlight>>,
+    pub(crate) free: Vec<u32>,
     down: WiredLink,
     up: WiredLink,
-    ping_seq: Vec<u64>,
-    conns: Vec<TcpConn>,
+    /// Each ping flow's next request number (index = flow).
+    pub(crate) ping_seq: Vec<u64>,
+    /// Every TCP connection opened so far (index = the connection's id).
+    pub(crate) conns: Vec<TcpConn>,
     /// The connection of each TCP flow, once open.
-    flow_conn: Vec<Option<usize>>,
-    web: Vec<WebState>,
+    pub(crate) flow_conn: Vec<Option<usize>>,
+    /// Each web flow's page load (index = flow).
+    pub(crate) web: Vec<WebState>,
     /// Each station's host bus (index = station − 1), and its scheduled deadline
     /// (other `BusTimer` events are stale).
     buses: Vec<Option<HostBus>>,
@@ -311,9 +246,9 @@ pub struct Simulation {
     /// Each saturated flow's writer (`None` for other flows), the flows whose writers
     /// are stalled (see [`crate::traffic::saturated`]), and while a saturated flow's
     /// packet is being written, whether the network refused a packet in the write.
-    writers: Vec<Option<SaturatedWriter>>,
-    stalled: Vec<u32>,
-    writing: Option<WriteInProgress>,
+    pub(crate) writers: Vec<Option<SaturatedWriter>>,
+    pub(crate) stalled: Vec<u32>,
+    pub(crate) writing: Option<WriteInProgress>,
     /// Events and cell deadlines handled since simulated time last advanced, and the
     /// bound on them (the watchdog; see [`Simulation::run_until`]).
     same_instant_steps: u64,
@@ -536,7 +471,8 @@ impl Simulation {
         }
     }
 
-    fn alloc(&mut self, f: InFlight) -> u64 {
+    /// A slab entry for `f`: the token its packet carries.
+    pub(crate) fn alloc(&mut self, f: InFlight) -> u64 {
         match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = Some(f);
@@ -558,31 +494,9 @@ impl Simulation {
     fn handle_event(&mut self, at: Nanos, ev: Event) {
         match ev {
             Event::Offer { flow } => self.offer(at, flow as usize),
-            Event::TcpTimer { conn: id } => {
-                let conn = id as usize;
-                let c = &mut self.conns[conn];
-                let event = Event::TcpTimer { conn: id };
-                if !c.timer.on_entry(at, &mut self.events, event) {
-                    return; // superseded by a later reschedule
-                }
-                c.snd.handle_timeout(at);
-                c.rcv.handle_timeout(at);
-                self.pump_tcp(at, conn);
-            }
-            Event::SynTimer { conn, n } => {
-                let conn = conn as usize;
-                let c = &self.conns[conn];
-                if !c.client_open && c.syns == n && n <= SYN_RETRIES {
-                    self.send_syn(at, conn);
-                }
-            }
-            Event::SynAckTimer { conn, n } => {
-                let conn = conn as usize;
-                let c = &self.conns[conn];
-                if !c.server_open && c.syn_acks == n && n <= SYNACK_RETRIES {
-                    self.send_syn_ack(at, conn);
-                }
-            }
+            Event::TcpTimer { conn } => self.tcp_timer(at, conn),
+            Event::SynTimer { conn, n } => self.syn_timer(at, conn as usize, n),
+            Event::SynAckTimer { conn, n } => self.syn_ack_timer(at, conn as usize, n),
             Event::BusTimer { bus } => {
                 let bus = bus as usize;
                 if self.bus_deadline[bus] != Some(at) {
@@ -594,371 +508,40 @@ impl Simulation {
                 }
                 self.pump_bus(bus);
             }
-            Event::TcpStop { flow } => {
-                if let Some(c) = self.flow_conn[flow as usize] {
-                    self.conns[c].snd.stop_writing();
-                }
-            }
-            Event::WebRetry { conn, object } => {
-                let conn = conn as usize;
-                // The server never saw the request (it was lost): ask again.
-                let c = &self.conns[conn];
-                if c.object
-                    .is_some_and(|(o, end)| o == object && c.requested < end)
-                {
-                    self.web_request(at, conn, object);
-                }
-            }
+            Event::TcpStop { flow } => self.tcp_flow_stop(flow as usize),
+            Event::WebRetry { conn, object } => self.web_retry(at, conn as usize, object),
         }
     }
 
     /// A flow's application sends its next packet (or, for TCP, opens the connection).
     fn offer(&mut self, at: Nanos, flow: usize) {
-        let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
-        if let Flow::Tcp(t) = &self.flows[flow] {
-            let (sender, receiver, cfg, bytes) = (t.sender, t.receiver, t.cfg, t.bytes);
-            let (tid, dscp, hash) = (t.tid, t.dscp, t.flow_hash);
-            let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, (tid, dscp, hash));
-            self.flow_conn[flow] = Some(conn);
-            self.send_syn(at, conn);
-            return;
-        }
-        if let Flow::Web(_) = &self.flows[flow] {
-            self.web_start(at, flow);
-            return;
-        }
-        if let Some(w) = self.writers[flow].as_mut() {
-            if !w.may_write(at) {
-                // Refused at this instant already: owed.
-                if w.stalled() {
-                    self.stalled.push(flow as u32);
-                }
-                return;
-            }
-        }
-        self.flow_stats[flow].offered += 1;
         match &self.flows[flow] {
-            Flow::Saturated(_) | Flow::Cbr(_) => {
-                if let Flow::Cbr(c) = &self.flows[flow] {
-                    self.events
-                        .push(at + c.interval(), Event::Offer { flow: flow as u32 });
-                }
-                let token = self.alloc(InFlight {
-                    flow: flow as u32,
-                    to,
-                    from,
-                    sent_at: at,
-                    payload: Payload::Data,
-                });
-                let id = self.take_id();
-                if let Some(p) = self.flows[flow].packet(id, token) {
-                    if self.writers[flow].is_some() {
-                        self.write_saturated(at, flow, from, p);
-                    } else {
-                        self.send(at, from, p);
-                    }
-                }
-            }
-            Flow::Ping(ping) => {
-                let next = at + ping.interval;
-                if ping.stop.is_none_or(|s| next < s) {
-                    self.events.push(next, Event::Offer { flow: flow as u32 });
-                }
-                let (len, tid, dscp, hash) = (ping.len_bytes, ping.tid, ping.dscp, ping.flow_hash);
-                let seq = self.ping_seq[flow];
-                self.ping_seq[flow] += 1;
-                let token = self.alloc(InFlight {
-                    flow: flow as u32,
-                    to,
-                    from,
-                    sent_at: at,
-                    payload: Payload::PingRequest { seq },
-                });
-                let p = self.make_packet(from, to, len, tid, dscp, hash, token);
-                self.send(at, from, p);
-            }
-            Flow::Tcp(_) | Flow::Web(_) => {}
+            Flow::Saturated(_) => self.saturated_send(at, flow),
+            Flow::Cbr(_) => self.cbr_send(at, flow),
+            Flow::Ping(_) => self.ping_send(at, flow),
+            Flow::Tcp(_) => self.tcp_flow_start(at, flow),
+            Flow::Web(_) => self.web_start(at, flow),
         }
     }
 
-    /// A saturated flow writes its packet `p`: whatever the network refuses meanwhile
-    /// is owed ([`crate::traffic::saturated`]); if it refused nothing, the flow writes
-    /// one more owed packet at once.
-    fn write_saturated(&mut self, at: Nanos, flow: usize, from: Host, p: Packet) {
-        if let Some(w) = self.writers[flow].as_mut() {
-            w.wrote();
-        }
-        self.writing = Some(WriteInProgress { refused: false });
-        self.send(at, from, p);
-        self.drain_outputs();
-        let refused = self.writing.take().is_some_and(|w| w.refused);
-        if self.writers[flow]
-            .as_mut()
-            .is_some_and(|w| w.write_on(at, refused))
-        {
-            self.events.push(at, Event::Offer { flow: flow as u32 });
-        }
-    }
-
-    /// The client sends a SYN (again) and arms its retransmission timer.
-    fn send_syn(&mut self, at: Nanos, conn: usize) {
-        let c = &mut self.conns[conn];
-        c.syns += 1;
-        let (n, client, server) = (c.syns, c.client(), c.server());
-        self.events.push(
-            at + syn_timeout(n),
-            Event::SynTimer {
-                conn: conn as u32,
-                n,
-            },
-        );
-        let syn = Payload::Syn { conn: conn as u32 };
-        self.conn_packet(at, conn, syn, SYN_BYTES, client, server);
-    }
-
-    /// The server answers a SYN (again). When it sends the data it waits for the
-    /// handshake's last ACK, retransmitting the SYN-ACK until it comes.
-    fn send_syn_ack(&mut self, at: Nanos, conn: usize) {
-        let c = &mut self.conns[conn];
-        c.syn_acks += 1;
-        let (n, client, server) = (c.syn_acks, c.client(), c.server());
-        if server == c.sender && !c.server_open {
-            self.events.push(
-                at + syn_timeout(n),
-                Event::SynAckTimer {
-                    conn: conn as u32,
-                    n,
-                },
-            );
-        }
-        let syn_ack = Payload::SynAck { conn: conn as u32 };
-        self.conn_packet(at, conn, syn_ack, SYN_BYTES, server, client);
-    }
-
-    /// The client's last ACK of the handshake, when the server is the one that sends.
-    fn send_handshake_ack(&mut self, at: Nanos, conn: usize) {
-        let c = &self.conns[conn];
-        let (client, server) = (c.client(), c.server());
-        let ack = Payload::HandshakeAck { conn: conn as u32 };
-        self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
-    }
-
-    /// Open a TCP connection; the client's SYN goes first ([`Simulation::send_syn`]).
-    #[allow(clippy::too_many_arguments)]
-    fn open_conn(
-        &mut self,
-        now: Nanos,
-        flow: usize,
-        sender: Host,
-        receiver: Host,
-        cfg: crate::tcp::TcpConfig,
-        bytes: Option<u64>,
-        (tid, dscp, hash): (u8, u8, u32),
-    ) -> usize {
-        self.conns.push(TcpConn {
-            flow,
-            sender,
-            receiver,
-            tid,
-            dscp,
-            hash,
-            snd: TcpSender::new(cfg, now, bytes),
-            rcv: TcpReceiver::new(cfg),
-            timer: ConnTimer::default(),
-            object: None,
-            requested: 0,
-            client_open: false,
-            server_open: false,
-            syns: 0,
-            syn_acks: 0,
-            retransmits_counted: 0,
-        });
-        self.conns.len() - 1
-    }
-
-    /// A page load begins: a connection for the page itself.
-    fn web_start(&mut self, at: Nanos, flow: usize) {
-        let w = &mut self.web[flow];
-        w.next_object = 0;
-        w.done = 0;
-        w.started = at;
-        self.web_open(at, flow);
-    }
-
-    /// Open one more connection for a page (the server sends, the client receives);
-    /// its handshake goes first.
-    fn web_open(&mut self, at: Nanos, flow: usize) {
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let (client, server, cfg, hash) = (page.client, page.server, page.cfg, page.flow_hash);
-        let k = self.web[flow].conns.len() as u32;
-        let conn = self.open_conn(at, flow, server, client, cfg, Some(0), (0, 0, hash ^ k));
-        self.web[flow].conns.push(conn);
-        self.send_syn(at, conn);
-    }
-
-    /// Send a packet of connection `conn` that is not a TCP segment.
-    fn conn_packet(
+    /// A data packet of one-way flow `flow` (saturated, CBR) from `from` to `to`, sent
+    /// by its application at `at`.
+    pub(crate) fn data_packet(
         &mut self,
         at: Nanos,
-        conn: usize,
-        payload: Payload,
-        len: u32,
+        flow: usize,
         from: Host,
         to: Host,
-    ) {
-        let c = &self.conns[conn];
-        let (flow, tid, dscp, hash) = (c.flow, c.tid, c.dscp, c.hash);
+    ) -> Option<Packet> {
         let token = self.alloc(InFlight {
             flow: flow as u32,
             to,
             from,
             sent_at: at,
-            payload,
+            payload: Payload::Data,
         });
-        let p = self.make_packet(from, to, len, tid, dscp, hash, token);
-        self.send(at, from, p);
-    }
-
-    /// Ask for the next object on connection `conn`, if any is left.
-    fn web_next(&mut self, at: Nanos, conn: usize) {
-        let flow = self.conns[conn].flow;
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let n = page.objects_bytes.len() as u32;
-        let w = &mut self.web[flow];
-        // The page itself first; the other objects only once it is complete.
-        if w.next_object >= n || (w.next_object > 0 && w.done == 0) {
-            self.conns[conn].object = None;
-            return;
-        }
-        let object = w.next_object;
-        w.next_object += 1;
-        self.web_request(at, conn, object);
-    }
-
-    fn web_request(&mut self, at: Nanos, conn: usize, object: u32) {
-        let flow = self.conns[conn].flow;
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let (client, server, req) = (page.client, page.server, page.request_bytes);
-        let size = page.objects_bytes[object as usize] as u64;
-        let c = &mut self.conns[conn];
-        if c.object.map(|(o, _)| o) != Some(object) {
-            c.object = Some((object, c.requested + size));
-        }
-        self.conn_packet(
-            at,
-            conn,
-            Payload::WebRequest {
-                conn: conn as u32,
-                object,
-            },
-            req,
-            client,
-            server,
-        );
-        self.events.push(
-            at + Nanos::from_secs(1),
-            Event::WebRetry {
-                conn: conn as u32,
-                object,
-            },
-        );
-    }
-
-    /// The client received more of connection `conn`'s stream.
-    fn web_progress(&mut self, at: Nanos, conn: usize) {
-        let c = &self.conns[conn];
-        let Some((_, end)) = c.object else {
-            return;
-        };
-        if c.rcv.bytes_received() < end {
-            return;
-        }
-        let flow = c.flow;
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let (n, max_conns, repeat) = (
-            page.objects_bytes.len() as u32,
-            page.connections.max(1) as usize,
-            page.repeat_after,
-        );
-        self.conns[conn].object = None;
-        let w = &mut self.web[flow];
-        w.done += 1;
-        if w.done == n {
-            let t = (at - w.started).as_secs_f64();
-            self.flow_stats[flow].page_loaded(t);
-            if let Some(r) = repeat {
-                self.events.push(at + r, Event::Offer { flow: flow as u32 });
-            }
-            return;
-        }
-        let first_done = w.done == 1;
-        self.web_next(at, conn);
-        // The page is in: open the browser's other connections for its objects.
-        if first_done {
-            while self.web[flow].conns.len() < max_conns
-                && (self.web[flow].conns.len() as u32) < n - 1
-            {
-                self.web_open(at, flow);
-            }
-        }
-    }
-
-    /// Send whatever a TCP connection's two ends have to send now, and reschedule its
-    /// timer.
-    fn pump_tcp(&mut self, now: Nanos, conn: usize) {
-        let c = &self.conns[conn];
-        let (flow, sender, receiver, tid, dscp, hash) =
-            (c.flow, c.sender, c.receiver, c.tid, c.dscp, c.hash);
-        // No data before the sender's side of the handshake is complete.
-        let open = c.sender_open();
-        loop {
-            let c = &mut self.conns[conn];
-            let data = if open { c.snd.poll_transmit(now) } else { None };
-            let (seg, from, to) = if let Some(seg) = data {
-                (seg, sender, receiver)
-            } else if let Some(ack) = c.rcv.poll_ack(now) {
-                (ack, receiver, sender)
-            } else {
-                break;
-            };
-            if seg.len > 0 {
-                self.flow_stats[flow].offered += 1;
-            }
-            let token = self.alloc(InFlight {
-                flow: flow as u32,
-                to,
-                from,
-                sent_at: now,
-                payload: Payload::Tcp {
-                    conn: conn as u32,
-                    seg,
-                },
-            });
-            let mut p = self.make_packet(from, to, seg.ip_len(), tid, dscp, hash, token);
-            if seg.ect {
-                p.ecn = Ecn::Ect0;
-            }
-            self.send(now, from, p);
-        }
-        let c = &mut self.conns[conn];
-        let next = match (c.snd.poll_timeout(), c.rcv.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if let Some(t) = next {
-            if c.timer.deadline() != Some(t) {
-                let event = Event::TcpTimer { conn: conn as u32 };
-                c.timer.set(now, t, &mut self.events, event);
-            }
-        }
+        let id = self.take_id();
+        self.flows[flow].packet(id, token)
     }
 
     fn take_id(&mut self) -> u64 {
@@ -967,28 +550,27 @@ impl Simulation {
         id
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn make_packet(
+    /// A packet of `len` IP bytes from `from` to `to`, marked with `marking`, whose
+    /// slab entry is `token`.
+    pub(crate) fn make_packet(
         &mut self,
         from: Host,
         to: Host,
         len: u32,
-        tid: u8,
-        dscp: u8,
-        flow_hash: u32,
+        marking: Marking,
         token: u64,
     ) -> Packet {
         let id = self.take_id();
         let mut p = Packet::new(id, from.node(), to.node(), len);
-        p.tid = tid;
-        p.dscp = dscp;
-        p.flow = flow_hash;
+        p.tid = marking.tid;
+        p.dscp = marking.dscp;
+        p.flow = marking.flow_hash;
         p.token = token;
         p
     }
 
     /// A host hands a packet to the network.
-    fn send(&mut self, now: Nanos, from: Host, p: Packet) {
+    pub(crate) fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
         match from {
             Host::Server => {
@@ -1037,7 +619,7 @@ impl Simulation {
         }
     }
 
-    fn drain_outputs(&mut self) {
+    pub(crate) fn drain_outputs(&mut self) {
         while let Some(o) = self.cell.poll_output() {
             match o {
                 Output::Delivered { at, packet } => {
@@ -1098,126 +680,25 @@ impl Simulation {
                 self.flow_stats[flow].delivered(at, f.sent_at, packet.len_bytes);
                 self.saturated_left(at, flow);
             }
-            Payload::PingRequest { seq } => {
-                // Echo reply, at once, the same size, back the way it came.
-                let token = self.alloc(InFlight {
-                    flow: f.flow,
-                    to: f.from,
-                    from: f.to,
-                    sent_at: at,
-                    payload: Payload::PingReply {
-                        seq,
-                        request_sent: f.sent_at,
-                    },
-                });
-                let (tid, dscp, hash) = (packet.tid, packet.dscp, packet.flow);
-                let p = self.make_packet(f.to, f.from, packet.len_bytes, tid, dscp, hash, token);
-                self.send(at, f.to, p);
-            }
+            Payload::PingRequest { seq } => self.ping_echo(at, f, seq, packet),
             // Handled in place by `arrive_tcp`.
             Payload::Tcp { .. } => {}
             Payload::Syn { conn } => self.send_syn_ack(at, conn as usize),
-            Payload::SynAck { conn } => {
-                let conn = conn as usize;
-                let c = &mut self.conns[conn];
-                if c.client_open {
-                    // A retransmitted SYN-ACK: the ACK to it was lost; send it again.
-                    if c.server() == c.sender && !matches!(self.flows[flow], Flow::Web(_)) {
-                        self.send_handshake_ack(at, conn);
-                    }
-                    return;
-                }
-                c.client_open = true;
-                if matches!(self.flows[flow], Flow::Web(_)) {
-                    // The request carries the ACK; the server needs no other.
-                    self.conns[conn].server_open = true;
-                    self.web_next(at, conn);
-                } else if c.client() == c.sender {
-                    self.pump_tcp(at, conn);
-                } else {
-                    self.send_handshake_ack(at, conn);
-                }
-            }
-            Payload::HandshakeAck { conn } => {
-                let c = &mut self.conns[conn as usize];
-                if !c.server_open {
-                    c.server_open = true;
-                    self.pump_tcp(at, conn as usize);
-                }
-            }
+            Payload::SynAck { conn } => self.syn_ack_arrived(at, conn as usize),
+            Payload::HandshakeAck { conn } => self.handshake_ack_arrived(at, conn as usize),
             Payload::WebRequest { conn, object } => {
-                let conn = conn as usize;
-                let Flow::Web(page) = &self.flows[flow] else {
-                    return;
-                };
-                let size = page.objects_bytes[object as usize] as u64;
-                let c = &mut self.conns[conn];
-                // A repeated request for an object already being sent is ignored.
-                if c.object
-                    .is_some_and(|(o, end)| o == object && c.requested < end)
-                {
-                    c.requested += size;
-                    c.snd.add_bytes(at, size);
-                    self.pump_tcp(at, conn);
-                }
+                self.web_request_arrived(at, conn as usize, object)
             }
             Payload::PingReply { seq, request_sent } => {
-                // The reply left the far host when the request arrived there.
-                let forward = f.sent_at - request_sent;
-                let back = at - f.sent_at;
-                self.flow_stats[flow].echo(at, seq, forward, back);
+                self.ping_reply_arrived(at, f, seq, request_sent)
             }
         }
-    }
-
-    /// A TCP segment (slab entry `token`, which must hold one) reached its end: the
-    /// receiver or the sender takes it where it lies in the slab, instead of the
-    /// entry being copied out first (it is mostly the segment, thirteen words). The
-    /// entry is freed before anything new is sent, where [`Simulation::release`]
-    /// would have freed it as far as tokens handed out later are concerned.
-    fn arrive_tcp(&mut self, at: Nanos, token: usize, ecn: Ecn) {
-        let Some(Some(f)) = self.slab.get_mut(token) else {
-            return;
-        };
-        let (flow, to, sent_at) = (f.flow as usize, f.to, f.sent_at);
-        let Payload::Tcp { conn, seg } = &mut f.payload else {
-            return;
-        };
-        let conn = *conn as usize;
-        seg.ce = ecn == Ecn::Ce;
-        let seg: &Segment = seg;
-        let c = &mut self.conns[conn];
-        let new_bytes = if to == c.receiver {
-            if seg.len > 0 {
-                self.flow_stats[flow].delivered += 1;
-            }
-            let before = c.rcv.bytes_received();
-            c.rcv.on_segment(at, seg);
-            c.rcv.bytes_received() - before
-        } else {
-            c.snd.on_ack(at, seg);
-            let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
-            let new = retransmits - c.retransmits_counted;
-            c.retransmits_counted = retransmits;
-            self.flow_stats[flow].tcp_sample(at, cwnd, new);
-            0
-        };
-        self.slab[token] = None;
-        self.free.push(token as u32);
-        if new_bytes > 0 {
-            self.flow_stats[flow].delivered_bytes_at(at, sent_at, new_bytes);
-            self.web_progress(at, conn);
-        }
-        self.pump_tcp(at, conn);
     }
 
     /// A packet was dropped on the way.
     fn lost(&mut self, at: Nanos, packet: Packet, reason: DropReason) {
         self.dropped += 1;
-        let refusal = self.writing.is_some();
-        if let Some(write) = self.writing.as_mut() {
-            write.refused = true;
-        }
+        let refusal = self.refusal();
         if !refusal {
             self.wake_stalled(at, packet.src);
         }
@@ -1228,47 +709,11 @@ impl Simulation {
         if f.payload.counted() {
             self.flow_stats[flow].dropped(reason);
         }
-        if !refusal {
+        if refusal {
+            // Refused while a saturated flow's packet was being written: owed.
+            self.saturated_refused(flow);
+        } else {
             self.saturated_left(at, flow);
-            return;
-        }
-        // Refused while a saturated flow's packet was being written: owed.
-        let Some(w) = self.writers[flow].as_mut() else {
-            return;
-        };
-        w.refused();
-        if w.stalled() {
-            self.stalled.push(flow as u32);
-        }
-    }
-
-    /// A saturated flow's packet left the network (delivered, or lost other than by
-    /// a refusal): its writer writes the next one now.
-    fn saturated_left(&mut self, at: Nanos, flow: usize) {
-        if let Some(w) = self.writers[flow].as_mut() {
-            w.left();
-            self.events.push(at, Event::Offer { flow: flow as u32 });
-        }
-    }
-
-    /// Node `node` got a packet out: the first of its saturated flows' stalled writers
-    /// (in the order they stalled) writes again. One packet out makes room for one:
-    /// waking every stalled writer would have each write into a queue that has room
-    /// for one of them.
-    fn wake_stalled(&mut self, at: Nanos, node: NodeId) {
-        if self.stalled.is_empty() {
-            return;
-        }
-        let Some(i) = self
-            .stalled
-            .iter()
-            .position(|&f| self.flows[f as usize].src().node() == node)
-        else {
-            return;
-        };
-        let flow = self.stalled.remove(i) as usize;
-        if self.writers[flow].as_mut().is_some_and(|w| w.wake()) {
-            self.events.push(at, Event::Offer { flow: flow as u32 });
         }
     }
 

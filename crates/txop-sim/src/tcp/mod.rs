@@ -29,18 +29,31 @@
 //! - **Delayed ACKs** (`__tcp_ack_snd_check`): an ACK per two full segments, quick-ack
 //!   for the first 16, immediate ACKs for out-of-order data (SACK blocks most recent
 //!   first), a 40 ms timer otherwise.
+//! - **Handshake** (the `handshake` module): SYN, SYN-ACK and the last ACK are packets
+//!   of their own (60, 60 and 52 B; the last ACK only when the server sends the data,
+//!   otherwise the client's first segment or web request carries it), the data sender
+//!   sends nothing before its side is open, and a lost SYN or SYN-ACK is sent again
+//!   after 1 s, doubling (`TCP_TIMEOUT_INIT`), at most 6 and 5 times
+//!   (`tcp_syn_retries`, `tcp_synack_retries`). The handshake takes no sequence space
+//!   and negotiates nothing: both ends take the same [`TcpConfig`].
 //!
-//! Not modelled (documented where it matters): the handshake and connection teardown
-//! (FIN is a flag on the last segment and takes no sequence space), RACK-TLP, F-RTO,
-//! undo of spurious reductions, D-SACK, SACK compression, TSO/GSO, Nagle (segments are
-//! sent as soon as the window allows, as with `TCP_NODELAY`), receive-window
-//! autotuning (the window is fixed and large).
+//! [`TcpSender`] and [`TcpReceiver`] are sans-I/O; the `conn` and `handshake` modules
+//! are how the simulator runs a pair of them as one connection between two hosts,
+//! through its event queue and its network.
+//!
+//! Not modelled (documented where it matters): connection teardown (FIN is a flag on
+//! the last segment and takes no sequence space), RACK-TLP, F-RTO, undo of spurious
+//! reductions, D-SACK, SACK compression, TSO/GSO, Nagle (segments are sent as soon as
+//! the window allows, as with `TCP_NODELAY`), receive-window autotuning (the window is
+//! fixed and large).
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 0 and never wrap.
 
 mod bbr;
 mod cc;
+mod conn;
 mod cubic;
+mod handshake;
 mod newreno;
 mod pacing;
 mod rate;
@@ -57,6 +70,7 @@ mod harness;
 mod tests;
 
 pub use bbr::{BbrInfo, BbrMode};
+pub(crate) use conn::TcpConn;
 pub use receiver::{TcpReceiver, TcpReceiverStats};
 pub use segment::{Segment, MAX_SACK_BLOCKS};
 pub use sender::{CaState, TcpSender, TcpSenderStats};

@@ -3,6 +3,8 @@
 //! slow down when queues are full: excess is dropped by the queues, so each flow's
 //! share of a shared FIFO follows its offered rate.
 
+use super::Flow;
+use crate::sim::{Event, Simulation};
 use txop_core::{Nanos, NodeId, Packet};
 
 /// One constant-rate flow.
@@ -34,5 +36,20 @@ impl Cbr {
         p.flow = self.flow_hash;
         p.token = token;
         p
+    }
+}
+
+impl Simulation {
+    /// CBR flow `flow` sends its next packet and schedules the one after it.
+    pub(crate) fn cbr_send(&mut self, at: Nanos, flow: usize) {
+        let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
+        self.flow_stats[flow].offered += 1;
+        if let Flow::Cbr(c) = &self.flows[flow] {
+            self.events
+                .push(at + c.interval(), Event::Offer { flow: flow as u32 });
+        }
+        if let Some(p) = self.data_packet(at, flow, from, to) {
+            self.send(at, from, p);
+        }
     }
 }

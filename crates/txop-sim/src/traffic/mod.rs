@@ -1,4 +1,7 @@
-//! Traffic models that feed the cell.
+//! Traffic models that feed the cell. Each file holds one model's configuration and,
+//! in an `impl Simulation` block, its behaviour: what it sends when its events come due
+//! and what it does when its packets arrive (the event loop in `crate::sim` dispatches
+//! to it). The TCP connections under TCP flows and page loads are in `crate::tcp`.
 
 pub mod cbr;
 pub mod flent;

@@ -5,8 +5,9 @@
 //! irtt-like UDP echo ("Ping (ms) UDP …", the voip test) that also reports one-way
 //! delays per direction, their variation (IPDV) and losses.
 
-use super::Host;
-use txop_core::Nanos;
+use super::{Flow, Host};
+use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
+use txop_core::{Nanos, Packet};
 
 /// One ping session.
 #[derive(Clone, Debug)]
@@ -55,5 +56,76 @@ impl Ping {
             udp: true,
             ..Ping::new(from, to, flow_hash)
         }
+    }
+}
+
+impl Simulation {
+    /// Ping flow `flow` sends its next request, and schedules the one after it unless
+    /// that would be at or after the flow's stop.
+    pub(crate) fn ping_send(&mut self, at: Nanos, flow: usize) {
+        let Flow::Ping(ping) = &self.flows[flow] else {
+            return;
+        };
+        let (from, to) = (ping.from, ping.to);
+        self.flow_stats[flow].offered += 1;
+        let next = at + ping.interval;
+        if ping.stop.is_none_or(|s| next < s) {
+            self.events.push(next, Event::Offer { flow: flow as u32 });
+        }
+        let len = ping.len_bytes;
+        let marking = Marking {
+            tid: ping.tid,
+            dscp: ping.dscp,
+            flow_hash: ping.flow_hash,
+        };
+        let seq = self.ping_seq[flow];
+        self.ping_seq[flow] += 1;
+        let token = self.alloc(InFlight {
+            flow: flow as u32,
+            to,
+            from,
+            sent_at: at,
+            payload: Payload::PingRequest { seq },
+        });
+        let p = self.make_packet(from, to, len, marking, token);
+        self.send(at, from, p);
+    }
+
+    /// Echo request `seq` (`request`, its packet `packet`) reached the far host: the
+    /// reply goes at once, the same size, back the way it came.
+    pub(crate) fn ping_echo(&mut self, at: Nanos, request: InFlight, seq: u64, packet: Packet) {
+        let f = request;
+        let token = self.alloc(InFlight {
+            flow: f.flow,
+            to: f.from,
+            from: f.to,
+            sent_at: at,
+            payload: Payload::PingReply {
+                seq,
+                request_sent: f.sent_at,
+            },
+        });
+        let marking = Marking {
+            tid: packet.tid,
+            dscp: packet.dscp,
+            flow_hash: packet.flow,
+        };
+        let p = self.make_packet(f.to, f.from, packet.len_bytes, marking, token);
+        self.send(at, f.to, p);
+    }
+
+    /// Echo reply `seq` (`reply`) reached the host that measures: the round trip and
+    /// its two one-way halves go into the flow's statistics.
+    pub(crate) fn ping_reply_arrived(
+        &mut self,
+        at: Nanos,
+        reply: InFlight,
+        seq: u64,
+        request_sent: Nanos,
+    ) {
+        // The reply left the far host when the request arrived there.
+        let forward = reply.sent_at - request_sent;
+        let back = at - reply.sent_at;
+        self.flow_stats[reply.flow as usize].echo(at, seq, forward, back);
     }
 }

@@ -29,6 +29,8 @@
 //! Every packet of the depth is always in one of three places:
 //! `inside + owed + pending = depth` (pending: writes scheduled, not yet made).
 
+use super::Host;
+use crate::sim::{Event, Simulation};
 use txop_core::{Nanos, NodeId, Packet};
 
 /// One saturated flow over the air.
@@ -144,6 +146,106 @@ impl SaturatedWriter {
     /// All packets of the depth: `inside + owed + pending`.
     pub fn depth(&self) -> u32 {
         self.inside + self.owed + self.pending
+    }
+}
+
+/// A saturated flow's packet being written ([`Simulation::write_saturated`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriteInProgress {
+    /// The network refused a packet in this write (the written one, or one it pushed
+    /// out, whoever's).
+    refused: bool,
+}
+
+impl Simulation {
+    /// Saturated flow `flow` makes a scheduled write: its next packet, unless a write
+    /// was refused at this instant already (then the packet is owed).
+    pub(crate) fn saturated_send(&mut self, at: Nanos, flow: usize) {
+        let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
+        if let Some(w) = self.writers[flow].as_mut() {
+            if !w.may_write(at) {
+                // Refused at this instant already: owed.
+                if w.stalled() {
+                    self.stalled.push(flow as u32);
+                }
+                return;
+            }
+        }
+        self.flow_stats[flow].offered += 1;
+        if let Some(p) = self.data_packet(at, flow, from, to) {
+            self.write_saturated(at, flow, from, p);
+        }
+    }
+
+    /// A saturated flow writes its packet `p`: whatever the network refuses meanwhile
+    /// is owed ([`crate::traffic::saturated`]); if it refused nothing, the flow writes
+    /// one more owed packet at once.
+    fn write_saturated(&mut self, at: Nanos, flow: usize, from: Host, p: Packet) {
+        if let Some(w) = self.writers[flow].as_mut() {
+            w.wrote();
+        }
+        self.writing = Some(WriteInProgress { refused: false });
+        self.send(at, from, p);
+        self.drain_outputs();
+        let refused = self.writing.take().is_some_and(|w| w.refused);
+        if self.writers[flow]
+            .as_mut()
+            .is_some_and(|w| w.write_on(at, refused))
+        {
+            self.events.push(at, Event::Offer { flow: flow as u32 });
+        }
+    }
+
+    /// A packet is being lost: whether that is a refusal (a saturated flow's packet is
+    /// being written, [`Simulation::write_saturated`]), which the write then notes.
+    pub(crate) fn refusal(&mut self) -> bool {
+        let refusal = self.writing.is_some();
+        if let Some(write) = self.writing.as_mut() {
+            write.refused = true;
+        }
+        refusal
+    }
+
+    /// A packet of flow `flow` was refused while a saturated flow's packet was being
+    /// written: if `flow` is saturated, the packet is owed.
+    pub(crate) fn saturated_refused(&mut self, flow: usize) {
+        let Some(w) = self.writers[flow].as_mut() else {
+            return;
+        };
+        w.refused();
+        if w.stalled() {
+            self.stalled.push(flow as u32);
+        }
+    }
+
+    /// A saturated flow's packet left the network (delivered, or lost other than by
+    /// a refusal): its writer writes the next one now.
+    pub(crate) fn saturated_left(&mut self, at: Nanos, flow: usize) {
+        if let Some(w) = self.writers[flow].as_mut() {
+            w.left();
+            self.events.push(at, Event::Offer { flow: flow as u32 });
+        }
+    }
+
+    /// Node `node` got a packet out: the first of its saturated flows' stalled writers
+    /// (in the order they stalled) writes again. One packet out makes room for one:
+    /// waking every stalled writer would have each write into a queue that has room
+    /// for one of them.
+    pub(crate) fn wake_stalled(&mut self, at: Nanos, node: NodeId) {
+        if self.stalled.is_empty() {
+            return;
+        }
+        let Some(i) = self
+            .stalled
+            .iter()
+            .position(|&f| self.flows[f as usize].src().node() == node)
+        else {
+            return;
+        };
+        let flow = self.stalled.remove(i) as usize;
+        if self.writers[flow].as_mut().is_some_and(|w| w.wake()) {
+            self.events.push(at, Event::Offer { flow: flow as u32 });
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! A TCP flow between two hosts: a bulk transfer (netperf's TCP_STREAM, as flent runs
 //! it) or a finite object, with the sender and receiver of `crate::tcp`.
 
-use super::Host;
+use super::{Flow, Host};
+use crate::sim::{Marking, Simulation};
 use crate::tcp::TcpConfig;
 use txop_core::Nanos;
 
@@ -37,6 +38,31 @@ impl TcpFlow {
             dscp: 0,
             flow_hash,
             label: String::new(),
+        }
+    }
+}
+
+impl Simulation {
+    /// TCP flow `flow` starts: it opens its connection, whose handshake goes first.
+    pub(crate) fn tcp_flow_start(&mut self, at: Nanos, flow: usize) {
+        let Flow::Tcp(t) = &self.flows[flow] else {
+            return;
+        };
+        let (sender, receiver, cfg, bytes) = (t.sender, t.receiver, t.cfg, t.bytes);
+        let marking = Marking {
+            tid: t.tid,
+            dscp: t.dscp,
+            flow_hash: t.flow_hash,
+        };
+        let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, marking);
+        self.flow_conn[flow] = Some(conn);
+        self.send_syn(at, conn);
+    }
+
+    /// TCP flow `flow` stops writing new data (what it wrote is still delivered).
+    pub(crate) fn tcp_flow_stop(&mut self, flow: usize) {
+        if let Some(c) = self.flow_conn[flow] {
+            self.conns[c].snd.stop_writing();
         }
     }
 }

@@ -1,0 +1,221 @@
+//! A TCP connection as the simulator runs it: a [`TcpSender`] and a [`TcpReceiver`] on
+//! two hosts, their timer in the event queue, and their segments carried as packets
+//! through the network (the cell, a host bus, the wired link).
+//!
+//! The connection is opened by the handshake ([`super::handshake`]); the sender sends
+//! no data before its side of it is complete.
+
+use super::handshake::Handshake;
+use super::{Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::conn_timer::ConnTimer;
+use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
+use crate::traffic::web::WebObject;
+use crate::traffic::Host;
+use txop_core::packet::Ecn;
+use txop_core::Nanos;
+
+/// One TCP connection's two ends.
+pub(crate) struct TcpConn {
+    pub(crate) flow: usize,
+    pub(crate) sender: Host,
+    pub(crate) receiver: Host,
+    /// How both ends mark their packets.
+    pub(crate) marking: Marking,
+    pub(crate) snd: TcpSender,
+    pub(crate) rcv: TcpReceiver,
+    /// Its timer: the deadline asked for last and its queue entries.
+    pub(crate) timer: ConnTimer,
+    /// Web: the object being received.
+    pub(crate) object: Option<WebObject>,
+    /// Web: the stream offset already asked for (requested bytes so far).
+    pub(crate) requested: u64,
+    /// Where its handshake is.
+    pub(crate) handshake: Handshake,
+    /// The sender's retransmissions already added to its flow's count.
+    pub(crate) retransmits_counted: u64,
+}
+
+impl TcpConn {
+    /// The end that opens the connection: the station (netperf, wget and browsers run
+    /// on the station in every seed experiment).
+    pub(crate) fn client(&self) -> Host {
+        if matches!(self.sender, Host::Station(_)) {
+            self.sender
+        } else {
+            self.receiver
+        }
+    }
+
+    pub(crate) fn server(&self) -> Host {
+        if self.client() == self.sender {
+            self.receiver
+        } else {
+            self.sender
+        }
+    }
+
+    /// The data sender may send: it has completed its side of the handshake.
+    pub(crate) fn sender_open(&self) -> bool {
+        if self.sender == self.client() {
+            self.handshake.client_open
+        } else {
+            self.handshake.server_open
+        }
+    }
+}
+
+impl Simulation {
+    /// Open a TCP connection; the client's SYN goes first ([`Simulation::send_syn`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn open_conn(
+        &mut self,
+        now: Nanos,
+        flow: usize,
+        sender: Host,
+        receiver: Host,
+        cfg: TcpConfig,
+        bytes: Option<u64>,
+        marking: Marking,
+    ) -> usize {
+        self.conns.push(TcpConn {
+            flow,
+            sender,
+            receiver,
+            marking,
+            snd: TcpSender::new(cfg, now, bytes),
+            rcv: TcpReceiver::new(cfg),
+            timer: ConnTimer::default(),
+            object: None,
+            requested: 0,
+            handshake: Handshake::default(),
+            retransmits_counted: 0,
+        });
+        self.conns.len() - 1
+    }
+
+    /// Send a packet of connection `conn` that is not a TCP segment.
+    pub(crate) fn conn_packet(
+        &mut self,
+        at: Nanos,
+        conn: usize,
+        payload: Payload,
+        len: u32,
+        from: Host,
+        to: Host,
+    ) {
+        let c = &self.conns[conn];
+        let (flow, marking) = (c.flow, c.marking);
+        let token = self.alloc(InFlight {
+            flow: flow as u32,
+            to,
+            from,
+            sent_at: at,
+            payload,
+        });
+        let p = self.make_packet(from, to, len, marking, token);
+        self.send(at, from, p);
+    }
+
+    /// Connection `conn`'s timer entry (RTO, pacing, delayed ACK) came due.
+    pub(crate) fn tcp_timer(&mut self, at: Nanos, id: u32) {
+        let conn = id as usize;
+        let c = &mut self.conns[conn];
+        let event = Event::TcpTimer { conn: id };
+        if !c.timer.on_entry(at, &mut self.events, event) {
+            return; // superseded by a later reschedule
+        }
+        c.snd.handle_timeout(at);
+        c.rcv.handle_timeout(at);
+        self.pump_tcp(at, conn);
+    }
+
+    /// Send whatever a TCP connection's two ends have to send now, and reschedule its
+    /// timer.
+    pub(crate) fn pump_tcp(&mut self, now: Nanos, conn: usize) {
+        let c = &self.conns[conn];
+        let (flow, sender, receiver, marking) = (c.flow, c.sender, c.receiver, c.marking);
+        // No data before the sender's side of the handshake is complete.
+        let open = c.sender_open();
+        loop {
+            let c = &mut self.conns[conn];
+            let data = if open { c.snd.poll_transmit(now) } else { None };
+            let (seg, from, to) = if let Some(seg) = data {
+                (seg, sender, receiver)
+            } else if let Some(ack) = c.rcv.poll_ack(now) {
+                (ack, receiver, sender)
+            } else {
+                break;
+            };
+            if seg.len > 0 {
+                self.flow_stats[flow].offered += 1;
+            }
+            let token = self.alloc(InFlight {
+                flow: flow as u32,
+                to,
+                from,
+                sent_at: now,
+                payload: Payload::Tcp {
+                    conn: conn as u32,
+                    seg,
+                },
+            });
+            let mut p = self.make_packet(from, to, seg.ip_len(), marking, token);
+            if seg.ect {
+                p.ecn = Ecn::Ect0;
+            }
+            self.send(now, from, p);
+        }
+        let c = &mut self.conns[conn];
+        let next = match (c.snd.poll_timeout(), c.rcv.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = next {
+            if c.timer.deadline() != Some(t) {
+                let event = Event::TcpTimer { conn: conn as u32 };
+                c.timer.set(now, t, &mut self.events, event);
+            }
+        }
+    }
+
+    /// A TCP segment (slab entry `token`, which must hold one) reached its end: the
+    /// receiver or the sender takes it where it lies in the slab, instead of the
+    /// entry being copied out first (it is mostly the segment, thirteen words). The
+    /// entry is freed before anything new is sent, where [`Simulation::release`]
+    /// would have freed it as far as tokens handed out later are concerned.
+    pub(crate) fn arrive_tcp(&mut self, at: Nanos, token: usize, ecn: Ecn) {
+        let Some(Some(f)) = self.slab.get_mut(token) else {
+            return;
+        };
+        let (flow, to, sent_at) = (f.flow as usize, f.to, f.sent_at);
+        let Payload::Tcp { conn, seg } = &mut f.payload else {
+            return;
+        };
+        let conn = *conn as usize;
+        seg.ce = ecn == Ecn::Ce;
+        let seg: &Segment = seg;
+        let c = &mut self.conns[conn];
+        let new_bytes = if to == c.receiver {
+            if seg.len > 0 {
+                self.flow_stats[flow].delivered += 1;
+            }
+            let before = c.rcv.bytes_received();
+            c.rcv.on_segment(at, seg);
+            c.rcv.bytes_received() - before
+        } else {
+            c.snd.on_ack(at, seg);
+            let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
+            let new = retransmits - c.retransmits_counted;
+            c.retransmits_counted = retransmits;
+            self.flow_stats[flow].tcp_sample(at, cwnd, new);
+            0
+        };
+        self.slab[token] = None;
+        self.free.push(token as u32);
+        if new_bytes > 0 {
+            self.flow_stats[flow].delivered_bytes_at(at, sent_at, new_bytes);
+            self.web_progress(at, conn);
+        }
+        self.pump_tcp(at, conn);
+    }
+}

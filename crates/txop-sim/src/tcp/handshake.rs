@@ -1,0 +1,150 @@
+//! The connection handshake as the simulator runs it: the client's SYN, the server's
+//! SYN-ACK, and the client's last ACK, each a packet of its own through the network.
+//!
+//! - The client (the station's end, [`TcpConn::client`]) sends a SYN and sends it again
+//!   when no SYN-ACK came within its timeout: 1 s, doubling, at most
+//!   `tcp_syn_retries` (6) times.
+//! - The server answers every SYN with a SYN-ACK. When the server is the one that
+//!   sends data it waits for the handshake's last ACK, sending the SYN-ACK again on
+//!   the same timeouts, at most `tcp_synack_retries` (5) times.
+//! - The client's last ACK is a packet only when the server sends the data; otherwise
+//!   the client's first data segment or, for a web page, its first request carries it.
+//!
+//! The data sender sends nothing before its side is complete
+//! ([`TcpConn::sender_open`]). A connection whose retries are used up stays unopened
+//! (no reset, no error). There is no teardown.
+//!
+//! [`TcpConn::client`]: super::conn::TcpConn::client
+//! [`TcpConn::sender_open`]: super::conn::TcpConn::sender_open
+
+use crate::sim::{Event, Payload, Simulation};
+use crate::traffic::Flow;
+use txop_core::Nanos;
+
+/// Where a connection's handshake is.
+#[derive(Debug, Default)]
+pub(crate) struct Handshake {
+    /// The client has its SYN-ACK.
+    pub(crate) client_open: bool,
+    /// The server has the handshake's last ACK (on a web connection, set when the
+    /// client has its SYN-ACK: the client's first request carries that ACK).
+    pub(crate) server_open: bool,
+    /// SYNs the client sent so far.
+    pub(crate) syns: u32,
+    /// SYN-ACKs the server sent so far.
+    pub(crate) syn_acks: u32,
+}
+
+/// Linux's handshake timers: the first SYN and SYN-ACK retransmission after 1 s
+/// (`TCP_TIMEOUT_INIT`), doubling; `tcp_syn_retries` 6 and `tcp_synack_retries` 5.
+const SYN_TIMEOUT: Nanos = Nanos::from_secs(1);
+const SYN_RETRIES: u32 = 6;
+const SYNACK_RETRIES: u32 = 5;
+
+/// The retransmission timeout after the `n`-th SYN or SYN-ACK (1-based): 1 s doubling.
+fn syn_timeout(n: u32) -> Nanos {
+    Nanos(SYN_TIMEOUT.as_ns() << (n - 1))
+}
+/// IP length of a SYN or SYN-ACK (20 + 20 + 20 B of options) and of a bare ACK.
+const SYN_BYTES: u32 = 60;
+const ACK_BYTES: u32 = 52;
+
+impl Simulation {
+    /// The client sends a SYN (again) and arms its retransmission timer.
+    pub(crate) fn send_syn(&mut self, at: Nanos, conn: usize) {
+        let c = &mut self.conns[conn];
+        c.handshake.syns += 1;
+        let (n, client, server) = (c.handshake.syns, c.client(), c.server());
+        self.events.push(
+            at + syn_timeout(n),
+            Event::SynTimer {
+                conn: conn as u32,
+                n,
+            },
+        );
+        let syn = Payload::Syn { conn: conn as u32 };
+        self.conn_packet(at, conn, syn, SYN_BYTES, client, server);
+    }
+
+    /// The server answers a SYN (again). When it sends the data it waits for the
+    /// handshake's last ACK, retransmitting the SYN-ACK until it comes.
+    pub(crate) fn send_syn_ack(&mut self, at: Nanos, conn: usize) {
+        let c = &mut self.conns[conn];
+        c.handshake.syn_acks += 1;
+        let (n, client, server) = (c.handshake.syn_acks, c.client(), c.server());
+        if server == c.sender && !c.handshake.server_open {
+            self.events.push(
+                at + syn_timeout(n),
+                Event::SynAckTimer {
+                    conn: conn as u32,
+                    n,
+                },
+            );
+        }
+        let syn_ack = Payload::SynAck { conn: conn as u32 };
+        self.conn_packet(at, conn, syn_ack, SYN_BYTES, server, client);
+    }
+
+    /// The client's last ACK of the handshake, when the server is the one that sends.
+    fn send_handshake_ack(&mut self, at: Nanos, conn: usize) {
+        let c = &self.conns[conn];
+        let (client, server) = (c.client(), c.server());
+        let ack = Payload::HandshakeAck { conn: conn as u32 };
+        self.conn_packet(at, conn, ack, ACK_BYTES, client, server);
+    }
+
+    /// The client's SYN number `n` went unanswered for its timeout: send it again,
+    /// unless a SYN-ACK came, a later SYN was sent, or the retries are used up.
+    pub(crate) fn syn_timer(&mut self, at: Nanos, conn: usize, n: u32) {
+        let c = &self.conns[conn];
+        if !c.handshake.client_open && c.handshake.syns == n && n <= SYN_RETRIES {
+            self.send_syn(at, conn);
+        }
+    }
+
+    /// The server's SYN-ACK number `n` went unacknowledged for its timeout: send it
+    /// again, unless the last ACK came, a later SYN-ACK was sent, or the retries are
+    /// used up.
+    pub(crate) fn syn_ack_timer(&mut self, at: Nanos, conn: usize, n: u32) {
+        let c = &self.conns[conn];
+        if !c.handshake.server_open && c.handshake.syn_acks == n && n <= SYNACK_RETRIES {
+            self.send_syn_ack(at, conn);
+        }
+    }
+
+    /// A SYN-ACK reached the client: its side is open. A web client sends its first
+    /// request (which carries the last ACK); a client that sends data starts sending;
+    /// otherwise it sends the last ACK. A SYN-ACK that comes again means the last ACK
+    /// was lost: it is sent again.
+    pub(crate) fn syn_ack_arrived(&mut self, at: Nanos, conn: usize) {
+        let flow = self.conns[conn].flow;
+        let c = &mut self.conns[conn];
+        if c.handshake.client_open {
+            // A retransmitted SYN-ACK: the ACK to it was lost; send it again.
+            if c.server() == c.sender && !matches!(self.flows[flow], Flow::Web(_)) {
+                self.send_handshake_ack(at, conn);
+            }
+            return;
+        }
+        c.handshake.client_open = true;
+        if matches!(self.flows[flow], Flow::Web(_)) {
+            // The request carries the ACK; the server needs no other.
+            self.conns[conn].handshake.server_open = true;
+            self.web_next(at, conn);
+        } else if c.client() == c.sender {
+            self.pump_tcp(at, conn);
+        } else {
+            self.send_handshake_ack(at, conn);
+        }
+    }
+
+    /// The handshake's last ACK reached the server: its side is open, and it starts
+    /// sending.
+    pub(crate) fn handshake_ack_arrived(&mut self, at: Nanos, conn: usize) {
+        let c = &mut self.conns[conn];
+        if !c.handshake.server_open {
+            c.handshake.server_open = true;
+            self.pump_tcp(at, conn);
+        }
+    }
+}
