@@ -1,0 +1,514 @@
+//! One BSS: an AP and N stations sharing one channel, driven sans-I/O.
+//!
+//! Input: [`Cell::handle_packet`] (a packet arrives at the AP from the wired side, or at
+//! a station from its host) and [`Cell::handle_timeout`]. Output: [`Cell::poll_output`]
+//! (deliveries, drops, airtime records) and [`Cell::poll_timeout`] (the next deadline).
+//!
+//! Channel access follows EDCA without per-slot events: every EDCA function keeps its
+//! backoff counter and the time it counts from; contention ends at the earliest
+//! `counted_from + slots × slot` among the functions that have frames. Functions whose
+//! backoff ends within aCCATime of that instant transmit too and collide. When the
+//! medium turns busy the others' counters are reduced by the slot boundaries that passed
+//! (see [`BackoffRule`]).
+//!
+//! Each access is one frame exchange, computed in full when it starts: optional RTS/CTS,
+//! the data PPDU (one MPDU, or an A-MPDU under a block-ack agreement), SIFS and the ACK
+//! or BlockAck. Within a TXOP limit further exchanges follow after SIFS. Receivers
+//! deliver MSDUs in sequence order through a reorder buffer at the end of the data PPDU.
+//!
+//! Above the MAC every node runs a transmit path ([`TxPath`]): the qdisc, mac80211's
+//! TXQs, the airtime scheduler, AQL and the driver, configured by a [`StackConfig`]
+//! (a kernel era). The MAC transmits the PPDUs the driver put in the hardware queue,
+//! reports their outcome back, and charges the airtime to the AP's scheduler.
+//!
+//! Beacons, background scanning and power save (reference §7, §9) are off unless
+//! configured ([`CellConfig::beacons`], [`CellConfig::station_scans`],
+//! [`CellConfig::station_power_save`]); then a second, management timer runs beside
+//! the MAC's. A station whose radio is off the operating channel or asleep is *away*:
+//! it does not contend, and what is sent to it is lost (the sender retries, then drops).
+//! Null-data frames (PM bit), PS-Polls and beacons are frames on the air with their
+//! own airtime and contention (null-data and PS-Poll on AC VO, beacons on a queue with
+//! AIFSN 1 and no backoff). The AP holds the frames of a station it believes dozes:
+//! new ones in a power-save buffer (64 per AC, 512 in all), those already queued
+//! paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
+
+mod config;
+mod management;
+mod stats;
+
+use self::config::{build_limits, expected_kbps, mpdu_overhead};
+pub use self::config::{CellConfig, StationConfig};
+use self::management::Mgmt;
+pub use self::stats::{AirtimeRecord, LinkStats, StationStats};
+pub use crate::mac::exchange::ExchangeOutcome;
+
+use crate::driver::NUM_TIDS;
+use crate::mac::blockack::RxReorder;
+use crate::mac::edca::{Ac, Backoff};
+use crate::mac::exchange::{Exchange, LinkAirtime};
+use crate::mac::frame::CtlFrame;
+use crate::mac::protection::{needs_protection, Protection};
+use crate::packet::{DropReason, NodeId, Packet};
+use crate::phy::channel::ErrorModel;
+use crate::phy::timing::PhyTiming;
+use crate::phy::{Standard, TxVector};
+use crate::rng::{RngStream, StreamKind};
+use crate::txpath::{PathLink, TxPath};
+use crate::Nanos;
+use std::collections::VecDeque;
+
+/// What the model reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// `packet` left the cell at `packet.dst`.
+    Delivered {
+        at: Nanos,
+        packet: Packet,
+    },
+    Dropped {
+        at: Nanos,
+        node: NodeId,
+        packet: Packet,
+        reason: DropReason,
+    },
+    Airtime(AirtimeRecord),
+}
+
+/// One radio link to a peer: its rate, channel, and the receive reorder state.
+#[derive(Clone, Debug)]
+pub(crate) struct Link {
+    pub(crate) peer: NodeId,
+    pub(crate) rx: [RxReorder; NUM_TIDS],
+    pub(crate) txv: TxVector,
+    /// The PPDU durations of `txv` (which never changes).
+    pub(crate) air: LinkAirtime,
+    pub(crate) error: ErrorModel,
+    pub(crate) rng: RngStream,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub(crate) id: NodeId,
+    pub(crate) edca: [Backoff; 4],
+    /// Start of the interframe space every AC counts its AIFS from.
+    pub(crate) ifs_ref: Nanos,
+    pub(crate) rng: RngStream,
+    pub(crate) links: Vec<Link>,
+    pub(crate) path: TxPath,
+    /// The radio is off the operating channel (scanning) or asleep (power save): the
+    /// node neither contends nor receives.
+    pub(crate) away: bool,
+    /// Management frames waiting to be sent on AC VO (mac80211 sends null-data frames
+    /// at TID 7), ahead of the AC's data. At most [`MAX_CTL_FRAMES`].
+    pub(crate) ctl: VecDeque<CtlFrame>,
+    /// The front of `ctl` is on the air.
+    pub(crate) ctl_in_air: bool,
+    /// Transmissions of the front of `ctl` so far.
+    pub(crate) ctl_attempts: u8,
+}
+
+impl Node {
+    pub(crate) fn link_to(&self, peer: NodeId) -> Option<usize> {
+        self.path.link_to(peer).map(|l| l as usize)
+    }
+
+    /// Whether `ac` has a frame to contend for: a management frame (VO) or a PPDU.
+    pub(crate) fn has_frame(&self, ac: Ac) -> bool {
+        (ac == Ac::Vo && !self.ctl.is_empty()) || self.path.has_ppdu(ac)
+    }
+}
+
+/// The cell.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub(crate) cfg: CellConfig,
+    pub(crate) timing: PhyTiming,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) busy: bool,
+    /// The MAC's next deadline. Written only through [`Cell::set_timer`], which keeps
+    /// `deadline` in step.
+    pub(crate) timer: Option<Nanos>,
+    /// The earlier of `timer` and the management timer: what [`Cell::poll_timeout`]
+    /// returns. Kept up to date where either timer changes ([`Cell::set_timer`],
+    /// [`Cell::refresh_mgmt_timer`]) because it is asked far more often (every turn of
+    /// the event loop, every packet handed in) than the timers change.
+    pub(crate) deadline: Option<Nanos>,
+    pub(crate) now: Nanos,
+    pub(crate) exch: Exchange,
+    pub(crate) out: VecDeque<Output>,
+    /// Scratch: packets a reorder buffer released, before they become outputs.
+    pub(crate) released: Vec<Packet>,
+    /// [`PhyTiming::eifs_extra`], computed once.
+    pub(crate) eifs_extra: Nanos,
+    /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per
+    /// transmission of an exchange.
+    pub(crate) spare_ok: Vec<Vec<bool>>,
+    pub(crate) stats: Vec<StationStats>,
+    pub(crate) busy_ns: u64,
+    pub(crate) internal_collisions: u64,
+    pub(crate) mgmt: Option<Box<Mgmt>>,
+    pub(crate) beacon_airtime_ns: u64,
+}
+
+impl Cell {
+    /// Build a cell; `seed` seeds every random stream (one per node and per link).
+    pub fn new(cfg: CellConfig, seed: u64) -> Result<Cell, String> {
+        cfg.validate()?;
+        let non_erp = cfg.non_erp_present();
+        let timing = PhyTiming::for_bss(cfg.standard, cfg.band, non_erp);
+        // How a link's PPDUs are protected from the 802.11b stations (if any).
+        let protection_of = |txv: &TxVector| {
+            if non_erp && needs_protection(txv) {
+                cfg.protection
+            } else {
+                Protection::Off
+            }
+        };
+        let n = cfg.stations.len();
+        let mut nodes = Vec::with_capacity(n + 1);
+        // Without VHT the fq memory limit is 4 MiB (reference §3.2).
+        let fq_memory = match cfg.stack.fq_memory_limit_bytes {
+            0 if cfg.standard == Standard::Ac => 16 << 20,
+            0 => 4 << 20,
+            m => m,
+        };
+        for id in 0..=n as u16 {
+            let node_id = NodeId(id);
+            let mut rng = RngStream::new(seed, StreamKind::Backoff, id as u64);
+            let table = if node_id.is_ap() {
+                &cfg.edca_ap
+            } else {
+                &cfg.edca_sta
+            };
+            let edca = Ac::ALL.map(|ac| {
+                let mut b = Backoff::new(table[ac.index()], &mut rng);
+                b.counted_from = timing.aifs(b.params.aifsn);
+                b
+            });
+            let peers: Vec<(NodeId, &StationConfig)> = if node_id.is_ap() {
+                (1..=n as u16)
+                    .map(|s| (NodeId(s), &cfg.stations[s as usize - 1]))
+                    .collect()
+            } else {
+                vec![(NodeId::AP, &cfg.stations[id as usize - 1])]
+            };
+            // mac80211 counts associated stations for the slow-station rule.
+            let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
+            let airs: Vec<LinkAirtime> = peers
+                .iter()
+                .map(|(_, sc)| LinkAirtime::new(&sc.tx, &timing, protection_of(&sc.tx)))
+                .collect();
+            let path_links = peers
+                .iter()
+                .zip(&airs)
+                .map(|((peer, sc), air)| PathLink {
+                    peer: *peer,
+                    weight: sc.weight,
+                    limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx, air)),
+                    slow_station: expected_kbps(sc) < 6_000 * num_sta,
+                })
+                .collect();
+            let links = peers
+                .into_iter()
+                .zip(airs)
+                .map(|((peer, sc), air)| Link {
+                    peer,
+                    rx: Default::default(),
+                    txv: sc.tx,
+                    air,
+                    error: sc.error,
+                    rng: RngStream::new(
+                        seed,
+                        StreamKind::Channel,
+                        ((id as u64) << 16) | peer.0 as u64,
+                    ),
+                })
+                .collect();
+            nodes.push(Node {
+                id: node_id,
+                edca,
+                ifs_ref: Nanos::ZERO,
+                rng,
+                links,
+                path: TxPath::new(&cfg.stack, cfg.qos, node_id.is_ap(), path_links, fq_memory),
+                away: false,
+                ctl: VecDeque::new(),
+                ctl_in_air: false,
+                ctl_attempts: 0,
+            });
+        }
+        let mgmt = cfg.has_mgmt().then(|| Mgmt::new(&cfg));
+        let deadline = mgmt.as_ref().and_then(|m| m.timer);
+        Ok(Cell {
+            cfg,
+            timing,
+            nodes,
+            busy: false,
+            timer: None,
+            deadline,
+            now: Nanos::ZERO,
+            exch: Exchange::default(),
+            out: VecDeque::new(),
+            released: Vec::new(),
+            eifs_extra: timing.eifs_extra(),
+            spare_ok: Vec::new(),
+            stats: vec![StationStats::default(); n + 1],
+            busy_ns: 0,
+            internal_collisions: 0,
+            mgmt,
+            beacon_airtime_ns: 0,
+        })
+    }
+
+    pub fn config(&self) -> &CellConfig {
+        &self.cfg
+    }
+
+    pub fn timing(&self) -> &PhyTiming {
+        &self.timing
+    }
+
+    /// Number of stations.
+    pub fn stations(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    /// Per-station counters, indexed by station number (index 0 is unused).
+    pub fn stats(&self) -> &[StationStats] {
+        &self.stats
+    }
+
+    /// Total time the medium was busy (exchanges and collisions).
+    pub fn busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
+
+    /// Internal (same-station, different-AC) collisions so far.
+    pub fn internal_collisions(&self) -> u64 {
+        self.internal_collisions
+    }
+
+    /// Medium time taken by the AP's beacons (part of [`Cell::busy_ns`]).
+    pub fn beacon_airtime_ns(&self) -> u64 {
+        self.beacon_airtime_ns
+    }
+
+    /// Whether station `sta`'s radio is away from the operating channel or asleep.
+    pub fn station_away(&self, sta: u16) -> bool {
+        self.nodes.get(sta as usize).is_some_and(|n| n.away)
+    }
+
+    /// Whether the AP believes station `sta` dozes (and buffers its frames).
+    pub fn ap_buffers_for(&self, sta: u16) -> bool {
+        self.mgmt.as_ref().is_some_and(|m| {
+            sta.checked_sub(1)
+                .is_some_and(|i| m.ap_dozing.get(i as usize) == Some(&true))
+        })
+    }
+
+    /// Pending AQL airtime the AP holds for `station`'s AC.
+    pub fn aql_pending_us(&self, station: u16, ac: Ac) -> u32 {
+        match station.checked_sub(1) {
+            Some(link) => self.nodes[0].path.aql_pending_us(link, ac),
+            None => 0,
+        }
+    }
+
+    /// Packets inside the model: queued, in the air, held in a reorder buffer, or in
+    /// the AP's power-save buffer.
+    pub fn packets_inside(&self) -> u64 {
+        let mut n = self.mgmt.as_ref().map_or(0, |m| m.buffers.total() as u64);
+        for node in &self.nodes {
+            n += node.path.packets_inside();
+            for link in &node.links {
+                n += link.rx.iter().map(|r| r.held() as u64).sum::<u64>();
+            }
+        }
+        if self.busy {
+            // After the data PPDU ended, what the receiver decoded belongs to it
+            // (released or held for reordering), not to the air any more.
+            for tx in &self.exch.txs {
+                let received = |k: usize| self.exch.delivered && tx.ok.get(k) == Some(&true);
+                n += (0..tx.ppdu.mpdus.len()).filter(|&k| !received(k)).count() as u64;
+            }
+        }
+        n
+    }
+
+    /// The next time the model needs [`Cell::handle_timeout`].
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        debug_assert_eq!(self.deadline, self.combined_deadline());
+        self.deadline
+    }
+
+    /// The earlier of the MAC's and the management timer (what `deadline` caches).
+    fn combined_deadline(&self) -> Option<Nanos> {
+        match (self.timer, self.mgmt.as_ref().and_then(|m| m.timer)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Set the MAC's timer (the only way it changes) and the cached deadline with it.
+    #[inline]
+    pub(crate) fn set_timer(&mut self, timer: Option<Nanos>) {
+        self.timer = timer;
+        // Without management (most runs) the deadline is the MAC's timer itself.
+        self.deadline = match &self.mgmt {
+            None => timer,
+            Some(_) => self.combined_deadline(),
+        };
+    }
+
+    /// The next output, if any.
+    #[inline]
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop_front()
+    }
+
+    /// Run every deadline up to and including `now`.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: Nanos) {
+        // Most calls (every packet handed in) find nothing due: check before entering
+        // the MAC's large state machine.
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.run_deadlines(now);
+        }
+        if now > self.now {
+            self.now = now;
+        }
+    }
+
+    /// The deadlines up to and including `now`, in order.
+    #[inline(never)]
+    fn run_deadlines(&mut self, now: Nanos) {
+        while let Some(t) = self.poll_timeout() {
+            if t > now {
+                break;
+            }
+            self.now = t;
+            // At one instant, management (a radio leaving, a beacon falling due) goes
+            // before the MAC.
+            if self.mgmt.as_ref().and_then(|m| m.timer) == Some(t) {
+                self.handle_mgmt(t);
+            } else if !self.busy {
+                self.start_access(t);
+            } else if !self.exch.delivered {
+                self.deliver(t);
+            } else {
+                self.finish_exchange(t);
+            }
+        }
+    }
+
+    /// A packet arrives at `packet.src` at time `now`, for `packet.dst`.
+    pub fn handle_packet(&mut self, now: Nanos, mut packet: Packet) {
+        self.handle_timeout(now);
+        packet.enqueued_at = now;
+        let src = packet.src.index();
+        let link = if src < self.nodes.len() && packet.src.is_ap() != packet.dst.is_ap() {
+            self.nodes[src].path.link_to(packet.dst)
+        } else {
+            None
+        };
+        let Some(link) = link else {
+            self.out.push_back(Output::Dropped {
+                at: now,
+                node: packet.src,
+                packet,
+                reason: DropReason::NoRoute,
+            });
+            return;
+        };
+        let station = self.station_of(src, link as usize);
+        self.link_stats(station, src != 0).offered_packets += 1;
+        if self.mgmt.is_some() && self.mgmt_takes_packet(now, src, station, packet) {
+            return;
+        }
+        // Enqueueing moves frames of the packet's AC only (TxPath::enqueue kicks that
+        // AC alone), so only that EDCAF can wake.
+        let ac = self.nodes[src].path.classify_ac(&packet);
+        let had = self.nodes[src].has_frame(ac);
+        #[cfg(debug_assertions)]
+        let had_all = Ac::ALL.map(|a| self.nodes[src].has_frame(a));
+        self.nodes[src].path.enqueue(now, link, packet);
+        self.drain_path(src, now);
+        #[cfg(debug_assertions)]
+        for a in Ac::ALL.into_iter().filter(|&a| a != ac) {
+            debug_assert_eq!(had_all[a.index()], self.nodes[src].has_frame(a));
+        }
+        if !had && self.nodes[src].has_frame(ac) {
+            self.edcaf_woken(src, ac, now);
+        }
+    }
+
+    /// Report what node `n`'s path dropped or gave up since the last call.
+    #[inline]
+    pub(crate) fn drain_path(&mut self, n: usize, now: Nanos) {
+        // Called after every packet handed to a path; usually there is nothing.
+        if self.nodes[n].path.drops.is_empty() && self.nodes[n].path.gave_up.is_empty() {
+            return;
+        }
+        self.report_path_losses(n, now);
+    }
+
+    /// [`Cell::drain_path`] when there is something to report.
+    #[inline(never)]
+    fn report_path_losses(&mut self, n: usize, now: Nanos) {
+        let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
+        for (packet, reason) in drops.drain(..) {
+            let uplink = !packet.src.is_ap();
+            let station = if uplink { packet.src } else { packet.dst }.index();
+            let s = self.link_stats(station, uplink);
+            match reason {
+                DropReason::QueueFull => s.dropped_queue_full += 1,
+                DropReason::RetryLimit => s.dropped_retry_limit += 1,
+                DropReason::PsBuffer => s.dropped_ps_buffer += 1,
+                _ => s.dropped_aqm += 1,
+            }
+            self.out.push_back(Output::Dropped {
+                at: now,
+                node: self.nodes[n].id,
+                packet,
+                reason,
+            });
+        }
+        self.nodes[n].path.drops = drops;
+        let mut gave_up = std::mem::take(&mut self.nodes[n].path.gave_up);
+        for (link, tid, seq) in gave_up.drain(..) {
+            // The recipient stops waiting for it (see `RxReorder::give_up`).
+            let peer = self.nodes[n].links[link as usize].peer;
+            let src_id = self.nodes[n].id;
+            let rx_node = peer.index();
+            if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
+                let released = &mut self.released;
+                self.nodes[rx_node].links[rx_link].rx[tid as usize]
+                    .give_up(seq, &mut |p| released.push(p));
+                self.emit_released(now, n, link as usize);
+            }
+        }
+        self.nodes[n].path.gave_up = gave_up;
+    }
+
+    pub(crate) fn station_of(&self, node: usize, link: usize) -> usize {
+        if node == 0 {
+            link + 1
+        } else {
+            node
+        }
+    }
+
+    pub(crate) fn link_stats(&mut self, station: usize, uplink: bool) -> &mut LinkStats {
+        let s = &mut self.stats[station];
+        if uplink {
+            &mut s.up
+        } else {
+            &mut s.down
+        }
+    }
+
+    pub(crate) fn mpdu_overhead(&self) -> u32 {
+        mpdu_overhead(self.cfg.qos)
+    }
+}
