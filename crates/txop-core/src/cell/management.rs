@@ -10,7 +10,7 @@
 //! believes dozes: new ones in a power-save buffer (64 per AC, 512 in all), those
 //! already queued paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
 
-use super::{Cell, CellConfig};
+use super::{Cell, CellConfig, Timer};
 use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, MAX_CTL_FRAMES};
 use crate::mac80211::powersave::{
@@ -35,8 +35,6 @@ pub(crate) struct Mgmt {
     pub(crate) ap_service: Vec<bool>,
     pub(crate) buffers: PsBuffers,
     pub(crate) stas: Vec<StaMgmt>,
-    /// The earliest management deadline.
-    pub(crate) timer: Option<Nanos>,
     pub(crate) scratch: Vec<Packet>,
 }
 
@@ -72,7 +70,7 @@ impl Mgmt {
         for (sta, ps) in &cfg.station_power_save {
             stas[*sta as usize - 1].ps = Some(StaPowerSave::new(*ps, Nanos::ZERO));
         }
-        let mut m = Box::new(Mgmt {
+        Box::new(Mgmt {
             clock,
             next_beacon: clock.next_after(Nanos::ZERO),
             beacon_pending: None,
@@ -80,15 +78,12 @@ impl Mgmt {
             ap_service: vec![false; n],
             buffers: PsBuffers::new(n),
             stas,
-            timer: None,
             scratch: Vec::new(),
-        });
-        m.refresh_timer();
-        m
+        })
     }
 
     /// The earliest of the next TBTT, the scanners' steps and the power-save timeouts.
-    pub(crate) fn refresh_timer(&mut self) {
+    pub(crate) fn next_deadline(&self) -> Nanos {
         let mut t = self.clock.tbtt(self.next_beacon);
         for sm in &self.stas {
             let scan = sm.scan.as_ref().and_then(|s| s.poll_timeout());
@@ -97,7 +92,7 @@ impl Mgmt {
                 t = t.min(d);
             }
         }
-        self.timer = Some(t);
+        t
     }
 }
 
@@ -110,9 +105,8 @@ impl Cell {
     }
 
     pub(crate) fn refresh_mgmt_timer(&mut self) {
-        if let Some(m) = self.mgmt.as_mut() {
-            m.refresh_timer();
-            self.deadline = self.combined_deadline();
+        if let Some(m) = self.mgmt.as_ref() {
+            self.timers.set(Timer::Management, Some(m.next_deadline()));
         }
     }
 
@@ -205,7 +199,7 @@ impl Cell {
                 }
             }
             if !self.busy {
-                self.set_timer(self.idle_timer());
+                self.timers.set(Timer::Access, self.idle_timer());
             }
         }
         for s in 1..=n_sta {

@@ -35,11 +35,14 @@
 mod config;
 mod management;
 mod stats;
+mod timer;
 
 use self::config::{build_limits, expected_kbps, mpdu_overhead};
 pub use self::config::{CellConfig, StationConfig};
 use self::management::Mgmt;
 pub use self::stats::{AirtimeRecord, LinkStats, StationStats};
+pub(crate) use self::timer::Timer;
+use self::timer::TimerTable;
 pub use crate::mac::exchange::ExchangeOutcome;
 
 use crate::driver::NUM_TIDS;
@@ -125,14 +128,8 @@ pub struct Cell {
     pub(crate) timing: PhyTiming,
     pub(crate) nodes: Vec<Node>,
     pub(crate) busy: bool,
-    /// The MAC's next deadline. Written only through [`Cell::set_timer`], which keeps
-    /// `deadline` in step.
-    pub(crate) timer: Option<Nanos>,
-    /// The earlier of `timer` and the management timer: what [`Cell::poll_timeout`]
-    /// returns. Kept up to date where either timer changes ([`Cell::set_timer`],
-    /// [`Cell::refresh_mgmt_timer`]) because it is asked far more often (every turn of
-    /// the event loop, every packet handed in) than the timers change.
-    pub(crate) deadline: Option<Nanos>,
+    /// The deadlines of management and of the MAC's cycle.
+    pub(crate) timers: TimerTable,
     pub(crate) now: Nanos,
     pub(crate) exch: Exchange,
     pub(crate) out: VecDeque<Output>,
@@ -238,14 +235,14 @@ impl Cell {
             });
         }
         let mgmt = cfg.has_mgmt().then(|| Mgmt::new(&cfg));
-        let deadline = mgmt.as_ref().and_then(|m| m.timer);
+        let mut timers = TimerTable::default();
+        timers.set(Timer::Management, mgmt.as_ref().map(|m| m.next_deadline()));
         Ok(Cell {
             cfg,
             timing,
             nodes,
             busy: false,
-            timer: None,
-            deadline,
+            timers,
             now: Nanos::ZERO,
             exch: Exchange::default(),
             out: VecDeque::new(),
@@ -338,27 +335,7 @@ impl Cell {
     /// The next time the model needs [`Cell::handle_timeout`].
     #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
-        debug_assert_eq!(self.deadline, self.combined_deadline());
-        self.deadline
-    }
-
-    /// The earlier of the MAC's and the management timer (what `deadline` caches).
-    fn combined_deadline(&self) -> Option<Nanos> {
-        match (self.timer, self.mgmt.as_ref().and_then(|m| m.timer)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Set the MAC's timer (the only way it changes) and the cached deadline with it.
-    #[inline]
-    pub(crate) fn set_timer(&mut self, timer: Option<Nanos>) {
-        self.timer = timer;
-        // Without management (most runs) the deadline is the MAC's timer itself.
-        self.deadline = match &self.mgmt {
-            None => timer,
-            Some(_) => self.combined_deadline(),
-        };
+        self.timers.next_timeout()
     }
 
     /// The next output, if any.
@@ -383,21 +360,23 @@ impl Cell {
     /// The deadlines up to and including `now`, in order.
     #[inline(never)]
     fn run_deadlines(&mut self, now: Nanos) {
-        while let Some(t) = self.poll_timeout() {
-            if t > now {
-                break;
-            }
+        while let Some((timer, t)) = self.timers.expire(now) {
             self.now = t;
-            // At one instant, management (a radio leaving, a beacon falling due) goes
-            // before the MAC.
-            if self.mgmt.as_ref().and_then(|m| m.timer) == Some(t) {
-                self.handle_mgmt(t);
-            } else if !self.busy {
-                self.start_access(t);
-            } else if !self.exch.delivered {
-                self.deliver(t);
-            } else {
-                self.finish_exchange(t);
+            debug_assert!(self.timers.mac_timers_set() <= 1);
+            match timer {
+                Timer::Management => self.handle_mgmt(t),
+                Timer::Access => {
+                    debug_assert!(!self.busy);
+                    self.start_access(t);
+                }
+                Timer::Delivery => {
+                    debug_assert!(self.busy && !self.exch.delivered);
+                    self.deliver(t);
+                }
+                Timer::ExchangeEnd => {
+                    debug_assert!(self.busy && self.exch.delivered);
+                    self.finish_exchange(t);
+                }
             }
         }
     }

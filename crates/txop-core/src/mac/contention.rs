@@ -5,7 +5,7 @@
 //! [`super::edca`] holds the parameters and each EDCAF's backoff state; this file runs
 //! them for the whole cell.
 
-use crate::cell::Cell;
+use crate::cell::{Cell, Timer};
 use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
@@ -38,7 +38,8 @@ impl Cell {
             b.counted_from = now;
         }
         let t = b.tx_time(slot);
-        self.set_timer(Some(self.timer.map_or(t, |cur| cur.min(t))));
+        let earliest = self.timers.get(Timer::Access).map_or(t, |cur| cur.min(t));
+        self.timers.set(Timer::Access, Some(earliest));
     }
 
     /// Start contention for the ACs of node `n` that had no frame before (`had`).
@@ -175,7 +176,7 @@ impl Cell {
         if let Some((bt, _)) = self.beacon_tx_time() {
             next = Some(next.map_or(bt, |c| c.min(bt)));
         }
-        self.set_timer(next);
+        self.timers.set(Timer::Access, next);
     }
 
     /// While the medium is idle: the earliest transmission of the present nodes'
@@ -206,7 +207,7 @@ impl Cell {
             for b in node.edca.iter_mut() {
                 b.freeze(t, slot, rule);
             }
-            self.set_timer(self.idle_timer());
+            self.timers.set(Timer::Access, self.idle_timer());
         }
     }
 
@@ -219,7 +220,7 @@ impl Cell {
             for b in node.edca.iter_mut() {
                 b.counted_from = t + self.timing.aifs(b.params.aifsn);
             }
-            self.set_timer(self.idle_timer());
+            self.timers.set(Timer::Access, self.idle_timer());
         }
     }
 

@@ -1,7 +1,7 @@
 //! One frame exchange on the medium, from the access that starts it to the return to
 //! contention.
 
-use crate::cell::{AirtimeRecord, Cell, Output};
+use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::frame::CtlFrame;
@@ -191,7 +191,7 @@ impl Cell {
         self.exch.outcome = Some(ExchangeOutcome::Collision);
         self.exch.delivered = true;
         self.exch.end = end;
-        self.set_timer(Some(end));
+        self.timers.set(Timer::ExchangeEnd, Some(end));
     }
 
     /// One transmission: draw the channel errors and lay out the exchange. `known` is
@@ -265,13 +265,13 @@ impl Cell {
             self.exch.end = data_end;
             self.exch.outcome = Some(ExchangeOutcome::Failed);
         }
-        self.set_timer(Some(data_end));
+        self.timers.set(Timer::Delivery, Some(data_end));
     }
 
     /// The data PPDU ended: the receiver releases what it decoded, in order.
     pub(crate) fn deliver(&mut self, t: Nanos) {
         self.exch.delivered = true;
-        self.set_timer(Some(self.exch.end));
+        self.timers.set(Timer::ExchangeEnd, Some(self.exch.end));
         if self.exch.txs[0].ctl.is_some() {
             self.deliver_ctl(t);
             return;
@@ -539,7 +539,7 @@ impl Cell {
         let data_end = start + v.ppdu_duration(bytes, band);
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
-        self.set_timer(Some(data_end));
+        self.timers.set(Timer::Delivery, Some(data_end));
         let ok = match c {
             CtlFrame::Beacon { .. } => true,
             _ => {
