@@ -41,42 +41,54 @@ impl Timer {
 }
 
 /// One optional deadline per [`Timer`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerTable {
-    deadlines: [Option<Nanos>; Timer::VALUES.len()],
+    // perf: an unset timer holds `UNSET` rather than `None`, so that the earliest
+    // deadline, asked at every turn of the event loop, is a minimum without branches.
+    deadlines: [Nanos; Timer::VALUES.len()],
+}
+
+/// The deadline of a timer that is not set (584 years: no run reaches it).
+const UNSET: Nanos = Nanos::MAX;
+
+impl Default for TimerTable {
+    /// Every timer stopped.
+    fn default() -> TimerTable {
+        TimerTable {
+            deadlines: [UNSET; Timer::VALUES.len()],
+        }
+    }
 }
 
 impl TimerTable {
     /// Set `timer` to fire at `deadline`, or stop it (`None`).
     pub(crate) fn set(&mut self, timer: Timer, deadline: Option<Nanos>) {
-        self.deadlines[timer as usize] = deadline;
+        debug_assert_ne!(deadline, Some(UNSET));
+        self.deadlines[timer as usize] = deadline.unwrap_or(UNSET);
     }
 
     /// When `timer` fires, if it is set.
     pub(crate) fn get(&self, timer: Timer) -> Option<Nanos> {
-        self.deadlines[timer as usize]
+        let at = self.deadlines[timer as usize];
+        (at != UNSET).then_some(at)
     }
 
     /// The earliest deadline of all timers.
     pub(crate) fn next_timeout(&self) -> Option<Nanos> {
-        self.deadlines.iter().flatten().min().copied()
+        let [a, b, c, d] = self.deadlines.map(|t| t.as_ns());
+        let earliest = Nanos(a.min(b).min(c.min(d)));
+        (earliest != UNSET).then_some(earliest)
     }
 
     /// The earliest deadline at or before `now` (of simultaneous ones, the first timer
     /// in firing order), stopped and returned with its timer.
     pub(crate) fn expire(&mut self, now: Nanos) -> Option<(Timer, Nanos)> {
-        let mut first: Option<(Timer, Nanos)> = None;
-        for timer in Timer::VALUES {
-            if let Some(at) = self.get(timer) {
-                if at <= now && first.is_none_or(|(_, earliest)| at < earliest) {
-                    first = Some((timer, at));
-                }
-            }
-        }
-        if let Some((timer, _)) = first {
-            self.set(timer, None);
-        }
-        first
+        let at = self.next_timeout().filter(|&at| at <= now)?;
+        let timer = Timer::VALUES
+            .into_iter()
+            .find(|&timer| self.deadlines[timer as usize] == at)?;
+        self.deadlines[timer as usize] = UNSET;
+        Some((timer, at))
     }
 
     /// How many of the MAC's timers are set (at most one, see [`Timer`]).
