@@ -344,39 +344,36 @@ impl Cell {
         self.out.pop_front()
     }
 
-    /// Run every deadline up to and including `now`.
+    /// Run every deadline up to and including `now`, earliest first.
     #[inline]
     pub fn handle_timeout(&mut self, now: Nanos) {
-        // Most calls (every packet handed in) find nothing due: check before entering
-        // the MAC's large state machine.
-        if self.poll_timeout().is_some_and(|t| t <= now) {
-            self.run_deadlines(now);
+        // perf: most calls (every packet handed in) find nothing due; the handlers stay
+        // out of line.
+        while let Some((timer, t)) = self.timers.expire(now) {
+            self.now = t;
+            self.fire(timer, t);
         }
         if now > self.now {
             self.now = now;
         }
     }
 
-    /// The deadlines up to and including `now`, in order.
+    /// `timer`, stopped, fires at `t`.
     #[inline(never)]
-    fn run_deadlines(&mut self, now: Nanos) {
-        while let Some((timer, t)) = self.timers.expire(now) {
-            self.now = t;
-            debug_assert!(self.timers.mac_timers_set() <= 1);
-            match timer {
-                Timer::Management => self.handle_mgmt(t),
-                Timer::Access => {
-                    debug_assert!(!self.busy);
-                    self.start_access(t);
-                }
-                Timer::Delivery => {
-                    debug_assert!(self.busy && !self.exch.delivered);
-                    self.deliver(t);
-                }
-                Timer::ExchangeEnd => {
-                    debug_assert!(self.busy && self.exch.delivered);
-                    self.finish_exchange(t);
-                }
+    fn fire(&mut self, timer: Timer, t: Nanos) {
+        match timer {
+            Timer::Management => self.handle_mgmt(t),
+            Timer::Access => {
+                debug_assert!(!self.busy);
+                self.start_access(t);
+            }
+            Timer::Delivery => {
+                debug_assert!(self.busy && !self.exch.delivered);
+                self.deliver(t);
+            }
+            Timer::ExchangeEnd => {
+                debug_assert!(self.busy && self.exch.delivered);
+                self.finish_exchange(t);
             }
         }
     }

@@ -12,8 +12,8 @@ use crate::Nanos;
 ///
 /// Deadlines at the same instant fire in declaration order: management first (a radio
 /// that leaves or a beacon that falls due changes who contends at that instant), then
-/// the MAC. At most one of the three MAC timers is set; which one says where the medium
-/// is in its cycle: idle ([`Timer::Access`]), busy until the data PPDU ends
+/// the MAC. At most one of the three MAC timers is set (setting one replaces the
+/// other); which one says where the medium is in its cycle: idle ([`Timer::Access`]), busy until the data PPDU ends
 /// ([`Timer::Delivery`]), busy until the response ends ([`Timer::ExchangeEnd`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Timer {
@@ -31,21 +31,25 @@ pub(crate) enum Timer {
 }
 
 impl Timer {
-    /// Every timer, in firing order.
-    const VALUES: [Timer; 4] = [
-        Timer::Management,
-        Timer::Access,
-        Timer::Delivery,
-        Timer::ExchangeEnd,
-    ];
+    /// Whether this is one of the MAC's timers (of which at most one is set).
+    fn is_mac(self) -> bool {
+        self != Timer::Management
+    }
 }
 
-/// One optional deadline per [`Timer`].
+/// The deadline of every [`Timer`]: each is set or not.
+///
+/// The MAC's three timers are the phases of one cycle, never set together: setting one
+/// replaces whichever other MAC timer was set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerTable {
-    // perf: an unset timer holds `UNSET` rather than `None`, so that the earliest
-    // deadline, asked at every turn of the event loop, is a minimum without branches.
-    deadlines: [Nanos; Timer::VALUES.len()],
+    // perf: the earliest deadline is asked at every turn of the event loop. The MAC's
+    // timers share one deadline, and an unset one holds `UNSET` rather than `None`, so
+    // it is the minimum of two numbers.
+    management: Nanos,
+    mac: Nanos,
+    /// Which MAC timer `mac` is (meaningless while `mac` is `UNSET`).
+    mac_timer: Timer,
 }
 
 /// The deadline of a timer that is not set (584 years: no run reaches it).
@@ -55,48 +59,57 @@ impl Default for TimerTable {
     /// Every timer stopped.
     fn default() -> TimerTable {
         TimerTable {
-            deadlines: [UNSET; Timer::VALUES.len()],
+            management: UNSET,
+            mac: UNSET,
+            mac_timer: Timer::Access,
         }
     }
 }
 
 impl TimerTable {
-    /// Set `timer` to fire at `deadline`, or stop it (`None`).
+    /// Set `timer` to fire at `deadline`, or stop it (`None`). Setting a MAC timer
+    /// stops the MAC timer that was set.
     pub(crate) fn set(&mut self, timer: Timer, deadline: Option<Nanos>) {
         debug_assert_ne!(deadline, Some(UNSET));
-        self.deadlines[timer as usize] = deadline.unwrap_or(UNSET);
+        let at = deadline.unwrap_or(UNSET);
+        if !timer.is_mac() {
+            self.management = at;
+        } else if deadline.is_some() || self.mac_timer == timer {
+            self.mac = at;
+            self.mac_timer = timer;
+        }
     }
 
     /// When `timer` fires, if it is set.
     pub(crate) fn get(&self, timer: Timer) -> Option<Nanos> {
-        let at = self.deadlines[timer as usize];
+        let at = match timer {
+            Timer::Management => self.management,
+            _ if self.mac_timer == timer => self.mac,
+            _ => UNSET,
+        };
         (at != UNSET).then_some(at)
     }
 
     /// The earliest deadline of all timers.
     pub(crate) fn next_timeout(&self) -> Option<Nanos> {
-        let [a, b, c, d] = self.deadlines.map(|t| t.as_ns());
-        let earliest = Nanos(a.min(b).min(c.min(d)));
+        let earliest = Nanos(self.management.as_ns().min(self.mac.as_ns()));
         (earliest != UNSET).then_some(earliest)
     }
 
-    /// The earliest deadline at or before `now` (of simultaneous ones, the first timer
-    /// in firing order), stopped and returned with its timer.
+    /// The earliest deadline at or before `now` (of simultaneous ones, management's),
+    /// stopped and returned with its timer.
     pub(crate) fn expire(&mut self, now: Nanos) -> Option<(Timer, Nanos)> {
-        let at = self.next_timeout().filter(|&at| at <= now)?;
-        let timer = Timer::VALUES
-            .into_iter()
-            .find(|&timer| self.deadlines[timer as usize] == at)?;
-        self.deadlines[timer as usize] = UNSET;
-        Some((timer, at))
-    }
-
-    /// How many of the MAC's timers are set (at most one, see [`Timer`]).
-    pub(crate) fn mac_timers_set(&self) -> usize {
-        [Timer::Access, Timer::Delivery, Timer::ExchangeEnd]
-            .into_iter()
-            .filter(|&t| self.get(t).is_some())
-            .count()
+        let at = self.management.min(self.mac);
+        if at > now || at == UNSET {
+            return None;
+        }
+        if self.management == at {
+            self.management = UNSET;
+            Some((Timer::Management, at))
+        } else {
+            self.mac = UNSET;
+            Some((self.mac_timer, at))
+        }
     }
 }
 
@@ -128,32 +141,33 @@ mod tests {
     }
 
     #[test]
-    fn simultaneous_deadlines_fire_in_declaration_order() {
-        let mut t = TimerTable::default();
-        for timer in Timer::VALUES.into_iter().rev() {
-            t.set(timer, at(5));
+    fn at_one_instant_management_fires_before_the_mac() {
+        for mac in [Timer::Access, Timer::Delivery, Timer::ExchangeEnd] {
+            let mut t = TimerTable::default();
+            t.set(mac, at(5));
+            t.set(Timer::Management, at(5));
+            let now = Nanos::from_us(5);
+            assert_eq!(t.expire(now), Some((Timer::Management, Nanos::from_us(5))));
+            assert_eq!(t.expire(now), Some((mac, Nanos::from_us(5))));
+            assert_eq!(t.expire(now), None);
         }
-        let fired: Vec<Timer> = std::iter::from_fn(|| t.expire(Nanos::from_us(5)))
-            .map(|(timer, when)| {
-                assert_eq!(when, Nanos::from_us(5));
-                timer
-            })
-            .collect();
-        assert_eq!(fired, Timer::VALUES);
     }
 
     #[test]
-    fn set_none_stops_and_mac_timers_are_counted() {
+    fn a_mac_timer_replaces_the_other_mac_timer() {
         let mut t = TimerTable::default();
         t.set(Timer::Management, at(1));
-        assert_eq!(t.mac_timers_set(), 0);
         t.set(Timer::Access, at(2));
         t.set(Timer::ExchangeEnd, at(3));
-        assert_eq!(t.mac_timers_set(), 2);
+        assert_eq!(t.get(Timer::Access), None);
+        assert_eq!(t.get(Timer::ExchangeEnd), at(3));
+        // Stopping a MAC timer that is not set leaves the one that is.
         t.set(Timer::Access, None);
-        assert_eq!(t.mac_timers_set(), 1);
+        assert_eq!(t.get(Timer::ExchangeEnd), at(3));
+        t.set(Timer::ExchangeEnd, None);
+        assert_eq!(t.get(Timer::ExchangeEnd), None);
         assert_eq!(t.next_timeout(), at(1));
         t.set(Timer::Management, None);
-        assert_eq!(t.next_timeout(), at(3));
+        assert_eq!(t.next_timeout(), None);
     }
 }
