@@ -12,7 +12,7 @@
 
 use super::{Cell, CellConfig, Timer};
 use crate::mac::edca::Ac;
-use crate::mac::frame::{CtlFrame, MAX_CTL_FRAMES};
+use crate::mac::frame::{CtlFrame, DataFrame, Frame, MAX_QUEUED_FRAMES};
 use crate::mac80211::powersave::{
     BeaconClock, PsAction, PsBuffers, PsState, StaPowerSave, BEACON_BYTES,
 };
@@ -110,15 +110,15 @@ impl Cell {
         }
     }
 
-    /// Station `n`'s management frame completed (acknowledged, or given up).
-    pub(crate) fn ctl_done(&mut self, t: Nanos, n: usize, c: CtlFrame, acked: bool) {
-        let CtlFrame::NullData { pm } = c else {
+    /// Station `n`'s null-data frame or PS-Poll completed (acknowledged, or given up).
+    pub(crate) fn frame_done(&mut self, t: Nanos, n: usize, f: Frame, acked: bool) {
+        let Frame::Data(DataFrame::NullData { pm }) = f else {
             return;
         };
         let nulls_left = self.nodes[n]
-            .ctl
+            .frames
             .iter()
-            .any(|f| matches!(f, CtlFrame::NullData { .. }));
+            .any(|f| matches!(f, Frame::Data(DataFrame::NullData { .. })));
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
@@ -140,27 +140,30 @@ impl Cell {
         self.sync_station(n, t);
     }
 
-    /// Queue a management frame at station `n` (a queued, not yet sent null-data frame
+    /// Queue a null-data frame or PS-Poll at station `n` (a queued, not yet sent null-data frame
     /// takes the newer PM bit). Returns false if the queue is full.
-    pub(crate) fn queue_ctl(&mut self, n: usize, frame: CtlFrame, now: Nanos) -> bool {
+    pub(crate) fn queue_frame(&mut self, n: usize, frame: Frame, now: Nanos) -> bool {
         let had = self.nodes[n].has_frame(Ac::Vo);
         let node = &mut self.nodes[n];
-        let back_in_air = node.ctl_in_air && node.ctl.len() == 1;
+        let back_in_air = node.frame_in_air && node.frames.len() == 1;
         if !back_in_air {
-            if let Some(b) = node.ctl.back_mut() {
+            if let Some(b) = node.frames.back_mut() {
                 if matches!(
                     (*b, frame),
-                    (CtlFrame::NullData { .. }, CtlFrame::NullData { .. })
+                    (
+                        Frame::Data(DataFrame::NullData { .. }),
+                        Frame::Data(DataFrame::NullData { .. })
+                    )
                 ) {
                     *b = frame;
                     return true;
                 }
             }
         }
-        if node.ctl.len() >= MAX_CTL_FRAMES {
+        if node.frames.len() >= MAX_QUEUED_FRAMES {
             return false;
         }
-        node.ctl.push_back(frame);
+        node.frames.push_back(frame);
         if !had {
             self.edcaf_woken(n, Ac::Vo, now);
         }
@@ -260,7 +263,7 @@ impl Cell {
                         m.stas[s - 1].scan_waits_null = true;
                     }
                 }
-                if !self.queue_ctl(s, CtlFrame::NullData { pm }, t) && wait {
+                if !self.queue_frame(s, Frame::Data(DataFrame::NullData { pm }), t) && wait {
                     // Cannot happen with the bounded queue; do not stall the scan.
                     if let Some(sc) = self.mgmt.as_mut().and_then(|m| m.stas[s - 1].scan.as_mut()) {
                         sc.null_done(t);
@@ -275,7 +278,7 @@ impl Cell {
     pub(crate) fn ps_timeout(&mut self, s: usize, t: Nanos) {
         let node = &self.nodes[s];
         let idle = node.path.packets_inside() == 0
-            && node.ctl.is_empty()
+            && node.frames.is_empty()
             && !(self.busy && self.exch.txs.iter().any(|x| x.node as usize == s));
         let action = self
             .mgmt
@@ -288,10 +291,10 @@ impl Cell {
     pub(crate) fn apply_ps_action(&mut self, s: usize, action: Option<PsAction>, t: Nanos) {
         match action {
             Some(PsAction::SendNullData { pm }) => {
-                self.queue_ctl(s, CtlFrame::NullData { pm }, t);
+                self.queue_frame(s, Frame::Data(DataFrame::NullData { pm }), t);
             }
             Some(PsAction::SendPsPoll) => {
-                self.queue_ctl(s, CtlFrame::PsPoll, t);
+                self.queue_frame(s, Frame::Ctl(CtlFrame::PsPoll), t);
             }
             Some(PsAction::Doze) | None => {}
         }

@@ -49,7 +49,7 @@ use crate::driver::NUM_TIDS;
 use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{Ac, Backoff};
 use crate::mac::exchange::{Exchange, LinkAirtime};
-use crate::mac::frame::CtlFrame;
+use crate::mac::frame::Frame;
 use crate::mac::protection::{needs_protection, Protection};
 use crate::packet::{DropReason, NodeId, Packet};
 use crate::phy::channel::ErrorModel;
@@ -101,13 +101,14 @@ pub(crate) struct Node {
     /// The radio is off the operating channel (scanning) or asleep (power save): the
     /// node neither contends nor receives.
     pub(crate) away: bool,
-    /// Management frames waiting to be sent on AC VO (mac80211 sends null-data frames
-    /// at TID 7), ahead of the AC's data. At most [`MAX_CTL_FRAMES`].
-    pub(crate) ctl: VecDeque<CtlFrame>,
-    /// The front of `ctl` is on the air.
-    pub(crate) ctl_in_air: bool,
-    /// Transmissions of the front of `ctl` so far.
-    pub(crate) ctl_attempts: u8,
+    /// The frames the MAC sends on its own (null-data, PS-Poll), waiting to be sent on
+    /// AC VO ahead of the AC's data. At most
+    /// [`MAX_QUEUED_FRAMES`](crate::mac::frame::MAX_QUEUED_FRAMES).
+    pub(crate) frames: VecDeque<Frame>,
+    /// The front of `frames` is on the air.
+    pub(crate) frame_in_air: bool,
+    /// Transmissions of the front of `frames` so far.
+    pub(crate) frame_attempts: u8,
 }
 
 impl Node {
@@ -115,9 +116,9 @@ impl Node {
         self.path.link_to(peer).map(|l| l as usize)
     }
 
-    /// Whether `ac` has a frame to contend for: a management frame (VO) or a PPDU.
+    /// Whether `ac` has a frame to contend for: one of the MAC's own (VO) or a PPDU.
     pub(crate) fn has_frame(&self, ac: Ac) -> bool {
-        (ac == Ac::Vo && !self.ctl.is_empty()) || self.path.has_ppdu(ac)
+        (ac == Ac::Vo && !self.frames.is_empty()) || self.path.has_ppdu(ac)
     }
 }
 
@@ -229,9 +230,9 @@ impl Cell {
                 links,
                 path: TxPath::new(&cfg.stack, cfg.qos, node_id.is_ap(), path_links, fq_memory),
                 away: false,
-                ctl: VecDeque::new(),
-                ctl_in_air: false,
-                ctl_attempts: 0,
+                frames: VecDeque::new(),
+                frame_in_air: false,
+                frame_attempts: 0,
             });
         }
         let mgmt = cfg.has_mgmt().then(|| Mgmt::new(&cfg));

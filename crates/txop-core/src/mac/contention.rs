@@ -9,7 +9,7 @@ use crate::cell::{Cell, Timer};
 use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
-use crate::mac::frame::CtlFrame;
+use crate::mac::frame::{Frame, MgmtFrame};
 use crate::Nanos;
 
 impl Cell {
@@ -89,7 +89,7 @@ impl Cell {
                     air_end: bt,
                     ppdu: Ppdu::default(),
                     ok: self.spare_ok.pop().unwrap_or_default(),
-                    ctl: Some(CtlFrame::Beacon { k }),
+                    frame: Some(Frame::Mgmt(MgmtFrame::Beacon { k })),
                 });
                 if let Some(m) = self.mgmt.as_mut() {
                     m.beacon_pending = None;
@@ -110,8 +110,8 @@ impl Cell {
                             self.internal_collisions += 1;
                         }
                     }
-                    if ac == Ac::Vo && !node.ctl.is_empty() {
-                        node.ctl_in_air = true;
+                    if ac == Ac::Vo && !node.frames.is_empty() {
+                        node.frame_in_air = true;
                         self.exch.txs.push(Tx {
                             node: n as u16,
                             ac,
@@ -119,7 +119,7 @@ impl Cell {
                             air_end: start,
                             ppdu: Ppdu::default(),
                             ok: self.spare_ok.pop().unwrap_or_default(),
-                            ctl: node.ctl.front().copied(),
+                            frame: node.frames.front().copied(),
                         });
                     } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
                         self.exch.txs.push(Tx {
@@ -129,7 +129,7 @@ impl Cell {
                             air_end: start,
                             ppdu,
                             ok: self.spare_ok.pop().unwrap_or_default(),
-                            ctl: None,
+                            frame: None,
                         });
                     }
                     start

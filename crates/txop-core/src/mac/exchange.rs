@@ -4,7 +4,7 @@
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
-use crate::mac::frame::CtlFrame;
+use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::protection::{Protection, PROTECTION_RATE};
 use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
 use crate::packet::{NodeId, Packet};
@@ -110,8 +110,8 @@ pub(crate) struct Tx {
     pub(crate) ppdu: Ppdu,
     /// Per MPDU: decoded by the receiver.
     pub(crate) ok: Vec<bool>,
-    /// A management frame instead of the (then empty) PPDU.
-    pub(crate) ctl: Option<CtlFrame>,
+    /// One of the MAC's own frames instead of the (then empty) PPDU.
+    pub(crate) frame: Option<Frame>,
 }
 
 impl Tx {
@@ -169,8 +169,8 @@ impl Cell {
                 self.nodes[tx.node as usize].links[tx.link() as usize].air
             };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
-            let dur = if let Some(c) = self.exch.txs[i].ctl {
-                let (v, bytes) = self.ctl_vector(self.exch.txs[i].node as usize, c);
+            let dur = if let Some(f) = self.exch.txs[i].frame {
+                let (v, bytes) = self.frame_vector(self.exch.txs[i].node as usize, f);
                 v.ppdu_duration(bytes, band)
             } else if self.uses_rts(psdu) || air.always_rts {
                 air.rts
@@ -198,8 +198,8 @@ impl Cell {
     /// (data PPDU, response) duration when the caller has just computed them for this
     /// PPDU without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
     pub(crate) fn resolve_single(&mut self, known: Option<(Nanos, Nanos)>) {
-        if self.exch.txs[0].ctl.is_some() {
-            self.resolve_ctl();
+        if self.exch.txs[0].frame.is_some() {
+            self.resolve_frame();
             return;
         }
         let sifs = self.timing.sifs;
@@ -272,8 +272,8 @@ impl Cell {
     pub(crate) fn deliver(&mut self, t: Nanos) {
         self.exch.delivered = true;
         self.timers.set(Timer::ExchangeEnd, Some(self.exch.end));
-        if self.exch.txs[0].ctl.is_some() {
-            self.deliver_ctl(t);
+        if self.exch.txs[0].frame.is_some() {
+            self.deliver_frame(t);
             return;
         }
         let tx = &self.exch.txs[0];
@@ -343,8 +343,8 @@ impl Cell {
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
             let tx = &self.exch.txs[i];
-            match tx.ctl {
-                Some(c) => self.finish_ctl(t, tx.node as usize, c, outcome, share),
+            match tx.frame {
+                Some(f) => self.finish_frame(t, tx.node as usize, f, outcome, share),
                 None => self.settle_data(i, t, outcome, share),
             }
         }
@@ -367,8 +367,8 @@ impl Cell {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
                 let n = tx.node as usize;
-                let eliciting = match tx.ctl {
-                    Some(c) => self.ctl_vector(n, c).0,
+                let eliciting = match tx.frame {
+                    Some(f) => self.frame_vector(n, f).0,
                     None => self.nodes[n].links[tx.link() as usize].txv,
                 };
                 let timeout = self.timing.response_timeout_for(&eliciting);
@@ -463,8 +463,8 @@ impl Cell {
     /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
     /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
     pub(crate) fn continue_txop(&mut self, t: Nanos) -> bool {
-        // A management frame's exchange is not continued.
-        let Some(prev) = self.exch.txs.first().filter(|tx| tx.ctl.is_none()) else {
+        // An exchange of one of the MAC's own frames is not continued.
+        let Some(prev) = self.exch.txs.first().filter(|tx| tx.frame.is_none()) else {
             return false;
         };
         let (n, ac) = (prev.node as usize, prev.ac);
@@ -504,44 +504,44 @@ impl Cell {
         true
     }
 
-    /// Rate and PSDU size of a management frame: beacons at the lowest basic rate;
+    /// Rate and PSDU size of one of the MAC's own frames: beacons at the lowest basic rate;
     /// null-data frames and PS-Polls at the basic rate that would answer the station's
     /// data rate (a simplification: mac80211's rate control treats null-data as data).
-    pub(crate) fn ctl_vector(&self, n: usize, c: CtlFrame) -> (TxVector, u32) {
+    pub(crate) fn frame_vector(&self, n: usize, f: Frame) -> (TxVector, u32) {
         let std = self.cfg.standard;
-        match c {
-            CtlFrame::Beacon { .. } => (self.timing.lowest_basic, BEACON_BYTES),
-            CtlFrame::NullData { .. } => (
+        match f {
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => (self.timing.lowest_basic, BEACON_BYTES),
+            Frame::Data(DataFrame::NullData { .. }) => (
                 control_response_rate(&self.nodes[n].links[0].txv, std),
                 NULL_DATA_BYTES,
             ),
-            CtlFrame::PsPoll => (
+            Frame::Ctl(CtlFrame::PsPoll) => (
                 control_response_rate(&self.nodes[n].links[0].txv, std),
                 PS_POLL_BYTES,
             ),
         }
     }
 
-    /// A lone management frame: a station's is acknowledged by the AP if it gets
+    /// A lone frame of the MAC's own: a station's is acknowledged by the AP if it gets
     /// through the channel; a beacon is answered by nobody (its reception by each
     /// station is drawn when it ends).
-    pub(crate) fn resolve_ctl(&mut self) {
+    pub(crate) fn resolve_frame(&mut self) {
         let band = self.cfg.band;
-        let (n, c, start) = {
+        let (n, f, start) = {
             let tx = &self.exch.txs[0];
             (
                 tx.node as usize,
-                tx.ctl.expect("a management frame"),
+                tx.frame.expect("one of the MAC's own frames"),
                 tx.start,
             )
         };
-        let (v, bytes) = self.ctl_vector(n, c);
+        let (v, bytes) = self.frame_vector(n, f);
         let data_end = start + v.ppdu_duration(bytes, band);
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
         self.timers.set(Timer::Delivery, Some(data_end));
-        let ok = match c {
-            CtlFrame::Beacon { .. } => true,
+        let ok = match f {
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,
             _ => {
                 let link = &mut self.nodes[n].links[0];
                 let per = link.error.per(&v, bytes);
@@ -555,7 +555,7 @@ impl Cell {
         if !ok {
             self.exch.end = data_end;
             self.exch.outcome = Some(ExchangeOutcome::Failed);
-        } else if matches!(c, CtlFrame::Beacon { .. }) {
+        } else if matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. })) {
             self.exch.end = data_end;
             self.exch.outcome = Some(ExchangeOutcome::Acked);
         } else {
@@ -565,36 +565,36 @@ impl Cell {
         }
     }
 
-    /// A management frame ended on the air: the receivers act on it.
-    pub(crate) fn deliver_ctl(&mut self, t: Nanos) {
+    /// One of the MAC's own frames ended on the air: the receivers act on it.
+    pub(crate) fn deliver_frame(&mut self, t: Nanos) {
         let tx = &self.exch.txs[0];
-        let (n, c, ok) = (
+        let (n, f, ok) = (
             tx.node as usize,
-            tx.ctl.expect("a management frame"),
+            tx.frame.expect("one of the MAC's own frames"),
             tx.ok.first() == Some(&true),
         );
-        match c {
-            CtlFrame::NullData { pm: true } if ok => self.ap_doze(n, t),
-            CtlFrame::NullData { pm: false } if ok => self.ap_wake(n, t),
-            CtlFrame::PsPoll if ok => self.ap_ps_poll(n, t),
-            CtlFrame::Beacon { .. } => self.beacon_received(t),
+        match f {
+            Frame::Data(DataFrame::NullData { pm: true }) if ok => self.ap_doze(n, t),
+            Frame::Data(DataFrame::NullData { pm: false }) if ok => self.ap_wake(n, t),
+            Frame::Ctl(CtlFrame::PsPoll) if ok => self.ap_ps_poll(n, t),
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => self.beacon_received(t),
             _ => {}
         }
         self.refresh_mgmt_timer();
     }
 
-    /// The busy period of a management frame ended: charge it, and retry, give up or
+    /// The busy period of one of the MAC's own frames ended: charge it, and retry, give up or
     /// complete a station's frame (CW as for data: reset on success or when given up,
     /// doubled on failure).
-    pub(crate) fn finish_ctl(
+    pub(crate) fn finish_frame(
         &mut self,
         t: Nanos,
         n: usize,
-        c: CtlFrame,
+        f: Frame,
         outcome: ExchangeOutcome,
         share: u64,
     ) {
-        if let CtlFrame::Beacon { .. } = c {
+        if let Frame::Mgmt(MgmtFrame::Beacon { .. }) = f {
             self.beacon_airtime_ns += share;
             if outcome == ExchangeOutcome::Collision {
                 for s in 1..self.nodes.len() {
@@ -608,19 +608,19 @@ impl Cell {
         let retry_limit = self.cfg.retry_limit;
         let acked = outcome == ExchangeOutcome::Acked;
         let node = &mut self.nodes[n];
-        node.ctl_in_air = false;
-        node.ctl_attempts = node.ctl_attempts.saturating_add(1);
-        let done = acked || node.ctl_attempts >= retry_limit;
+        node.frame_in_air = false;
+        node.frame_attempts = node.frame_attempts.saturating_add(1);
+        let done = acked || node.frame_attempts >= retry_limit;
         let b = &mut node.edca[Ac::Vo.index()];
         if done {
             b.reset(&mut node.rng);
-            node.ctl.pop_front();
-            node.ctl_attempts = 0;
-            match c {
-                CtlFrame::PsPoll => self.stats[n].ps.ps_polls += 1,
+            node.frames.pop_front();
+            node.frame_attempts = 0;
+            match f {
+                Frame::Ctl(CtlFrame::PsPoll) => self.stats[n].ps.ps_polls += 1,
                 _ => self.stats[n].ps.null_frames += 1,
             }
-            self.ctl_done(t, n, c, acked);
+            self.frame_done(t, n, f, acked);
         } else {
             b.fail(&mut node.rng);
         }
