@@ -24,7 +24,10 @@ use crate::Nanos;
 /// One station's radio link to the AP (the same rate and error model both ways).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StationConfig {
+    /// The rate (modulation, coding, width, guard interval) of every data PPDU on the
+    /// link.
     pub tx: TxVector,
+    /// How the channel loses the link's frames.
     pub error: ErrorModel,
     /// Airtime-fairness weight (`NL80211_ATTR_AIRTIME_WEIGHT`, default 256).
     pub weight: u16,
@@ -44,15 +47,22 @@ impl StationConfig {
 /// Everything the cell needs to know.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CellConfig {
+    /// The PHY of the BSS (802.11a/b/g/n/ac): its timing and which rates it carries.
     pub standard: Standard,
+    /// The band the BSS operates in (2.4 or 5 GHz).
     pub band: Band,
     /// QoS (WMM/EDCA with four ACs). Without it: legacy DCF, one queue, non-QoS headers.
     pub qos: bool,
+    /// The AP's EDCA parameters per AC (hostapd's `tx_queue_data*`).
     pub edca_ap: EdcaTable,
+    /// The stations' EDCA parameters per AC (802.11-2016 Table 9-155 by default; an AP
+    /// advertises them, hostapd's `wmm_ac_*`).
     pub edca_sta: EdcaTable,
+    /// How a frozen backoff counter counts the slots that passed (EDCA or DCF).
     pub backoff_rule: BackoffRule,
     /// A-MPDU aggregation under block ack (HT/VHT links, every AC but VO).
     pub aggregation: bool,
+    /// Most subframes per A-MPDU (at most the block-ack window, 64).
     pub max_ampdu_subframes: u16,
     /// 0 means the PHY's maximum (65535 for HT, 1048575 for VHT).
     pub max_ampdu_bytes: u32,
@@ -67,9 +77,10 @@ pub struct CellConfig {
     pub retry_limit: u8,
     /// The transmit stack every node runs (qdisc, TXQs, scheduler, AQL, driver).
     pub stack: StackConfig,
-    /// Emit an [`Output::Airtime`] record for every data exchange (not for beacons,
+    /// Emit an [`Output::Airtime`](super::Output::Airtime) record for every data exchange (not for beacons,
     /// null-data frames or PS-Polls).
     pub airtime_records: bool,
+    /// The stations, numbered from 1 in this order (the AP is node 0).
     pub stations: Vec<StationConfig>,
     /// Model the AP's beacons: one every beacon interval on the AP's channel access,
     /// with the TIM of the stations it buffers for (reference §9). Off by default (no

@@ -21,7 +21,7 @@ use crate::packet::Packet;
 use crate::Nanos;
 
 /// Beacons, the AP's power-save state and the stations' scanners and power save
-/// (absent when none is configured, so the data path pays nothing).
+/// (`Cell::mgmt` is `None` when none of them is configured).
 #[derive(Clone, Debug)]
 pub(crate) struct Mgmt {
     pub(crate) clock: BeaconClock,

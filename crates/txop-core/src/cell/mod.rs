@@ -1,36 +1,23 @@
-//! One BSS: an AP and N stations sharing one channel, driven sans-I/O.
+//! One BSS: an AP and N stations sharing one channel, driven sans-I/O ([`Cell`]).
 //!
-//! Input: [`Cell::handle_packet`] (a packet arrives at the AP from the wired side, or at
-//! a station from its host) and [`Cell::handle_timeout`]. Output: [`Cell::poll_output`]
-//! (deliveries, drops, airtime records) and [`Cell::poll_timeout`] (the next deadline).
+//! Where the parts live:
 //!
-//! Channel access follows EDCA without per-slot events: every EDCA function keeps its
-//! backoff counter and the time it counts from; contention ends at the earliest
-//! `counted_from + slots × slot` among the functions that have frames. Functions whose
-//! backoff ends within aCCATime of that instant transmit too and collide. When the
-//! medium turns busy the others' counters are reduced by the slot boundaries that passed
-//! (see [`BackoffRule`]).
-//!
-//! Each access is one frame exchange, computed in full when it starts: optional RTS/CTS,
-//! the data PPDU (one MPDU, or an A-MPDU under a block-ack agreement), SIFS and the ACK
-//! or BlockAck. Within a TXOP limit further exchanges follow after SIFS. Receivers
-//! deliver MSDUs in sequence order through a reorder buffer at the end of the data PPDU.
+//! - this file: [`Cell`], its construction and its four entry points, the nodes (the
+//!   AP is node 0, station *n* node *n*) and their links;
+//! - [`config`](CellConfig): what a cell is built from, and its validation;
+//! - `stats`: the counters ([`StationStats`], [`LinkStats`]) and [`AirtimeRecord`];
+//! - `timer`: the named deadlines [`Cell::handle_timeout`] runs;
+//! - `management`: beacons, background scanning and power save (reference §7, §9);
+//! - `mac/contention.rs`: the EDCA contention engine (who wins the medium);
+//! - `mac/exchange.rs`: the frame exchange that follows (RTS/CTS, data, response,
+//!   TXOP continuation);
+//! - `mac/frame.rs`: the frames the MAC sends on its own (beacon, PS-Poll, null-data).
 //!
 //! Above the MAC every node runs a transmit path ([`TxPath`]): the qdisc, mac80211's
-//! TXQs, the airtime scheduler, AQL and the driver, configured by a [`StackConfig`]
-//! (a kernel era). The MAC transmits the PPDUs the driver put in the hardware queue,
-//! reports their outcome back, and charges the airtime to the AP's scheduler.
-//!
-//! Beacons, background scanning and power save (reference §7, §9) are off unless
-//! configured ([`CellConfig::beacons`], [`CellConfig::station_scans`],
-//! [`CellConfig::station_power_save`]); then a second, management timer runs beside
-//! the MAC's. A station whose radio is off the operating channel or asleep is *away*:
-//! it does not contend, and what is sent to it is lost (the sender retries, then drops).
-//! Null-data frames (PM bit), PS-Polls and beacons are frames on the air with their
-//! own airtime and contention (null-data and PS-Poll on AC VO, beacons on a queue with
-//! AIFSN 1 and no backoff). The AP holds the frames of a station it believes dozes:
-//! new ones in a power-save buffer (64 per AC, 512 in all), those already queued
-//! paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
+//! TXQs, the airtime scheduler, AQL and the driver, configured by a
+//! [`StackConfig`](crate::stack::StackConfig) (a kernel era). The MAC transmits the
+//! PPDUs the driver put in the hardware queue, reports their outcome back, and charges
+//! the airtime to the AP's scheduler.
 
 mod config;
 mod management;
@@ -60,20 +47,28 @@ use crate::txpath::{PathLink, TxPath};
 use crate::Nanos;
 use std::collections::VecDeque;
 
-/// What the model reports.
+/// What the cell reports, through [`Cell::poll_output`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
     /// `packet` left the cell at `packet.dst`.
     Delivered {
+        /// When the receiver released it (the end of the data PPDU that completed it).
         at: Nanos,
+        /// The packet as handed in, with `enqueued_at` set to its arrival.
         packet: Packet,
     },
+    /// `packet` was lost inside the cell.
     Dropped {
+        /// When it was dropped.
         at: Nanos,
+        /// The node that dropped it.
         node: NodeId,
+        /// The packet as handed in.
         packet: Packet,
+        /// Why (a full queue, the retry limit, the AQM, no route, ...).
         reason: DropReason,
     },
+    /// One data exchange's airtime (only with [`CellConfig::airtime_records`]).
     Airtime(AirtimeRecord),
 }
 
@@ -81,22 +76,31 @@ pub enum Output {
 #[derive(Clone, Debug)]
 pub(crate) struct Link {
     pub(crate) peer: NodeId,
+    /// Per TID: what this node has received from the peer, in sequence order.
     pub(crate) rx: [RxReorder; NUM_TIDS],
+    /// The rate of every data PPDU on the link (both ways).
     pub(crate) txv: TxVector,
     /// The PPDU durations of `txv` (which never changes).
     pub(crate) air: LinkAirtime,
     pub(crate) error: ErrorModel,
+    /// The channel's draws on this link (its own stream: adding a station changes no
+    /// other link's draws).
     pub(crate) rng: RngStream,
 }
 
+/// The AP (node 0) or a station (node *n*): its EDCA functions, transmit path and
+/// links (the AP's link *l* leads to station *l* + 1; a station's only link to the AP).
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     pub(crate) id: NodeId,
+    /// One EDCA function per AC, indexed by [`Ac::index`].
     pub(crate) edca: [Backoff; 4],
     /// Start of the interframe space every AC counts its AIFS from.
     pub(crate) ifs_ref: Nanos,
+    /// The node's backoff draws.
     pub(crate) rng: RngStream,
     pub(crate) links: Vec<Link>,
+    /// qdisc, TXQs, scheduler, AQL and driver: where the node's PPDUs come from.
     pub(crate) path: TxPath,
     /// The radio is off the operating channel (scanning) or asleep (power save): the
     /// node neither contends nor receives.
@@ -122,17 +126,78 @@ impl Node {
     }
 }
 
-/// The cell.
+/// One BSS, driven sans-I/O: it never reads a clock or a socket.
+///
+/// The caller owns time and I/O. It hands the cell two kinds of input and drains two
+/// kinds of output:
+///
+/// - [`handle_packet(now, packet)`](Cell::handle_packet): `packet` enters the cell at
+///   `packet.src` (the AP from the wired side, a station from its host) for
+///   `packet.dst`. It first runs every deadline up to `now`, as `handle_timeout(now)`
+///   would, so the packet meets the cell as it is at `now`, after what happens at
+///   `now`.
+/// - [`handle_timeout(now)`](Cell::handle_timeout): runs every deadline at or before
+///   `now`, earliest first (at one instant management before the MAC). A call with
+///   nothing due does nothing, so calling early or twice is harmless.
+/// - [`poll_output()`](Cell::poll_output): the next [`Output`] (a delivery, a drop, an
+///   airtime record) in the order the cell produced them, `None` once drained. Each
+///   carries its own time, never later than the last `now` handed in.
+/// - [`poll_timeout()`](Cell::poll_timeout): when the cell next needs
+///   `handle_timeout`, or `None` while it is idle (nothing queued, nothing on the air,
+///   no beacon, scan or power-save timer).
+///
+/// Time is monotonic: every `now` handed in is at or after the previous one (virtual
+/// time in the simulator, time since the start in the emulator). Any input can move the
+/// next deadline, earlier (a frame for an idle EDCA function) or later, so after every
+/// `handle_*` call the caller drains `poll_output` and asks `poll_timeout` again. A
+/// driver's loop, with external events (arrivals) merged in time order:
+///
+/// ```
+/// use txop_core::cell::{Cell, CellConfig, Output, StationConfig};
+/// use txop_core::phy::channel::ErrorModel;
+/// use txop_core::phy::{Band, Standard, TxVector};
+/// use txop_core::{Nanos, NodeId, Packet};
+///
+/// let sta = StationConfig::new(TxVector::Ofdm { rate_mbps: 54 }, ErrorModel::None);
+/// let mut cell = Cell::new(CellConfig::new(Standard::A, Band::Ghz5, vec![sta]), 1)?;
+/// // One arrival: 1500 bytes from the AP to station 1 at 1 ms.
+/// let mut arrivals = vec![(Nanos::from_ms(1), Packet::new(7, NodeId::AP, NodeId(1), 1500))];
+/// let mut delivered = Vec::new();
+/// loop {
+///     let next_arrival = arrivals.first().map(|&(at, _)| at);
+///     match cell.poll_timeout() {
+///         // At one instant the cell's deadline goes first (handle_packet would run it).
+///         Some(t) if next_arrival.is_none_or(|a| t <= a) => cell.handle_timeout(t),
+///         _ if !arrivals.is_empty() => {
+///             let (at, packet) = arrivals.remove(0);
+///             cell.handle_packet(at, packet);
+///         }
+///         _ => break, // idle, and nothing more will arrive
+///     }
+///     while let Some(out) = cell.poll_output() {
+///         if let Output::Delivered { at, packet } = out {
+///             delivered.push((at, packet.id));
+///         }
+///     }
+/// }
+/// assert_eq!(delivered.len(), 1);
+/// assert_eq!(delivered[0].1, 7);
+/// assert!(delivered[0].0 > Nanos::from_ms(1)); // after AIFS, backoff and the PPDU
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Cell {
     pub(crate) cfg: CellConfig,
     pub(crate) timing: PhyTiming,
     pub(crate) nodes: Vec<Node>,
+    /// An exchange is on the air (from the access that starts it to the end of its
+    /// busy period).
     pub(crate) busy: bool,
     /// The deadlines of management and of the MAC's cycle.
     pub(crate) timers: TimerTable,
-    pub(crate) now: Nanos,
+    /// The exchange on the air (meaningful while `busy`).
     pub(crate) exch: Exchange,
+    /// Outputs not yet polled.
     pub(crate) out: VecDeque<Output>,
     /// Scratch: packets a reorder buffer released, before they become outputs.
     pub(crate) released: Vec<Packet>,
@@ -141,9 +206,11 @@ pub struct Cell {
     /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per
     /// transmission of an exchange.
     pub(crate) spare_ok: Vec<Vec<bool>>,
+    /// Per station, indexed by station number (index 0 unused).
     pub(crate) stats: Vec<StationStats>,
     pub(crate) busy_ns: u64,
     pub(crate) internal_collisions: u64,
+    /// Beacons, scanning and power save; `None` when none is configured.
     pub(crate) mgmt: Option<Box<Mgmt>>,
     pub(crate) beacon_airtime_ns: u64,
 }
@@ -244,7 +311,6 @@ impl Cell {
             nodes,
             busy: false,
             timers,
-            now: Nanos::ZERO,
             exch: Exchange::default(),
             out: VecDeque::new(),
             released: Vec::new(),
@@ -258,10 +324,12 @@ impl Cell {
         })
     }
 
+    /// The configuration the cell was built from.
     pub fn config(&self) -> &CellConfig {
         &self.cfg
     }
 
+    /// The BSS's PHY timing (slot, SIFS, AIFS, basic rates), as the stations in it make it.
     pub fn timing(&self) -> &PhyTiming {
         &self.timing
     }
@@ -351,11 +419,7 @@ impl Cell {
         // perf: most calls (every packet handed in) find nothing due; the handlers stay
         // out of line.
         while let Some((timer, t)) = self.timers.expire(now) {
-            self.now = t;
             self.fire(timer, t);
-        }
-        if now > self.now {
-            self.now = now;
         }
     }
 
@@ -423,14 +487,16 @@ impl Cell {
     /// Report what node `n`'s path dropped or gave up since the last call.
     #[inline]
     pub(crate) fn drain_path(&mut self, n: usize, now: Nanos) {
-        // Called after every packet handed to a path; usually there is nothing.
+        // perf: called after every packet handed to a path, which usually reports
+        // nothing; the reporting stays out of line.
         if self.nodes[n].path.drops.is_empty() && self.nodes[n].path.gave_up.is_empty() {
             return;
         }
         self.report_path_losses(n, now);
     }
 
-    /// [`Cell::drain_path`] when there is something to report.
+    /// Report what node `n`'s path dropped (outputs and counters) and tell the
+    /// recipients of the frames it gave up to stop waiting for them.
     #[inline(never)]
     fn report_path_losses(&mut self, n: usize, now: Nanos) {
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);

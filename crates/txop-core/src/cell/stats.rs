@@ -11,9 +11,12 @@ use crate::Nanos;
 /// Airtime of one transmission, charged to the station at the far end of the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AirtimeRecord {
+    /// The station at the far end of the link (the transmitter on the uplink, the
+    /// receiver on the downlink).
     pub station: NodeId,
     /// Station → AP.
     pub uplink: bool,
+    /// The access category whose EDCA function won the medium.
     pub ac: Ac,
     /// Where the charged time starts: the exchange's start, or within a TXOP the end of
     /// the previous exchange (the SIFS between them is the holder's), so a lone
@@ -23,19 +26,26 @@ pub struct AirtimeRecord {
     /// Medium time charged: the whole exchange (RTS/CTS, data, SIFS, ACK) or, for a
     /// collision, an equal share of the collided busy period.
     pub airtime: Nanos,
+    /// MPDUs in the data PPDU (one, or the subframes of an A-MPDU).
     pub mpdus: u16,
+    /// MPDUs the receiver acknowledged (the bits set in the BlockAck).
     pub acked_mpdus: u16,
+    /// How the exchange ended.
     pub outcome: ExchangeOutcome,
 }
 
 /// Counters of one direction of one station's link.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
+    /// Packets handed to the cell for this link ([`Cell::handle_packet`](super::Cell::handle_packet)).
     pub offered_packets: u64,
+    /// Packets the receiver released, in sequence order, as [`super::Output::Delivered`].
     pub delivered_packets: u64,
+    /// Bytes of the delivered packets (`Packet::len_bytes`).
     pub delivered_bytes: u64,
     /// PPDUs sent (first transmissions and retries).
     pub ppdus: u64,
+    /// MPDUs sent in those PPDUs (first transmissions and retries).
     pub mpdus: u64,
     /// MPDU transmissions that were retransmissions.
     pub mpdu_retries: u64,
@@ -43,7 +53,10 @@ pub struct LinkStats {
     pub collisions: u64,
     /// PPDUs that got no response for another reason (channel errors).
     pub failures: u64,
+    /// Dropped because a queue was full ([`DropReason::QueueFull`](crate::DropReason::QueueFull)).
     pub dropped_queue_full: u64,
+    /// Dropped after the last allowed transmission failed
+    /// ([`DropReason::RetryLimit`](crate::DropReason::RetryLimit)).
     pub dropped_retry_limit: u64,
     /// Dropped by CoDel or by flow-queue overload (limit or memory).
     pub dropped_aqm: u64,
@@ -57,7 +70,9 @@ pub struct LinkStats {
 /// Per-station counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StationStats {
+    /// Station → AP.
     pub up: LinkStats,
+    /// AP → station.
     pub down: LinkStats,
     /// Background scanning (all zero if the station does not scan).
     pub scan: ScanStats,
@@ -66,6 +81,7 @@ pub struct StationStats {
 }
 
 impl StationStats {
+    /// Airtime charged to the station, both directions.
     pub fn airtime_ns(&self) -> u64 {
         self.up.airtime_ns + self.down.airtime_ns
     }

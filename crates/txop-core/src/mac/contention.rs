@@ -1,9 +1,21 @@
 //! The EDCA contention engine (802.11-2016 10.22.2; reference §11.1): which EDCA
 //! function wins the medium, internal collisions, freezing and counting down backoff,
-//! and the return to contention after an exchange.
+//! and the return to contention after an exchange. [`super::edca`] holds the
+//! parameters and each EDCAF's backoff state; this file runs them for the whole cell.
 //!
-//! [`super::edca`] holds the parameters and each EDCAF's backoff state; this file runs
-//! them for the whole cell.
+//! Contention is not simulated slot by slot: every EDCA function keeps its backoff
+//! counter and the time it counts from, and contention ends at the earliest
+//! `counted_from + slots × slot` among the functions of present nodes that have
+//! frames (the cell's access timer). Functions whose backoff ends within aCCATime of
+//! that instant transmit too and collide; within one node the higher AC transmits and
+//! the lower ones that ended in the same slot suffer an internal collision
+//! (10.22.2.4). When the medium turns busy the others' counters are reduced by the
+//! slot boundaries that passed (see [`BackoffRule`](super::edca::BackoffRule)). The
+//! AP's beacon queue (AIFSN 1, no backoff) goes before its data queues.
+//!
+//! These are `impl Cell` blocks, as smoltcp splits its `Interface` across files: an
+//! access reads and writes state the cell owns (every node's EDCA functions and
+//! transmit path, the exchange it starts, the AP's pending beacon) within one event.
 
 use crate::cell::{Cell, Timer};
 use crate::driver::Ppdu;

@@ -1,5 +1,18 @@
-//! One frame exchange on the medium, from the access that starts it to the return to
-//! contention.
+//! The frame exchange: what happens on the medium from the access that starts it to
+//! the return to contention.
+//!
+//! Each access is one exchange, computed in full when it starts: optional RTS/CTS (or
+//! the CTS-to-self of ERP protection), the data PPDU (one MPDU, or an A-MPDU under a
+//! block-ack agreement), SIFS and the ACK or BlockAck; a collision instead when
+//! several transmitters started within aCCATime. The receiver releases what it decoded,
+//! in sequence order through its reorder buffer, when the data PPDU ends (the cell's
+//! delivery timer); the outcome is settled when the busy period ends (the exchange-end
+//! timer): each path learns which MPDUs were acknowledged, retries or drops the rest,
+//! and the airtime is charged. Within a TXOP limit the next exchange of the same AC
+//! follows after SIFS if it fits whole (802.11-2016 10.22.2.8). A beacon, null-data
+//! frame or PS-Poll is an exchange of its own (`mac/frame.rs`).
+//!
+//! Like `mac/contention.rs`, these are `impl Cell` blocks over the state the cell owns.
 
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::Ppdu;
@@ -28,11 +41,10 @@ pub enum ExchangeOutcome {
     Collision,
 }
 
-/// The durations the MAC needs for every exchange on a link, computed once: a link's
-/// rate and the band are fixed for the whole run, so the data PPDU's TXTIME equation
-/// ([`PpduTimer`]) and the control frames at the link's control-response rate
-/// (10.6.6.5) are the same at every exchange. Each value equals the
-/// [`TxVector::ppdu_duration`] call it replaces.
+/// The durations of every exchange on a link: a link's rate and the band are fixed for
+/// the whole run, so the data PPDU's TXTIME equation ([`PpduTimer`]) and the control
+/// frames at the link's control-response rate (10.6.6.5) are the same at every
+/// exchange. Each value equals [`TxVector::ppdu_duration`] of its frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LinkAirtime {
     /// Data PPDUs at the link's rate.
@@ -89,6 +101,14 @@ impl LinkAirtime {
         }
     }
 
+    /// The data PPDU and its response of an exchange of `ppdu` on this link.
+    pub(crate) fn exchange(&self, ppdu: &Ppdu) -> DataExchangeAirtime {
+        DataExchangeAirtime {
+            data: self.data.duration(ppdu.psdu_bytes),
+            response: self.response(ppdu.aggregated),
+        }
+    }
+
     /// The response to a data PPDU: a BlockAck to an A-MPDU, an ACK otherwise.
     pub(crate) fn response(&self, aggregated: bool) -> Nanos {
         if aggregated {
@@ -97,6 +117,15 @@ impl LinkAirtime {
             self.ack
         }
     }
+}
+
+/// The air time of a data PPDU and of the response it elicits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DataExchangeAirtime {
+    /// The data PPDU (one MPDU or an A-MPDU).
+    pub(crate) data: Nanos,
+    /// The ACK or BlockAck (without the SIFS before it).
+    pub(crate) response: Nanos,
 }
 
 /// One transmission within an exchange.
@@ -194,10 +223,10 @@ impl Cell {
         self.timers.set(Timer::ExchangeEnd, Some(end));
     }
 
-    /// One transmission: draw the channel errors and lay out the exchange. `known` is
-    /// (data PPDU, response) duration when the caller has just computed them for this
-    /// PPDU without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
-    pub(crate) fn resolve_single(&mut self, known: Option<(Nanos, Nanos)>) {
+    /// One transmission: draw the channel errors and lay out the exchange. `known` are
+    /// the durations of this PPDU's exchange when the caller has just computed them for
+    /// it without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
+    pub(crate) fn resolve_single(&mut self, known: Option<DataExchangeAirtime>) {
         if self.exch.txs[0].frame.is_some() {
             self.resolve_frame();
             return;
@@ -215,22 +244,16 @@ impl Cell {
         let air = link.air;
         let rts = rts || air.always_rts;
         let t = tx.start + air.protection(rts, sifs);
-        let (data_dur, resp_dur) = match known {
+        let DataExchangeAirtime {
+            data: data_dur,
+            response: resp_dur,
+        } = match known {
             Some(d) => {
                 debug_assert!(!rts);
-                debug_assert_eq!(
-                    d,
-                    (
-                        air.data.duration(tx.ppdu.psdu_bytes),
-                        air.response(tx.ppdu.aggregated)
-                    )
-                );
+                debug_assert_eq!(d, air.exchange(&tx.ppdu));
                 d
             }
-            None => (
-                air.data.duration(tx.ppdu.psdu_bytes),
-                air.response(tx.ppdu.aggregated),
-            ),
+            None => air.exchange(&tx.ppdu),
         };
         let data_end = t + data_dur;
         tx.ok.clear();
@@ -288,7 +311,8 @@ impl Cell {
         };
         let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tid];
         // What the reorder buffer releases becomes an output at once, in the order
-        // released (as `emit_released` would report it, without the scratch copy).
+        // released, as `emit_released` reports it.
+        // perf: straight into `out`, without the copy through `released`.
         let out = &mut self.out;
         let (mut pkts, mut bytes) = (0, 0);
         let mut emit = |p: Packet| {
@@ -309,7 +333,7 @@ impl Cell {
     pub(crate) fn emit_released(&mut self, t: Nanos, txn: usize, link: usize) {
         let pkts = self.released.len() as u64;
         let mut bytes = 0;
-        // One pass, and one reservation in `out` (the drain's length is known).
+        // perf: one pass, and one reservation in `out` (the drain's length is known).
         self.out.extend(self.released.drain(..).map(|p| {
             bytes += p.len_bytes as u64;
             Output::Delivered { at: t, packet: p }
@@ -482,9 +506,12 @@ impl Cell {
         let air = &self.nodes[n].links[link as usize].air;
         let sifs = self.timing.sifs;
         let start = t + sifs;
-        let durations = (air.data.duration(psdu_bytes), air.response(aggregated));
+        let durations = DataExchangeAirtime {
+            data: air.data.duration(psdu_bytes),
+            response: air.response(aggregated),
+        };
         // A protected PPDU brings its CTS-to-self along (ath9k protects every frame).
-        let exchange = air.cts_to_self + durations.0 + sifs + durations.1;
+        let exchange = air.cts_to_self + durations.data + sifs + durations.response;
         let rts = self.uses_rts(psdu_bytes) || air.always_rts;
         if start + exchange > self.exch.txop_start + limit || rts {
             return false;
