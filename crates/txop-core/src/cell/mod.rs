@@ -4,7 +4,8 @@
 //!
 //! - this file: [`Cell`], its construction and its four entry points, the nodes (the
 //!   AP is node 0, station *n* node *n*) and their links;
-//! - [`config`](CellConfig): what a cell is built from, and its validation;
+//! - `config`: what a cell is built from ([`CellConfig`], [`StationConfig`]) and its
+//!   validation;
 //! - `stats`: the counters ([`StationStats`], [`LinkStats`]) and [`AirtimeRecord`];
 //! - `timer`: the named deadlines [`Cell::handle_timeout`] runs;
 //! - `management`: beacons, background scanning and power save (reference §7, §9);
