@@ -1,6 +1,9 @@
-//! The 802.11 MAC: channel access (EDCA), aggregation and block acks.
+//! The 802.11 MAC: channel access (EDCA), the frame exchange, aggregation and block acks.
 
 pub mod ampdu;
 pub mod blockack;
+pub(crate) mod contention;
 pub mod edca;
+pub(crate) mod exchange;
+pub(crate) mod frame;
 pub mod protection;

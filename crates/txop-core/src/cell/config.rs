@@ -1,0 +1,316 @@
+//! What a cell is built from: the BSS's PHY and MAC settings, its stations' links, and
+//! the limits every PPDU is built within. [`CellConfig::validate`] names the offending
+//! field of a bad configuration.
+
+use crate::driver::BuildLimits;
+use crate::mac::ampdu::{
+    BA_WINDOW, DATA_OVERHEAD_BYTES, HT_MAX_AMPDU_BYTES, PPDU_MAX_TIME, QOS_DATA_OVERHEAD_BYTES,
+    VHT_MAX_AMPDU_BYTES,
+};
+use crate::mac::edca::{self, Ac, BackoffRule, EdcaTable};
+use crate::mac::exchange::LinkAirtime;
+use crate::mac::protection::Protection;
+use crate::mac80211::powersave::{
+    PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD,
+};
+use crate::mac80211::scan::ScanConfig;
+use crate::phy::channel::ErrorModel;
+use crate::phy::rates::{control_response_rate, BLOCK_ACK_BYTES};
+use crate::phy::timing::PhyTiming;
+use crate::phy::{Band, Standard, TxVector};
+use crate::stack::StackConfig;
+use crate::Nanos;
+
+/// One station's radio link to the AP (the same rate and error model both ways).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StationConfig {
+    /// The rate (modulation, coding, width, guard interval) of every data PPDU on the
+    /// link.
+    pub tx: TxVector,
+    /// How the channel loses the link's frames.
+    pub error: ErrorModel,
+    /// Airtime-fairness weight (`NL80211_ATTR_AIRTIME_WEIGHT`, default 256).
+    pub weight: u16,
+}
+
+impl StationConfig {
+    /// A station at rate `tx` with channel `error` and the default weight.
+    pub fn new(tx: TxVector, error: ErrorModel) -> StationConfig {
+        StationConfig {
+            tx,
+            error,
+            weight: crate::mac80211::scheduler::DEFAULT_AIRTIME_WEIGHT,
+        }
+    }
+}
+
+/// Everything the cell needs to know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellConfig {
+    /// The PHY of the BSS (802.11a/b/g/n/ac): its timing and which rates it carries.
+    pub standard: Standard,
+    /// The band the BSS operates in (2.4 or 5 GHz).
+    pub band: Band,
+    /// QoS (WMM/EDCA with four ACs). Without it: legacy DCF, one queue, non-QoS headers.
+    pub qos: bool,
+    /// The AP's EDCA parameters per AC (hostapd's `tx_queue_data*`).
+    pub edca_ap: EdcaTable,
+    /// The stations' EDCA parameters per AC (802.11-2016 Table 9-155 by default; an AP
+    /// advertises them, hostapd's `wmm_ac_*`).
+    pub edca_sta: EdcaTable,
+    /// How a frozen backoff counter counts the slots that passed (EDCA or DCF).
+    pub backoff_rule: BackoffRule,
+    /// A-MPDU aggregation under block ack (HT/VHT links, every AC but VO).
+    pub aggregation: bool,
+    /// Most subframes per A-MPDU (at most the block-ack window, 64).
+    pub max_ampdu_subframes: u16,
+    /// 0 means the PHY's maximum (65535 for HT, 1048575 for VHT).
+    pub max_ampdu_bytes: u32,
+    /// Longest aggregate PPDU (ath9k caps aggregates at 4 ms).
+    pub max_ampdu_duration: Nanos,
+    /// PSDUs longer than this are protected by RTS/CTS; `None` disables RTS/CTS.
+    pub rts_threshold_bytes: Option<u32>,
+    /// ERP protection of OFDM/HT PPDUs while an 802.11b station is in a 2.4 GHz
+    /// 802.11g/n cell ([`CellConfig::non_erp_present`]); ignored otherwise.
+    pub protection: Protection,
+    /// Transmission attempts per MPDU before it is dropped (dot11ShortRetryLimit = 7).
+    pub retry_limit: u8,
+    /// The transmit stack every node runs (qdisc, TXQs, scheduler, AQL, driver).
+    pub stack: StackConfig,
+    /// Emit an [`Output::Airtime`](super::Output::Airtime) record for every data exchange (not for beacons,
+    /// null-data frames or PS-Polls).
+    pub airtime_records: bool,
+    /// The stations, numbered from 1 in this order (the AP is node 0).
+    pub stations: Vec<StationConfig>,
+    /// Model the AP's beacons: one every beacon interval on the AP's channel access,
+    /// with the TIM of the stations it buffers for (reference §9). Off by default (no
+    /// beacon airtime, as before); always on when a station scans or saves power.
+    pub beacons: bool,
+    /// Beacon interval in TU of 1024 µs (hostapd `beacon_int` = 100: 102.4 ms).
+    pub beacon_interval_tu: u16,
+    /// Every n-th beacon is a DTIM (hostapd `dtim_period` = 2).
+    pub dtim_period: u8,
+    /// Stations that scan in the background (§7): (station number from 1, its scan).
+    /// Empty by default: nobody scans.
+    pub station_scans: Vec<(u16, ScanConfig)>,
+    /// Stations in power save (§9): (station number from 1, its settings). Empty by
+    /// default: every station stays awake.
+    pub station_power_save: Vec<(u16, PowerSaveConfig)>,
+}
+
+impl CellConfig {
+    /// A QoS cell with the standard's default EDCA tables and `stations`.
+    pub fn new(standard: Standard, band: Band, stations: Vec<StationConfig>) -> CellConfig {
+        CellConfig {
+            standard,
+            band,
+            qos: true,
+            edca_ap: edca::ap_defaults(standard),
+            edca_sta: edca::sta_defaults(standard),
+            backoff_rule: BackoffRule::Edca,
+            aggregation: matches!(standard, Standard::N | Standard::Ac),
+            max_ampdu_subframes: BA_WINDOW,
+            max_ampdu_bytes: 0,
+            max_ampdu_duration: Nanos::from_us(4_000),
+            rts_threshold_bytes: None,
+            protection: Protection::CtsToSelf,
+            retry_limit: 7,
+            stack: crate::stack::simple(),
+            airtime_records: false,
+            stations,
+            beacons: false,
+            beacon_interval_tu: DEFAULT_BEACON_INTERVAL_TU,
+            dtim_period: DEFAULT_DTIM_PERIOD,
+            station_scans: Vec::new(),
+            station_power_save: Vec::new(),
+        }
+    }
+
+    /// Whether a non-ERP (802.11b, DSSS/HR-DSSS) station is in a 2.4 GHz 802.11g/n cell.
+    /// Then the cell uses the long slot and DSSS basic rates ([`PhyTiming::for_bss`])
+    /// and, unless `protection` is off, protects every OFDM/HT PPDU
+    /// ([`crate::mac::protection`]).
+    pub fn non_erp_present(&self) -> bool {
+        PhyTiming::non_erp_applies(self.standard, self.band)
+            && self.stations.iter().any(|s| s.tx.is_dsss())
+    }
+
+    /// Whether beacons, power save or scanning are modelled at all.
+    pub(super) fn has_mgmt(&self) -> bool {
+        self.beacons || !self.station_scans.is_empty() || !self.station_power_save.is_empty()
+    }
+
+    /// Legacy DCF: no QoS, DIFS and aCWmin/aCWmax for everyone, no aggregation.
+    pub fn legacy_dcf(standard: Standard, band: Band, stations: Vec<StationConfig>) -> CellConfig {
+        let dcf = edca::dcf_defaults(standard);
+        CellConfig {
+            qos: false,
+            edca_ap: dcf,
+            edca_sta: dcf,
+            backoff_rule: BackoffRule::Dcf,
+            aggregation: false,
+            ..CellConfig::new(standard, band, stations)
+        }
+    }
+
+    /// Check the configuration; the error names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.stations.is_empty() {
+            return Err("stations: a cell needs at least one station".into());
+        }
+        if self.stations.len() > u16::MAX as usize - 1 {
+            return Err("stations: too many stations".into());
+        }
+        if !self.standard.operates_in(self.band) {
+            return Err(format!(
+                "phy.band: 802.11{} does not operate in the {} GHz band",
+                self.standard.name(),
+                self.band.name()
+            ));
+        }
+        for (name, table) in [("edca_ap", &self.edca_ap), ("edca_sta", &self.edca_sta)] {
+            for ac in Ac::ALL {
+                table[ac.index()]
+                    .validate()
+                    .map_err(|e| format!("{name}.{}: {e}", ac.name().to_lowercase()))?;
+            }
+        }
+        if self.retry_limit == 0 {
+            return Err("mac.retry_limit: must be at least 1".into());
+        }
+        if self.stack.driver_queue_packets == 0 {
+            return Err("stack.driver_queue_packets: must be at least 1".into());
+        }
+        if self.max_ampdu_subframes == 0 || self.max_ampdu_subframes > BA_WINDOW {
+            return Err(format!(
+                "mac.max_ampdu_subframes: must be 1 to {BA_WINDOW} (the block-ack window)"
+            ));
+        }
+        for (i, s) in self.stations.iter().enumerate() {
+            let key = format!("stations[{}]", i + 1);
+            s.tx.validate().map_err(|e| format!("{key}: {e}"))?;
+            s.error.validate().map_err(|e| format!("{key}: {e}"))?;
+            if s.weight == 0 {
+                return Err(format!("{key}: weight must be at least 1"));
+            }
+            if !tx_allowed(self.standard, &s.tx) || (s.tx.is_dsss() && self.band != Band::Ghz2_4) {
+                return Err(format!(
+                    "{key}: {} cannot be used in an 802.11{} BSS",
+                    s.tx.modulation_label(),
+                    self.standard.name()
+                ));
+            }
+        }
+        if self.beacon_interval_tu == 0 {
+            return Err("beacon_interval_tu: must be at least 1".into());
+        }
+        if self.dtim_period == 0 {
+            return Err("dtim_period: must be at least 1".into());
+        }
+        let n = self.stations.len();
+        let check_station = |what: &str, sta: u16, seen: &mut Vec<u16>| {
+            if sta == 0 || sta as usize > n {
+                return Err(format!("{what}: no station {sta} in this cell"));
+            }
+            if seen.contains(&sta) {
+                return Err(format!("{what}: station {sta} is listed twice"));
+            }
+            seen.push(sta);
+            Ok(())
+        };
+        let mut seen = Vec::new();
+        for (sta, sc) in &self.station_scans {
+            check_station("scan", *sta, &mut seen)?;
+            sc.validate().map_err(|e| format!("stations[{sta}].{e}"))?;
+        }
+        let mut seen = Vec::new();
+        for (sta, ps) in &self.station_power_save {
+            check_station("power_save", *sta, &mut seen)?;
+            ps.validate().map_err(|e| format!("stations[{sta}].{e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Which frame formats a BSS of `standard` carries.
+fn tx_allowed(standard: Standard, tx: &TxVector) -> bool {
+    matches!(
+        (standard, tx),
+        (Standard::B, TxVector::Dsss { .. })
+            | (Standard::A, TxVector::Ofdm { .. })
+            | (Standard::G, TxVector::Ofdm { .. } | TxVector::Dsss { .. })
+            // A 2.4 GHz 802.11n BSS also carries 802.11b rates (checked against the
+            // band by the caller), with ERP protection and the long slot.
+            | (
+                Standard::N,
+                TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Dsss { .. }
+            )
+            | (
+                Standard::Ac,
+                TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Vht { .. }
+            )
+    )
+}
+
+pub(super) fn mpdu_overhead(qos: bool) -> u32 {
+    if qos {
+        QOS_DATA_OVERHEAD_BYTES
+    } else {
+        DATA_OVERHEAD_BYTES
+    }
+}
+
+/// Rate control's expected throughput of a station's link in kbit/s (what mac80211
+/// compares with 6 Mbit/s × stations for the slow-station CoDel rule): the PHY rate
+/// times the 1500-byte frame success probability.
+pub(super) fn expected_kbps(sc: &StationConfig) -> u64 {
+    let per = sc.error.per(&sc.tx, 1500 + QOS_DATA_OVERHEAD_BYTES);
+    (sc.tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
+}
+
+/// How PPDUs of `ac` to a peer at rate `txv` are bounded: A-MPDU under block ack on
+/// HT/VHT links (never VO; a legacy station's link never aggregates), at most the
+/// stack's and the cell's subframe limits, the PHY's byte limit, the maximum aggregate
+/// duration, and within a TXOP limit the whole exchange (protection from 802.11b
+/// stations + data + SIFS + BlockAck; `air` holds the link's protection). RTS/CTS
+/// asked for by the RTS threshold is not budgeted.
+pub(super) fn build_limits(
+    cfg: &CellConfig,
+    timing: &PhyTiming,
+    table: &EdcaTable,
+    ac: Ac,
+    txv: &TxVector,
+    air: &LinkAirtime,
+) -> BuildLimits {
+    let aggregated = cfg.aggregation
+        && cfg.qos
+        && ac != Ac::Vo
+        && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. });
+    let phy_max = if matches!(txv, TxVector::Vht { .. }) {
+        VHT_MAX_AMPDU_BYTES
+    } else {
+        HT_MAX_AMPDU_BYTES
+    };
+    let max_bytes = match cfg.max_ampdu_bytes {
+        0 => phy_max,
+        b => b.min(phy_max),
+    };
+    let mut max_duration = cfg.max_ampdu_duration.min(PPDU_MAX_TIME);
+    let txop = table[ac.index()].txop_limit();
+    if txop > Nanos::ZERO {
+        let response = timing.sifs
+            + control_response_rate(txv, cfg.standard).ppdu_duration(BLOCK_ACK_BYTES, cfg.band);
+        let protection = air.protection(air.always_rts, timing.sifs);
+        max_duration = max_duration.min(txop.saturating_sub(protection + response));
+    }
+    BuildLimits {
+        txv: *txv,
+        band: cfg.band,
+        aggregated,
+        max_subframes: cfg.max_ampdu_subframes.min(cfg.stack.max_ampdu_subframes),
+        max_bytes,
+        max_duration,
+        overhead_bytes: mpdu_overhead(cfg.qos),
+        max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
+    }
+}

@@ -1,0 +1,548 @@
+//! Beacons, background scanning and power save (reference §7, §9): the frames they put
+//! on the air and the radios they take off it.
+//!
+//! Off unless configured ([`CellConfig::beacons`](super::CellConfig::beacons),
+//! [`CellConfig::station_scans`](super::CellConfig::station_scans),
+//! [`CellConfig::station_power_save`](super::CellConfig::station_power_save)); then
+//! the cell's management timer runs beside the MAC's. A station whose radio is off the
+//! operating channel or asleep is *away*: it does not contend, and what is sent to it is
+//! lost (the sender retries, then drops). The AP holds the frames of a station it
+//! believes dozes: new ones in a power-save buffer (64 per AC, 512 in all), those
+//! already queued paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
+
+use super::{Cell, CellConfig, Timer};
+use crate::mac::edca::Ac;
+use crate::mac::frame::{CtlFrame, DataFrame, Frame, MAX_QUEUED_FRAMES};
+use crate::mac80211::powersave::{
+    BeaconClock, PsAction, PsBuffers, PsState, StaPowerSave, BEACON_BYTES,
+};
+use crate::mac80211::scan::{ScanAction, ScanStats, Scanner};
+use crate::packet::Packet;
+use crate::Nanos;
+
+/// Beacons, the AP's power-save state and the stations' scanners and power save
+/// (`Cell::mgmt` is `None` when none of them is configured).
+#[derive(Clone, Debug)]
+pub(crate) struct Mgmt {
+    pub(crate) clock: BeaconClock,
+    /// The next beacon whose TBTT is still ahead.
+    pub(crate) next_beacon: u64,
+    /// A beacon whose TBTT has passed, waiting for the medium.
+    pub(crate) beacon_pending: Option<u64>,
+    /// Per station (index station − 1): the AP believes it dozes.
+    pub(crate) ap_dozing: Vec<bool>,
+    /// Per station: the AP serves its PS-Polls (its frames flow although it dozes).
+    pub(crate) ap_service: Vec<bool>,
+    pub(crate) buffers: PsBuffers,
+    pub(crate) stas: Vec<StaMgmt>,
+    pub(crate) scratch: Vec<Packet>,
+}
+
+/// One station's scanner and power save.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StaMgmt {
+    pub(crate) scan: Option<Scanner>,
+    pub(crate) ps: Option<StaPowerSave>,
+    /// The scanner waits for the station's next null-data frame to complete.
+    pub(crate) scan_waits_null: bool,
+    /// The power-save radio is off since then.
+    pub(crate) doze_since: Option<Nanos>,
+}
+
+impl StaMgmt {
+    /// The radio can neither send nor receive on the operating channel.
+    pub(crate) fn away(&self) -> bool {
+        self.scan.as_ref().is_some_and(|s| !s.on_channel())
+            || self.ps.as_ref().is_some_and(|p| !p.radio_on())
+    }
+}
+
+impl Mgmt {
+    /// The management state of a cell built from `cfg`: no beacon sent yet, every
+    /// station awake as far as the AP knows, scanners and power save at their start.
+    pub(crate) fn new(cfg: &CellConfig) -> Box<Mgmt> {
+        let n = cfg.stations.len();
+        let clock = BeaconClock::new(cfg.beacon_interval_tu, cfg.dtim_period);
+        let mut stas = vec![StaMgmt::default(); n];
+        for (sta, sc) in &cfg.station_scans {
+            stas[*sta as usize - 1].scan = Some(Scanner::new(sc.clone(), clock.interval));
+        }
+        for (sta, ps) in &cfg.station_power_save {
+            stas[*sta as usize - 1].ps = Some(StaPowerSave::new(*ps, Nanos::ZERO));
+        }
+        Box::new(Mgmt {
+            clock,
+            next_beacon: clock.next_after(Nanos::ZERO),
+            beacon_pending: None,
+            ap_dozing: vec![false; n],
+            ap_service: vec![false; n],
+            buffers: PsBuffers::new(n),
+            stas,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The earliest of the next TBTT, the scanners' steps and the power-save timeouts.
+    pub(crate) fn next_deadline(&self) -> Nanos {
+        let mut t = self.clock.tbtt(self.next_beacon);
+        for sm in &self.stas {
+            let scan = sm.scan.as_ref().and_then(|s| s.poll_timeout());
+            let ps = sm.ps.as_ref().and_then(|p| p.deadline());
+            for d in [scan, ps].into_iter().flatten() {
+                t = t.min(d);
+            }
+        }
+        t
+    }
+}
+
+impl Cell {
+    /// Scan and power-save counters of station `sta` (1-based).
+    pub fn scan_stats(&self, sta: u16) -> Option<ScanStats> {
+        let m = self.mgmt.as_ref()?;
+        let s = m.stas.get((sta as usize).checked_sub(1)?)?.scan.as_ref()?;
+        Some(*s.stats())
+    }
+
+    pub(crate) fn refresh_mgmt_timer(&mut self) {
+        if let Some(m) = self.mgmt.as_ref() {
+            self.timers.set(Timer::Management, Some(m.next_deadline()));
+        }
+    }
+
+    /// Station `n`'s null-data frame or PS-Poll completed (acknowledged, or given up).
+    pub(crate) fn frame_done(&mut self, t: Nanos, n: usize, f: Frame, acked: bool) {
+        let Frame::Data(DataFrame::NullData { pm }) = f else {
+            return;
+        };
+        let nulls_left = self.nodes[n]
+            .frames
+            .iter()
+            .any(|f| matches!(f, Frame::Data(DataFrame::NullData { .. })));
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[n - 1];
+        let ps_action = sm.ps.as_mut().and_then(|ps| ps.null_done(t, pm, acked));
+        // mac80211 flushes before it tunes away, so the scanner waits until every
+        // null-data frame queued so far has left.
+        let scan_goes_on = sm.scan_waits_null && !nulls_left;
+        if scan_goes_on {
+            sm.scan_waits_null = false;
+            if let Some(sc) = sm.scan.as_mut() {
+                sc.null_done(t);
+            }
+        }
+        self.apply_ps_action(n, ps_action, t);
+        if scan_goes_on {
+            self.run_scanner(n, t);
+        }
+        self.sync_station(n, t);
+    }
+
+    /// Queue a null-data frame or PS-Poll at station `n` (a queued, not yet sent null-data frame
+    /// takes the newer PM bit). Returns false if the queue is full.
+    pub(crate) fn queue_frame(&mut self, n: usize, frame: Frame, now: Nanos) -> bool {
+        let had = self.nodes[n].has_frame(Ac::Vo);
+        let node = &mut self.nodes[n];
+        let back_in_air = node.frame_in_air && node.frames.len() == 1;
+        if !back_in_air {
+            if let Some(b) = node.frames.back_mut() {
+                if matches!(
+                    (*b, frame),
+                    (
+                        Frame::Data(DataFrame::NullData { .. }),
+                        Frame::Data(DataFrame::NullData { .. })
+                    )
+                ) {
+                    *b = frame;
+                    return true;
+                }
+            }
+        }
+        if node.frames.len() >= MAX_QUEUED_FRAMES {
+            return false;
+        }
+        node.frames.push_back(frame);
+        if !had {
+            self.edcaf_woken(n, Ac::Vo, now);
+        }
+        true
+    }
+
+    /// Management deadlines at `t`: a TBTT, scanner steps, power-save timeouts.
+    pub(crate) fn handle_mgmt(&mut self, t: Nanos) {
+        let n_sta = self.nodes.len() - 1;
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let mut new_beacon = None;
+        if m.clock.tbtt(m.next_beacon) <= t {
+            let k = m.next_beacon;
+            m.next_beacon += 1;
+            // A beacon still waiting for the medium is superseded by the new one.
+            m.beacon_pending = Some(k);
+            new_beacon = Some(k);
+        }
+        if let Some(k) = new_beacon {
+            for s in 1..=n_sta {
+                let listens = self
+                    .mgmt
+                    .as_mut()
+                    .and_then(|m| m.stas[s - 1].ps.as_mut())
+                    .is_some_and(|ps| {
+                        let w = ps.wakes_for(k);
+                        if w {
+                            ps.listen();
+                        }
+                        w
+                    });
+                if listens {
+                    self.sync_station(s, t);
+                }
+            }
+            if !self.busy {
+                self.timers.set(Timer::Access, self.idle_timer());
+            }
+        }
+        for s in 1..=n_sta {
+            let Some(sm) = self.mgmt.as_ref().map(|m| &m.stas[s - 1]) else {
+                return;
+            };
+            let scan_due = sm
+                .scan
+                .as_ref()
+                .and_then(|sc| sc.poll_timeout())
+                .is_some_and(|d| d <= t);
+            let ps_due = sm
+                .ps
+                .as_ref()
+                .and_then(|p| p.deadline())
+                .is_some_and(|d| d <= t);
+            if scan_due {
+                self.run_scanner(s, t);
+            }
+            if ps_due {
+                self.ps_timeout(s, t);
+            }
+        }
+        self.refresh_mgmt_timer();
+    }
+
+    /// Run station `s`'s scanner at `t` and carry out what it asks.
+    pub(crate) fn run_scanner(&mut self, s: usize, t: Nanos) {
+        let tx_pending = self.nodes[s].path.netdev_backlog_packets() > 0;
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[s - 1];
+        let Some(sc) = sm.scan.as_mut() else {
+            return;
+        };
+        let was = sc.scanning();
+        sc.handle_timeout(t, tx_pending);
+        let mut actions = Vec::new();
+        while let Some(a) = sc.poll_action() {
+            actions.push(a);
+        }
+        let is = sc.scanning();
+        if let Some(ps) = sm.ps.as_mut() {
+            if !was && is {
+                // `ieee80211_offchannel_ps_enable`: the scan takes the radio.
+                ps.suspend();
+            } else if was && !is {
+                ps.resume(t);
+            }
+        }
+        // Back on the channel first, so frames queued now contend at once.
+        self.sync_station(s, t);
+        for a in actions {
+            if let ScanAction::SendNullData { pm, wait } = a {
+                if wait {
+                    if let Some(m) = self.mgmt.as_mut() {
+                        m.stas[s - 1].scan_waits_null = true;
+                    }
+                }
+                if !self.queue_frame(s, Frame::Data(DataFrame::NullData { pm }), t) && wait {
+                    // Cannot happen with the bounded queue; do not stall the scan.
+                    if let Some(sc) = self.mgmt.as_mut().and_then(|m| m.stas[s - 1].scan.as_mut()) {
+                        sc.null_done(t);
+                    }
+                }
+            }
+        }
+        self.sync_station(s, t);
+    }
+
+    /// Station `s`'s dynamic power-save timeout may have expired.
+    pub(crate) fn ps_timeout(&mut self, s: usize, t: Nanos) {
+        let node = &self.nodes[s];
+        let idle = node.path.packets_inside() == 0
+            && node.frames.is_empty()
+            && !(self.busy && self.exch.txs.iter().any(|x| x.node as usize == s));
+        let action = self
+            .mgmt
+            .as_mut()
+            .and_then(|m| m.stas[s - 1].ps.as_mut())
+            .and_then(|ps| ps.timeout(t, idle));
+        self.apply_ps_action(s, action, t);
+    }
+
+    pub(crate) fn apply_ps_action(&mut self, s: usize, action: Option<PsAction>, t: Nanos) {
+        match action {
+            Some(PsAction::SendNullData { pm }) => {
+                self.queue_frame(s, Frame::Data(DataFrame::NullData { pm }), t);
+            }
+            Some(PsAction::SendPsPoll) => {
+                self.queue_frame(s, Frame::Ctl(CtlFrame::PsPoll), t);
+            }
+            Some(PsAction::Doze) | None => {}
+        }
+        self.sync_station(s, t);
+    }
+
+    /// Bring station `s`'s node in line with its scanner and power save: account doze
+    /// time, copy the scan counters, and take the radio off or back on the channel.
+    pub(crate) fn sync_station(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[s - 1];
+        let ps_off = sm.ps.as_ref().is_some_and(|p| !p.radio_on());
+        match (ps_off, sm.doze_since) {
+            (true, None) => {
+                sm.doze_since = Some(t);
+                self.stats[s].ps.dozes += 1;
+            }
+            (false, Some(since)) => {
+                self.stats[s].ps.doze_ns += (t - since).as_ns();
+                sm.doze_since = None;
+            }
+            _ => {}
+        }
+        if let Some(sc) = sm.scan.as_ref() {
+            self.stats[s].scan = *sc.stats();
+        }
+        let away = sm.away();
+        if away && !self.nodes[s].away {
+            self.radio_gone(s, t);
+        } else if !away && self.nodes[s].away {
+            self.radio_back(s, t);
+        }
+    }
+
+    /// The AP's TIM bit for station `s`: it dozes (as far as the AP knows) and frames
+    /// wait for it, in the power-save buffer or in its TXQs and driver queues.
+    pub(crate) fn tim_bit(&self, s: usize) -> bool {
+        self.mgmt.as_ref().is_some_and(|m| {
+            m.ap_dozing[s - 1]
+                && (m.buffers.buffered(s - 1) > 0
+                    || self.nodes[0].path.link_backlog_packets((s - 1) as u16) > 0)
+        })
+    }
+
+    /// A beacon ended: every station whose radio is on may have heard it.
+    pub(crate) fn beacon_received(&mut self, t: Nanos) {
+        let v = self.timing.lowest_basic;
+        for s in 1..self.nodes.len() {
+            let listening = self.mgmt.as_ref().is_some_and(|m| {
+                let sm = &m.stas[s - 1];
+                sm.ps.is_some() || sm.scan.is_some()
+            });
+            if !listening || self.nodes[s].away {
+                continue;
+            }
+            let link = &mut self.nodes[0].links[s - 1];
+            let per = link.error.per(&v, BEACON_BYTES);
+            let heard = !link.rng.bernoulli(per);
+            let tim = self.tim_bit(s);
+            self.station_beacon(t, s, heard, tim);
+        }
+    }
+
+    /// Station `s` heard (or missed) a beacon with (or without) its TIM bit.
+    pub(crate) fn station_beacon(&mut self, t: Nanos, s: usize, heard: bool, tim: bool) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let sm = &mut m.stas[s - 1];
+        if heard {
+            self.stats[s].ps.beacons_heard += 1;
+            if tim {
+                self.stats[s].ps.tim_wakeups += 1;
+            }
+        }
+        let scanning = sm.scan.as_ref().is_some_and(|sc| sc.scanning());
+        let action = match sm.ps.as_mut() {
+            Some(ps) if !scanning => {
+                if heard {
+                    ps.beacon(t, tim)
+                } else {
+                    ps.beacon_missed()
+                }
+            }
+            _ => {
+                // No power save running (none, or suspended by the scan): answer a TIM
+                // with PM=0 if the scan is configured to (see `ScanConfig::answer_tim`).
+                let answer = sm.scan.as_ref().is_some_and(|sc| sc.config().answer_tim);
+                (heard && tim && answer).then_some(PsAction::SendNullData { pm: false })
+            }
+        };
+        self.apply_ps_action(s, action, t);
+    }
+
+    /// A packet enters the cell where power save may hold it: at the AP for a dozing
+    /// station, into the power-save buffer (returns true); at a sleeping station, which
+    /// wakes to send it.
+    pub(crate) fn mgmt_takes_packet(
+        &mut self,
+        now: Nanos,
+        src: usize,
+        station: usize,
+        packet: Packet,
+    ) -> bool {
+        let Some(m) = self.mgmt.as_mut() else {
+            return false;
+        };
+        if src == 0 {
+            if !m.ap_dozing[station - 1] {
+                return false;
+            }
+            let ac = self.nodes[0].path.classify_ac(&packet);
+            let drops = &mut self.nodes[0].path.drops;
+            let before = drops.len();
+            m.buffers.push(station - 1, ac, packet, drops);
+            let dropped = (drops.len() - before) as u64;
+            let st = &mut self.stats[station].ps;
+            st.ap_buffered += 1;
+            st.ap_buffer_drops += dropped;
+            self.drain_path(0, now);
+            return true;
+        }
+        if let Some(ps) = m.stas[src - 1].ps.as_mut() {
+            ps.tx_wake(now);
+            self.sync_station(src, now);
+            self.refresh_mgmt_timer();
+        }
+        false
+    }
+
+    /// Data from node `txn` reached node `rx`: uplink data carries PM=0 and ends power
+    /// save at the AP (`ieee80211_rx_h_sta_process`); downlink data keeps a power-saving
+    /// station awake, and answers its PS-Poll.
+    pub(crate) fn data_received(&mut self, t: Nanos, txn: usize, rx: usize) {
+        if rx == 0 {
+            if self.mgmt.as_ref().is_some_and(|m| m.ap_dozing[txn - 1]) {
+                self.ap_wake(txn, t);
+            }
+            return;
+        }
+        let link = (rx - 1) as u16;
+        let backlog = self.nodes[0].path.link_backlog_packets(link);
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let more = m.buffers.buffered(rx - 1) > 0 || backlog > 0;
+        let Some(ps) = m.stas[rx - 1].ps.as_mut() else {
+            return;
+        };
+        ps.activity(t);
+        if ps.state() != PsState::Polling {
+            return;
+        }
+        let action = ps.polled_frame(more);
+        if !more && m.ap_service[rx - 1] {
+            // The poll sequence is over: the AP holds the station's frames again.
+            m.ap_service[rx - 1] = false;
+            if m.ap_dozing[rx - 1] {
+                self.nodes[0].path.pause_link(t, link);
+            }
+        }
+        self.apply_ps_action(rx, action, t);
+        self.refresh_mgmt_timer();
+    }
+
+    /// The AP received PM=1 from station `s`: buffer from now on (`sta_ps_start`).
+    pub(crate) fn ap_doze(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        if m.ap_dozing[s - 1] {
+            return;
+        }
+        m.ap_dozing[s - 1] = true;
+        m.ap_service[s - 1] = false;
+        self.nodes[0].path.pause_link(t, (s - 1) as u16);
+    }
+
+    /// The AP learned that station `s` is awake (PM=0): release everything
+    /// (`ieee80211_sta_ps_deliver_wakeup`).
+    pub(crate) fn ap_wake(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        if !m.ap_dozing[s - 1] {
+            return;
+        }
+        m.ap_dozing[s - 1] = false;
+        m.ap_service[s - 1] = false;
+        let mut buf = std::mem::take(&mut m.scratch);
+        m.buffers.take_all(s - 1, &mut buf);
+        let link = (s - 1) as u16;
+        let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
+        self.nodes[0].path.resume_link(t, link);
+        for p in buf.drain(..) {
+            self.nodes[0].path.enqueue(t, link, p);
+        }
+        if let Some(m) = self.mgmt.as_mut() {
+            m.scratch = buf;
+        }
+        self.drain_path(0, t);
+        self.wake_new_frames(0, had, t);
+    }
+
+    /// A PS-Poll from station `s`: one buffered frame goes out (with the frames held in
+    /// its TXQs and driver, which the model releases for the whole poll sequence rather
+    /// than one per poll).
+    pub(crate) fn ap_ps_poll(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        if !m.ap_dozing[s - 1] {
+            return;
+        }
+        let link = (s - 1) as u16;
+        let one = m.buffers.take_one(s - 1).map(|(p, _)| p);
+        let resume = !m.ap_service[s - 1];
+        m.ap_service[s - 1] = true;
+        let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
+        if resume {
+            self.nodes[0].path.resume_link(t, link);
+        }
+        if let Some(p) = one {
+            self.nodes[0].path.enqueue(t, link, p);
+        }
+        self.drain_path(0, t);
+        self.wake_new_frames(0, had, t);
+        if one.is_none() && self.nodes[0].path.link_backlog_packets(link) == 0 {
+            // Nothing to send after all: the station goes back to sleep.
+            self.data_received_nothing(s, t);
+        }
+    }
+
+    /// A PS-Poll found nothing: end the poll sequence.
+    pub(crate) fn data_received_nothing(&mut self, s: usize, t: Nanos) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        m.ap_service[s - 1] = false;
+        if m.ap_dozing[s - 1] {
+            self.nodes[0].path.pause_link(t, (s - 1) as u16);
+        }
+        let action = m.stas[s - 1]
+            .ps
+            .as_mut()
+            .and_then(|ps| ps.polled_frame(false));
+        self.apply_ps_action(s, action, t);
+    }
+}

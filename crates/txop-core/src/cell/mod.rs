@@ -1,0 +1,558 @@
+//! One BSS: an AP and N stations sharing one channel, driven sans-I/O ([`Cell`]).
+//!
+//! Where the parts live:
+//!
+//! - this file: [`Cell`], its construction and its four entry points, the nodes (the
+//!   AP is node 0, station *n* node *n*) and their links;
+//! - `config`: what a cell is built from ([`CellConfig`], [`StationConfig`]) and its
+//!   validation;
+//! - `stats`: the counters ([`StationStats`], [`LinkStats`]) and [`AirtimeRecord`];
+//! - `timer`: the named deadlines [`Cell::handle_timeout`] runs;
+//! - `management`: beacons, background scanning and power save (reference §7, §9);
+//! - `mac/contention.rs`: the EDCA contention engine (who wins the medium);
+//! - `mac/exchange.rs`: the frame exchange that follows (RTS/CTS, data, response,
+//!   TXOP continuation);
+//! - `mac/frame.rs`: the frames the MAC sends on its own (beacon, PS-Poll, null-data).
+//!
+//! Above the MAC every node runs a transmit path ([`TxPath`]): the qdisc, mac80211's
+//! TXQs, the airtime scheduler, AQL and the driver, configured by a
+//! [`StackConfig`](crate::stack::StackConfig) (a kernel era). The MAC transmits the
+//! PPDUs the driver put in the hardware queue, reports their outcome back, and charges
+//! the airtime to the AP's scheduler.
+
+mod config;
+mod management;
+mod stats;
+mod timer;
+
+use self::config::{build_limits, expected_kbps, mpdu_overhead};
+pub use self::config::{CellConfig, StationConfig};
+use self::management::Mgmt;
+pub use self::stats::{AirtimeRecord, LinkStats, StationStats};
+pub(crate) use self::timer::Timer;
+use self::timer::TimerTable;
+pub use crate::mac::exchange::ExchangeOutcome;
+
+use crate::driver::NUM_TIDS;
+use crate::mac::blockack::RxReorder;
+use crate::mac::edca::{Ac, Backoff};
+use crate::mac::exchange::{Exchange, LinkAirtime};
+use crate::mac::frame::Frame;
+use crate::mac::protection::{needs_protection, Protection};
+use crate::packet::{DropReason, NodeId, Packet};
+use crate::phy::channel::ErrorModel;
+use crate::phy::timing::PhyTiming;
+use crate::phy::{Standard, TxVector};
+use crate::rng::{RngStream, StreamKind};
+use crate::txpath::{PathLink, TxPath};
+use crate::Nanos;
+use std::collections::VecDeque;
+
+/// What the cell reports, through [`Cell::poll_output`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// `packet` left the cell at `packet.dst`.
+    Delivered {
+        /// When the receiver released it (the end of the data PPDU that completed it).
+        at: Nanos,
+        /// The packet as handed in, with `enqueued_at` set to its arrival.
+        packet: Packet,
+    },
+    /// `packet` was lost inside the cell.
+    Dropped {
+        /// When it was dropped.
+        at: Nanos,
+        /// The node that dropped it.
+        node: NodeId,
+        /// The packet as handed in.
+        packet: Packet,
+        /// Why (a full queue, the retry limit, the AQM, no route, ...).
+        reason: DropReason,
+    },
+    /// One data exchange's airtime (only with [`CellConfig::airtime_records`]).
+    Airtime(AirtimeRecord),
+}
+
+/// One radio link to a peer: its rate, channel, and the receive reorder state.
+#[derive(Clone, Debug)]
+pub(crate) struct Link {
+    pub(crate) peer: NodeId,
+    /// Per TID: what this node has received from the peer, in sequence order.
+    pub(crate) rx: [RxReorder; NUM_TIDS],
+    /// The rate of every data PPDU on the link (both ways).
+    pub(crate) txv: TxVector,
+    /// The PPDU durations of `txv` (which never changes).
+    pub(crate) air: LinkAirtime,
+    pub(crate) error: ErrorModel,
+    /// The channel's draws on this link (its own stream: adding a station changes no
+    /// other link's draws).
+    pub(crate) rng: RngStream,
+}
+
+/// The AP (node 0) or a station (node *n*): its EDCA functions, transmit path and
+/// links (the AP's link *l* leads to station *l* + 1; a station's only link to the AP).
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub(crate) id: NodeId,
+    /// One EDCA function per AC, indexed by [`Ac::index`].
+    pub(crate) edca: [Backoff; 4],
+    /// Start of the interframe space every AC counts its AIFS from.
+    pub(crate) ifs_ref: Nanos,
+    /// The node's backoff draws.
+    pub(crate) rng: RngStream,
+    pub(crate) links: Vec<Link>,
+    /// qdisc, TXQs, scheduler, AQL and driver: where the node's PPDUs come from.
+    pub(crate) path: TxPath,
+    /// The radio is off the operating channel (scanning) or asleep (power save): the
+    /// node neither contends nor receives.
+    pub(crate) away: bool,
+    /// The frames the MAC sends on its own (null-data, PS-Poll), waiting to be sent on
+    /// AC VO ahead of the AC's data. At most
+    /// [`MAX_QUEUED_FRAMES`](crate::mac::frame::MAX_QUEUED_FRAMES).
+    pub(crate) frames: VecDeque<Frame>,
+    /// The front of `frames` is on the air.
+    pub(crate) frame_in_air: bool,
+    /// Transmissions of the front of `frames` so far.
+    pub(crate) frame_attempts: u8,
+}
+
+impl Node {
+    pub(crate) fn link_to(&self, peer: NodeId) -> Option<usize> {
+        self.path.link_to(peer).map(|l| l as usize)
+    }
+
+    /// Whether `ac` has a frame to contend for: one of the MAC's own (VO) or a PPDU.
+    pub(crate) fn has_frame(&self, ac: Ac) -> bool {
+        (ac == Ac::Vo && !self.frames.is_empty()) || self.path.has_ppdu(ac)
+    }
+}
+
+/// One BSS, driven sans-I/O: it never reads a clock or a socket.
+///
+/// The caller owns time and I/O. It hands the cell two kinds of input and drains two
+/// kinds of output:
+///
+/// - [`handle_packet(now, packet)`](Cell::handle_packet): `packet` enters the cell at
+///   `packet.src` (the AP from the wired side, a station from its host) for
+///   `packet.dst`. It first runs every deadline up to `now`, as `handle_timeout(now)`
+///   would, so the packet meets the cell as it is at `now`, after what happens at
+///   `now`.
+/// - [`handle_timeout(now)`](Cell::handle_timeout): runs every deadline at or before
+///   `now`, earliest first (at one instant management before the MAC). A call with
+///   nothing due does nothing, so calling early or twice is harmless.
+/// - [`poll_output()`](Cell::poll_output): the next [`Output`] (a delivery, a drop, an
+///   airtime record) in the order the cell produced them, `None` once drained. Each
+///   carries its own time, never later than the last `now` handed in.
+/// - [`poll_timeout()`](Cell::poll_timeout): when the cell next needs
+///   `handle_timeout`, or `None` while it is idle (nothing queued, nothing on the air,
+///   no beacon, scan or power-save timer).
+///
+/// Time is monotonic: every `now` handed in is at or after the previous one (virtual
+/// time in the simulator, time since the start in the emulator). Any input can move the
+/// next deadline, earlier (a frame for an idle EDCA function) or later, so after every
+/// `handle_*` call the caller drains `poll_output` and asks `poll_timeout` again. A
+/// driver's loop, with external events (arrivals) merged in time order:
+///
+/// ```
+/// use txop_core::cell::{Cell, CellConfig, Output, StationConfig};
+/// use txop_core::phy::channel::ErrorModel;
+/// use txop_core::phy::{Band, Standard, TxVector};
+/// use txop_core::{Nanos, NodeId, Packet};
+///
+/// let sta = StationConfig::new(TxVector::Ofdm { rate_mbps: 54 }, ErrorModel::None);
+/// let mut cell = Cell::new(CellConfig::new(Standard::A, Band::Ghz5, vec![sta]), 1)?;
+/// // One arrival: 1500 bytes from the AP to station 1 at 1 ms.
+/// let mut arrivals = vec![(Nanos::from_ms(1), Packet::new(7, NodeId::AP, NodeId(1), 1500))];
+/// let mut delivered = Vec::new();
+/// loop {
+///     let next_arrival = arrivals.first().map(|&(at, _)| at);
+///     match cell.poll_timeout() {
+///         // At one instant the cell's deadline goes first (handle_packet would run it).
+///         Some(t) if next_arrival.is_none_or(|a| t <= a) => cell.handle_timeout(t),
+///         _ if !arrivals.is_empty() => {
+///             let (at, packet) = arrivals.remove(0);
+///             cell.handle_packet(at, packet);
+///         }
+///         _ => break, // idle, and nothing more will arrive
+///     }
+///     while let Some(out) = cell.poll_output() {
+///         if let Output::Delivered { at, packet } = out {
+///             delivered.push((at, packet.id));
+///         }
+///     }
+/// }
+/// assert_eq!(delivered.len(), 1);
+/// assert_eq!(delivered[0].1, 7);
+/// assert!(delivered[0].0 > Nanos::from_ms(1)); // after AIFS, backoff and the PPDU
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub(crate) cfg: CellConfig,
+    pub(crate) timing: PhyTiming,
+    pub(crate) nodes: Vec<Node>,
+    /// An exchange is on the air (from the access that starts it to the end of its
+    /// busy period).
+    pub(crate) busy: bool,
+    /// The deadlines of management and of the MAC's cycle.
+    pub(crate) timers: TimerTable,
+    /// The exchange on the air (meaningful while `busy`).
+    pub(crate) exch: Exchange,
+    /// Outputs not yet polled.
+    pub(crate) out: VecDeque<Output>,
+    /// Scratch: packets a reorder buffer released, before they become outputs.
+    pub(crate) released: Vec<Packet>,
+    /// [`PhyTiming::eifs_extra`], computed once.
+    pub(crate) eifs_extra: Nanos,
+    /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per
+    /// transmission of an exchange.
+    pub(crate) spare_ok: Vec<Vec<bool>>,
+    /// Per station, indexed by station number (index 0 unused).
+    pub(crate) stats: Vec<StationStats>,
+    pub(crate) busy_ns: u64,
+    pub(crate) internal_collisions: u64,
+    /// Beacons, scanning and power save; `None` when none is configured.
+    pub(crate) mgmt: Option<Box<Mgmt>>,
+    pub(crate) beacon_airtime_ns: u64,
+}
+
+impl Cell {
+    /// Build a cell; `seed` seeds every random stream (one per node and per link).
+    pub fn new(cfg: CellConfig, seed: u64) -> Result<Cell, String> {
+        cfg.validate()?;
+        let non_erp = cfg.non_erp_present();
+        let timing = PhyTiming::for_bss(cfg.standard, cfg.band, non_erp);
+        // How a link's PPDUs are protected from the 802.11b stations (if any).
+        let protection_of = |txv: &TxVector| {
+            if non_erp && needs_protection(txv) {
+                cfg.protection
+            } else {
+                Protection::Off
+            }
+        };
+        let n = cfg.stations.len();
+        let mut nodes = Vec::with_capacity(n + 1);
+        // Without VHT the fq memory limit is 4 MiB (reference §3.2).
+        let fq_memory = match cfg.stack.fq_memory_limit_bytes {
+            0 if cfg.standard == Standard::Ac => 16 << 20,
+            0 => 4 << 20,
+            m => m,
+        };
+        for id in 0..=n as u16 {
+            let node_id = NodeId(id);
+            let mut rng = RngStream::new(seed, StreamKind::Backoff, id as u64);
+            let table = if node_id.is_ap() {
+                &cfg.edca_ap
+            } else {
+                &cfg.edca_sta
+            };
+            let edca = Ac::ALL.map(|ac| {
+                let mut b = Backoff::new(table[ac.index()], &mut rng);
+                b.counted_from = timing.aifs(b.params.aifsn);
+                b
+            });
+            let peers: Vec<(NodeId, &StationConfig)> = if node_id.is_ap() {
+                (1..=n as u16)
+                    .map(|s| (NodeId(s), &cfg.stations[s as usize - 1]))
+                    .collect()
+            } else {
+                vec![(NodeId::AP, &cfg.stations[id as usize - 1])]
+            };
+            // mac80211 counts associated stations for the slow-station rule.
+            let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
+            let airs: Vec<LinkAirtime> = peers
+                .iter()
+                .map(|(_, sc)| LinkAirtime::new(&sc.tx, &timing, protection_of(&sc.tx)))
+                .collect();
+            let path_links = peers
+                .iter()
+                .zip(&airs)
+                .map(|((peer, sc), air)| PathLink {
+                    peer: *peer,
+                    weight: sc.weight,
+                    limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx, air)),
+                    slow_station: expected_kbps(sc) < 6_000 * num_sta,
+                })
+                .collect();
+            let links = peers
+                .into_iter()
+                .zip(airs)
+                .map(|((peer, sc), air)| Link {
+                    peer,
+                    rx: Default::default(),
+                    txv: sc.tx,
+                    air,
+                    error: sc.error,
+                    rng: RngStream::new(
+                        seed,
+                        StreamKind::Channel,
+                        ((id as u64) << 16) | peer.0 as u64,
+                    ),
+                })
+                .collect();
+            nodes.push(Node {
+                id: node_id,
+                edca,
+                ifs_ref: Nanos::ZERO,
+                rng,
+                links,
+                path: TxPath::new(&cfg.stack, cfg.qos, node_id.is_ap(), path_links, fq_memory),
+                away: false,
+                frames: VecDeque::new(),
+                frame_in_air: false,
+                frame_attempts: 0,
+            });
+        }
+        let mgmt = cfg.has_mgmt().then(|| Mgmt::new(&cfg));
+        let mut timers = TimerTable::default();
+        timers.set(Timer::Management, mgmt.as_ref().map(|m| m.next_deadline()));
+        Ok(Cell {
+            cfg,
+            timing,
+            nodes,
+            busy: false,
+            timers,
+            exch: Exchange::default(),
+            out: VecDeque::new(),
+            released: Vec::new(),
+            eifs_extra: timing.eifs_extra(),
+            spare_ok: Vec::new(),
+            stats: vec![StationStats::default(); n + 1],
+            busy_ns: 0,
+            internal_collisions: 0,
+            mgmt,
+            beacon_airtime_ns: 0,
+        })
+    }
+
+    /// The configuration the cell was built from.
+    pub fn config(&self) -> &CellConfig {
+        &self.cfg
+    }
+
+    /// The BSS's PHY timing (slot, SIFS, AIFS, basic rates), as the stations in it make it.
+    pub fn timing(&self) -> &PhyTiming {
+        &self.timing
+    }
+
+    /// Number of stations.
+    pub fn stations(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    /// Per-station counters, indexed by station number (index 0 is unused).
+    pub fn stats(&self) -> &[StationStats] {
+        &self.stats
+    }
+
+    /// Total time the medium was busy (exchanges and collisions).
+    pub fn busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
+
+    /// Internal (same-station, different-AC) collisions so far.
+    pub fn internal_collisions(&self) -> u64 {
+        self.internal_collisions
+    }
+
+    /// Medium time taken by the AP's beacons (part of [`Cell::busy_ns`]).
+    pub fn beacon_airtime_ns(&self) -> u64 {
+        self.beacon_airtime_ns
+    }
+
+    /// Whether station `sta`'s radio is away from the operating channel or asleep.
+    pub fn station_away(&self, sta: u16) -> bool {
+        self.nodes.get(sta as usize).is_some_and(|n| n.away)
+    }
+
+    /// Whether the AP believes station `sta` dozes (and buffers its frames).
+    pub fn ap_buffers_for(&self, sta: u16) -> bool {
+        self.mgmt.as_ref().is_some_and(|m| {
+            sta.checked_sub(1)
+                .is_some_and(|i| m.ap_dozing.get(i as usize) == Some(&true))
+        })
+    }
+
+    /// Pending AQL airtime the AP holds for `station`'s AC.
+    pub fn aql_pending_us(&self, station: u16, ac: Ac) -> u32 {
+        match station.checked_sub(1) {
+            Some(link) => self.nodes[0].path.aql_pending_us(link, ac),
+            None => 0,
+        }
+    }
+
+    /// Packets inside the model: queued, in the air, held in a reorder buffer, or in
+    /// the AP's power-save buffer.
+    pub fn packets_inside(&self) -> u64 {
+        let mut n = self.mgmt.as_ref().map_or(0, |m| m.buffers.total() as u64);
+        for node in &self.nodes {
+            n += node.path.packets_inside();
+            for link in &node.links {
+                n += link.rx.iter().map(|r| r.held() as u64).sum::<u64>();
+            }
+        }
+        if self.busy {
+            // After the data PPDU ended, what the receiver decoded belongs to it
+            // (released or held for reordering), not to the air any more.
+            for tx in &self.exch.txs {
+                let received = |k: usize| self.exch.delivered && tx.ok.get(k) == Some(&true);
+                n += (0..tx.ppdu.mpdus.len()).filter(|&k| !received(k)).count() as u64;
+            }
+        }
+        n
+    }
+
+    /// The next time the model needs [`Cell::handle_timeout`].
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        self.timers.next_timeout()
+    }
+
+    /// The next output, if any.
+    #[inline]
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop_front()
+    }
+
+    /// Run every deadline up to and including `now`, earliest first.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: Nanos) {
+        // perf: most calls (every packet handed in) find nothing due; the handlers stay
+        // out of line.
+        while let Some((timer, t)) = self.timers.expire(now) {
+            self.fire(timer, t);
+        }
+    }
+
+    /// `timer`, stopped, fires at `t`.
+    #[inline(never)]
+    fn fire(&mut self, timer: Timer, t: Nanos) {
+        match timer {
+            Timer::Management => self.handle_mgmt(t),
+            Timer::Access => {
+                debug_assert!(!self.busy);
+                self.start_access(t);
+            }
+            Timer::Delivery => {
+                debug_assert!(self.busy && !self.exch.delivered);
+                self.deliver(t);
+            }
+            Timer::ExchangeEnd => {
+                debug_assert!(self.busy && self.exch.delivered);
+                self.finish_exchange(t);
+            }
+        }
+    }
+
+    /// A packet arrives at `packet.src` at time `now`, for `packet.dst`.
+    pub fn handle_packet(&mut self, now: Nanos, mut packet: Packet) {
+        self.handle_timeout(now);
+        packet.enqueued_at = now;
+        let src = packet.src.index();
+        let link = if src < self.nodes.len() && packet.src.is_ap() != packet.dst.is_ap() {
+            self.nodes[src].path.link_to(packet.dst)
+        } else {
+            None
+        };
+        let Some(link) = link else {
+            self.out.push_back(Output::Dropped {
+                at: now,
+                node: packet.src,
+                packet,
+                reason: DropReason::NoRoute,
+            });
+            return;
+        };
+        let station = self.station_of(src, link as usize);
+        self.link_stats(station, src != 0).offered_packets += 1;
+        if self.mgmt.is_some() && self.mgmt_takes_packet(now, src, station, packet) {
+            return;
+        }
+        // Enqueueing moves frames of the packet's AC only (TxPath::enqueue kicks that
+        // AC alone), so only that EDCAF can wake.
+        let ac = self.nodes[src].path.classify_ac(&packet);
+        let had = self.nodes[src].has_frame(ac);
+        #[cfg(debug_assertions)]
+        let had_all = Ac::ALL.map(|a| self.nodes[src].has_frame(a));
+        self.nodes[src].path.enqueue(now, link, packet);
+        self.drain_path(src, now);
+        #[cfg(debug_assertions)]
+        for a in Ac::ALL.into_iter().filter(|&a| a != ac) {
+            debug_assert_eq!(had_all[a.index()], self.nodes[src].has_frame(a));
+        }
+        if !had && self.nodes[src].has_frame(ac) {
+            self.edcaf_woken(src, ac, now);
+        }
+    }
+
+    /// Report what node `n`'s path dropped or gave up since the last call.
+    #[inline]
+    pub(crate) fn drain_path(&mut self, n: usize, now: Nanos) {
+        // perf: called after every packet handed to a path, which usually reports
+        // nothing; the reporting stays out of line.
+        if self.nodes[n].path.drops.is_empty() && self.nodes[n].path.gave_up.is_empty() {
+            return;
+        }
+        self.report_path_losses(n, now);
+    }
+
+    /// Report what node `n`'s path dropped (outputs and counters) and tell the
+    /// recipients of the frames it gave up to stop waiting for them.
+    #[inline(never)]
+    fn report_path_losses(&mut self, n: usize, now: Nanos) {
+        let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
+        for (packet, reason) in drops.drain(..) {
+            let uplink = !packet.src.is_ap();
+            let station = if uplink { packet.src } else { packet.dst }.index();
+            let s = self.link_stats(station, uplink);
+            match reason {
+                DropReason::QueueFull => s.dropped_queue_full += 1,
+                DropReason::RetryLimit => s.dropped_retry_limit += 1,
+                DropReason::PsBuffer => s.dropped_ps_buffer += 1,
+                _ => s.dropped_aqm += 1,
+            }
+            self.out.push_back(Output::Dropped {
+                at: now,
+                node: self.nodes[n].id,
+                packet,
+                reason,
+            });
+        }
+        self.nodes[n].path.drops = drops;
+        let mut gave_up = std::mem::take(&mut self.nodes[n].path.gave_up);
+        for (link, tid, seq) in gave_up.drain(..) {
+            // The recipient stops waiting for it (see `RxReorder::give_up`).
+            let peer = self.nodes[n].links[link as usize].peer;
+            let src_id = self.nodes[n].id;
+            let rx_node = peer.index();
+            if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
+                let released = &mut self.released;
+                self.nodes[rx_node].links[rx_link].rx[tid as usize]
+                    .give_up(seq, &mut |p| released.push(p));
+                self.emit_released(now, n, link as usize);
+            }
+        }
+        self.nodes[n].path.gave_up = gave_up;
+    }
+
+    pub(crate) fn station_of(&self, node: usize, link: usize) -> usize {
+        if node == 0 {
+            link + 1
+        } else {
+            node
+        }
+    }
+
+    pub(crate) fn link_stats(&mut self, station: usize, uplink: bool) -> &mut LinkStats {
+        let s = &mut self.stats[station];
+        if uplink {
+            &mut s.up
+        } else {
+            &mut s.down
+        }
+    }
+
+    pub(crate) fn mpdu_overhead(&self) -> u32 {
+        mpdu_overhead(self.cfg.qos)
+    }
+}

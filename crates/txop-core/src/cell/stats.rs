@@ -1,0 +1,88 @@
+//! What a cell counts: per station and direction, and per transmission
+//! ([`AirtimeRecord`], emitted as [`super::Output::Airtime`]).
+
+use crate::mac::edca::Ac;
+use crate::mac::exchange::ExchangeOutcome;
+use crate::mac80211::powersave::PsStats;
+use crate::mac80211::scan::ScanStats;
+use crate::packet::NodeId;
+use crate::Nanos;
+
+/// Airtime of one transmission, charged to the station at the far end of the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AirtimeRecord {
+    /// The station at the far end of the link (the transmitter on the uplink, the
+    /// receiver on the downlink).
+    pub station: NodeId,
+    /// Station → AP.
+    pub uplink: bool,
+    /// The access category whose EDCA function won the medium.
+    pub ac: Ac,
+    /// Where the charged time starts: the exchange's start, or within a TXOP the end of
+    /// the previous exchange (the SIFS between them is the holder's), so a lone
+    /// transmitter's records tile the busy time. For a collision, the transmission's
+    /// own start.
+    pub start: Nanos,
+    /// Medium time charged: the whole exchange (RTS/CTS, data, SIFS, ACK) or, for a
+    /// collision, an equal share of the collided busy period.
+    pub airtime: Nanos,
+    /// MPDUs in the data PPDU (one, or the subframes of an A-MPDU).
+    pub mpdus: u16,
+    /// MPDUs the receiver acknowledged (the bits set in the BlockAck).
+    pub acked_mpdus: u16,
+    /// How the exchange ended.
+    pub outcome: ExchangeOutcome,
+}
+
+/// Counters of one direction of one station's link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Packets handed to the cell for this link ([`Cell::handle_packet`](super::Cell::handle_packet)).
+    pub offered_packets: u64,
+    /// Packets the receiver released, in sequence order, as [`super::Output::Delivered`].
+    pub delivered_packets: u64,
+    /// Bytes of the delivered packets (`Packet::len_bytes`).
+    pub delivered_bytes: u64,
+    /// PPDUs sent (first transmissions and retries).
+    pub ppdus: u64,
+    /// MPDUs sent in those PPDUs (first transmissions and retries).
+    pub mpdus: u64,
+    /// MPDU transmissions that were retransmissions.
+    pub mpdu_retries: u64,
+    /// PPDUs lost in a collision.
+    pub collisions: u64,
+    /// PPDUs that got no response for another reason (channel errors).
+    pub failures: u64,
+    /// Dropped because a queue was full ([`DropReason::QueueFull`](crate::DropReason::QueueFull)).
+    pub dropped_queue_full: u64,
+    /// Dropped after the last allowed transmission failed
+    /// ([`DropReason::RetryLimit`](crate::DropReason::RetryLimit)).
+    pub dropped_retry_limit: u64,
+    /// Dropped by CoDel or by flow-queue overload (limit or memory).
+    pub dropped_aqm: u64,
+    /// Dropped from the AP's power-save buffer (downlink only).
+    pub dropped_ps_buffer: u64,
+    /// Airtime of the link's exchanges, including the station's null-data frames and
+    /// PS-Polls (uplink).
+    pub airtime_ns: u64,
+}
+
+/// Per-station counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StationStats {
+    /// Station → AP.
+    pub up: LinkStats,
+    /// AP → station.
+    pub down: LinkStats,
+    /// Background scanning (all zero if the station does not scan).
+    pub scan: ScanStats,
+    /// Power save, the station's and the AP's side (all zero without).
+    pub ps: PsStats,
+}
+
+impl StationStats {
+    /// Airtime charged to the station, both directions.
+    pub fn airtime_ns(&self) -> u64 {
+        self.up.airtime_ns + self.down.airtime_ns
+    }
+}

@@ -1,0 +1,250 @@
+//! The EDCA contention engine (802.11-2016 10.22.2; reference §11.1): which EDCA
+//! function wins the medium, internal collisions, freezing and counting down backoff,
+//! and the return to contention after an exchange. [`super::edca`] holds the
+//! parameters and each EDCAF's backoff state; this file runs them for the whole cell.
+//!
+//! Contention is not simulated slot by slot: every EDCA function keeps its backoff
+//! counter and the time it counts from, and contention ends at the earliest
+//! `counted_from + slots × slot` among the functions of present nodes that have
+//! frames (the cell's access timer). Functions whose backoff ends within aCCATime of
+//! that instant transmit too and collide; within one node the higher AC transmits and
+//! the lower ones that ended in the same slot suffer an internal collision
+//! (10.22.2.4). When the medium turns busy the others' counters are reduced by the
+//! slot boundaries that passed (see [`BackoffRule`](super::edca::BackoffRule)). The
+//! AP's beacon queue (AIFSN 1, no backoff) goes before its data queues.
+//!
+//! These are `impl Cell` blocks, as smoltcp splits its `Interface` across files: an
+//! access reads and writes state the cell owns (every node's EDCA functions and
+//! transmit path, the exchange it starts, the AP's pending beacon) within one event.
+
+use crate::cell::{Cell, Timer};
+use crate::driver::Ppdu;
+use crate::mac::edca::Ac;
+use crate::mac::exchange::Tx;
+use crate::mac::frame::{Frame, MgmtFrame};
+use crate::Nanos;
+
+impl Cell {
+    /// An AC of node `n` got its first PPDU at `now`.
+    pub(crate) fn edcaf_woken(&mut self, n: usize, ac: Ac, now: Nanos) {
+        let slot = self.timing.slot;
+        let busy = self.busy;
+        let node = &mut self.nodes[n];
+        if node.away {
+            // Contention starts when the radio is back (`Cell::radio_back`).
+            return;
+        }
+        let b = &mut node.edca[ac.index()];
+        if busy {
+            // A frame for an idle EDCAF while the medium is busy: invoke backoff
+            // (10.22.2.2) unless post-backoff is still running.
+            if b.slots == 0 {
+                b.draw(&mut node.rng);
+            }
+            return;
+        }
+        // Medium idle: if the counter already ran out (AIFS has passed and post-backoff
+        // finished), the frame may go at once.
+        if b.tx_time(slot) < now {
+            b.slots = 0;
+            b.counted_from = now;
+        }
+        let t = b.tx_time(slot);
+        let earliest = self.timers.get(Timer::Access).map_or(t, |cur| cur.min(t));
+        self.timers.set(Timer::Access, Some(earliest));
+    }
+
+    /// Start contention for the ACs of node `n` that had no frame before (`had`).
+    pub(crate) fn wake_new_frames(&mut self, n: usize, had: [bool; 4], now: Nanos) {
+        for ac in Ac::ALL {
+            if !had[ac.index()] && self.nodes[n].has_frame(ac) {
+                self.edcaf_woken(n, ac, now);
+            }
+        }
+    }
+
+    /// Contention ended at `t`: find who transmits, freeze the others, start the exchange.
+    pub(crate) fn start_access(&mut self, t: Nanos) {
+        let slot = self.timing.slot;
+        let window_end = t + self.timing.cca_detect;
+        let rule = self.cfg.backoff_rule;
+        self.clear_txs();
+        let beacon = self.beacon_tx_time();
+        for n in 0..self.nodes.len() {
+            let node = &mut self.nodes[n];
+            if node.away {
+                continue;
+            }
+            let mut best: Option<(Nanos, Ac)> = None;
+            for ac in Ac::ALL {
+                if !node.has_frame(ac) {
+                    continue;
+                }
+                let tx_at = node.edca[ac.index()].tx_time(slot);
+                if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
+                    best = Some((tx_at, ac)); // ACs are scanned VO first: ties keep the higher
+                }
+            }
+            // The AP's beacon queue (AIFSN 1, no backoff: ath9k's beacon queue) goes
+            // before its data queues.
+            let beacon_now = if n == 0 {
+                beacon.filter(|&(bt, _)| bt <= window_end && best.is_none_or(|(t0, _)| bt <= t0))
+            } else {
+                None
+            };
+            if let Some((bt, k)) = beacon_now {
+                best = None;
+                self.exch.txs.push(Tx {
+                    node: 0,
+                    ac: Ac::Vo,
+                    start: bt,
+                    air_end: bt,
+                    ppdu: Ppdu::default(),
+                    ok: self.spare_ok.pop().unwrap_or_default(),
+                    frame: Some(Frame::Mgmt(MgmtFrame::Beacon { k })),
+                });
+                if let Some(m) = self.mgmt.as_mut() {
+                    m.beacon_pending = None;
+                }
+            }
+            let busy_at = match (best, beacon_now) {
+                (_, Some((bt, _))) => bt,
+                (Some((start, ac)), None) => {
+                    // Lower-priority ACs whose backoff ended in the same slot: internal
+                    // collision, handled as if they had collided (10.22.2.4).
+                    for other in Ac::ALL {
+                        if other != ac
+                            && node.has_frame(other)
+                            && node.edca[other.index()].tx_time(slot) == start
+                        {
+                            let b = &mut node.edca[other.index()];
+                            b.fail(&mut node.rng);
+                            self.internal_collisions += 1;
+                        }
+                    }
+                    if ac == Ac::Vo && !node.frames.is_empty() {
+                        node.frame_in_air = true;
+                        self.exch.txs.push(Tx {
+                            node: n as u16,
+                            ac,
+                            start,
+                            air_end: start,
+                            ppdu: Ppdu::default(),
+                            ok: self.spare_ok.pop().unwrap_or_default(),
+                            frame: node.frames.front().copied(),
+                        });
+                    } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
+                        self.exch.txs.push(Tx {
+                            node: n as u16,
+                            ac,
+                            start,
+                            air_end: start,
+                            ppdu,
+                            ok: self.spare_ok.pop().unwrap_or_default(),
+                            frame: None,
+                        });
+                    }
+                    start
+                }
+                (None, None) => window_end,
+            };
+            let winner = best.map(|(_, ac)| ac);
+            for ac in Ac::ALL {
+                if Some(ac) != winner {
+                    node.edca[ac.index()].freeze(busy_at, slot, rule);
+                }
+            }
+        }
+        if self.exch.txs.is_empty() {
+            // Nothing could be built after all (defensive: has_ppdu promised a frame).
+            self.reschedule();
+            return;
+        }
+        self.busy = true;
+        self.exch.txop_start = t;
+        self.exch.busy_from = t;
+        if self.exch.txs.len() > 1 {
+            self.resolve_collision();
+        } else {
+            self.resolve_single(None);
+        }
+    }
+
+    /// Back to contention: every AC counts from its node's interframe reference.
+    pub(crate) fn reschedule(&mut self) {
+        let slot = self.timing.slot;
+        let mut next: Option<Nanos> = None;
+        for node in &mut self.nodes {
+            for ac in Ac::ALL {
+                let contends = !node.away && node.has_frame(ac);
+                let b = &mut node.edca[ac.index()];
+                b.counted_from = node.ifs_ref + self.timing.aifs(b.params.aifsn);
+                if contends {
+                    let t = b.tx_time(slot);
+                    next = Some(next.map_or(t, |c: Nanos| c.min(t)));
+                }
+            }
+        }
+        if let Some((bt, _)) = self.beacon_tx_time() {
+            next = Some(next.map_or(bt, |c| c.min(bt)));
+        }
+        self.timers.set(Timer::Access, next);
+    }
+
+    /// While the medium is idle: the earliest transmission of the present nodes'
+    /// contending ACs (from their current counters) and of a pending beacon.
+    pub(crate) fn idle_timer(&self) -> Option<Nanos> {
+        let slot = self.timing.slot;
+        let mut next = self.beacon_tx_time().map(|(bt, _)| bt);
+        for node in &self.nodes {
+            if node.away {
+                continue;
+            }
+            for ac in Ac::ALL {
+                if node.has_frame(ac) {
+                    let t = node.edca[ac.index()].tx_time(slot);
+                    next = Some(next.map_or(t, |c: Nanos| c.min(t)));
+                }
+            }
+        }
+        next
+    }
+
+    /// Node `n`'s radio leaves (retunes or sleeps): its backoff counters stop.
+    pub(crate) fn radio_gone(&mut self, n: usize, t: Nanos) {
+        let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
+        let node = &mut self.nodes[n];
+        node.away = true;
+        if !self.busy {
+            for b in node.edca.iter_mut() {
+                b.freeze(t, slot, rule);
+            }
+            self.timers.set(Timer::Access, self.idle_timer());
+        }
+    }
+
+    /// Node `n`'s radio is back: it defers AIFS, then counts its remaining backoff.
+    pub(crate) fn radio_back(&mut self, n: usize, t: Nanos) {
+        let node = &mut self.nodes[n];
+        node.away = false;
+        node.ifs_ref = node.ifs_ref.max(t);
+        if !self.busy {
+            for b in node.edca.iter_mut() {
+                b.counted_from = t + self.timing.aifs(b.params.aifsn);
+            }
+            self.timers.set(Timer::Access, self.idle_timer());
+        }
+    }
+
+    /// When the pending beacon goes out if the medium stays idle: at its TBTT, but not
+    /// before AIFSN 1 (PIFS) after the medium went idle. With its number.
+    pub(crate) fn beacon_tx_time(&self) -> Option<(Nanos, u64)> {
+        let m = self.mgmt.as_ref()?;
+        let k = m.beacon_pending?;
+        let at = m
+            .clock
+            .tbtt(k)
+            .max(self.nodes[0].ifs_ref + self.timing.aifs(1));
+        Some((at, k))
+    }
+}

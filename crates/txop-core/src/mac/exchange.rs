@@ -1,0 +1,710 @@
+//! The frame exchange: what happens on the medium from the access that starts it to
+//! the return to contention.
+//!
+//! Each access is one exchange, computed in full when it starts: optional RTS/CTS (or
+//! the CTS-to-self of ERP protection), the data PPDU (one MPDU, or an A-MPDU under a
+//! block-ack agreement), SIFS and the ACK or BlockAck; a collision instead when
+//! several transmitters started within aCCATime. The receiver releases what it decoded,
+//! in sequence order through its reorder buffer, when the data PPDU ends (the cell's
+//! delivery timer); the outcome is settled when the busy period ends (the exchange-end
+//! timer): each path learns which MPDUs were acknowledged, retries or drops the rest,
+//! and the airtime is charged. Within a TXOP limit the next exchange of the same AC
+//! follows after SIFS if it fits whole (802.11-2016 10.22.2.8). A beacon, null-data
+//! frame or PS-Poll is an exchange of its own (`mac/frame.rs`).
+//!
+//! Like `mac/contention.rs`, these are `impl Cell` blocks over the state the cell owns.
+
+use crate::cell::{AirtimeRecord, Cell, Output, Timer};
+use crate::driver::Ppdu;
+use crate::mac::edca::Ac;
+use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
+use crate::mac::protection::{Protection, PROTECTION_RATE};
+use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
+use crate::packet::{NodeId, Packet};
+use crate::phy::channel::ErrorModel;
+use crate::phy::rates::{
+    control_response_rate, PpduTimer, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES,
+};
+use crate::phy::timing::PhyTiming;
+use crate::phy::TxVector;
+use crate::txpath::TxReport;
+use crate::Nanos;
+
+/// How an exchange ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExchangeOutcome {
+    /// Acknowledged (for an A-MPDU: a BlockAck came back, possibly with holes).
+    Acked,
+    /// No response: every MPDU was lost on the channel.
+    Failed,
+    /// Two or more transmissions overlapped.
+    Collision,
+}
+
+/// The durations of every exchange on a link: a link's rate and the band are fixed for
+/// the whole run, so the data PPDU's TXTIME equation ([`PpduTimer`]) and the control
+/// frames at the link's control-response rate (10.6.6.5) are the same at every
+/// exchange. Each value equals [`TxVector::ppdu_duration`] of its frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LinkAirtime {
+    /// Data PPDUs at the link's rate.
+    pub(crate) data: PpduTimer,
+    /// ACK and BlockAck at the control-response rate of the link's rate.
+    pub(crate) ack: Nanos,
+    pub(crate) block_ack: Nanos,
+    /// RTS and CTS of an RTS/CTS exchange: at the control-response rate, or at the
+    /// protection rate on a link protected from 802.11b stations (10.26.2).
+    pub(crate) rts: Nanos,
+    pub(crate) cts: Nanos,
+    /// CTS-to-self + SIFS in front of every data PPDU of a link protected by
+    /// CTS-to-self; zero on every other link.
+    pub(crate) cts_to_self: Nanos,
+    /// Every data PPDU goes after RTS/CTS (a link protected by RTS/CTS).
+    pub(crate) always_rts: bool,
+}
+
+impl LinkAirtime {
+    /// The durations of a link at `txv` with `timing`'s band, SIFS and standard.
+    /// `protection` is how the link's PPDUs are protected: [`Protection::Off`] unless an
+    /// 802.11b station is in the cell and `txv` needs protection.
+    pub(crate) fn new(txv: &TxVector, timing: &PhyTiming, protection: Protection) -> LinkAirtime {
+        let band = timing.band;
+        let ctl = control_response_rate(txv, timing.standard);
+        // RTS and CTS go at a rate the 802.11b stations decode when they protect.
+        let rts_cts = match protection {
+            Protection::Off => ctl,
+            Protection::CtsToSelf | Protection::RtsCts => PROTECTION_RATE,
+        };
+        LinkAirtime {
+            data: PpduTimer::new(txv, band),
+            ack: ctl.ppdu_duration(ACK_BYTES, band),
+            block_ack: ctl.ppdu_duration(BLOCK_ACK_BYTES, band),
+            rts: rts_cts.ppdu_duration(RTS_BYTES, band),
+            cts: rts_cts.ppdu_duration(CTS_BYTES, band),
+            cts_to_self: match protection {
+                Protection::CtsToSelf => {
+                    PROTECTION_RATE.ppdu_duration(CTS_BYTES, band) + timing.sifs
+                }
+                Protection::RtsCts | Protection::Off => Nanos::ZERO,
+            },
+            always_rts: protection == Protection::RtsCts,
+        }
+    }
+
+    /// The air time an exchange spends protecting its data PPDU before it starts: RTS,
+    /// SIFS, CTS, SIFS if `rts`, else the CTS-to-self and SIFS (zero if unprotected).
+    pub(crate) fn protection(&self, rts: bool, sifs: Nanos) -> Nanos {
+        if rts {
+            self.rts + sifs + self.cts + sifs
+        } else {
+            self.cts_to_self
+        }
+    }
+
+    /// The data PPDU and its response of an exchange of `ppdu` on this link.
+    pub(crate) fn exchange(&self, ppdu: &Ppdu) -> DataExchangeAirtime {
+        DataExchangeAirtime {
+            data: self.data.duration(ppdu.psdu_bytes),
+            response: self.response(ppdu.aggregated),
+        }
+    }
+
+    /// The response to a data PPDU: a BlockAck to an A-MPDU, an ACK otherwise.
+    pub(crate) fn response(&self, aggregated: bool) -> Nanos {
+        if aggregated {
+            self.block_ack
+        } else {
+            self.ack
+        }
+    }
+}
+
+/// The air time of a data PPDU and of the response it elicits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DataExchangeAirtime {
+    /// The data PPDU (one MPDU or an A-MPDU).
+    pub(crate) data: Nanos,
+    /// The ACK or BlockAck (without the SIFS before it).
+    pub(crate) response: Nanos,
+}
+
+/// One transmission within an exchange.
+#[derive(Clone, Debug)]
+pub(crate) struct Tx {
+    pub(crate) node: u16,
+    pub(crate) ac: Ac,
+    pub(crate) start: Nanos,
+    /// End of this transmitter's first PPDU on the air (RTS or data).
+    pub(crate) air_end: Nanos,
+    pub(crate) ppdu: Ppdu,
+    /// Per MPDU: decoded by the receiver.
+    pub(crate) ok: Vec<bool>,
+    /// One of the MAC's own frames instead of the (then empty) PPDU.
+    pub(crate) frame: Option<Frame>,
+}
+
+impl Tx {
+    pub(crate) fn link(&self) -> u16 {
+        self.ppdu.link
+    }
+    pub(crate) fn tid(&self) -> u8 {
+        self.ppdu.tid
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Exchange {
+    pub(crate) txs: Vec<Tx>,
+    pub(crate) outcome: Option<ExchangeOutcome>,
+    /// When the data PPDU ends and the receiver releases what it got.
+    pub(crate) deliver_at: Nanos,
+    pub(crate) delivered: bool,
+    /// End of the busy period (the response, or the longest colliding PPDU).
+    pub(crate) end: Nanos,
+    /// Start of the current TXOP (for continuation within the TXOP limit).
+    pub(crate) txop_start: Nanos,
+    /// Where this exchange's busy time starts: its first transmission, or, within a
+    /// TXOP, the end of the previous exchange (the SIFS between them is the holder's).
+    pub(crate) busy_from: Nanos,
+}
+
+impl Cell {
+    /// Keep a finished transmission's per-MPDU outcome vector for the next one.
+    pub(crate) fn recycle_ok(&mut self, mut tx: Tx) {
+        tx.ok.clear();
+        self.spare_ok.push(std::mem::take(&mut tx.ok));
+    }
+
+    /// Empty the exchange's transmissions, keeping their outcome vectors.
+    pub(crate) fn clear_txs(&mut self) {
+        while let Some(tx) = self.exch.txs.pop() {
+            self.recycle_ok(tx);
+        }
+    }
+
+    pub(crate) fn uses_rts(&self, psdu_bytes: u32) -> bool {
+        self.cfg
+            .rts_threshold_bytes
+            .is_some_and(|th| psdu_bytes > th)
+    }
+
+    /// Several transmissions overlap: all are lost.
+    pub(crate) fn resolve_collision(&mut self) {
+        let band = self.cfg.band;
+        let mut end = Nanos::ZERO;
+        for i in 0..self.exch.txs.len() {
+            let air = {
+                let tx = &self.exch.txs[i];
+                self.nodes[tx.node as usize].links[tx.link() as usize].air
+            };
+            let psdu = self.exch.txs[i].ppdu.psdu_bytes;
+            let dur = if let Some(f) = self.exch.txs[i].frame {
+                let (v, bytes) = self.frame_vector(self.exch.txs[i].node as usize, f);
+                v.ppdu_duration(bytes, band)
+            } else if self.uses_rts(psdu) || air.always_rts {
+                air.rts
+            } else {
+                // A CTS-to-self draws no response: its sender goes on with the data
+                // PPDU after SIFS, unaware of the collision.
+                air.cts_to_self + air.data.duration(psdu)
+            };
+            let tx = &mut self.exch.txs[i];
+            tx.air_end = tx.start + dur;
+            end = end.max(tx.air_end);
+            tx.ok.clear();
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
+                tx.ok.push(false);
+            }
+        }
+        self.exch.outcome = Some(ExchangeOutcome::Collision);
+        self.exch.delivered = true;
+        self.exch.end = end;
+        self.timers.set(Timer::ExchangeEnd, Some(end));
+    }
+
+    /// One transmission: draw the channel errors and lay out the exchange. `known` are
+    /// the durations of this PPDU's exchange when the caller has just computed them for
+    /// it without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
+    pub(crate) fn resolve_single(&mut self, known: Option<DataExchangeAirtime>) {
+        if self.exch.txs[0].frame.is_some() {
+            self.resolve_frame();
+            return;
+        }
+        let sifs = self.timing.sifs;
+        let overhead = self.mpdu_overhead();
+        let rts = self.uses_rts(self.exch.txs[0].ppdu.psdu_bytes);
+        let tx = &mut self.exch.txs[0];
+        // A receiver that is off channel or asleep decodes nothing (and answers
+        // nothing): the sender retries and finally drops (the legacy scan's losses).
+        let peer = self.nodes[tx.node as usize].links[tx.ppdu.link as usize].peer;
+        let absent = self.nodes[peer.index()].away;
+        let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
+        let txv = link.txv;
+        let air = link.air;
+        let rts = rts || air.always_rts;
+        let t = tx.start + air.protection(rts, sifs);
+        let DataExchangeAirtime {
+            data: data_dur,
+            response: resp_dur,
+        } = match known {
+            Some(d) => {
+                debug_assert!(!rts);
+                debug_assert_eq!(d, air.exchange(&tx.ppdu));
+                d
+            }
+            None => air.exchange(&tx.ppdu),
+        };
+        let data_end = t + data_dur;
+        tx.ok.clear();
+        let any_ok = if absent || matches!(link.error, ErrorModel::None) {
+            // Nothing to draw: an absent receiver decodes nothing, and an error-free
+            // link loses nothing (its PER is exactly 0, for which `bernoulli` returns
+            // false without drawing), so every MPDU has the same outcome and the
+            // channel stream is left untouched, as in the per-MPDU loop below.
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
+            }
+            tx.ok.resize(tx.ppdu.mpdus.len(), !absent);
+            !absent && !tx.ppdu.mpdus.is_empty()
+        } else {
+            let mut any_ok = false;
+            for m in tx.ppdu.mpdus.iter_mut() {
+                m.attempts = m.attempts.saturating_add(1);
+                let per = link.error.per(&txv, m.packet.len_bytes + overhead);
+                let ok = !link.rng.bernoulli(per);
+                any_ok |= ok;
+                tx.ok.push(ok);
+            }
+            any_ok
+        };
+        tx.air_end = data_end;
+        self.exch.deliver_at = data_end;
+        self.exch.delivered = false;
+        if any_ok {
+            self.exch.end = data_end + sifs + resp_dur;
+            self.exch.outcome = Some(ExchangeOutcome::Acked);
+        } else {
+            self.exch.end = data_end;
+            self.exch.outcome = Some(ExchangeOutcome::Failed);
+        }
+        self.timers.set(Timer::Delivery, Some(data_end));
+    }
+
+    /// The data PPDU ended: the receiver releases what it decoded, in order.
+    pub(crate) fn deliver(&mut self, t: Nanos) {
+        self.exch.delivered = true;
+        self.timers.set(Timer::ExchangeEnd, Some(self.exch.end));
+        if self.exch.txs[0].frame.is_some() {
+            self.deliver_frame(t);
+            return;
+        }
+        let tx = &self.exch.txs[0];
+        let (txn, link, tid) = (tx.node as usize, tx.link() as usize, tx.tid() as usize);
+        let rx_node = self.nodes[txn].links[link].peer.index();
+        if self.mgmt.is_some() && tx.ok.iter().any(|&o| o) {
+            self.data_received(t, txn, rx_node);
+        }
+        let tx = &self.exch.txs[0];
+        let Some(rx_link) = self.nodes[rx_node].link_to(self.nodes[txn].id) else {
+            return;
+        };
+        let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tid];
+        // What the reorder buffer releases becomes an output at once, in the order
+        // released, as `emit_released` reports it.
+        // perf: straight into `out`, without the copy through `released`.
+        let out = &mut self.out;
+        let (mut pkts, mut bytes) = (0, 0);
+        let mut emit = |p: Packet| {
+            pkts += 1;
+            bytes += p.len_bytes as u64;
+            out.push_back(Output::Delivered { at: t, packet: p });
+        };
+        for (m, ok) in tx.ppdu.mpdus.iter().zip(&tx.ok) {
+            if *ok {
+                reorder.receive(m.seq, m.packet, &mut emit);
+            }
+        }
+        self.count_delivered(txn, link, pkts, bytes);
+    }
+
+    /// Report the packets a reorder buffer just released as delivered (they came from
+    /// node `txn` over its link `link`).
+    pub(crate) fn emit_released(&mut self, t: Nanos, txn: usize, link: usize) {
+        let pkts = self.released.len() as u64;
+        let mut bytes = 0;
+        // perf: one pass, and one reservation in `out` (the drain's length is known).
+        self.out.extend(self.released.drain(..).map(|p| {
+            bytes += p.len_bytes as u64;
+            Output::Delivered { at: t, packet: p }
+        }));
+        self.count_delivered(txn, link, pkts, bytes);
+    }
+
+    /// Count `pkts` packets of `bytes` bytes delivered from node `txn` over its link
+    /// `link`.
+    pub(crate) fn count_delivered(&mut self, txn: usize, link: usize, pkts: u64, bytes: u64) {
+        let station = self.station_of(txn, link);
+        let s = self.link_stats(station, txn != 0);
+        s.delivered_packets += pkts;
+        s.delivered_bytes += bytes;
+    }
+
+    /// The busy period ended at `t`: report every PPDU's outcome to its path (which
+    /// retries, drops and refills), count and charge airtime, then either continue the
+    /// TXOP or return to contention.
+    ///
+    /// The transmissions are settled where they are, in order: nothing called from here
+    /// looks at the exchange's transmissions (only `ps_timeout` does, from
+    /// `handle_mgmt`), so they need not be moved out first.
+    pub(crate) fn finish_exchange(&mut self, t: Nanos) {
+        let outcome = self.exch.outcome.unwrap_or(ExchangeOutcome::Failed);
+        let busy = t - self.exch.busy_from;
+        self.busy_ns += busy.as_ns();
+        let n_tx = self.exch.txs.len() as u64;
+        for i in 0..self.exch.txs.len() {
+            // Charge the busy period: whole to a lone transmitter; a collision is shared
+            // equally, the remainder going to the first transmitter.
+            let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
+            let tx = &self.exch.txs[i];
+            match tx.frame {
+                Some(f) => self.finish_frame(t, tx.node as usize, f, outcome, share),
+                None => self.settle_data(i, t, outcome, share),
+            }
+        }
+        // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
+        // continuation.
+        if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
+            return;
+        }
+        // Interframe references for the next contention.
+        let eifs_extra = self.eifs_extra;
+        for node in &mut self.nodes {
+            node.ifs_ref = if outcome == ExchangeOutcome::Acked {
+                t
+            } else {
+                t + eifs_extra
+            };
+        }
+        if outcome != ExchangeOutcome::Acked {
+            for tx in &self.exch.txs {
+                // A transmitter that got no response waits out its response timeout; it
+                // saw no errored frame, so it uses AIFS, not EIFS.
+                let n = tx.node as usize;
+                let eliciting = match tx.frame {
+                    Some(f) => self.frame_vector(n, f).0,
+                    None => self.nodes[n].links[tx.link() as usize].txv,
+                };
+                let timeout = self.timing.response_timeout_for(&eliciting);
+                self.nodes[n].ifs_ref = (tx.air_end + timeout).max(t);
+            }
+        }
+        self.clear_txs();
+        self.busy = false;
+        self.reschedule();
+    }
+
+    /// Settle the exchange's `i`-th transmission, a data PPDU: count it, charge its
+    /// `share` of the busy period, update its EDCAF's contention window and report the
+    /// outcome to its path.
+    pub(crate) fn settle_data(&mut self, i: usize, t: Nanos, outcome: ExchangeOutcome, share: u64) {
+        let retry_limit = self.cfg.retry_limit;
+        let n_tx = self.exch.txs.len();
+        let n = self.exch.txs[i].node as usize;
+        let station = self.station_of(n, self.exch.txs[i].link() as usize);
+        let uplink = n != 0;
+        let tx = &mut self.exch.txs[i];
+        if outcome != ExchangeOutcome::Acked {
+            tx.ok.iter_mut().for_each(|o| *o = false);
+        }
+        let acked = tx.ok.iter().filter(|&&o| o).count() as u16;
+        let retries = tx.ppdu.mpdus.iter().filter(|m| m.attempts > 1).count() as u64;
+        let head_dropped = !tx.ok.first().copied().unwrap_or(false)
+            && tx
+                .ppdu
+                .mpdus
+                .first()
+                .is_some_and(|m| m.attempts >= retry_limit);
+        let mpdus = tx.ppdu.mpdus.len();
+        let (ac, tid) = (tx.ac, tx.tid());
+        let start = if n_tx == 1 {
+            self.exch.busy_from
+        } else {
+            tx.start
+        };
+        {
+            let s = self.link_stats(station, uplink);
+            s.ppdus += 1;
+            s.mpdus += mpdus as u64;
+            s.mpdu_retries += retries;
+            s.airtime_ns += share;
+            match outcome {
+                ExchangeOutcome::Collision => s.collisions += 1,
+                ExchangeOutcome::Failed => s.failures += 1,
+                ExchangeOutcome::Acked => {}
+            }
+        }
+        if self.cfg.airtime_records {
+            self.out.push_back(Output::Airtime(AirtimeRecord {
+                station: NodeId(station as u16),
+                uplink,
+                ac,
+                start,
+                airtime: Nanos(share),
+                mpdus: mpdus as u16,
+                acked_mpdus: acked,
+                outcome,
+            }));
+        }
+        // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
+        let share_us = (share / 1000) as u32;
+        let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
+        self.nodes[0]
+            .path
+            .register_airtime(t, (station - 1) as u16, tid, tx_us, rx_us);
+        let node = &mut self.nodes[n];
+        let b = &mut node.edca[ac.index()];
+        // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
+        // when a frame is given up; doubled after a failure.
+        match outcome {
+            ExchangeOutcome::Acked => b.reset(&mut node.rng),
+            _ if head_dropped => b.reset(&mut node.rng),
+            _ => b.fail(&mut node.rng),
+        }
+        let tx = &mut self.exch.txs[i];
+        let ppdu = std::mem::take(&mut tx.ppdu);
+        node.path.tx_done(
+            t,
+            ppdu,
+            TxReport {
+                acked: &tx.ok,
+                retry_limit,
+            },
+        );
+        self.drain_path(n, t);
+    }
+
+    /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
+    /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
+    pub(crate) fn continue_txop(&mut self, t: Nanos) -> bool {
+        // An exchange of one of the MAC's own frames is not continued.
+        let Some(prev) = self.exch.txs.first().filter(|tx| tx.frame.is_none()) else {
+            return false;
+        };
+        let (n, ac) = (prev.node as usize, prev.ac);
+        let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
+        if limit == Nanos::ZERO || self.nodes[n].away {
+            return false;
+        }
+        let Some((link, aggregated, psdu_bytes)) = self.nodes[n]
+            .path
+            .peek_ppdu(t, ac)
+            .map(|p| (p.link, p.aggregated, p.psdu_bytes))
+        else {
+            return false;
+        };
+        let air = &self.nodes[n].links[link as usize].air;
+        let sifs = self.timing.sifs;
+        let start = t + sifs;
+        let durations = DataExchangeAirtime {
+            data: air.data.duration(psdu_bytes),
+            response: air.response(aggregated),
+        };
+        // A protected PPDU brings its CTS-to-self along (ath9k protects every frame).
+        let exchange = air.cts_to_self + durations.data + sifs + durations.response;
+        let rts = self.uses_rts(psdu_bytes) || air.always_rts;
+        if start + exchange > self.exch.txop_start + limit || rts {
+            return false;
+        }
+        let Some(ppdu) = self.nodes[n].path.take_ppdu(start, ac) else {
+            return false;
+        };
+        // An acknowledged exchange had a single transmitter (collisions are never
+        // acknowledged): its record is reused in place for the next PPDU.
+        debug_assert_eq!(self.exch.txs.len(), 1);
+        let tx = &mut self.exch.txs[0];
+        tx.start = start;
+        tx.air_end = start;
+        tx.ppdu = ppdu;
+        self.exch.busy_from = t;
+        self.resolve_single(Some(durations));
+        true
+    }
+
+    /// Rate and PSDU size of one of the MAC's own frames: beacons at the lowest basic rate;
+    /// null-data frames and PS-Polls at the basic rate that would answer the station's
+    /// data rate (a simplification: mac80211's rate control treats null-data as data).
+    pub(crate) fn frame_vector(&self, n: usize, f: Frame) -> (TxVector, u32) {
+        let std = self.cfg.standard;
+        match f {
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => (self.timing.lowest_basic, BEACON_BYTES),
+            Frame::Data(DataFrame::NullData { .. }) => (
+                control_response_rate(&self.nodes[n].links[0].txv, std),
+                NULL_DATA_BYTES,
+            ),
+            Frame::Ctl(CtlFrame::PsPoll) => (
+                control_response_rate(&self.nodes[n].links[0].txv, std),
+                PS_POLL_BYTES,
+            ),
+        }
+    }
+
+    /// A lone frame of the MAC's own: a station's is acknowledged by the AP if it gets
+    /// through the channel; a beacon is answered by nobody (its reception by each
+    /// station is drawn when it ends).
+    pub(crate) fn resolve_frame(&mut self) {
+        let band = self.cfg.band;
+        let (n, f, start) = {
+            let tx = &self.exch.txs[0];
+            (
+                tx.node as usize,
+                tx.frame.expect("one of the MAC's own frames"),
+                tx.start,
+            )
+        };
+        let (v, bytes) = self.frame_vector(n, f);
+        let data_end = start + v.ppdu_duration(bytes, band);
+        self.exch.deliver_at = data_end;
+        self.exch.delivered = false;
+        self.timers.set(Timer::Delivery, Some(data_end));
+        let ok = match f {
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,
+            _ => {
+                let link = &mut self.nodes[n].links[0];
+                let per = link.error.per(&v, bytes);
+                !link.rng.bernoulli(per)
+            }
+        };
+        let tx = &mut self.exch.txs[0];
+        tx.air_end = data_end;
+        tx.ok.clear();
+        tx.ok.push(ok);
+        if !ok {
+            self.exch.end = data_end;
+            self.exch.outcome = Some(ExchangeOutcome::Failed);
+        } else if matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. })) {
+            self.exch.end = data_end;
+            self.exch.outcome = Some(ExchangeOutcome::Acked);
+        } else {
+            let ack = control_response_rate(&v, self.cfg.standard).ppdu_duration(ACK_BYTES, band);
+            self.exch.end = data_end + self.timing.sifs + ack;
+            self.exch.outcome = Some(ExchangeOutcome::Acked);
+        }
+    }
+
+    /// One of the MAC's own frames ended on the air: the receivers act on it.
+    pub(crate) fn deliver_frame(&mut self, t: Nanos) {
+        let tx = &self.exch.txs[0];
+        let (n, f, ok) = (
+            tx.node as usize,
+            tx.frame.expect("one of the MAC's own frames"),
+            tx.ok.first() == Some(&true),
+        );
+        match f {
+            Frame::Data(DataFrame::NullData { pm: true }) if ok => self.ap_doze(n, t),
+            Frame::Data(DataFrame::NullData { pm: false }) if ok => self.ap_wake(n, t),
+            Frame::Ctl(CtlFrame::PsPoll) if ok => self.ap_ps_poll(n, t),
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => self.beacon_received(t),
+            _ => {}
+        }
+        self.refresh_mgmt_timer();
+    }
+
+    /// The busy period of one of the MAC's own frames ended: charge it, and retry, give up or
+    /// complete a station's frame (CW as for data: reset on success or when given up,
+    /// doubled on failure).
+    pub(crate) fn finish_frame(
+        &mut self,
+        t: Nanos,
+        n: usize,
+        f: Frame,
+        outcome: ExchangeOutcome,
+        share: u64,
+    ) {
+        if let Frame::Mgmt(MgmtFrame::Beacon { .. }) = f {
+            self.beacon_airtime_ns += share;
+            if outcome == ExchangeOutcome::Collision {
+                for s in 1..self.nodes.len() {
+                    self.station_beacon(t, s, false, false);
+                }
+            }
+            self.refresh_mgmt_timer();
+            return;
+        }
+        self.stats[n].up.airtime_ns += share;
+        let retry_limit = self.cfg.retry_limit;
+        let acked = outcome == ExchangeOutcome::Acked;
+        let node = &mut self.nodes[n];
+        node.frame_in_air = false;
+        node.frame_attempts = node.frame_attempts.saturating_add(1);
+        let done = acked || node.frame_attempts >= retry_limit;
+        let b = &mut node.edca[Ac::Vo.index()];
+        if done {
+            b.reset(&mut node.rng);
+            node.frames.pop_front();
+            node.frame_attempts = 0;
+            match f {
+                Frame::Ctl(CtlFrame::PsPoll) => self.stats[n].ps.ps_polls += 1,
+                _ => self.stats[n].ps.null_frames += 1,
+            }
+            self.frame_done(t, n, f, acked);
+        } else {
+            b.fail(&mut node.rng);
+        }
+        self.refresh_mgmt_timer();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::{Band, Standard};
+
+    #[test]
+    fn link_airtime_equals_direct_durations() {
+        let vectors = crate::phy::rates::sample_vectors();
+        let standards = [
+            Standard::A,
+            Standard::B,
+            Standard::G,
+            Standard::N,
+            Standard::Ac,
+        ];
+        for txv in vectors {
+            for standard in standards {
+                for band in [Band::Ghz2_4, Band::Ghz5] {
+                    let timing = PhyTiming::new(standard, band);
+                    let air = LinkAirtime::new(&txv, &timing, Protection::Off);
+                    let ctl = control_response_rate(&txv, standard);
+                    assert_eq!(air.ack, ctl.ppdu_duration(ACK_BYTES, band));
+                    assert_eq!(air.response(false), ctl.ppdu_duration(ACK_BYTES, band));
+                    assert_eq!(air.response(true), ctl.ppdu_duration(BLOCK_ACK_BYTES, band));
+                    assert_eq!(air.rts, ctl.ppdu_duration(RTS_BYTES, band));
+                    assert_eq!(air.cts, ctl.ppdu_duration(CTS_BYTES, band));
+                    assert_eq!(air.protection(false, timing.sifs), Nanos::ZERO);
+                    assert!(!air.always_rts);
+                    for len in [0, 14, 1_500, 1_538, 65_535] {
+                        assert_eq!(air.data.duration(len), txv.ppdu_duration(len, band));
+                    }
+                    // Protected links: the same data and responses, protection frames
+                    // at 1 Mbit/s (long preamble, no signal extension: 192 µs + 8 µs
+                    // per byte).
+                    for mode in [Protection::CtsToSelf, Protection::RtsCts] {
+                        let p = LinkAirtime::new(&txv, &timing, mode);
+                        assert_eq!(
+                            (p.data, p.ack, p.block_ack),
+                            (air.data, air.ack, air.block_ack)
+                        );
+                        assert_eq!(p.rts, Nanos::from_us(192 + 8 * 20));
+                        assert_eq!(p.cts, Nanos::from_us(192 + 8 * 14));
+                        let expected = match mode {
+                            Protection::CtsToSelf => Nanos::from_us(304) + timing.sifs,
+                            _ => Nanos::from_us(352 + 304) + timing.sifs * 2,
+                        };
+                        assert_eq!(p.protection(p.always_rts, timing.sifs), expected);
+                    }
+                }
+            }
+        }
+    }
+}
