@@ -12,6 +12,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
+echo "== examples"
+cargo run --release -q -p txop-core --example drive_cell
 echo "== cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
