@@ -497,24 +497,11 @@ impl TxPath {
         }
     }
 
-    /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then AQL accounting.
+    /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then the accounting of what
+    /// leaves the TXQ: DQL counts it as queued in the driver and AQL charges its
+    /// airtime estimate.
     #[inline(always)]
     fn dequeue_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> Option<Packet> {
-        self.dequeue_txq_with(now, link, tid, ac, |p, _| *p)
-    }
-
-    /// [`TxPath::dequeue_txq`], handing the packet and the driver's queues to `sink`
-    /// instead of returning it ([`Fq::dequeue_with`]): a packet pushed into the driver
-    /// is copied once, from fq's queue into the driver's.
-    #[inline(always)]
-    fn dequeue_txq_with<R>(
-        &mut self,
-        now: Nanos,
-        link: u16,
-        tid: u8,
-        ac: Ac,
-        sink: impl FnOnce(&mut Packet, &mut DriverQueues) -> R,
-    ) -> Option<R> {
         if self.is_paused(link) {
             return None;
         }
@@ -524,57 +511,43 @@ impl TxPath {
             }
         }
         let tin = self.tin(link, tid);
-        let TxPath {
-            cfg,
-            links,
-            fq,
-            aql,
-            aql_estimate_memo,
-            codel,
-            codel_slow,
-            drv,
-            drops,
-            dql,
-            ..
-        } = self;
-        let l = &links[link as usize];
-        let codel = if cfg.per_station_codel && l.slow_station {
-            codel_slow
+        let codel = if self.cfg.per_station_codel && self.links[link as usize].slow_station {
+            &self.codel_slow
         } else {
-            codel
+            &self.codel
         };
-        let memo = &mut aql_estimate_memo[link as usize][ac.index()];
-        fq.as_mut()?.dequeue_with(now, tin, codel, drops, |p| {
-            p.queued_at = now;
-            // What leaves the TXQ is the driver's now: DQL counts it as queued
-            // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the
-            // firmware is pushed to); `tx_done` completes it.
-            if let Some(d) = dql.as_mut() {
-                d[ac.index()].queued(p.len_bytes);
-            }
-            if let Some((aql, estimator)) = aql.as_mut() {
-                let stored = match *memo {
-                    Some((len, stored)) if len == p.len_bytes => stored,
-                    _ => {
-                        let limits = &l.limits[ac.index()];
-                        let est = expected_tx_airtime_us(
-                            p.len_bytes,
-                            Some(&limits.txv),
-                            limits.aggregated,
-                            *estimator,
-                        );
-                        let stored = stored_tx_time_est_us(est);
-                        *memo = Some((p.len_bytes, stored));
-                        stored
-                    }
-                };
-                p.aql_us = stored as u16;
-                if stored > 0 {
-                    aql.add(link as usize, ac, stored);
+        let mut p = self
+            .fq
+            .as_mut()?
+            .dequeue(now, tin, codel, &mut self.drops)?;
+        p.queued_at = now;
+        // What leaves the TXQ is the driver's now: DQL counts it as queued
+        // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the firmware
+        // is pushed to); `tx_done` completes it.
+        self.dql_queued(ac, p.len_bytes);
+        if let Some((aql, estimator)) = self.aql.as_mut() {
+            let memo = &mut self.aql_estimate_memo[link as usize][ac.index()];
+            let stored = match *memo {
+                Some((len, stored)) if len == p.len_bytes => stored,
+                _ => {
+                    let limits = &self.links[link as usize].limits[ac.index()];
+                    let est = expected_tx_airtime_us(
+                        p.len_bytes,
+                        Some(&limits.txv),
+                        limits.aggregated,
+                        *estimator,
+                    );
+                    let stored = stored_tx_time_est_us(est);
+                    *memo = Some((p.len_bytes, stored));
+                    stored
                 }
+            };
+            p.aql_us = stored as u16;
+            if stored > 0 {
+                aql.add(link as usize, ac, stored);
             }
-            sink(p, drv)
-        })
+        }
+        Some(p)
     }
 
     fn txq_has_data(&self, link: u16, tid: u8) -> bool {
@@ -670,12 +643,10 @@ impl TxPath {
             );
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
-                let pushed_one = self.dequeue_txq_with(now, link, tid, ac, |p, drv| {
-                    drv.hold(link, tid, ac, *p);
-                });
-                if pushed_one.is_none() {
+                let Some(p) = self.dequeue_txq(now, link, tid, ac) else {
                     break;
-                }
+                };
+                self.drv.hold(link, tid, ac, p);
                 pushed += 1;
             }
             if pushed > 0 {

@@ -138,8 +138,7 @@ impl CodelVars {
     }
 
     /// `codel_should_drop`.
-    #[inline(always)]
-    pub(crate) fn should_drop(
+    fn should_drop(
         &mut self,
         packet: Option<&Packet>,
         backlog_bytes: u32,
@@ -176,30 +175,13 @@ impl CodelVars {
         stats: &mut CodelStats,
         now_ns: Nanos,
     ) -> Option<Packet> {
-        let packet = queue.dequeue();
+        let mut packet = queue.dequeue();
         let Some(p) = packet.as_ref() else {
             self.dropping = false;
             return None;
         };
         let now = codel_time(now_ns);
         let drop = self.should_drop(Some(p), queue.backlog_bytes(), params, stats, now);
-        self.dequeue_checked(queue, params, stats, now, packet, drop)
-    }
-
-    /// The rest of [`CodelVars::dequeue`] once the head `packet` has been taken from
-    /// `queue` and [`CodelVars::should_drop`] said `drop` about it (at CoDel time
-    /// `now`). Split out so that a queue that can look at its head in place (mac80211's
-    /// fq) may check it before taking it, and take this path only when CoDel acts.
-    #[inline(always)]
-    pub(crate) fn dequeue_checked<Q: CodelQueue>(
-        &mut self,
-        queue: &mut Q,
-        params: &CodelParams,
-        stats: &mut CodelStats,
-        now: CodelTime,
-        mut packet: Option<Packet>,
-        drop: bool,
-    ) -> Option<Packet> {
         if self.dropping {
             if !drop {
                 // Sojourn below target: leave the dropping state.

@@ -78,7 +78,7 @@
 //! enqueue and dequeue do not allocate, apart from pushing to the caller's `drops`
 //! vector.
 
-use crate::aqm::codel::{codel_time, CodelParams, CodelQueue, CodelStats, CodelTime, CodelVars};
+use crate::aqm::codel::{CodelParams, CodelQueue, CodelStats, CodelVars};
 use crate::packet::{DropReason, Dropped, Packet};
 use crate::Nanos;
 
@@ -380,22 +380,10 @@ impl Core {
         if flow.head == NIL {
             return None;
         }
-        let idx = self.unlink_head(flow, backlog);
-        Some(self.nodes[idx as usize].packet)
-    }
-
-    /// [`Core::pop`] for a flow known to hold a packet, leaving the packet where it
-    /// was: returns its node, now on the free list, whose packet stays intact until
-    /// the next [`Core::push`] reuses the node. Lets a caller copy the packet once,
-    /// straight to where it goes, instead of moving it out through every layer.
-    #[inline(always)]
-    fn unlink_head(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> u32 {
-        debug_assert_ne!(flow.head, NIL);
         let idx = flow.head;
         let node = &mut self.nodes[idx as usize];
-        let packet = &node.packet;
+        let packet = node.packet;
         let len = packet.len_bytes as u64;
-        let truesize = packet.truesize_bytes() as u64;
         flow.head = node.next;
         node.next = self.free;
         self.free = idx;
@@ -407,14 +395,14 @@ impl Core {
         backlog.packets -= 1;
         backlog.bytes -= len;
         self.backlog_packets -= 1;
-        self.memory_usage -= truesize;
+        self.memory_usage -= packet.truesize_bytes() as u64;
         if flow.qlen == 0 {
             self.clear_nonempty(flow.slot);
         } else if self.policy == OverloadPolicy::OneFromFattest {
             // ≤5.11 fq_rejigger_backlog: behind the flows with an equal backlog.
             flow.tie = self.next_stamp();
         }
-        idx
+        Some(packet)
     }
 }
 
@@ -424,25 +412,6 @@ struct FlowQueue<'a> {
     flow: &'a mut Flow,
     backlog: &'a mut TinBacklog,
     drops: &'a mut Vec<Dropped>,
-}
-
-/// CoDel's full path for a flow's head ([`Fq::dequeue_with`] once CoDel acts on it, or
-/// a CE threshold is set): take the head, then `codel_dequeue`'s drop/mark logic
-/// ([`CodelVars::dequeue_checked`]). Rare (CoDel lets most heads go unchanged, which
-/// is done in place), so kept out of line: the dequeue's hot loop, inlined into the
-/// firmware push loop, stays small.
-#[cold]
-#[inline(never)]
-fn codel_full_path(
-    mut queue: FlowQueue<'_>,
-    cv: &mut CodelVars,
-    codel: &CodelParams,
-    stats: &mut CodelStats,
-    now: CodelTime,
-    drop: bool,
-) -> Option<Packet> {
-    let head = queue.dequeue();
-    cv.dequeue_checked(&mut queue, codel, stats, now, head, drop)
 }
 
 impl CodelQueue for FlowQueue<'_> {
@@ -735,32 +704,6 @@ impl Fq {
         codel: &CodelParams,
         drops: &mut Vec<Dropped>,
     ) -> Option<Packet> {
-        self.dequeue_with(now, tin, codel, drops, |p| *p)
-    }
-
-    /// [`Fq::dequeue`], handing the packet to `sink` (which may change it) instead of
-    /// returning it, and returning what `sink` returns. When CoDel lets the flow's
-    /// head packet go unchanged (the common case), `sink` sees it where it was queued,
-    /// so that a caller that stores it elsewhere copies it once.
-    ///
-    /// CoDel looks at the head before it is taken: `codel_dequeue` takes it first,
-    /// then asks `codel_should_drop` about it with the flow's backlog after the
-    /// removal; taking it changes nothing `codel_should_drop` reads but that backlog,
-    /// which is the flow's backlog less the packet's length, and `codel_should_drop`
-    /// changes nothing the removal reads. So the check comes first here, and when it
-    /// says "no drop" (and no CE threshold is set) `codel_dequeue` would return the
-    /// head unchanged, leaving the dropping state if in it: that is done in place.
-    /// Otherwise the head is taken and CoDel goes on as usual
-    /// (`CodelVars::dequeue_checked`).
-    #[inline(always)]
-    pub fn dequeue_with<R>(
-        &mut self,
-        now: Nanos,
-        tin: TinId,
-        codel: &CodelParams,
-        drops: &mut Vec<Dropped>,
-        sink: impl FnOnce(&mut Packet) -> R,
-    ) -> Option<R> {
         let t = tin.0 as usize;
         let quantum = self.params.quantum_bytes as i64;
         let Fq {
@@ -779,14 +722,7 @@ impl Fq {
             backlog,
             stats,
         } = &mut tins[t];
-        /// Where the packet to hand over is.
-        enum Taken {
-            /// Still in its (now free) node.
-            InPlace(u32),
-            /// Taken out by CoDel's full path.
-            Moved(Packet),
-        }
-        let (taken, i) = loop {
+        loop {
             let from_new = !new_flows.is_empty();
             // The head flow is the tin's only listed flow.
             let alone = if from_new {
@@ -823,32 +759,13 @@ impl Fq {
                 old_flows.push_back(flows, i);
                 continue;
             }
-            let flow = &mut flows[i as usize];
-            let cv = &mut cvars[i as usize];
-            let packet = if flow.head == NIL {
-                // `codel_dequeue` of an empty flow.
-                cv.dropping = false;
-                None
-            } else {
-                let head = &core.nodes[flow.head as usize].packet;
-                let len = head.len_bytes;
-                let backlog_after = (flow.backlog_bytes - len as u64).min(u32::MAX as u64) as u32;
-                let now_c = codel_time(now);
-                let drop =
-                    cv.should_drop(Some(head), backlog_after, codel, &mut stats.codel, now_c);
-                if !drop && codel.ce_threshold.is_none() {
-                    // CoDel lets the head go unchanged (see above).
-                    cv.dropping = false;
-                    break (Taken::InPlace(core.unlink_head(flow, backlog)), i);
-                }
-                let queue = FlowQueue {
-                    core: &mut *core,
-                    flow,
-                    backlog: &mut *backlog,
-                    drops: &mut *drops,
-                };
-                codel_full_path(queue, cv, codel, &mut stats.codel, now_c, drop)
+            let mut queue = FlowQueue {
+                core: &mut *core,
+                flow: &mut flows[i as usize],
+                backlog: &mut *backlog,
+                drops: &mut *drops,
             };
+            let packet = cvars[i as usize].dequeue(&mut queue, codel, &mut stats.codel, now);
             match packet {
                 None => {
                     // Force a pass through old_flows to prevent starvation.
@@ -867,23 +784,15 @@ impl Fq {
                         f.owner = NIL;
                     }
                 }
-                Some(p) => break (Taken::Moved(p), i),
+                Some(p) => {
+                    // The flow pays for what it sends.
+                    flows[i as usize].deficit -= p.len_bytes as i64;
+                    stats.tx_bytes += p.len_bytes as u64;
+                    stats.tx_packets += 1;
+                    return Some(p);
+                }
             }
-        };
-        // One call of `sink` for both ways, so that it is inlined here.
-        let mut moved;
-        let p = match taken {
-            Taken::InPlace(idx) => &mut core.nodes[idx as usize].packet,
-            Taken::Moved(p) => {
-                moved = p;
-                &mut moved
-            }
-        };
-        // The flow pays for what it sends.
-        flows[i as usize].deficit -= p.len_bytes as i64;
-        stats.tx_bytes += p.len_bytes as u64;
-        stats.tx_packets += 1;
-        Some(sink(p))
+        }
     }
 
     /// `fq_tin_reset` (as used by `ieee80211_txq_purge`): remove every packet of the
@@ -1539,9 +1448,9 @@ mod tests {
         }
     }
 
-    /// fq's CoDel, which checks a flow's head in place and takes it only when CoDel
-    /// acts on it, gives what `codel_dequeue` on the flow's FIFO gives: the same
-    /// packets (with the same ECN marks), the same drops, the same CoDel state, with
+    /// fq's CoDel on a tin's lone flow gives what `codel_dequeue` on the flow's FIFO
+    /// gives: the same packets (with the same ECN marks), the same drops, the same
+    /// CoDel state, with
     /// ECN on and off, with and without a CE threshold, across bursts and standing
     /// queues that go in and out of the dropping state.
     #[test]
