@@ -565,32 +565,14 @@ impl Scheduler {
     /// - Ath9kDrr: list it on the new (deficit > 0) or old list if not listed.
     #[inline]
     pub fn schedule_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
-        if matches!(
-            self.params.kind,
-            SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql
-        ) {
-            // Every packet enqueued calls this, and its TXQ is usually listed already:
-            // then the list kinds only mark it as having data (what `touch`, and
-            // `drr_schedule`'s early return, come to), with one table lookup.
-            if let Some(st) = self.txqs.get_mut(&txq).filter(|st| st.listed) {
-                debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
-                st.has_data = true;
-                self.last_now = self.last_now.max(now);
-                return;
-            }
-        }
-        self.schedule_txq_slow(now, txq, ac);
-    }
-
-    /// [`Scheduler::schedule_txq`] past its fast path (kept out of line so that the
-    /// fast path can be inlined into the enqueue).
-    #[inline(never)]
-    fn schedule_txq_slow(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
-        self.touch(now, txq, ac);
-        self.state_mut(txq).has_data = true;
+        let st = self.touch(now, txq, ac);
+        st.has_data = true;
+        let listed = st.listed;
         match self.params.kind {
             SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql => {
-                self.drr_schedule(now, txq, ac, true, &|_| 0)
+                if !listed {
+                    self.drr_schedule(now, txq, ac, true, &|_| 0);
+                }
             }
             SchedulerKind::VirtualTime => self.vt_schedule(now, txq, ac),
             SchedulerKind::Ath9kDrr => self.ath_queue(txq, ac),
@@ -666,43 +648,14 @@ impl Scheduler {
         has_data: bool,
         aql_pending_us: &dyn Fn(u16) -> u32,
     ) {
-        let kind = self.params.kind;
-        if matches!(
-            kind,
-            SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql
-        ) {
-            // Called after every PPDU the firmware builds, for a TXQ whose state
-            // exists: what `touch`, the `has_data` update and `drr_schedule` do, with
-            // one table lookup instead of four.
-            if let Some(st) = self.txqs.get_mut(&txq) {
-                debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
-                st.has_data = has_data;
-                self.last_now = self.last_now.max(now);
-                if st.listed {
-                    return;
-                }
-                // `drr_insert` with the state at hand (one lookup fewer).
-                drr_insert(
-                    &self.params,
-                    &mut self.stas,
-                    &mut self.acs,
-                    st,
-                    DrrInsert {
-                        now,
-                        txq,
-                        ac,
-                        has_queue: has_data,
-                    },
-                    aql_pending_us,
-                );
-                return;
-            }
-        }
-        self.touch(now, txq, ac);
-        self.state_mut(txq).has_data = has_data;
-        match kind {
+        let st = self.touch(now, txq, ac);
+        st.has_data = has_data;
+        let listed = st.listed;
+        match self.params.kind {
             SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql => {
-                self.drr_schedule(now, txq, ac, has_data, aql_pending_us)
+                if !listed {
+                    self.drr_schedule(now, txq, ac, has_data, aql_pending_us);
+                }
             }
             SchedulerKind::VirtualTime => {
                 if !has_data {
@@ -947,26 +900,26 @@ impl Scheduler {
         }
     }
 
-    /// Record the time, make sure the station and the TXQ state exist.
+    /// Record the time and return `txq`'s state, creating it (and its station's
+    /// airtime state) on first use.
     #[inline]
-    fn touch(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+    fn touch(&mut self, now: Nanos, txq: TxqKey, ac: Ac) -> &mut TxqState {
         self.last_now = self.last_now.max(now);
-        // Called several times per PPDU, and the state almost always exists: one lookup.
-        // A TXQ state is only created below, after its station's, so it implies that.
-        if let Some(st) = self.txqs.get(&txq) {
-            debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
-            return;
+        if self.txqs.get(&txq).is_none() {
+            self.create_txq(txq, ac);
         }
-        self.touch_new(txq, ac);
+        let st = self.state_mut(txq);
+        debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
+        st
     }
 
-    /// [`Scheduler::touch`] for a TXQ without state yet.
+    /// The state of a TXQ first named now, and its station's airtime state.
     #[cold]
-    fn touch_new(&mut self, txq: TxqKey, ac: Ac) {
+    fn create_txq(&mut self, txq: TxqKey, ac: Ac) {
         if let Some(sta) = txq.sta {
             self.ensure_sta(sta);
         }
-        let st = self.txqs.get_or_insert_with(txq, || TxqState {
+        self.txqs.get_or_insert_with(txq, || TxqState {
             ac,
             listed: false,
             in_new: false,
@@ -974,7 +927,6 @@ impl Scheduler {
             vt_key: None,
             has_data: false,
         });
-        debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
     }
 
     fn state_mut(&mut self, txq: TxqKey) -> &mut TxqState {
@@ -1002,7 +954,12 @@ impl Scheduler {
 
     // ----- generations 1 and 3, and plain round robin (§5.2, §5.4) -----
 
-    /// `__ieee80211_schedule_txq(txq, force)`.
+    /// `__ieee80211_schedule_txq(txq, force)` for a TXQ that is not listed. A TXQ
+    /// without frames (`has_queue` false) stays off the list unless 6.0's
+    /// `ieee80211_txq_keep_active` holds (DrrAql: a station TXQ with a negative
+    /// effective deficit, `deficit − aql_pending_us(sta)`, whose station was active in
+    /// the last 100 ms); one with frames goes to the head under airtime DRR (§5.2
+    /// head/tail rule) and, under DrrAql, stamps its station active.
     fn drr_schedule(
         &mut self,
         now: Nanos,
@@ -1011,24 +968,33 @@ impl Scheduler {
         has_queue: bool,
         aql_pending_us: &dyn Fn(u16) -> u32,
     ) {
-        let st = self.txqs.get_mut(&txq).expect("TXQ state exists");
-        if st.listed {
+        debug_assert!(!self.txqs[&txq].listed, "{txq:?} listed twice");
+        let kind = self.params.kind;
+        let keep = !has_queue
+            && kind == SchedulerKind::DrrAql
+            && txq.sta.is_some_and(|sta| {
+                let air = &self.stas[sta as usize][ac.index()];
+                air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
+            });
+        if !has_queue && !keep {
             return;
         }
-        let at = DrrInsert {
-            now,
-            txq,
-            ac,
-            has_queue,
-        };
-        drr_insert(
-            &self.params,
-            &mut self.stas,
-            &mut self.acs,
-            st,
-            at,
-            aql_pending_us,
-        );
+        let head = kind != SchedulerKind::RoundRobin
+            && txq.sta.is_some()
+            && self.params.airtime_flags != 0
+            && has_queue;
+        let list = &mut self.acs[ac.index()].list;
+        if head {
+            list.push_front(txq);
+        } else {
+            list.push_back(txq);
+        }
+        self.state_mut(txq).listed = true;
+        if kind == SchedulerKind::DrrAql && has_queue {
+            if let Some(sta) = txq.sta {
+                self.stas[sta as usize][ac.index()].last_active = Some(now);
+            }
+        }
     }
 
     /// `ieee80211_next_txq` of generations 1 and 3.
@@ -1464,65 +1430,6 @@ impl Scheduler {
             }
         } else if !active {
             self.ath_move_to_old(txq, ac);
-        }
-    }
-}
-
-/// The TXQ [`drr_insert`] puts on its AC's list, and when.
-#[derive(Clone, Copy)]
-struct DrrInsert {
-    now: Nanos,
-    txq: TxqKey,
-    ac: Ac,
-    /// The TXQ has frames (or is forced).
-    has_queue: bool,
-}
-
-/// `__ieee80211_schedule_txq` for a TXQ known not to be listed, whose state `st` the
-/// caller has at hand (the scheduler's parts are passed apart so that `st` can stay
-/// borrowed from its table). A TXQ without frames stays off the list unless 6.0's
-/// `ieee80211_txq_keep_active` holds (DrrAql: a station TXQ with a negative effective
-/// deficit, `deficit − aql_pending_us(sta)`, whose station was active in the last
-/// 100 ms); one with frames goes to the head under airtime DRR (§5.2 head/tail rule)
-/// and, under DrrAql, stamps its station active.
-fn drr_insert(
-    params: &SchedulerParams,
-    stas: &mut [[AirInfo; 4]],
-    acs: &mut [AcState; 4],
-    st: &mut TxqState,
-    at: DrrInsert,
-    aql_pending_us: &dyn Fn(u16) -> u32,
-) {
-    let DrrInsert {
-        now,
-        txq,
-        ac,
-        has_queue,
-    } = at;
-    let kind = params.kind;
-    let keep = !has_queue
-        && kind == SchedulerKind::DrrAql
-        && txq.sta.is_some_and(|sta| {
-            let air = &stas[sta as usize][ac.index()];
-            air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
-        });
-    if !has_queue && !keep {
-        return;
-    }
-    let head = kind != SchedulerKind::RoundRobin
-        && txq.sta.is_some()
-        && params.airtime_flags != 0
-        && has_queue;
-    let list = &mut acs[ac.index()].list;
-    if head {
-        list.push_front(txq);
-    } else {
-        list.push_back(txq);
-    }
-    st.listed = true;
-    if kind == SchedulerKind::DrrAql && has_queue {
-        if let Some(sta) = txq.sta {
-            stas[sta as usize][ac.index()].last_active = Some(now);
         }
     }
 }
