@@ -22,7 +22,7 @@ use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, A
 use crate::mac80211::classify::dscp_to_up;
 use crate::mac80211::dql::Dql;
 use crate::mac80211::fq::{Fq, FqParams, TinId};
-use crate::mac80211::scheduler::{Scheduler, SchedulerParams, TxqKey};
+use crate::mac80211::scheduler::{MayTransmitAnswers, Scheduler, SchedulerParams, TxqKey};
 use crate::packet::{DropReason, Dropped, NodeId, Packet};
 use crate::stack::{DriverKind, QdiscKind, QueueLimit, StackConfig};
 use crate::Nanos;
@@ -809,39 +809,20 @@ impl TxPath {
             let Some((link, tid)) = self.drv.next_active(ac) else {
                 return;
             };
-            let mut allowed = false;
-            if gated && attempt < passes && self.drv.active_len(ac) == 1 {
-                // Alone in the firmware's round robin (skipping it changes nothing)
-                // and on the scheduler's list: the refusals to come only top its
-                // deficit up, so take them at once.
-                let refusals = self.refusals_in_a_row(link, tid, ac);
-                let k = refusals.unwrap_or(0).min((passes - attempt) as u32);
-                if k > 0 {
-                    if let Some(s) = self.sched.as_mut() {
-                        s.refuse(now, TxqKey::station(link, tid), ac, k);
-                    }
-                    attempt += k as usize;
-                    // Unless the bound cut them short, that was every refusal to come:
-                    // only the deficit changed (it is now >= 0), so the next round
-                    // would find the same TXQ alone at the front and
-                    // `refusals_in_a_row` would say 0. Allow it now, as that round
-                    // would.
-                    if refusals != Some(k) || attempt >= passes {
-                        continue;
-                    }
+            if gated && attempt < passes {
+                // A refused TXQ is passed over for the next in the firmware's round
+                // robin; one alone there is asked again at once.
+                let max_asks = if self.drv.active_len(ac) == 1 {
+                    (passes - attempt) as u32
+                } else {
+                    1
+                };
+                let answers = self.may_transmit(now, link, tid, ac, max_asks);
+                attempt += answers.refusals as usize;
+                if !answers.allowed {
+                    self.drv.skip(ac);
+                    continue;
                 }
-                // None (more) to come: `may_transmit` allows it (the common case).
-                if refusals.is_some() {
-                    if let Some(s) = self.sched.as_mut() {
-                        s.allow_alone(now, TxqKey::station(link, tid), ac);
-                        allowed = true;
-                    }
-                }
-            }
-            if gated && attempt < passes && !allowed && !self.may_transmit(now, link, tid, ac) {
-                self.drv.skip(ac);
-                attempt += 1;
-                continue;
             }
             // The limits by reference (the driver and the links are separate fields).
             let limits = &self.links[link as usize].limits[ac.index()];
@@ -855,21 +836,22 @@ impl TxPath {
         }
     }
 
-    /// [`Scheduler::refusals_in_a_row`] for (link, TID).
-    #[inline]
-    fn refusals_in_a_row(&self, link: u16, tid: u8, ac: Ac) -> Option<u32> {
-        let aql = self.aql.as_ref().map(|(a, _)| a);
-        let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
-        self.sched
-            .as_ref()?
-            .refusals_in_a_row(TxqKey::station(link, tid), ac, &over)
-    }
-
-    /// `ieee80211_txq_may_transmit` for (link, TID).
-    fn may_transmit(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> bool {
+    /// `ieee80211_txq_may_transmit` for (link, TID), asked up to `max_asks` times in a
+    /// row until it allows ([`Scheduler::may_transmit_asking`]).
+    fn may_transmit(
+        &mut self,
+        now: Nanos,
+        link: u16,
+        tid: u8,
+        ac: Ac,
+        max_asks: u32,
+    ) -> MayTransmitAnswers {
         let aql = self.aql.as_ref().map(|(a, _)| a);
         let Some(sched) = self.sched.as_mut() else {
-            return true;
+            return MayTransmitAnswers {
+                refusals: 0,
+                allowed: true,
+            };
         };
         let mut eligible = |k: TxqKey| match (aql, k.sta) {
             (Some(a), Some(sta)) => a.station_eligible(sta as usize, ac),
@@ -877,13 +859,11 @@ impl TxPath {
         };
         let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
         let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
-        sched.may_transmit(
+        sched.may_transmit_asking(
             now,
-            TxqKey {
-                sta: Some(link),
-                tid,
-            },
+            TxqKey::station(link, tid),
             ac,
+            max_asks,
             &mut eligible,
             &pending,
             &over,

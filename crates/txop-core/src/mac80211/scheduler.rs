@@ -222,6 +222,15 @@ pub enum MayTransmitAqlCheck {
     Flipped,
 }
 
+/// What [`Scheduler::may_transmit_asking`] was told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MayTransmitAnswers {
+    /// Asks that were refused.
+    pub refusals: u32,
+    /// The ask after those refusals allowed the TXQ (false: every ask refused).
+    pub allowed: bool,
+}
+
 /// Scheduler configuration (reference §5.1 `airtime_flags`, §12 item 1 quantum shift).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -713,19 +722,71 @@ impl Scheduler {
         }
     }
 
-    /// How many times in a row [`Scheduler::may_transmit`] would refuse `txq` if asked
-    /// again and again with nothing else happening in between, when that is easy to
-    /// know: a DRR kind, `txq` a station TXQ alone on its AC's list, the per-AC AQL check
-    /// not letting it through at once (DrrAql, [`MayTransmitAqlCheck`]). Each refusal then only tops its deficit up by its quantum,
-    /// so it takes `ceil(−deficit / quantum)` of them. `None` when the shortcut does not
-    /// apply (ask [`Scheduler::may_transmit`] itself). A firmware that keeps asking uses
-    /// [`Scheduler::refuse`] to take them all at once.
-    #[inline]
-    pub fn refusals_in_a_row(
+    /// [`Scheduler::may_transmit`] asked for `txq` again and again, with nothing else
+    /// happening in between, until it allows or `max_asks` asks have been made: what a
+    /// firmware does with the one TXQ it has to serve. Leaves the scheduler as that many
+    /// calls of `may_transmit` would, and says how many refused and whether the last
+    /// one allowed.
+    pub fn may_transmit_asking(
+        &mut self,
+        now: Nanos,
+        txq: TxqKey,
+        ac: Ac,
+        max_asks: u32,
+        aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
+        aql_pending_us: &dyn Fn(u16) -> u32,
+        ac_over_limit: &dyn Fn(usize) -> bool,
+    ) -> MayTransmitAnswers {
+        let mut refusals = 0;
+        while refusals < max_asks {
+            // perf: a refusal of a station TXQ alone on a DRR list only tops its
+            // deficit up by its quantum, so the refusals to come are taken at once
+            // (a saturating station is refused a few times per exchange).
+            if let Some(to_come) = self.refusals_to_come(txq, ac, ac_over_limit) {
+                let k = to_come.min(max_asks - refusals);
+                if k > 0 {
+                    let sta = txq.sta.expect("a station TXQ");
+                    let q = self.quantum(sta, ac);
+                    self.touch(now, txq, ac);
+                    self.stas[sta as usize][ac.index()].deficit += q * k as i64;
+                    refusals += k;
+                }
+                if refusals == max_asks {
+                    break;
+                }
+                // None to come: the next ask allows it, taking it off the list.
+                self.last_now = self.last_now.max(now);
+                self.acs[ac.index()].remove_from_lists(txq);
+                self.state_mut(txq).listed = false;
+                return MayTransmitAnswers {
+                    refusals,
+                    allowed: true,
+                };
+            }
+            if self.may_transmit(now, txq, ac, aql_eligible, aql_pending_us, ac_over_limit) {
+                return MayTransmitAnswers {
+                    refusals,
+                    allowed: true,
+                };
+            }
+            refusals += 1;
+        }
+        MayTransmitAnswers {
+            refusals,
+            allowed: false,
+        }
+    }
+
+    /// How many times in a row [`Scheduler::may_transmit`] would refuse `txq`, when
+    /// each refusal only tops its deficit up: a DRR kind, `txq` a station TXQ alone on
+    /// its AC's list, the per-AC AQL check not letting it through at once (DrrAql,
+    /// [`MayTransmitAqlCheck`]). That takes `ceil(−deficit / quantum)` refusals. `None`
+    /// in every other case.
+    fn refusals_to_come(
         &self,
         txq: TxqKey,
         ac: Ac,
-        ac_over_limit: &impl Fn(usize) -> bool,
+        ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> Option<u32> {
         let kind = self.params.kind;
         if !matches!(kind, SchedulerKind::Drr | SchedulerKind::DrrAql) {
@@ -748,34 +809,6 @@ impl Scheduler {
             return None;
         }
         u32::try_from((-deficit + q - 1) / q).ok()
-    }
-
-    /// [`Scheduler::may_transmit`] for `txq` at `now` right after
-    /// [`Scheduler::refusals_in_a_row`] said 0 for it (nothing changed in between): it is
-    /// alone on its AC's list with a deficit `>= 0` (and not let through by the AQL check),
-    /// so it is allowed and taken off the list, without the walk and the checks.
-    pub fn allow_alone(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
-        self.last_now = self.last_now.max(now);
-        debug_assert!(matches!(
-            self.params.kind,
-            SchedulerKind::Drr | SchedulerKind::DrrAql
-        ));
-        debug_assert_eq!(self.acs[ac.index()].list.front(), Some(&txq));
-        self.acs[ac.index()].remove_from_lists(txq);
-        self.state_mut(txq).listed = false;
-    }
-
-    /// `k` refusals of [`Scheduler::may_transmit`] for `txq` at `now`, in the situation
-    /// [`Scheduler::refusals_in_a_row`] describes (it must have said at least `k`): the
-    /// deficit topped up `k` times.
-    pub fn refuse(&mut self, now: Nanos, txq: TxqKey, ac: Ac, k: u32) {
-        if k == 0 {
-            return;
-        }
-        self.touch(now, txq, ac);
-        let sta = txq.sta.expect("a station TXQ");
-        let q = self.quantum(sta, ac);
-        self.stas[sta as usize][ac.index()].deficit += q * k as i64;
     }
 
     /// `ieee80211_sta_register_airtime` (§5.1): charge airtime used by `txq`'s station on
@@ -1854,7 +1887,7 @@ mod tests {
 
     /// `may_transmit`'s per-AC AQL check as written lets a TXQ in debt through while the
     /// AC is over its limit and applies the deficit under it; flipped, the other way
-    /// round. `refusals_in_a_row` agrees with `may_transmit` either way.
+    /// round. `refusals_to_come` agrees with `may_transmit` either way.
     #[test]
     fn may_transmit_aql_check_as_written_and_flipped() {
         let a = TxqKey::station(0, 0);
@@ -1875,7 +1908,7 @@ mod tests {
                     MayTransmitAqlCheck::AsWritten => over,
                     MayTransmitAqlCheck::Flipped => !over,
                 };
-                let refusals = s.refusals_in_a_row(a, AC, &over_limit);
+                let refusals = s.refusals_to_come(a, AC, &over_limit);
                 let allowed = s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &over_limit);
                 assert_eq!(allowed, expect_allow, "{check:?}, over {over}");
                 if allowed {
@@ -2134,43 +2167,76 @@ mod tests {
     /// The shortcut for a firmware that keeps asking: as many refusals as asking one
     /// at a time gives, the same deficit after them, then an allowed TXQ; and no
     /// shortcut when another TXQ shares the list.
+    /// `max_asks` calls of `may_transmit` for `txq`, stopping at the first that allows.
+    fn ask_one_at_a_time(
+        s: &mut Scheduler,
+        txq: TxqKey,
+        max_asks: u32,
+        over: bool,
+    ) -> MayTransmitAnswers {
+        let mut refusals = 0;
+        while refusals < max_asks {
+            if s.may_transmit(Nanos::ZERO, txq, AC, &mut |_| true, &no_pending, &|_| over) {
+                return MayTransmitAnswers {
+                    refusals,
+                    allowed: true,
+                };
+            }
+            refusals += 1;
+        }
+        MayTransmitAnswers {
+            refusals,
+            allowed: false,
+        }
+    }
+
+    /// `may_transmit_asking` (which takes the refusals of a TXQ alone on a DRR list at
+    /// once) answers and leaves the scheduler exactly as asking `may_transmit` one
+    /// call at a time does: for every kind, debts of 0 to 7777 µs, budgets that end
+    /// before, at and after the allowing ask, alone on the list or with a second TXQ,
+    /// and (DrrAql) with the AC over its limit.
     #[test]
-    fn refusals_in_a_row_match_asking_one_at_a_time() {
-        for kind in [SchedulerKind::Drr, SchedulerKind::DrrAql] {
+    fn may_transmit_asking_matches_asking_one_at_a_time() {
+        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let t0 = Nanos::ZERO;
+        let mut batched = 0;
+        for kind in SchedulerKind::ALL {
             for charge_us in [0u32, 1, 255, 256, 257, 1000, 7777] {
-                let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
-                let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
-                let t0 = Nanos::ZERO;
-                s.schedule_txq(t0, a, AC);
-                s.register_airtime(t0, a, AC, charge_us, 0);
-                let k = s
-                    .refusals_in_a_row(a, AC, &|_| false)
-                    .expect("shortcut applies");
-                let mut one_by_one = s.clone();
-                let mut refused = 0;
-                while !one_by_one.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false) {
-                    refused += 1;
+                for with_b in [false, true] {
+                    for over in [false, true] {
+                        let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
+                        s.schedule_txq(t0, a, AC);
+                        if with_b {
+                            s.schedule_txq(t0, b, AC);
+                        }
+                        s.register_airtime(t0, a, AC, charge_us, 0);
+                        let needed = ask_one_at_a_time(&mut s.clone(), a, 1000, over).refusals;
+                        batched += s.refusals_to_come(a, AC, &|_| over).is_some() as u32;
+                        for max_asks in [0, 1, needed, needed + 1, 256] {
+                            let mut one = s.clone();
+                            let want = ask_one_at_a_time(&mut one, a, max_asks, over);
+                            let mut all = s.clone();
+                            let got = all.may_transmit_asking(
+                                t0,
+                                a,
+                                AC,
+                                max_asks,
+                                &mut |_| true,
+                                &no_pending,
+                                &|_| over,
+                            );
+                            let case = format!(
+                                "{kind:?} {charge_us} µs, b {with_b}, over {over}, {max_asks} asks"
+                            );
+                            assert_eq!(got, want, "{case}");
+                            assert_eq!(format!("{all:?}"), format!("{one:?}"), "{case}");
+                        }
+                    }
                 }
-                assert_eq!(k, refused, "{kind:?}, {charge_us} µs");
-                s.refuse(t0, a, AC, k);
-                assert_eq!(s.deficit_us(0, AC), one_by_one.deficit_us(0, AC));
-                // Now none to come: `allow_alone` does what `may_transmit` does.
-                assert_eq!(s.refusals_in_a_row(a, AC, &|_| false), Some(0));
-                let mut alone = s.clone();
-                alone.allow_alone(t0, a, AC);
-                assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
-                assert_eq!(format!("{alone:?}"), format!("{s:?}"));
-                // Over the per-AC limit (DrrAql) a TXQ is allowed at once: no shortcut.
-                if kind == SchedulerKind::DrrAql {
-                    s.schedule_txq(t0, a, AC);
-                    assert_eq!(s.refusals_in_a_row(a, AC, &|_| true), None);
-                }
-                // Two TXQs on the list: the walk tops others up too, no shortcut.
-                s.schedule_txq(t0, a, AC);
-                s.schedule_txq(t0, b, AC);
-                assert_eq!(s.refusals_in_a_row(a, AC, &|_| false), None);
             }
         }
+        // The batched path was taken (Drr, DrrAql under the limit, `a` alone).
+        assert_eq!(batched, 2 * 7 + 7);
     }
 
     #[test]
