@@ -79,6 +79,7 @@
 //! vector.
 
 use crate::aqm::codel::{CodelParams, CodelQueue, CodelStats, CodelVars};
+use crate::mac80211::txq::{TxqId, TxqSet};
 use crate::packet::{DropReason, Dropped, Packet};
 use crate::Nanos;
 
@@ -154,11 +155,6 @@ pub enum OverloadPolicy {
     HalfFromFattest,
 }
 
-/// A tin (`struct fq_tin`), i.e. one TXQ: station × TID or the vif TXQ (reference §3.1,
-/// §4.1). Only valid for the [`Fq`] whose [`Fq::add_tin`] returned it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TinId(pub u32);
-
 /// Per-tin counters (`struct fq_tin` and `txqi->cstats`, reference §3.1, §2.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TinStats {
@@ -199,6 +195,15 @@ pub struct FqStats {
     pub collisions: u64,
 }
 
+/// What a tin or a flow holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    /// Packets queued.
+    pub packets: u32,
+    /// Their bytes ([`Packet::len_bytes`]).
+    pub bytes: u64,
+}
+
 /// `reciprocal_scale(hash, flows)` = `(hash × flows) >> 32`: the flow index of a hash
 /// (`fq_flow_idx`, reference §3.3).
 pub fn flow_index(hash: u32, flows: u32) -> u32 {
@@ -229,6 +234,14 @@ struct Flow {
 }
 
 impl Flow {
+    /// What the flow holds.
+    fn backlog(&self) -> Backlog {
+        Backlog {
+            packets: self.qlen,
+            bytes: self.backlog_bytes,
+        }
+    }
+
     const EMPTY: Flow = Flow {
         slot: NIL,
         head: NIL,
@@ -284,18 +297,11 @@ impl FlowList {
     }
 }
 
-/// Backlog of one tin (`tin->backlog_packets`, `tin->backlog_bytes`).
-#[derive(Clone, Copy, Debug, Default)]
-struct TinBacklog {
-    packets: u32,
-    bytes: u64,
-}
-
 #[derive(Clone, Debug)]
 struct Tin {
     new_flows: FlowList,
     old_flows: FlowList,
-    backlog: TinBacklog,
+    backlog: Backlog,
     stats: TinStats,
 }
 
@@ -336,7 +342,7 @@ impl Core {
     }
 
     /// Append `packet` to `flow` and account it (`fq_tin_enqueue` steps 1–2, 4).
-    fn push(&mut self, flow: &mut Flow, backlog: &mut TinBacklog, packet: Packet) {
+    fn push(&mut self, flow: &mut Flow, backlog: &mut Backlog, packet: Packet) {
         let len = packet.len_bytes as u64;
         self.memory_usage += packet.truesize_bytes() as u64;
         self.backlog_packets += 1;
@@ -376,7 +382,7 @@ impl Core {
     /// Remove the head packet of `flow` and account it (`fq_flow_dequeue` with
     /// `fq_adjust_removal`, and ≤5.11 `fq_rejigger_backlog`).
     #[inline(always)]
-    fn pop(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> Option<Packet> {
+    fn pop(&mut self, flow: &mut Flow, backlog: &mut Backlog) -> Option<Packet> {
         if flow.head == NIL {
             return None;
         }
@@ -410,7 +416,7 @@ impl Core {
 struct FlowQueue<'a> {
     core: &'a mut Core,
     flow: &'a mut Flow,
-    backlog: &'a mut TinBacklog,
+    backlog: &'a mut Backlog,
     drops: &'a mut Vec<Dropped>,
 }
 
@@ -444,10 +450,9 @@ pub struct Fq {
     /// CoDel state, parallel to `flows` (`local->cvars[]`, then `txqi->def_cvars`).
     cvars: Vec<CodelVars>,
     tins: Vec<Tin>,
-    /// Bit per tin: it lists a flow on `new_flows` or `old_flows` (else it is idle and
-    /// a dequeue returns nothing). Lets a caller find the tins worth visiting without
-    /// touching every tin.
-    listed: Vec<u64>,
+    /// The tins that list a flow on `new_flows` or `old_flows` (the others are idle:
+    /// a dequeue returns nothing and changes nothing).
+    busy: TxqSet,
     core: Core,
 }
 
@@ -467,7 +472,7 @@ impl Fq {
             flows: Vec::new(),
             cvars: Vec::new(),
             tins: Vec::new(),
-            listed: Vec::new(),
+            busy: TxqSet::default(),
             core: Core {
                 policy,
                 nodes: Vec::new(),
@@ -492,25 +497,25 @@ impl Fq {
     }
 
     /// `fq_tin_init`: a new tin (TXQ) with empty lists and its own default flow and
-    /// default-flow CoDel state (reference §3.1). Call once per station × TID TXQ and
-    /// per vif TXQ. Allocates; do it at setup, not per packet.
-    pub fn add_tin(&mut self) -> TinId {
+    /// default-flow CoDel state (reference §3.1). Tins are the node's TXQs in their
+    /// numbering: the `n`-th tin added is TXQ `n` ([`TxqId::from_index`]), so add
+    /// [`NUM_TIDS`](crate::mac80211::txq::NUM_TIDS) per link, links in order.
+    /// Allocates; do it at setup, not per packet.
+    pub fn add_tin(&mut self) -> TxqId {
         let t = self.tins.len() as u32;
         self.tins.push(Tin {
             new_flows: FlowList::EMPTY,
             old_flows: FlowList::EMPTY,
-            backlog: TinBacklog::default(),
+            backlog: Backlog::default(),
             stats: TinStats::default(),
         });
-        if self.listed.len() * 64 <= t as usize {
-            self.listed.push(0);
-        }
+        self.busy.grow(self.tins.len());
         self.state_of.push(NIL);
         let slots = self.state_of.len();
         if self.core.nonempty.len() * 64 < slots {
             self.core.nonempty.push(0);
         }
-        TinId(t)
+        TxqId::from_index(t as usize)
     }
 
     /// Number of tins added so far.
@@ -557,18 +562,18 @@ impl Fq {
     pub fn enqueue(
         &mut self,
         now: Nanos,
-        tin: TinId,
+        tin: TxqId,
         mut packet: Packet,
         drops: &mut Vec<Dropped>,
     ) {
-        let t = tin.0 as usize;
+        let t = tin.index();
         assert!(t < self.tins.len(), "unknown tin {t}");
         packet.queued_at = now;
 
         // fq_flow_classify.
         let mut slot = flow_index(packet.flow, self.params.flows);
         let owner = self.flow(slot).map_or(NIL, |f| f.owner);
-        if owner != NIL && owner != tin.0 {
+        if owner != NIL && owner != t as u32 {
             slot = self.default_slot(t);
             self.tins[t].stats.collisions += 1;
             self.core.stats.collisions += 1;
@@ -579,13 +584,13 @@ impl Fq {
         if flow.owner == NIL {
             tin_state.stats.flows += 1;
         }
-        flow.owner = tin.0;
+        flow.owner = t as u32;
         self.core.push(flow, &mut tin_state.backlog, packet);
         if !flow.listed {
             flow.deficit = self.params.quantum_bytes as i64;
             flow.listed = true;
             tin_state.new_flows.push_back(&mut self.flows, i);
-            self.listed[t / 64] |= 1 << (t % 64);
+            self.busy.insert(tin);
         }
 
         self.overload(drops);
@@ -695,18 +700,18 @@ impl Fq {
     pub fn dequeue(
         &mut self,
         now: Nanos,
-        tin: TinId,
+        tin: TxqId,
         codel: &CodelParams,
         drops: &mut Vec<Dropped>,
     ) -> Option<Packet> {
-        let t = tin.0 as usize;
+        let t = tin.index();
         let quantum = self.params.quantum_bytes as i64;
         let Fq {
             flows,
             cvars,
             tins,
             core,
-            listed,
+            busy,
             ..
         } = self;
         let Tin {
@@ -728,7 +733,7 @@ impl Fq {
             } else if !old_flows.is_empty() {
                 &mut *old_flows
             } else {
-                listed[t / 64] &= !(1 << (t % 64));
+                busy.remove(tin);
                 return None;
             };
             let i = head.head;
@@ -791,8 +796,8 @@ impl Fq {
     /// tin, appending them to `purged` in flow-list order, and release its flows.
     /// CoDel state is kept (the kernel does not reset `cvars` either) and no counter
     /// other than the backlog changes; the caller decides what a purge means.
-    pub fn reset_tin(&mut self, tin: TinId, purged: &mut Vec<Packet>) {
-        let t = tin.0 as usize;
+    pub fn reset_tin(&mut self, tin: TxqId, purged: &mut Vec<Packet>) {
+        let t = tin.index();
         let Tin {
             new_flows,
             old_flows,
@@ -815,58 +820,25 @@ impl Fq {
             f.listed = false;
             f.owner = NIL;
         }
-        self.listed[t / 64] &= !(1 << (t % 64));
+        self.busy.remove(tin);
     }
 
     /// The tin has no flow on its `new_flows` or `old_flows` list: [`Fq::dequeue`]
     /// returns `None` at once and changes nothing. (A tin with no packets may still list
     /// flows that a dequeue would release.)
-    pub fn tin_idle(&self, tin: TinId) -> bool {
-        let t = tin.0 as usize;
-        self.listed[t / 64] & (1 << (t % 64)) == 0
+    pub fn tin_idle(&self, tin: TxqId) -> bool {
+        !self.busy.contains(tin)
     }
 
-    /// Some tin whose bit is set in `pattern` (applied to every 64 tins, as in
-    /// [`Fq::next_busy_tin`]) is not idle ([`Fq::tin_idle`]). When this says false,
-    /// `next_busy_tin` with that pattern finds nothing over any range and mask: a
-    /// caller about to search can skip the search (and its setup) at the cost of a
-    /// look at the bitmap (one word for up to 8 stations of 8 tins).
-    #[inline]
-    pub fn any_busy(&self, pattern: u64) -> bool {
-        self.listed.iter().any(|&w| w & pattern != 0)
+    /// The tins that are not idle ([`Fq::tin_idle`]), as a set of TXQs to search.
+    pub fn busy_tins(&self) -> &TxqSet {
+        &self.busy
     }
 
-    /// The first tin in `from..end` that is not idle ([`Fq::tin_idle`]) and whose bit
-    /// is set in `pattern`, applied to every 64 tins (bit `i` stands for the tins
-    /// numbered `i` modulo 64), and in `mask(w)` for the tins `64 w..64 w + 64`: e.g.
-    /// a caller that added 8 tins per station picks TIDs with the pattern and stations
-    /// with the mask. Tins are numbered in the order [`Fq::add_tin`] returned them.
-    pub fn next_busy_tin(
-        &self,
-        from: u32,
-        end: u32,
-        pattern: u64,
-        mask: impl Fn(usize) -> u64,
-    ) -> Option<TinId> {
-        let end = end.min(self.tins.len() as u32);
-        let mut t = from;
-        while t < end {
-            let w = (t / 64) as usize;
-            let bits = self.listed[w] & pattern & mask(w) & (u64::MAX << (t % 64));
-            if bits != 0 {
-                let found = w as u32 * 64 + bits.trailing_zeros();
-                return (found < end).then_some(TinId(found));
-            }
-            t = (w as u32 + 1) * 64;
-        }
-        None
-    }
-
-    /// `(packets, bytes)` queued in a tin (`tin->backlog_packets`, `backlog_bytes`;
+    /// What a tin holds (`tin->backlog_packets`, `backlog_bytes`;
     /// `ieee80211_txq_get_depth` without the frags queue, reference §3.6).
-    pub fn tin_backlog(&self, tin: TinId) -> (u32, u64) {
-        let b = self.tins[tin.0 as usize].backlog;
-        (b.packets, b.bytes)
+    pub fn tin_backlog(&self, tin: TxqId) -> Backlog {
+        self.tins[tin.index()].backlog
     }
 
     /// Packets queued over all tins (`fq->backlog`, compared with `limit`).
@@ -881,8 +853,8 @@ impl Fq {
     }
 
     /// A tin's counters (reference §3.1, §2.3).
-    pub fn tin_stats(&self, tin: TinId) -> TinStats {
-        self.tins[tin.0 as usize].stats
+    pub fn tin_stats(&self, tin: TxqId) -> TinStats {
+        self.tins[tin.index()].stats
     }
 
     /// The radio-wide counters and current levels.
@@ -896,23 +868,22 @@ impl Fq {
 
     /// The tin owning global flow `index` (`flows[index].tin`), if any. For
     /// inspection and tests; `index` must be below `params().flows`.
-    pub fn flow_owner(&self, index: u32) -> Option<TinId> {
+    pub fn flow_owner(&self, index: u32) -> Option<TxqId> {
         assert!(index < self.params.flows, "flow index {index} out of range");
         let o = self.flow(index).map_or(NIL, |f| f.owner);
-        (o != NIL).then_some(TinId(o))
+        (o != NIL).then_some(TxqId::from_index(o as usize))
     }
 
-    /// `(packets, bytes)` queued in global flow `index` (`flow->backlog`).
-    pub fn flow_backlog(&self, index: u32) -> (u32, u64) {
+    /// What global flow `index` holds (`flow->backlog`).
+    pub fn flow_backlog(&self, index: u32) -> Backlog {
         assert!(index < self.params.flows, "flow index {index} out of range");
-        self.flow(index)
-            .map_or((0, 0), |f| (f.qlen, f.backlog_bytes))
+        self.flow(index).map_or(Backlog::default(), Flow::backlog)
     }
 
-    /// `(packets, bytes)` queued in a tin's default (collision) flow.
-    pub fn default_flow_backlog(&self, tin: TinId) -> (u32, u64) {
-        self.flow(self.default_slot(tin.0 as usize))
-            .map_or((0, 0), |f| (f.qlen, f.backlog_bytes))
+    /// What a tin's default (collision) flow holds.
+    pub fn default_flow_backlog(&self, tin: TxqId) -> Backlog {
+        self.flow(self.default_slot(tin.index()))
+            .map_or(Backlog::default(), Flow::backlog)
     }
 }
 
@@ -934,6 +905,10 @@ mod tests {
         let mut p = Packet::new(id, NodeId::AP, NodeId(1), len);
         p.flow = hash;
         p
+    }
+
+    fn bl(packets: u32, bytes: u64) -> Backlog {
+        Backlog { packets, bytes }
     }
 
     fn fq(policy: OverloadPolicy) -> Fq {
@@ -1066,7 +1041,7 @@ mod tests {
     #[test]
     fn drr_matches_the_kernels_quantum_at_a_time_loop() {
         let mut fq = Fq::new(FqParams::default(), OverloadPolicy::HalfFromFattest);
-        let tins: Vec<TinId> = (0..3).map(|_| fq.add_tin()).collect();
+        let tins: Vec<TxqId> = (0..3).map(|_| fq.add_tin()).collect();
         let mut kernel: Vec<KernelTin> = (0..3)
             .map(|_| KernelTin::new(3, fq.params().quantum_bytes))
             .collect();
@@ -1103,10 +1078,9 @@ mod tests {
     }
 
     /// `tin_idle` says exactly when a dequeue would return nothing and change nothing
-    /// (no flow listed), `next_busy_tin` finds the non-idle tins in order and `any_busy`
-    /// says whether there is one for a pattern, through
+    /// (no flow listed), and `busy_tins` holds exactly the other tins, through
     /// enqueues, dequeues (with CoDel releasing emptied flows), overload drops and
-    /// resets.
+    /// resets. (Searching the set: `txq::tests::search_matches_a_scan`.)
     #[test]
     fn busy_tins_are_those_listing_a_flow() {
         let params = FqParams {
@@ -1114,7 +1088,7 @@ mod tests {
             ..FqParams::default()
         };
         let mut fq = Fq::new(params, OverloadPolicy::HalfFromFattest);
-        let tins: Vec<TinId> = (0..150).map(|_| fq.add_tin()).collect();
+        let tins: Vec<TxqId> = (0..150).map(|_| fq.add_tin()).collect();
         let mut rng = RngStream::new(3, StreamKind::Misc, 0);
         let mut drops = Vec::new();
         let codel = CodelParams::mac80211();
@@ -1135,26 +1109,12 @@ mod tests {
             }
             for (i, &tin) in tins.iter().enumerate() {
                 assert_eq!(fq.tin_idle(tin), lists_empty(&fq, i), "tin {i}");
+                assert_eq!(
+                    fq.busy_tins().contains(tin),
+                    !lists_empty(&fq, i),
+                    "tin {i}"
+                );
             }
-            let pattern = rng.next_u64();
-            let masks = [rng.next_u64(), rng.next_u64(), u64::MAX];
-            let from = (rng.next_u64() % 160) as u32;
-            let end = (rng.next_u64() % 160) as u32;
-            let expect = (from..end.min(150))
-                .find(|&i| {
-                    !lists_empty(&fq, i as usize)
-                        && pattern & (1 << (i % 64)) != 0
-                        && masks[i as usize / 64] & (1 << (i % 64)) != 0
-                })
-                .map(TinId);
-            assert_eq!(fq.next_busy_tin(from, end, pattern, |w| masks[w]), expect);
-            // `any_busy`: some tin of the pattern lists a flow, whatever the range.
-            let any = (0..150).any(|i| !lists_empty(&fq, i) && pattern & (1 << (i % 64)) != 0);
-            assert_eq!(fq.any_busy(pattern), any);
-            assert_eq!(
-                fq.next_busy_tin(0, 150, pattern, |_| u64::MAX).is_some(),
-                any
-            );
         }
     }
 
@@ -1197,7 +1157,7 @@ mod tests {
         let a = fq.add_tin();
         let mut drops = Vec::new();
         fq.enqueue(T0, a, pkt(1, bucket(1234, 99), 500), &mut drops);
-        assert_eq!(fq.flow_backlog(1234), (1, 500));
+        assert_eq!(fq.flow_backlog(1234), bl(1, 500));
         assert_eq!(fq.flow_owner(1234), Some(a));
         assert_eq!(fq.tin_stats(a).flows, 1);
     }
@@ -1215,13 +1175,13 @@ mod tests {
         assert_eq!(fq.tin_stats(b).collisions, 1);
         assert_eq!(fq.tin_stats(a).collisions, 0);
         assert_eq!(fq.stats().collisions, 1);
-        assert_eq!(fq.flow_backlog(5), (1, 1000));
-        assert_eq!(fq.default_flow_backlog(b), (1, 700));
+        assert_eq!(fq.flow_backlog(5), bl(1, 1000));
+        assert_eq!(fq.default_flow_backlog(b), bl(1, 700));
         assert_eq!(fq.tin_stats(b).flows, 1); // the default flow was unowned
-        assert_eq!(fq.tin_backlog(b), (1, 700));
+        assert_eq!(fq.tin_backlog(b), bl(1, 700));
         // Same tin, same bucket: shares the global flow, no collision.
         fq.enqueue(T0, a, pkt(3, bucket(5, 3), 100), &mut drops);
-        assert_eq!(fq.flow_backlog(5), (2, 1100));
+        assert_eq!(fq.flow_backlog(5), bl(2, 1100));
         assert_eq!(fq.tin_stats(a).collisions, 0);
         // b's packet comes out of its default flow.
         assert_eq!(fq.dequeue(T0, b, &codel, &mut drops).unwrap().id, 2);
@@ -1230,7 +1190,7 @@ mod tests {
         // a sends its two packets; the flow stays owned while still listed.
         assert_eq!(fq.dequeue(T0, a, &codel, &mut drops).unwrap().id, 1);
         assert_eq!(fq.dequeue(T0, a, &codel, &mut drops).unwrap().id, 3);
-        assert_eq!(fq.flow_backlog(5), (0, 0));
+        assert_eq!(fq.flow_backlog(5), bl(0, 0));
         assert_eq!(fq.flow_owner(5), Some(a));
         fq.enqueue(T0, b, pkt(4, bucket(5, 4), 100), &mut drops);
         assert_eq!(fq.tin_stats(b).collisions, 2);
@@ -1241,7 +1201,7 @@ mod tests {
         fq.enqueue(T0, b, pkt(5, bucket(5, 5), 100), &mut drops);
         assert_eq!(fq.tin_stats(b).collisions, 2);
         assert_eq!(fq.flow_owner(5), Some(b));
-        assert_eq!(fq.flow_backlog(5), (1, 100));
+        assert_eq!(fq.flow_backlog(5), bl(1, 100));
         assert!(drops.is_empty());
     }
 
@@ -1325,7 +1285,7 @@ mod tests {
 
     /// Tin A: flow F1 with 3000 × 1400 B (more bytes); tin B: flow F2 with 5192 × 200 B
     /// (more packets). 8192 packets in all, 10.6 MB of truesize (under 16 MiB).
-    fn fill_two_tins(fq: &mut Fq) -> (TinId, TinId) {
+    fn fill_two_tins(fq: &mut Fq) -> (TxqId, TxqId) {
         let a = fq.add_tin();
         let b = fq.add_tin();
         let mut drops = Vec::new();
@@ -1359,8 +1319,8 @@ mod tests {
         assert_eq!(fq.tin_stats(b).overlimit, 0);
         let s = fq.stats();
         assert_eq!((s.overlimit, s.overmemory, s.overload_drops), (5, 0, 5));
-        assert_eq!(fq.flow_backlog(10), (2995, 2995 * 1400));
-        assert_eq!(fq.tin_backlog(a), (2995, 2995 * 1400));
+        assert_eq!(fq.flow_backlog(10), bl(2995, 2995 * 1400));
+        assert_eq!(fq.tin_backlog(a), bl(2995, 2995 * 1400));
     }
 
     #[test]
@@ -1751,7 +1711,7 @@ mod tests {
             memory_limit_bytes: 250_000,
         };
         let mut fq = Fq::new(params, policy);
-        let tins: Vec<TinId> = (0..6).map(|_| fq.add_tin()).collect();
+        let tins: Vec<TxqId> = (0..6).map(|_| fq.add_tin()).collect();
         let mut rng = RngStream::new(seed, StreamKind::Misc, 1);
         let hashes: Vec<u32> = (0..40).map(|_| rng.next_u64() as u32).collect();
         let codel = [
@@ -1825,7 +1785,7 @@ mod tests {
                 &mut mem,
             );
             for (i, &tin) in tins.iter().enumerate() {
-                assert_eq!(fq.tin_backlog(tin), (tin_pkts[i], tin_bytes[i]));
+                assert_eq!(fq.tin_backlog(tin), bl(tin_pkts[i], tin_bytes[i]));
             }
             assert_eq!(fq.backlog_packets(), tin_pkts.iter().sum::<u32>());
             assert_eq!(fq.memory_usage(), mem);
@@ -1852,7 +1812,7 @@ mod tests {
                 &mut tin_pkts,
                 &mut mem,
             );
-            assert_eq!(fq.tin_backlog(tin), (0, 0));
+            assert_eq!(fq.tin_backlog(tin), bl(0, 0));
         }
         assert_eq!((fq.backlog_packets(), fq.memory_usage(), mem), (0, 0, 0));
         assert!(state.iter().all(|s| !matches!(s, State::Queued(_))));
@@ -1903,7 +1863,7 @@ mod tests {
             purged.iter().map(|p| p.id).collect::<Vec<_>>(),
             vec![0, 1, 2, 3, 4]
         );
-        assert_eq!(fq.tin_backlog(a), (0, 0));
+        assert_eq!(fq.tin_backlog(a), bl(0, 0));
         assert_eq!(fq.backlog_packets(), 1);
         assert_eq!(fq.memory_usage(), pkt(9, 0, 100).truesize_bytes() as u64);
         assert!((0..5).all(|i| fq.flow_owner(i).is_none()));

@@ -71,6 +71,7 @@
 //! Determinism: all state is in `Vec`, `VecDeque` and `BTreeMap`; no hash iteration.
 
 use crate::mac::edca::Ac;
+use crate::mac80211::txq::{LinkId, TxqId, TxqKey};
 use crate::Nanos;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -112,31 +113,6 @@ const RECIPROCAL_DIVISOR_64: u64 = 1 << RECIPROCAL_SHIFT_64;
 const RECIPROCAL_SHIFT_64: u32 = 32;
 /// Airtime is scaled by 2^8 so that the unit weight is 256 (5.14 `airtime <<= 8`).
 const WEIGHT_SHIFT: u32 = 8;
-
-/// Identifies a TXQ (reference §4.1): a station's per-TID TXQ, or the vif TXQ that carries
-/// multicast and station-less frames (`sta: None`, conventionally `tid: 0`, AC BE).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct TxqKey {
-    /// The station index, or `None` for the vif (multicast) TXQ (§4.1).
-    pub sta: Option<u16>,
-    /// The TID (0–15 data, 16 the management TXQ; reference §4.1).
-    pub tid: u8,
-}
-
-impl TxqKey {
-    /// A station's TXQ for `tid` (reference §4.1).
-    pub const fn station(sta: u16, tid: u8) -> TxqKey {
-        TxqKey {
-            sta: Some(sta),
-            tid,
-        }
-    }
-
-    /// The vif (multicast / no-station) TXQ: BE, TID 0 (reference §4.1).
-    pub const fn vif() -> TxqKey {
-        TxqKey { sta: None, tid: 0 }
-    }
-}
 
 /// Which scheduler generation runs (reference §5, timeline §13).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -375,58 +351,67 @@ struct TxqState {
     has_data: bool,
 }
 
-/// The scheduler's per-TXQ states, indexed by station and TID (a TXQ's state exists from
-/// the first call that names it). Looked up on every enqueue, dequeue and completion, so
-/// it is a table rather than an ordered map; nothing iterates it in key order.
+/// The scheduler's per-TXQ states (a TXQ's state exists from the first call that names
+/// it), station TXQs by their number ([`TxqId::index`]). Looked up on every enqueue,
+/// dequeue and completion, so it is a table rather than an ordered map; nothing
+/// iterates it in key order.
 #[derive(Clone, Debug, Default)]
 struct TxqTable {
-    /// Per station, per TID (grown to the largest TID used).
-    stas: Vec<Vec<Option<TxqState>>>,
+    /// Per station TXQ (grown to the largest used).
+    stas: Vec<Option<TxqState>>,
     /// The vif TXQ(s), per TID.
     vif: Vec<Option<TxqState>>,
 }
 
 impl TxqTable {
-    fn slots(&self, sta: Option<u16>) -> Option<&Vec<Option<TxqState>>> {
-        match sta {
-            Some(s) => self.stas.get(s as usize),
-            None => Some(&self.vif),
+    /// The slot of `txq` and the table it is in.
+    fn slot(txq: &TxqKey) -> usize {
+        match txq.txq() {
+            Some(id) => id.index(),
+            None => txq.tid.index(),
         }
     }
 
     fn get(&self, txq: &TxqKey) -> Option<&TxqState> {
-        self.slots(txq.sta)?.get(txq.tid as usize)?.as_ref()
+        let slots = if txq.sta.is_some() {
+            &self.stas
+        } else {
+            &self.vif
+        };
+        slots.get(Self::slot(txq))?.as_ref()
     }
 
     fn get_mut(&mut self, txq: &TxqKey) -> Option<&mut TxqState> {
-        let slots = match txq.sta {
-            Some(s) => self.stas.get_mut(s as usize)?,
-            None => &mut self.vif,
+        let slot = Self::slot(txq);
+        let slots = if txq.sta.is_some() {
+            &mut self.stas
+        } else {
+            &mut self.vif
         };
-        slots.get_mut(txq.tid as usize)?.as_mut()
+        slots.get_mut(slot)?.as_mut()
     }
 
     /// The state of `txq`, created with `new()` if it has none.
     fn get_or_insert_with(&mut self, txq: TxqKey, new: impl FnOnce() -> TxqState) -> &mut TxqState {
-        let slots = match txq.sta {
-            Some(s) => {
-                if self.stas.len() <= s as usize {
-                    self.stas.resize_with(s as usize + 1, Vec::new);
-                }
-                &mut self.stas[s as usize]
-            }
-            None => &mut self.vif,
+        let slot = Self::slot(&txq);
+        let slots = if txq.sta.is_some() {
+            &mut self.stas
+        } else {
+            &mut self.vif
         };
-        let t = txq.tid as usize;
-        if slots.len() <= t {
-            slots.resize_with(t + 1, || None);
+        if slots.len() <= slot {
+            slots.resize_with(slot + 1, || None);
         }
-        slots[t].get_or_insert_with(new)
+        slots[slot].get_or_insert_with(new)
     }
 
     /// The states of station `sta`'s TXQs.
-    fn station(&self, sta: u16) -> impl Iterator<Item = &TxqState> {
-        self.stas.get(sta as usize).into_iter().flatten().flatten()
+    fn station(&self, sta: LinkId) -> impl Iterator<Item = &TxqState> {
+        let first = TxqId::first_of_link(sta.index()).index();
+        let end = TxqId::first_of_link(sta.index() + 1)
+            .index()
+            .min(self.stas.len());
+        self.stas.get(first..end).into_iter().flatten().flatten()
     }
 }
 
@@ -535,13 +520,13 @@ impl Scheduler {
     /// [`SchedulerKind::VirtualTime`] the new weight is applied per AC and, if the station
     /// has a scheduled TXQ on that AC, the weight sum is recomputed at once, at the latest
     /// time seen by the scheduler (`sta_apply_airtime_params`). ath9k had no weights.
-    pub fn set_weight(&mut self, sta: u16, weight: u16) {
+    pub fn set_weight(&mut self, sta: LinkId, weight: u16) {
         if weight == 0 {
             return;
         }
         self.ensure_sta(sta);
         for ac in Ac::ALL {
-            let air = &mut self.stas[sta as usize][ac.index()];
+            let air = &mut self.stas[sta.index()][ac.index()];
             if air.weight == weight {
                 continue;
             }
@@ -559,9 +544,9 @@ impl Scheduler {
     }
 
     /// A station's airtime weight (§5.1).
-    pub fn weight(&self, sta: u16) -> u16 {
+    pub fn weight(&self, sta: LinkId) -> u16 {
         self.stas
-            .get(sta as usize)
+            .get(sta.index())
             .map_or(DEFAULT_AIRTIME_WEIGHT, |s| s[0].weight)
     }
 
@@ -628,7 +613,7 @@ impl Scheduler {
         now: Nanos,
         ac: Ac,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) -> Option<TxqKey> {
         self.last_now = self.last_now.max(now);
         match self.params.kind {
@@ -655,7 +640,7 @@ impl Scheduler {
         txq: TxqKey,
         ac: Ac,
         has_data: bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) {
         let st = self.touch(now, txq, ac);
         st.has_data = has_data;
@@ -709,7 +694,7 @@ impl Scheduler {
         txq: TxqKey,
         ac: Ac,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
         ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> bool {
         self.touch(now, txq, ac);
@@ -727,6 +712,8 @@ impl Scheduler {
     /// firmware does with the one TXQ it has to serve. Leaves the scheduler as that many
     /// calls of `may_transmit` would, and says how many refused and whether the last
     /// one allowed.
+    // `may_transmit`'s arguments and the budget of asks.
+    #[allow(clippy::too_many_arguments)]
     pub fn may_transmit_asking(
         &mut self,
         now: Nanos,
@@ -734,7 +721,7 @@ impl Scheduler {
         ac: Ac,
         max_asks: u32,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
         ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> MayTransmitAnswers {
         let mut refusals = 0;
@@ -748,7 +735,7 @@ impl Scheduler {
                     let sta = txq.sta.expect("a station TXQ");
                     let q = self.quantum(sta, ac);
                     self.touch(now, txq, ac);
-                    self.stas[sta as usize][ac.index()].deficit += q * k as i64;
+                    self.stas[sta.index()][ac.index()].deficit += q * k as i64;
                     refusals += k;
                 }
                 if refusals == max_asks {
@@ -800,7 +787,7 @@ impl Scheduler {
         if kind == SchedulerKind::DrrAql && self.aql_check_allows(ac_over_limit(1)) {
             return None;
         }
-        let deficit = self.stas.get(sta as usize)?[ac.index()].deficit;
+        let deficit = self.stas.get(sta.index())?[ac.index()].deficit;
         let q = self.quantum(sta, ac);
         if deficit >= 0 {
             return Some(0);
@@ -838,7 +825,7 @@ impl Scheduler {
             return;
         }
         let Some(sta) = txq.sta else { return };
-        let air = &mut self.stas[sta as usize][ac.index()];
+        let air = &mut self.stas[sta.index()][ac.index()];
         air.tx_airtime_us += tx_us as u64;
         air.rx_airtime_us += rx_us as u64;
         match kind {
@@ -862,9 +849,9 @@ impl Scheduler {
 
     /// A station's DRR deficit on `ac`, in µs (generations 1 and 3, ath9k; §5.2, §5.4,
     /// §5.5). Other kinds leave it at its initial value.
-    pub fn deficit_us(&self, sta: u16, ac: Ac) -> i64 {
+    pub fn deficit_us(&self, sta: LinkId, ac: Ac) -> i64 {
         self.stas
-            .get(sta as usize)
+            .get(sta.index())
             .map_or(Self::initial_deficit(self.params.kind), |s| {
                 s[ac.index()].deficit
             })
@@ -872,9 +859,9 @@ impl Scheduler {
 
     /// The virtual time of a station (`Some(sta)`) or of the vif (`None`) on `ac`, in
     /// virtual µs (5.14, §5.3).
-    pub fn virtual_time_us(&self, sta: Option<u16>, ac: Ac) -> u64 {
+    pub fn virtual_time_us(&self, sta: Option<LinkId>, ac: Ac) -> u64 {
         match sta {
-            Some(s) => self.stas.get(s as usize).map_or(0, |x| x[ac.index()].v_t),
+            Some(s) => self.stas.get(s.index()).map_or(0, |x| x[ac.index()].v_t),
             None => self.vif[ac.index()].v_t,
         }
     }
@@ -910,8 +897,8 @@ impl Scheduler {
 
     /// Total reported (TX, RX) airtime of a station on `ac`, in µs, whether charged or not
     /// (the debugfs `airtime` counters, §5.1, §10).
-    pub fn airtime_us(&self, sta: u16, ac: Ac) -> (u64, u64) {
-        self.stas.get(sta as usize).map_or((0, 0), |s| {
+    pub fn airtime_us(&self, sta: LinkId, ac: Ac) -> (u64, u64) {
+        self.stas.get(sta.index()).map_or((0, 0), |s| {
             let a = &s[ac.index()];
             (a.tx_airtime_us, a.rx_airtime_us)
         })
@@ -926,9 +913,9 @@ impl Scheduler {
         }
     }
 
-    fn ensure_sta(&mut self, sta: u16) {
+    fn ensure_sta(&mut self, sta: LinkId) {
         let d = Self::initial_deficit(self.params.kind);
-        while self.stas.len() <= sta as usize {
+        while self.stas.len() <= sta.index() {
             self.stas.push(std::array::from_fn(|_| AirInfo::new(d)));
         }
     }
@@ -966,23 +953,23 @@ impl Scheduler {
         self.txqs.get_mut(&txq).expect("TXQ state exists")
     }
 
-    fn air(&self, sta: Option<u16>, ac: Ac) -> &AirInfo {
+    fn air(&self, sta: Option<LinkId>, ac: Ac) -> &AirInfo {
         match sta {
-            Some(s) => &self.stas[s as usize][ac.index()],
+            Some(s) => &self.stas[s.index()][ac.index()],
             None => &self.vif[ac.index()],
         }
     }
 
-    fn air_mut(&mut self, sta: Option<u16>, ac: Ac) -> &mut AirInfo {
+    fn air_mut(&mut self, sta: Option<LinkId>, ac: Ac) -> &mut AirInfo {
         match sta {
-            Some(s) => &mut self.stas[s as usize][ac.index()],
+            Some(s) => &mut self.stas[s.index()][ac.index()],
             None => &mut self.vif[ac.index()],
         }
     }
 
     /// DRR quantum of a station: `weight << quantum_shift` (§5.2, §5.4, §12 item 1).
-    fn quantum(&self, sta: u16, ac: Ac) -> i64 {
-        (self.stas[sta as usize][ac.index()].weight as i64) << self.params.quantum_shift
+    fn quantum(&self, sta: LinkId, ac: Ac) -> i64 {
+        (self.stas[sta.index()][ac.index()].weight as i64) << self.params.quantum_shift
     }
 
     // ----- generations 1 and 3, and plain round robin (§5.2, §5.4) -----
@@ -999,14 +986,14 @@ impl Scheduler {
         txq: TxqKey,
         ac: Ac,
         has_queue: bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) {
         debug_assert!(!self.txqs[&txq].listed, "{txq:?} listed twice");
         let kind = self.params.kind;
         let keep = !has_queue
             && kind == SchedulerKind::DrrAql
             && txq.sta.is_some_and(|sta| {
-                let air = &self.stas[sta as usize][ac.index()];
+                let air = &self.stas[sta.index()][ac.index()];
                 air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
             });
         if !has_queue && !keep {
@@ -1025,7 +1012,7 @@ impl Scheduler {
         self.state_mut(txq).listed = true;
         if kind == SchedulerKind::DrrAql && has_queue {
             if let Some(sta) = txq.sta {
-                self.stas[sta as usize][ac.index()].last_active = Some(now);
+                self.stas[sta.index()][ac.index()].last_active = Some(now);
             }
         }
     }
@@ -1035,7 +1022,7 @@ impl Scheduler {
         &mut self,
         ac: Ac,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) -> Option<TxqKey> {
         let kind = self.params.kind;
         let a = ac.index();
@@ -1069,7 +1056,7 @@ impl Scheduler {
                         0
                     };
                     let q = self.quantum(sta, ac);
-                    let air = &mut self.stas[sta as usize][a];
+                    let air = &mut self.stas[sta.index()][a];
                     if air.deficit - pending < 0 {
                         air.deficit += q;
                         rotate = true;
@@ -1107,7 +1094,7 @@ impl Scheduler {
         &mut self,
         txq: TxqKey,
         ac: Ac,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
         ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> bool {
         let kind = self.params.kind;
@@ -1155,7 +1142,7 @@ impl Scheduler {
                     0
                 };
                 let q = self.quantum(s, ac);
-                let air = &mut self.stas[s as usize][a];
+                let air = &mut self.stas[s.index()][a];
                 if air.deficit - pending < 0 {
                     air.deficit += q;
                 }
@@ -1164,11 +1151,11 @@ impl Scheduler {
             list.pop_front();
             list.push_back(front);
         }
-        if kind == SchedulerKind::RoundRobin || self.stas[sta as usize][a].deficit >= 0 {
+        if kind == SchedulerKind::RoundRobin || self.stas[sta.index()][a].deficit >= 0 {
             return allow(self);
         }
         let q = self.quantum(sta, ac);
-        self.stas[sta as usize][a].deficit += q;
+        self.stas[sta.index()][a].deficit += q;
         let list = &mut self.acs[a].list;
         list.pop_front();
         list.push_back(txq);
@@ -1377,7 +1364,7 @@ impl Scheduler {
         }
         let positive = txq
             .sta
-            .is_none_or(|s| self.stas[s as usize][ac.index()].deficit > 0);
+            .is_none_or(|s| self.stas[s.index()][ac.index()].deficit > 0);
         let a = &mut self.acs[ac.index()];
         if positive {
             a.new_list.push_back(txq);
@@ -1418,7 +1405,7 @@ impl Scheduler {
                 if eligible {
                     ineligible_streak = 0;
                 }
-                let air = &mut self.stas[sta as usize][a];
+                let air = &mut self.stas[sta.index()][a];
                 if active && air.deficit <= 0 {
                     air.deficit += ATH_AIRTIME_QUANTUM_US;
                     self.ath_move_to_old(t, ac);
@@ -1470,10 +1457,11 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mac80211::txq::Tid;
 
     const AC: Ac = Ac::Be;
 
-    fn no_pending(_: u16) -> u32 {
+    fn no_pending(_: LinkId) -> u32 {
         0
     }
 
@@ -1510,11 +1498,11 @@ mod tests {
         let n = per_service.len();
         let mut s = Scheduler::new(params, n);
         for (i, &w) in weights.iter().enumerate() {
-            s.set_weight(i as u16, w);
+            s.set_weight(LinkId(i as u16), w);
         }
         let mut now = Nanos::ZERO;
         for i in 0..n {
-            s.schedule_txq(now, TxqKey::station(i as u16, 0), AC);
+            s.schedule_txq(now, TxqKey::station(LinkId(i as u16), Tid(0)), AC);
         }
         let hw_depth = 2;
         let mut inflight: VecDeque<(TxqKey, u32)> = VecDeque::new();
@@ -1525,17 +1513,17 @@ mod tests {
             s.schedule_start(now, AC, &|_| false);
             while inflight.len() < hw_depth {
                 let p = pending.clone();
-                let Some(t) = s.next_txq(now, AC, &mut |_| true, &|x| p[x as usize]) else {
+                let Some(t) = s.next_txq(now, AC, &mut |_| true, &|x| p[x.index()]) else {
                     break;
                 };
-                let i = t.sta.unwrap() as usize;
+                let i = t.sta.unwrap().index();
                 pending[i] += per_service[i];
                 inflight.push_back((t, per_service[i]));
                 let p = pending.clone();
-                s.return_txq(now, t, AC, true, &|x| p[x as usize]);
+                s.return_txq(now, t, AC, true, &|x| p[x.index()]);
             }
             let (t, at) = inflight.pop_front().expect("scheduler stalled");
-            let i = t.sta.unwrap() as usize;
+            let i = t.sta.unwrap().index();
             now += Nanos::from_us(at as u64);
             pending[i] -= at;
             airtime[i] += at as u64;
@@ -1557,7 +1545,7 @@ mod tests {
         let mut s = Scheduler::new(SchedulerParams::mainline(kind), n);
         let mut now = Nanos::ZERO;
         for i in 0..n {
-            s.schedule_txq(now, TxqKey::station(i as u16, 0), AC);
+            s.schedule_txq(now, TxqKey::station(LinkId(i as u16), Tid(0)), AC);
         }
         let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut inflight: VecDeque<(TxqKey, u32)> = VecDeque::new();
@@ -1571,13 +1559,13 @@ mod tests {
                 let p = pending.clone();
                 let total: u32 = p.iter().sum();
                 let mut eligible = |t: TxqKey| {
-                    let sp = t.sta.map_or(0, |x| p[x as usize]);
+                    let sp = t.sta.map_or(0, |x| p[x.index()]);
                     sp < LOW || (total < THRESHOLD && sp < HIGH)
                 };
-                let Some(t) = s.next_txq(now, AC, &mut eligible, &|x| p[x as usize]) else {
+                let Some(t) = s.next_txq(now, AC, &mut eligible, &|x| p[x.index()]) else {
                     break;
                 };
-                let i = t.sta.unwrap() as usize;
+                let i = t.sta.unwrap().index();
                 rng = rng
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1_442_695_040_888_963_407);
@@ -1586,10 +1574,10 @@ mod tests {
                 pending[i] += at;
                 inflight.push_back((t, at));
                 let p = pending.clone();
-                s.return_txq(now, t, AC, true, &|x| p[x as usize]);
+                s.return_txq(now, t, AC, true, &|x| p[x.index()]);
             }
             let (t, at) = inflight.pop_front().expect("scheduler stalled");
-            let i = t.sta.unwrap() as usize;
+            let i = t.sta.unwrap().index();
             now += Nanos::from_us(at as u64);
             pending[i] -= at;
             airtime[i] += at as u64;
@@ -1745,9 +1733,9 @@ mod tests {
     fn drr_serves_newly_active_station_first() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 3);
         let (a, b, c) = (
-            TxqKey::station(0, 0),
-            TxqKey::station(1, 0),
-            TxqKey::station(2, 0),
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+            TxqKey::station(LinkId(2), Tid(0)),
         );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
@@ -1784,7 +1772,7 @@ mod tests {
     #[test]
     fn drr_round_ends_at_txq_already_served() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 2);
-        let a = TxqKey::station(0, 0);
+        let a = TxqKey::station(LinkId(0), Tid(0));
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_start(t0, AC, &|_| false);
@@ -1803,15 +1791,18 @@ mod tests {
             (SchedulerParams::openwrt(SchedulerKind::Drr), 2048),
         ] {
             let mut s = Scheduler::new(params, 2);
-            let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+            let (a, b) = (
+                TxqKey::station(LinkId(0), Tid(0)),
+                TxqKey::station(LinkId(1), Tid(0)),
+            );
             let t0 = Nanos::ZERO;
             s.schedule_txq(t0, a, AC);
             s.schedule_txq(t0, b, AC); // head insertion: b, a
             s.register_airtime(t0, b, AC, 1000, 0);
-            assert_eq!(s.deficit_us(1, AC), 256 - 1000);
+            assert_eq!(s.deficit_us(LinkId(1), AC), 256 - 1000);
             s.schedule_start(t0, AC, &|_| false);
             assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(a));
-            assert_eq!(s.deficit_us(1, AC), 256 - 1000 + q);
+            assert_eq!(s.deficit_us(LinkId(1), AC), 256 - 1000 + q);
         }
     }
 
@@ -1833,7 +1824,10 @@ mod tests {
     fn aql_ineligible_txqs_are_skipped_and_none_eligible_returns_none() {
         for kind in SchedulerKind::ALL {
             let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
-            let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+            let (a, b) = (
+                TxqKey::station(LinkId(0), Tid(0)),
+                TxqKey::station(LinkId(1), Tid(0)),
+            );
             let t0 = Nanos::ZERO;
             s.schedule_txq(t0, a, AC);
             s.schedule_txq(t0, b, AC);
@@ -1863,7 +1857,10 @@ mod tests {
     #[test]
     fn drr_aql_over_limit_round_returns_none() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
@@ -1890,7 +1887,7 @@ mod tests {
     /// round. `refusals_to_come` agrees with `may_transmit` either way.
     #[test]
     fn may_transmit_aql_check_as_written_and_flipped() {
-        let a = TxqKey::station(0, 0);
+        let a = TxqKey::station(LinkId(0), Tid(0));
         let t0 = Nanos::ZERO;
         for check in [MayTransmitAqlCheck::AsWritten, MayTransmitAqlCheck::Flipped] {
             for over in [false, true] {
@@ -1901,7 +1898,7 @@ mod tests {
                 let mut s = Scheduler::new(params, 1);
                 s.schedule_txq(t0, a, AC);
                 s.register_airtime(t0, a, AC, 600, 0);
-                let debt = s.deficit_us(0, AC);
+                let debt = s.deficit_us(LinkId(0), AC);
                 assert!(debt < 0, "in debt: {debt}");
                 let over_limit = |_: usize| over;
                 let expect_allow = match check {
@@ -1914,12 +1911,12 @@ mod tests {
                 if allowed {
                     // Let through without the deficit walk: off the list, deficit unchanged.
                     assert!(!s.is_scheduled(a));
-                    assert_eq!(s.deficit_us(0, AC), debt);
+                    assert_eq!(s.deficit_us(LinkId(0), AC), debt);
                     assert_eq!(refusals, None, "the shortcut does not apply");
                 } else {
                     // Refused by the deficit: topped up by its quantum, still listed.
                     assert!(s.is_scheduled(a));
-                    assert_eq!(s.deficit_us(0, AC), debt + 256);
+                    assert_eq!(s.deficit_us(LinkId(0), AC), debt + 256);
                     let expect = (-debt as u32).div_ceil(256);
                     assert_eq!(refusals, Some(expect), "ceil(debt / quantum) refusals");
                 }
@@ -1951,15 +1948,18 @@ mod tests {
     #[test]
     fn drr_aql_effective_deficit_counts_pending_airtime() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC); // list: b, a
         s.schedule_start(t0, AC, &|_| false);
         // b has deficit 256 but 1000 µs pending in the hardware: effective −744.
-        let pend = |x: u16| if x == 1 { 1000 } else { 0 };
+        let pend = |x: LinkId| if x == LinkId(1) { 1000 } else { 0 };
         assert_eq!(s.next_txq(t0, AC, &mut |_| true, &pend), Some(a));
-        assert_eq!(s.deficit_us(1, AC), 256 + 256);
+        assert_eq!(s.deficit_us(LinkId(1), AC), 256 + 256);
         // The same state under 5.x Drr ignores the pending airtime.
         let mut d = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 2);
         d.schedule_txq(t0, a, AC);
@@ -1973,7 +1973,10 @@ mod tests {
     /// station inactive for more than 100 ms leaves the list and is no longer charged.
     #[test]
     fn drr_aql_debt_cannot_be_escaped_by_short_idle() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let setup = || {
             let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 2);
             let t0 = Nanos::ZERO;
@@ -1984,7 +1987,7 @@ mod tests {
             s.return_txq(t0, a, AC, true, &no_pending); // back at head, last_active = 0
             s
         };
-        let a_pending = |x: u16| if x == 0 { 3000 } else { 0 };
+        let a_pending = |x: LinkId| if x == LinkId(0) { 3000 } else { 0 };
 
         // Short idle: a is popped at 50 ms, its last frames go to the hardware (3000 µs
         // pending → effective deficit < 0) and it is returned empty: it stays listed.
@@ -1996,7 +1999,7 @@ mod tests {
         assert!(s.is_scheduled(a));
         // Its airtime is charged on completion (active within 100 ms of t = 0).
         s.register_airtime(Nanos::from_ms(60), a, AC, 3000, 0);
-        assert_eq!(s.deficit_us(0, AC), 256 - 3000);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 256 - 3000);
         // New data 20 ms later: a is already listed, so no head insertion; its debt
         // makes it yield to b.
         let t2 = Nanos::from_ms(80);
@@ -2013,7 +2016,7 @@ mod tests {
         s.return_txq(t, a, AC, false, &a_pending);
         assert!(!s.is_scheduled(a));
         s.register_airtime(Nanos::from_ms(160), a, AC, 3000, 0);
-        assert_eq!(s.deficit_us(0, AC), 256);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 256);
         // Back with data: head insertion, served first.
         let t2 = Nanos::from_ms(180);
         s.schedule_txq(t2, a, AC);
@@ -2024,7 +2027,7 @@ mod tests {
     #[test]
     fn drr_aql_empty_txq_with_positive_deficit_leaves_the_list() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 1);
-        let a = TxqKey::station(0, 0);
+        let a = TxqKey::station(LinkId(0), Tid(0));
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_start(t0, AC, &|_| false);
@@ -2036,24 +2039,27 @@ mod tests {
     #[test]
     fn virtual_time_charging_uses_kernel_reciprocals() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::from_secs(1);
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
         assert_eq!(s.weight_sum(AC), 512);
         s.register_airtime(t0, a, AC, 1000, 0);
         // (1000·256 + 128) · 2048 >> 19 = 1000; global: (256000 + 256) · ⌊2^32/512⌋ >> 32.
-        assert_eq!(s.virtual_time_us(Some(0), AC), 1000);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), 1000);
         assert_eq!(s.global_virtual_time_us(AC), 500);
         // RX counts too with the default flags; weight 512 halves the advance.
-        s.set_weight(1, 512);
+        s.set_weight(LinkId(1), 512);
         s.register_airtime(t0, b, AC, 600, 400);
-        assert_eq!(s.virtual_time_us(Some(1), AC), 500);
+        assert_eq!(s.virtual_time_us(Some(LinkId(1)), AC), 500);
         // The 32-bit per-station product wraps above ≈ 8 ms per report, as in 5.14–5.19.
-        let before = s.virtual_time_us(Some(0), AC);
+        let before = s.virtual_time_us(Some(LinkId(0)), AC);
         s.register_airtime(t0, a, AC, 9000, 0);
         let exact = 9000u64;
-        let got = s.virtual_time_us(Some(0), AC) - before;
+        let got = s.virtual_time_us(Some(LinkId(0)), AC) - before;
         assert_eq!(
             got,
             (((9000u32 << 8) + 128).wrapping_mul(2048) >> 19) as u64
@@ -2063,7 +2069,10 @@ mod tests {
 
     #[test]
     fn virtual_time_reactivation_after_long_idle_resets_to_global() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let mk = || {
             let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
             let t0 = Nanos::from_secs(1);
@@ -2086,7 +2095,7 @@ mod tests {
 
         // Short idle (10 ms, b sending meanwhile): a keeps its own (lower) v_t.
         let (mut s, mut now) = mk();
-        let va = s.virtual_time_us(Some(0), AC);
+        let va = s.virtual_time_us(Some(LinkId(0)), AC);
         for _ in 0..10 {
             now += Nanos::from_ms(1);
             s.register_airtime(now, b, AC, 1000, 0);
@@ -2094,11 +2103,11 @@ mod tests {
         }
         assert!(va < s.global_virtual_time_us(AC));
         s.schedule_txq(now, a, AC);
-        assert_eq!(s.virtual_time_us(Some(0), AC), va);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), va);
 
         // Long idle (150 ms, b sending a little so a stays within 20 ms): reset to global.
         let (mut s, mut now) = mk();
-        let va = s.virtual_time_us(Some(0), AC);
+        let va = s.virtual_time_us(Some(LinkId(0)), AC);
         for _ in 0..15 {
             now += Nanos::from_ms(10);
             s.register_airtime(now, b, AC, 500, 0);
@@ -2107,12 +2116,15 @@ mod tests {
         let g = s.global_virtual_time_us(AC);
         assert!(va < g && g - va < AIRTIME_MAX_BEHIND_US);
         s.schedule_txq(now, a, AC);
-        assert_eq!(s.virtual_time_us(Some(0), AC), g);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), g);
     }
 
     #[test]
     fn virtual_time_max_behind_catches_up_active_station() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
         let mut now = Nanos::from_secs(1);
         s.schedule_txq(now, a, AC);
@@ -2124,22 +2136,25 @@ mod tests {
             s.register_airtime(now, b, AC, 2000, 0);
         }
         let g = s.global_virtual_time_us(AC);
-        assert!(g > AIRTIME_MAX_BEHIND_US + s.virtual_time_us(Some(0), AC));
+        assert!(g > AIRTIME_MAX_BEHIND_US + s.virtual_time_us(Some(LinkId(0)), AC));
         s.schedule_txq(now, a, AC);
-        assert_eq!(s.virtual_time_us(Some(0), AC), g);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), g);
     }
 
     #[test]
     fn virtual_time_catches_up_when_none_eligible() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::from_secs(1);
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
         // b empties but stays active (weight sum 512): a's charges advance global by half.
         s.return_txq(t0, b, AC, false, &no_pending);
         s.register_airtime(t0, a, AC, 1000, 0);
-        assert_eq!(s.virtual_time_us(Some(0), AC), 1000);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), 1000);
         assert_eq!(s.global_virtual_time_us(AC), 500);
         // The first (only) node is ahead: global v_t jumps to it and it is served.
         s.schedule_start(t0, AC, &|_| false);
@@ -2150,7 +2165,10 @@ mod tests {
     #[test]
     fn virtual_time_round_ends_at_ineligible_second_node() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::from_secs(1);
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
@@ -2197,7 +2215,10 @@ mod tests {
     /// and (DrrAql) with the AC over its limit.
     #[test]
     fn may_transmit_asking_matches_asking_one_at_a_time() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         let mut batched = 0;
         for kind in SchedulerKind::ALL {
@@ -2242,7 +2263,10 @@ mod tests {
     #[test]
     fn drr_may_transmit_walks_and_tops_up() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC); // b, a
@@ -2250,10 +2274,10 @@ mod tests {
         s.register_airtime(t0, a, AC, 600, 0); // a: −344
                                                // a: b is topped up and rotated; a is negative → refused, topped up, rotated.
         assert!(!s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
-        assert_eq!(s.deficit_us(1, AC), -744 + 256);
-        assert_eq!(s.deficit_us(0, AC), -344 + 256);
+        assert_eq!(s.deficit_us(LinkId(1), AC), -744 + 256);
+        assert_eq!(s.deficit_us(LinkId(0), AC), -344 + 256);
         assert!(!s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
-        assert_eq!(s.deficit_us(0, AC), -344 + 512);
+        assert_eq!(s.deficit_us(LinkId(0), AC), -344 + 512);
         assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
         assert!(!s.is_scheduled(a));
     }
@@ -2262,14 +2286,14 @@ mod tests {
     fn ath9k_new_list_quantum_and_stay_at_head() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Ath9kDrr), 3);
         let (a, b, c) = (
-            TxqKey::station(0, 0),
-            TxqKey::station(1, 0),
-            TxqKey::station(2, 0),
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+            TxqKey::station(LinkId(2), Tid(0)),
         );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
-        assert_eq!(s.deficit_us(0, AC), 300);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 300);
         // The head stays at the head while its deficit is positive.
         for _ in 0..2 {
             assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(a));
@@ -2279,7 +2303,7 @@ mod tests {
         s.register_airtime(t0, a, AC, 300, 0); // a: −200
                                                // a gets +300 and goes to the old list; b (new list) is next.
         assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(b));
-        assert_eq!(s.deficit_us(0, AC), 100);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 100);
         s.register_airtime(t0, b, AC, 500, 300); // TX and RX charged: b: −500
                                                  // A newly backlogged station with a positive deficit joins the new list and goes
                                                  // before the old list.
@@ -2295,13 +2319,16 @@ mod tests {
         assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(b));
         assert!(!s.is_scheduled(a));
         assert!(!s.is_scheduled(c));
-        assert_eq!(s.deficit_us(1, AC), 100);
+        assert_eq!(s.deficit_us(LinkId(1), AC), 100);
     }
 
     #[test]
     fn ath9k_charge_relists_an_empty_indebted_txq() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Ath9kDrr), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
@@ -2320,7 +2347,7 @@ mod tests {
             s.register_airtime(t0, b, AC, 300, 0);
         }
         assert!(!s.is_scheduled(a));
-        assert!(s.deficit_us(0, AC) > 0);
+        assert!(s.deficit_us(LinkId(0), AC) > 0);
     }
 
     #[test]
@@ -2339,7 +2366,7 @@ mod tests {
     fn unschedule_and_reschedule() {
         for kind in SchedulerKind::ALL {
             let mut s = Scheduler::new(SchedulerParams::mainline(kind), 1);
-            let a = TxqKey::station(0, 0);
+            let a = TxqKey::station(LinkId(0), Tid(0));
             let t0 = Nanos::from_secs(1);
             s.schedule_txq(t0, a, AC);
             assert!(s.is_scheduled(a), "{kind:?}");
