@@ -279,6 +279,9 @@ impl TxqSet {
 
     /// The first TXQ in `range` that is in the set, is one of `tids` and, with
     /// `links`, belongs to a link in that set.
+    // perf: inlined into the firmware push loop, where `links` is known to be there
+    // or not.
+    #[inline(always)]
     pub fn first_in(
         &self,
         range: Range<TxqId>,
