@@ -71,7 +71,7 @@
 //! Determinism: all state is in `Vec`, `VecDeque` and `BTreeMap`; no hash iteration.
 
 use crate::mac::edca::Ac;
-use crate::mac80211::txq::{LinkId, TxqId, TxqKey};
+use crate::mac80211::txq::{LinkId, Tid, TxqKey};
 use crate::Nanos;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -352,66 +352,35 @@ struct TxqState {
 }
 
 /// The scheduler's per-TXQ states (a TXQ's state exists from the first call that names
-/// it), station TXQs by their number ([`TxqId::index`]). Looked up on every enqueue,
-/// dequeue and completion, so it is a table rather than an ordered map; nothing
-/// iterates it in key order.
+/// it), by [`TxqKey::index`]. Looked up on every enqueue, dequeue and completion, so it
+/// is a table rather than an ordered map; nothing iterates it in key order.
 #[derive(Clone, Debug, Default)]
 struct TxqTable {
-    /// Per station TXQ (grown to the largest used).
-    stas: Vec<Option<TxqState>>,
-    /// The vif TXQ(s), per TID.
-    vif: Vec<Option<TxqState>>,
+    /// Per TXQ (grown to the largest used).
+    slots: Vec<Option<TxqState>>,
 }
 
 impl TxqTable {
-    /// The slot of `txq` and the table it is in.
-    fn slot(txq: &TxqKey) -> usize {
-        match txq.txq() {
-            Some(id) => id.index(),
-            None => txq.tid.index(),
-        }
-    }
-
     fn get(&self, txq: &TxqKey) -> Option<&TxqState> {
-        let slots = if txq.sta.is_some() {
-            &self.stas
-        } else {
-            &self.vif
-        };
-        slots.get(Self::slot(txq))?.as_ref()
+        self.slots.get(txq.index())?.as_ref()
     }
 
     fn get_mut(&mut self, txq: &TxqKey) -> Option<&mut TxqState> {
-        let slot = Self::slot(txq);
-        let slots = if txq.sta.is_some() {
-            &mut self.stas
-        } else {
-            &mut self.vif
-        };
-        slots.get_mut(slot)?.as_mut()
+        self.slots.get_mut(txq.index())?.as_mut()
     }
 
     /// The state of `txq`, created with `new()` if it has none.
     fn get_or_insert_with(&mut self, txq: TxqKey, new: impl FnOnce() -> TxqState) -> &mut TxqState {
-        let slot = Self::slot(&txq);
-        let slots = if txq.sta.is_some() {
-            &mut self.stas
-        } else {
-            &mut self.vif
-        };
-        if slots.len() <= slot {
-            slots.resize_with(slot + 1, || None);
+        let slot = txq.index();
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
         }
-        slots[slot].get_or_insert_with(new)
+        self.slots[slot].get_or_insert_with(new)
     }
 
     /// The states of station `sta`'s TXQs.
     fn station(&self, sta: LinkId) -> impl Iterator<Item = &TxqState> {
-        let first = TxqId::first_of_link(sta.index()).index();
-        let end = TxqId::first_of_link(sta.index() + 1)
-            .index()
-            .min(self.stas.len());
-        self.stas.get(first..end).into_iter().flatten().flatten()
+        Tid::all().filter_map(move |tid| self.get(&TxqKey::station(sta, tid)))
     }
 }
 
@@ -1457,7 +1426,6 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mac80211::txq::Tid;
 
     const AC: Ac = Ac::Be;
 

@@ -143,6 +143,15 @@ impl TxqKey {
         }
     }
 
+    /// The key's index into a table of every TXQ of a node: the vif TXQs by TID
+    /// first, then the station TXQs by number ([`TxqId::index`]).
+    pub const fn index(self) -> usize {
+        match self.sta {
+            Some(link) => NUM_TIDS + TxqId::new(link, self.tid).index(),
+            None => self.tid.0 as usize,
+        }
+    }
+
     /// The station TXQ this is, or `None` for the vif TXQ.
     pub const fn txq(self) -> Option<TxqId> {
         match self.sta {
@@ -318,10 +327,12 @@ mod tests {
                 assert_eq!((txq.link(), txq.tid()), (LinkId(link), tid));
                 assert_eq!(TxqId::from_index(txq.index()), txq);
                 assert_eq!(TxqKey::from(txq).txq(), Some(txq));
+                assert_eq!(TxqKey::from(txq).index(), NUM_TIDS + txq.index());
             }
             assert_eq!(TxqId::first_of_link(link as usize).link(), LinkId(link));
         }
         assert_eq!(TxqKey::vif().txq(), None);
+        assert_eq!(TxqKey::vif().index(), 0);
     }
 
     #[test]
