@@ -244,8 +244,8 @@ impl TxPath {
     /// The link a packet for `dst` leaves on.
     fn link_of(&self, dst: NodeId) -> Option<LinkId> {
         if self.is_ap {
-            let i = dst.index().checked_sub(1)?;
-            (i < self.links.len()).then_some(LinkId(i as u16))
+            let link = dst.as_station()?.ap_link();
+            (link.index() < self.links.len()).then_some(link)
         } else {
             dst.is_ap().then_some(LinkId(0))
         }

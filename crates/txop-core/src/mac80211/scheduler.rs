@@ -198,6 +198,15 @@ pub enum MayTransmitAqlCheck {
     Flipped,
 }
 
+/// Airtime reported for a station ([`Scheduler::airtime`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Airtime {
+    /// Transmit airtime, µs.
+    pub tx_us: u64,
+    /// Receive airtime, µs.
+    pub rx_us: u64,
+}
+
 /// What [`Scheduler::may_transmit_asking`] was told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MayTransmitAnswers {
@@ -270,9 +279,16 @@ pub fn ac_aql_limit_us(n_active_txqs: usize, limit_low_us: u32, limit_high_us: u
     .wrapping_add(limit_high_us)
 }
 
-/// Position of a TXQ in the virtual-time tree: (`v_t`, tie-break). Tie-breaks decrease
-/// with each fresh insertion so that a new TXQ sorts before TXQs with an equal `v_t`.
-type VtKey = (u64, i64);
+/// Position of a TXQ in the virtual-time tree: by `v_t`, then by tie-break. Tie-breaks
+/// decrease with each fresh insertion so that a new TXQ sorts before TXQs with an
+/// equal `v_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct VtKey {
+    /// The virtual time of the TXQ's station (or the vif), virtual µs.
+    v_t: u64,
+    /// Order among equal `v_t`s (smaller first).
+    tiebreak: i64,
+}
 
 /// `struct airtime_info`: one station's (or the vif's) airtime state on one AC.
 #[derive(Clone, Debug)]
@@ -864,12 +880,15 @@ impl Scheduler {
         a.list.len() + a.new_list.len() + a.tree.len()
     }
 
-    /// Total reported (TX, RX) airtime of a station on `ac`, in µs, whether charged or not
-    /// (the debugfs `airtime` counters, §5.1, §10).
-    pub fn airtime_us(&self, sta: LinkId, ac: Ac) -> (u64, u64) {
-        self.stas.get(sta.index()).map_or((0, 0), |s| {
+    /// Total airtime reported for a station on `ac`, whether charged or not (the
+    /// debugfs `airtime` counters, §5.1, §10).
+    pub fn airtime(&self, sta: LinkId, ac: Ac) -> Airtime {
+        self.stas.get(sta.index()).map_or(Airtime::default(), |s| {
             let a = &s[ac.index()];
-            (a.tx_airtime_us, a.rx_airtime_us)
+            Airtime {
+                tx_us: a.tx_airtime_us,
+                rx_us: a.rx_airtime_us,
+            }
         })
     }
 
@@ -1156,7 +1175,10 @@ impl Scheduler {
     /// `__ieee80211_insert_txq`: before every TXQ with an equal `v_t`.
     fn vt_insert_fresh(&mut self, txq: TxqKey, ac: Ac, v: u64) {
         let a = &mut self.acs[ac.index()];
-        let key = (v, a.next_tiebreak);
+        let key = VtKey {
+            v_t: v,
+            tiebreak: a.next_tiebreak,
+        };
         a.next_tiebreak -= 1;
         a.tree.insert(key, txq);
         self.state_mut(txq).vt_key = Some(key);
@@ -1279,23 +1301,30 @@ impl Scheduler {
             .range((Excluded(key), Unbounded))
             .next()
             .map(|(k, _)| *k);
-        let in_place = prev.is_none_or(|p| p.0 <= v) && next.is_none_or(|n| n.0 > v);
+        let in_place = prev.is_none_or(|p| p.v_t <= v) && next.is_none_or(|n| n.v_t > v);
         acs.tree.remove(&key);
         let new_key = if in_place {
             // Same position, new v_t: pick a tie-break that keeps it after `prev`.
             let tb = match prev {
-                Some(p) if p.0 == v => p.1 + 1,
-                _ => key.1,
+                Some(p) if p.v_t == v => p.tiebreak + 1,
+                _ => key.tiebreak,
+            };
+            let new_key = VtKey {
+                v_t: v,
+                tiebreak: tb,
             };
             if acs.pos == Some(key) {
-                acs.pos = Some((v, tb));
+                acs.pos = Some(new_key);
             }
-            (v, tb)
+            new_key
         } else {
             if acs.pos == Some(key) {
                 acs.pos = prev;
             }
-            let k = (v, acs.next_tiebreak);
+            let k = VtKey {
+                v_t: v,
+                tiebreak: acs.next_tiebreak,
+            };
             acs.next_tiebreak -= 1;
             k
         };
