@@ -67,10 +67,14 @@ impl From<StationId> for NodeId {
 /// Explicit Congestion Notification codepoint (RFC 3168).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Ecn {
+    /// Not ECN-capable transport.
     #[default]
     NotEct,
+    /// ECN-capable, ECT(1).
     Ect1,
+    /// ECN-capable, ECT(0).
     Ect0,
+    /// Congestion experienced.
     Ce,
 }
 
@@ -95,6 +99,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason's name in results.
     pub fn name(self) -> &'static str {
         match self {
             DropReason::QueueFull => "queue_full",
@@ -147,13 +152,13 @@ pub struct Packet {
 }
 
 /// A word that is always zero: the niche `Option<Packet>` keeps its tag in.
-///
-/// Packets move by value through every queue of the path, mostly as `Option<Packet>`
-/// returned from one function and copied on by the next. Without this word the tag
-/// would sit in `ecn`'s spare values and the 7 bytes around it would be padding, so the
-/// compiler copies the small fields as odd, overlapping chunks; a copy read soon after
-/// it was written then defeats store-to-load forwarding, a stall on every hop. With a
-/// whole word for the tag and no padding, packets are copied as whole words.
+// perf: packets move by value through every queue of the path, mostly as
+// `Option<Packet>` returned from one function and copied on by the next. Without this
+// word the tag would sit in `ecn`'s spare values and the 7 bytes around it would be
+// padding, so the compiler copies the small fields as odd, overlapping chunks; a copy
+// read soon after it was written then defeats store-to-load forwarding, a stall on
+// every hop. With a whole word for the tag and no padding, packets are copied as whole
+// words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 enum PadWord {

@@ -758,9 +758,10 @@ impl TxPath {
         self.build_on_demand_now(now, ac);
     }
 
-    /// [`TxPath::build_on_demand`] once it is known that a PPDU is to be built: kept
-    /// out of line so that the frequent calls that find a PPDU waiting (every
-    /// `take_ppdu` after a `peek_ppdu`) return without its prologue.
+    /// [`TxPath::build_on_demand`] once no PPDU is waiting: the firmware serves the
+    /// front of its round robin, asking mac80211 first, and builds one PPDU.
+    // perf: out of line, so that the frequent calls that find a PPDU waiting (every
+    // `take_ppdu` after a `peek_ppdu`) return without this function's prologue.
     #[inline(never)]
     fn build_on_demand_now(&mut self, now: Nanos, ac: Ac) {
         let gated = self.sched.is_some() && self.fq.is_some();

@@ -47,16 +47,22 @@ const REC_INV_SQRT_SHIFT: u32 = 16;
 /// CoDel parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodelParams {
+    /// Acceptable standing sojourn time.
     pub target: CodelTime,
+    /// Sliding window over which the sojourn must stay above target before dropping
+    /// starts, and the base of the control law.
     pub interval: CodelTime,
     /// Minimum-backlog guard: no drop while the flow holds at most this many bytes.
     pub mtu_bytes: u32,
+    /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
     /// Mark CE above this sojourn (disabled: `None`, as `CODEL_DISABLED_THRESHOLD`).
     pub ce_threshold: Option<CodelTime>,
 }
 
 impl CodelParams {
+    /// Parameters from model durations (converted to [`CodelTime`] units, ns >> 10),
+    /// without a CE threshold.
     pub fn new(target: Nanos, interval: Nanos, mtu_bytes: u32, ecn: bool) -> CodelParams {
         CodelParams {
             target: codel_duration(target),
@@ -87,12 +93,17 @@ impl CodelParams {
 /// Per-flow CoDel state (`struct codel_vars`), zero-initialised as in Linux.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodelVars {
+    /// Drops (or marks) since entering the dropping state.
     pub count: u32,
+    /// `count` when the dropping state was last entered.
     pub lastcount: u32,
+    /// In the dropping state.
     pub dropping: bool,
     /// ≈ 1/√count in Q0.16.
     pub rec_inv_sqrt: u16,
+    /// When the sojourn first went above target plus an interval (0: below).
     pub first_above_time: CodelTime,
+    /// When the next drop is due in the dropping state.
     pub drop_next: CodelTime,
     /// Sojourn time of the last packet examined.
     pub ldelay: CodelTime,
@@ -101,10 +112,15 @@ pub struct CodelVars {
 /// Counters (`struct codel_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodelStats {
+    /// Largest packet seen, bytes (`maxpacket`).
     pub maxpacket: u32,
+    /// Packets dropped (`drop_count`).
     pub drop_count: u64,
+    /// Bytes dropped (`drop_len`).
     pub drop_len: u64,
+    /// Packets ECN-marked instead of dropped (`ecn_mark`).
     pub ecn_mark: u64,
+    /// Packets CE-marked above the CE threshold (`ce_mark`).
     pub ce_mark: u64,
 }
 

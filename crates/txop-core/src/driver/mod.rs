@@ -60,11 +60,15 @@ impl Ppdu {
 /// What bounds one PPDU.
 #[derive(Clone, Copy, Debug)]
 pub struct BuildLimits {
+    /// The PHY rate and format.
     pub txv: TxVector,
+    /// The band (for preamble and symbol timing).
     pub band: Band,
     /// A-MPDU under block ack; otherwise exactly one MPDU.
     pub aggregated: bool,
+    /// Most subframes in an A-MPDU.
     pub max_subframes: u16,
+    /// Longest PSDU, bytes.
     pub max_bytes: u32,
     /// Longest data PPDU.
     pub max_duration: Nanos,

@@ -596,8 +596,9 @@ impl Fq {
         self.overload(drops);
     }
 
-    /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4). Its
-    /// condition is checked here, inline; the loop (rarely entered) is out of line.
+    /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4): while the
+    /// radio is over its packet or memory limit, drop from the fattest flow.
+    // perf: the condition is checked in line, the loop (rarely entered) is out of line.
     #[inline]
     fn overload(&mut self, drops: &mut Vec<Dropped>) {
         if self.core.backlog_packets > self.params.limit_packets
@@ -607,7 +608,8 @@ impl Fq {
         }
     }
 
-    /// [`Fq::overload`]'s loop, once its condition held.
+    /// [`Fq::overload`]'s loop, once its condition held: each pass drops what the
+    /// [`OverloadPolicy`] says from the fattest flow and counts the pass.
     #[cold]
     #[inline(never)]
     fn overload_loop(&mut self, drops: &mut Vec<Dropped>) {

@@ -442,10 +442,10 @@ impl AcState {
         self.weight_sum_reciprocal = RECIPROCAL_DIVISOR_64.checked_div(weight_sum).unwrap_or(0);
     }
 
-    /// Take `txq` off the lists it is on (each holds it at most once). The TXQ taken
-    /// off is usually the head of `list` (the one the firmware was just allowed to
-    /// serve), so that is checked first: popping it is what finding it at position 0
-    /// and removing it does; an empty `new_list` (every kind but ath9k) needs no search.
+    /// Take `txq` off the lists it is on (each holds it at most once).
+    // perf: the TXQ taken off is usually the head of `list` (the one the firmware was
+    // just allowed to serve), so that is checked first; an empty `new_list` (every kind
+    // but ath9k) needs no search.
     #[inline]
     fn remove_from_lists(&mut self, txq: TxqKey) {
         if self.list.front() == Some(&txq) {
