@@ -968,6 +968,9 @@ impl Scheduler {
     /// effective deficit, `deficit − aql_pending_us(sta)`, whose station was active in
     /// the last 100 ms); one with frames goes to the head under airtime DRR (§5.2
     /// head/tail rule) and, under DrrAql, stamps its station active.
+    // perf: inlined into schedule_txq and return_txq (a TXQ the firmware was allowed
+    // to serve comes back through here after every PPDU).
+    #[inline(always)]
     fn drr_schedule(
         &mut self,
         now: Nanos,
