@@ -388,8 +388,8 @@ impl Core {
         }
         let idx = flow.head;
         let node = &mut self.nodes[idx as usize];
-        let packet = node.packet;
-        let len = packet.len_bytes as u64;
+        let len = node.packet.len_bytes as u64;
+        let truesize = node.packet.truesize_bytes() as u64;
         flow.head = node.next;
         node.next = self.free;
         self.free = idx;
@@ -401,14 +401,15 @@ impl Core {
         backlog.packets -= 1;
         backlog.bytes -= len;
         self.backlog_packets -= 1;
-        self.memory_usage -= packet.truesize_bytes() as u64;
+        self.memory_usage -= truesize;
         if flow.qlen == 0 {
             self.clear_nonempty(flow.slot);
         } else if self.policy == OverloadPolicy::OneFromFattest {
             // ≤5.11 fq_rejigger_backlog: behind the flows with an equal backlog.
             flow.tie = self.next_stamp();
         }
-        Some(packet)
+        // Copied out of its node (now on the free list) once, as it is returned.
+        Some(self.nodes[idx as usize].packet)
     }
 }
 
