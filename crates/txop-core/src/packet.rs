@@ -2,6 +2,7 @@
 //! the header facts the transmit path looks at, plus a `token` the driver uses to find
 //! the real bytes (the emulator) or the transport state (the simulator).
 
+use crate::mac80211::txq::LinkId;
 use crate::Nanos;
 use serde::{Deserialize, Serialize};
 
@@ -11,27 +12,69 @@ use serde::{Deserialize, Serialize};
 pub struct NodeId(pub u16);
 
 impl NodeId {
+    /// The access point.
     pub const AP: NodeId = NodeId(0);
 
+    /// This is the access point.
     pub fn is_ap(self) -> bool {
         self.0 == 0
     }
+
+    /// The node as an index into per-node tables.
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
     /// Station number `i` (1-based).
     pub fn station(i: u16) -> NodeId {
         NodeId(i)
+    }
+
+    /// The station this node is, or `None` for the AP.
+    pub fn as_station(self) -> Option<StationId> {
+        (!self.is_ap()).then_some(StationId(self.0))
+    }
+}
+
+/// A station of the cell, numbered from 1 (station `n` is node `n`; the AP, node 0,
+/// is not a station).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StationId(pub u16);
+
+impl StationId {
+    /// The station's node.
+    pub const fn node(self) -> NodeId {
+        NodeId(self.0)
+    }
+
+    /// The AP's link to this station: link `n − 1` leads to station `n`.
+    pub const fn ap_link(self) -> LinkId {
+        LinkId(self.0 - 1)
+    }
+
+    /// The station at the other end of the AP's `link`.
+    pub const fn on_ap_link(link: LinkId) -> StationId {
+        StationId(link.0 + 1)
+    }
+}
+
+impl From<StationId> for NodeId {
+    fn from(station: StationId) -> NodeId {
+        station.node()
     }
 }
 
 /// Explicit Congestion Notification codepoint (RFC 3168).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Ecn {
+    /// Not ECN-capable transport.
     #[default]
     NotEct,
+    /// ECN-capable, ECT(1).
     Ect1,
+    /// ECN-capable, ECT(0).
     Ect0,
+    /// Congestion experienced.
     Ce,
 }
 
@@ -56,6 +99,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason's name in results.
     pub fn name(self) -> &'static str {
         match self {
             DropReason::QueueFull => "queue_full",
@@ -90,6 +134,7 @@ pub struct Packet {
     pub tid: u8,
     /// DiffServ codepoint (6 bits) from the IP header.
     pub dscp: u8,
+    /// The ECN codepoint from the IP header.
     pub ecn: Ecn,
     /// When the packet was handed to the model (set by `Cell::handle_packet`).
     pub enqueued_at: Nanos,
@@ -107,13 +152,13 @@ pub struct Packet {
 }
 
 /// A word that is always zero: the niche `Option<Packet>` keeps its tag in.
-///
-/// Packets move by value through every queue of the path, mostly as `Option<Packet>`
-/// returned from one function and copied on by the next. Without this word the tag
-/// would sit in `ecn`'s spare values and the 7 bytes around it would be padding, so the
-/// compiler copies the small fields as odd, overlapping chunks; a copy read soon after
-/// it was written then defeats store-to-load forwarding, a stall on every hop. With a
-/// whole word for the tag and no padding, packets are copied as whole words.
+// perf: packets move by value through every queue of the path, mostly as
+// `Option<Packet>` returned from one function and copied on by the next. Without this
+// word the tag would sit in `ecn`'s spare values and the 7 bytes around it would be
+// padding, so the compiler copies the small fields as odd, overlapping chunks; a copy
+// read soon after it was written then defeats store-to-load forwarding, a stall on
+// every hop. With a whole word for the tag and no padding, packets are copied as whole
+// words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 enum PadWord {
@@ -164,6 +209,23 @@ impl Packet {
             token: 0,
             _pad: [0; 7],
             _tag: PadWord::Zero,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stations_are_nodes_from_one_and_the_aps_links_from_zero() {
+        assert_eq!(NodeId::AP.as_station(), None);
+        for n in 1..=300u16 {
+            let s = NodeId::station(n).as_station().expect("a station");
+            assert_eq!(s, StationId(n));
+            assert_eq!(NodeId::from(s), NodeId(n));
+            assert_eq!(s.ap_link(), LinkId(n - 1));
+            assert_eq!(StationId::on_ap_link(s.ap_link()), s);
         }
     }
 }

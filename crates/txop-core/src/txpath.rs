@@ -14,15 +14,14 @@ use crate::aqm::codel::CodelParams;
 use crate::aqm::fifo::Fifo;
 use crate::aqm::fq_codel::{FqCodel, FqCodelParams};
 use crate::aqm::pfifo_fast::PfifoFast;
-use crate::driver::{
-    BuildLimits, DriverQueues, Ppdu, ATH_BURST_FRAMES, ATH_NON_AGGR_MIN_QDEPTH, NUM_TIDS,
-};
+use crate::driver::{BuildLimits, DriverQueues, Ppdu, ATH_BURST_FRAMES, ATH_NON_AGGR_MIN_QDEPTH};
 use crate::mac::edca::Ac;
 use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, AqlEstimator};
 use crate::mac80211::classify::dscp_to_up;
 use crate::mac80211::dql::Dql;
-use crate::mac80211::fq::{Fq, FqParams, TinId};
-use crate::mac80211::scheduler::{Scheduler, SchedulerParams, TxqKey};
+use crate::mac80211::fq::{Fq, FqParams};
+use crate::mac80211::scheduler::{MayTransmitAnswers, Scheduler, SchedulerParams};
+use crate::mac80211::txq::{LinkId, Tid, TidSet, TxqId, TxqKey};
 use crate::packet::{DropReason, Dropped, NodeId, Packet};
 use crate::stack::{DriverKind, QdiscKind, QueueLimit, StackConfig};
 use crate::Nanos;
@@ -77,19 +76,10 @@ impl Qdisc {
     }
 }
 
-/// Bit `i` of `b` becomes byte `i` of the result (0x00 or 0xff): a per-station bit
-/// widened to the station's 8 tins.
-fn spread_bits_to_bytes(b: u8) -> u64 {
-    let mut x = b as u64;
-    x = (x | x << 28) & 0x0000_000f_0000_000f;
-    x = (x | x << 14) & 0x0003_0003_0003_0003;
-    x = (x | x << 7) & 0x0101_0101_0101_0101;
-    x * 0xff
-}
-
 /// What the path needs to know about one link (peer).
 #[derive(Clone, Debug)]
 pub struct PathLink {
+    /// The node at the other end.
     pub peer: NodeId,
     /// How PPDUs to this peer are bounded, per AC.
     pub limits: [BuildLimits; 4],
@@ -105,7 +95,24 @@ pub struct PathLink {
 pub struct TxReport<'a> {
     /// Per MPDU: acknowledged (ACK, or its bit in the BlockAck).
     pub acked: &'a [bool],
+    /// Attempts after which an unacknowledged MPDU is given up.
     pub retry_limit: u8,
+}
+
+/// AQL as the path runs it: the accounting and the estimator of the era.
+#[derive(Clone, Debug)]
+struct AqlGate {
+    aql: Aql,
+    estimator: AqlEstimator,
+}
+
+/// The AQL estimate last stored for one link and AC, and the packet length it was
+/// computed for: the estimate depends on nothing else (the link's PHY limits are fixed
+/// for the path's lifetime), and most packets of a link have one of few lengths.
+#[derive(Clone, Copy, Debug)]
+struct AqlEstimateMemo {
+    len_bytes: u32,
+    stored_us: u32,
 }
 
 /// One node's transmit path.
@@ -118,20 +125,18 @@ pub struct TxPath {
     qdisc: Vec<Qdisc>,
     fq: Option<Fq>,
     sched: Option<Scheduler>,
-    aql: Option<(Aql, AqlEstimator)>,
-    /// Per link and AC, the last (packet length, stored AQL estimate): the estimate
-    /// depends on nothing else, and most packets of a link have one of few lengths.
-    aql_estimate_memo: Vec<[Option<(u32, u32)>; 4]>,
+    aql: Option<AqlGate>,
+    /// Per link and AC, the AQL estimate last stored.
+    aql_estimate_memo: Vec<[Option<AqlEstimateMemo>; 4]>,
     dql: Option<Vec<Dql>>,
     codel: CodelParams,
     codel_slow: CodelParams,
     drv: DriverQueues,
-    /// Where the firmware push loop resumes its turn over the TXQs, per AC: the fq tin
-    /// number (link × 8 + TID) from which it looks for the AC's next TXQ.
-    push_rr: [u32; 4],
-    /// Per AC, the fq tins of its TIDs as a bit pattern repeated for every station
-    /// (tin = link × 8 + TID; all TIDs without QoS).
-    ac_tin_pattern: [u64; 4],
+    /// Where the firmware push loop resumes its turn over the TXQs, per AC: the TXQ
+    /// from which it looks for the AC's next one.
+    push_rr: [TxqId; 4],
+    /// Per AC, its TIDs (all of them without QoS).
+    ac_tids: [TidSet; 4],
     /// Per link: its station dozes and the AP holds its frames (§9.1).
     paused: Vec<bool>,
     /// Some link is paused (keeps the checks off the common path).
@@ -167,11 +172,10 @@ impl TxPath {
                 },
                 cfg.fq_overload,
             );
-            // Tin `link × 8 + TID`, numbered in order ([`TxPath::tin`] computes it; the
-            // firmware push loop relies on the numbering).
-            for i in 0..n * NUM_TIDS {
+            // One tin per TXQ, in TXQ order.
+            for i in 0..TxqId::first_of_link(n).index() {
                 let tin = fq.add_tin();
-                debug_assert_eq!(tin.0 as usize, i);
+                debug_assert_eq!(tin, TxqId::from_index(i));
             }
             let mut sched = Scheduler::new(
                 SchedulerParams {
@@ -182,17 +186,18 @@ impl TxPath {
                 },
                 n,
             );
-            for (i, l) in links.iter().enumerate() {
-                sched.set_weight(i as u16, l.weight);
+            for (link, l) in LinkId::all(n).zip(&links) {
+                sched.set_weight(link, l.weight);
             }
             (Some(fq), Some(sched))
         } else {
             (None, None)
         };
         let aql = match cfg.queue_limit {
-            QueueLimit::Aql { params, estimator } if cfg.mac80211_txqs => {
-                Some((Aql::new(params, n), estimator))
-            }
+            QueueLimit::Aql { params, estimator } if cfg.mac80211_txqs => Some(AqlGate {
+                aql: Aql::new(params, n),
+                estimator,
+            }),
             _ => None,
         };
         let dql = match cfg.queue_limit {
@@ -217,13 +222,8 @@ impl TxPath {
             aql_estimate_memo: vec![[None; 4]; n],
             dql,
             drv: DriverQueues::new(n),
-            push_rr: [0; 4],
-            ac_tin_pattern: Ac::ALL.map(|ac| {
-                let tids = (0..NUM_TIDS as u8)
-                    .filter(|&t| !qos || Ac::from_up(t) == ac)
-                    .fold(0u64, |bits, t| bits | 1 << t);
-                tids * 0x0101_0101_0101_0101
-            }),
+            push_rr: [TxqId::from_index(0); 4],
+            ac_tids: Ac::ALL.map(|ac| TidSet::from_fn(|tid| !qos || Ac::from_up(tid.0) == ac)),
             paused: vec![false; n],
             any_paused: false,
             drops: Vec::new(),
@@ -231,27 +231,33 @@ impl TxPath {
         }
     }
 
+    /// The stack configuration the path was built for.
     pub fn config(&self) -> &StackConfig {
         &self.cfg
     }
 
-    /// The link a packet for `dst` leaves on.
+    /// The link a packet for `dst` leaves on ([`LinkId`]'s number).
     pub fn link_to(&self, dst: NodeId) -> Option<u16> {
+        self.link_of(dst).map(u16::from)
+    }
+
+    /// The link a packet for `dst` leaves on.
+    fn link_of(&self, dst: NodeId) -> Option<LinkId> {
         if self.is_ap {
-            let i = dst.index().checked_sub(1)?;
-            (i < self.links.len()).then_some(i as u16)
+            let link = dst.as_station()?.ap_link();
+            (link.index() < self.links.len()).then_some(link)
         } else {
-            dst.is_ap().then_some(0)
+            dst.is_ap().then_some(LinkId(0))
         }
     }
 
     fn ac_of(&self, p: &Packet) -> Ac {
-        self.tid_ac(p.tid)
+        self.tid_ac(Tid(p.tid))
     }
 
-    fn tid_ac(&self, tid: u8) -> Ac {
+    fn tid_ac(&self, tid: Tid) -> Ac {
         if self.qos {
-            Ac::from_up(tid)
+            Ac::from_up(tid.0)
         } else {
             Ac::Be
         }
@@ -269,31 +275,25 @@ impl TxPath {
         }
     }
 
-    fn is_paused(&self, link: u16) -> bool {
-        self.any_paused && self.paused[link as usize]
+    fn is_paused(&self, link: LinkId) -> bool {
+        self.any_paused && self.paused[link.index()]
     }
 
     /// The station of `link` starts power saving (`sta_ps_start`, §9.1): its TXQs leave
     /// the scheduler, the driver stops serving it and takes back the PPDUs it had built
     /// for it. Its frames stay where they are until [`TxPath::resume_link`].
     pub fn pause_link(&mut self, now: Nanos, link: u16) {
-        if self.paused[link as usize] {
+        let link = LinkId(link);
+        if self.paused[link.index()] {
             return;
         }
-        self.paused[link as usize] = true;
+        self.paused[link.index()] = true;
         self.any_paused = true;
         self.drv.pause(link);
         if let Some(s) = self.sched.as_mut() {
-            for tid in 0..NUM_TIDS as u8 {
-                let ac = if self.qos { Ac::from_up(tid) } else { Ac::Be };
-                s.unschedule_txq(
-                    now,
-                    TxqKey {
-                        sta: Some(link),
-                        tid,
-                    },
-                    ac,
-                );
+            for tid in Tid::all() {
+                let ac = if self.qos { Ac::from_up(tid.0) } else { Ac::Be };
+                s.unschedule_txq(now, TxqKey::station(link, tid), ac);
             }
         }
     }
@@ -301,18 +301,20 @@ impl TxPath {
     /// The station of `link` woke: its TXQs are rescheduled (`schedule_and_wake_txq`)
     /// and the driver serves it again.
     pub fn resume_link(&mut self, now: Nanos, link: u16) {
-        if !self.paused[link as usize] {
+        let link = LinkId(link);
+        if !self.paused[link.index()] {
             return;
         }
-        self.paused[link as usize] = false;
+        self.paused[link.index()] = false;
         self.any_paused = self.paused.iter().any(|&p| p);
         let qos = self.qos;
         self.drv
-            .resume(link, |tid| if qos { Ac::from_up(tid) } else { Ac::Be });
+            .resume(link, |tid| if qos { Ac::from_up(tid.0) } else { Ac::Be });
         if self.fq.is_some() {
-            for tid in 0..NUM_TIDS as u8 {
-                if self.txq_has_data(link, tid) {
-                    self.schedule_txq(now, link, tid, self.tid_ac(tid));
+            for tid in Tid::all() {
+                let txq = TxqId::new(link, tid);
+                if self.txq_has_data(txq) {
+                    self.schedule_txq(now, txq, self.tid_ac(tid));
                 }
             }
         }
@@ -324,9 +326,10 @@ impl TxPath {
     /// Packets held for `link` in its TXQs and the driver (not the shared qdisc, not
     /// the air).
     pub fn link_backlog_packets(&self, link: u16) -> u64 {
+        let link = LinkId(link);
         let fq = self.fq.as_ref().map_or(0, |fq| {
-            (0..NUM_TIDS as u8)
-                .map(|tid| fq.tin_backlog(self.tin(link, tid)).0 as u64)
+            Tid::all()
+                .map(|tid| fq.tin_backlog(TxqId::new(link, tid)).packets as u64)
                 .sum()
         });
         fq + self.drv.link_packets(link) as u64
@@ -347,27 +350,23 @@ impl TxPath {
         q as u64 + drv
     }
 
-    /// The fq tin of (link, TID): tin `link × 8 + TID`, as [`TxPath::new`] numbered
-    /// them.
-    fn tin(&self, link: u16, tid: u8) -> TinId {
-        TinId((link as usize * NUM_TIDS + tid as usize) as u32)
-    }
-
     /// A packet from the host (or the wired side) for `link`.
     pub fn enqueue(&mut self, now: Nanos, link: u16, mut packet: Packet) {
+        let link = LinkId(link);
         if !self.qos {
             packet.tid = 0;
         } else if packet.dscp != 0 {
             packet.tid = dscp_to_up(packet.dscp, self.cfg.dscp_mapping);
         }
         let ac = self.ac_of(&packet);
+        let txq = TxqId::new(link, Tid(packet.tid));
         if let Some(q) = self.qdisc.get_mut(ac.index()) {
             q.enqueue(now, packet, &mut self.drops);
         } else if self.fq.is_some() {
-            self.enqueue_txq(now, link, packet, ac);
+            self.enqueue_txq(now, txq, packet, ac);
         } else if self.driver_room(ac) {
             packet.queued_at = now;
-            self.drv.hold(link, packet.tid, ac, packet);
+            self.drv.hold(txq, ac, packet);
             self.dql_queued(ac, packet.len_bytes);
         } else {
             // noqueue on a stopped device: the packet is dropped.
@@ -376,30 +375,21 @@ impl TxPath {
         self.kick(now, ac);
     }
 
-    /// Into the station's TXQ (`ieee80211_txq_enqueue`), and schedule it.
-    fn enqueue_txq(&mut self, now: Nanos, link: u16, packet: Packet, ac: Ac) {
-        let tid = packet.tid;
-        let tin = self.tin(link, tid);
+    /// Into its TXQ (`ieee80211_txq_enqueue`), and schedule it.
+    fn enqueue_txq(&mut self, now: Nanos, txq: TxqId, packet: Packet, ac: Ac) {
         if let Some(fq) = self.fq.as_mut() {
-            fq.enqueue(now, tin, packet, &mut self.drops);
+            fq.enqueue(now, txq, packet, &mut self.drops);
         }
-        self.schedule_txq(now, link, tid, ac);
+        self.schedule_txq(now, txq, ac);
     }
 
     /// `ieee80211_schedule_txq`: the TXQ has data for the scheduler.
-    fn schedule_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) {
-        if self.is_paused(link) {
+    fn schedule_txq(&mut self, now: Nanos, txq: TxqId, ac: Ac) {
+        if self.is_paused(txq.link()) {
             return;
         }
         if let Some(s) = self.sched.as_mut() {
-            s.schedule_txq(
-                now,
-                TxqKey {
-                    sta: Some(link),
-                    tid,
-                },
-                ac,
-            );
+            s.schedule_txq(now, TxqKey::from(txq), ac);
         }
     }
 
@@ -431,12 +421,11 @@ impl TxPath {
     }
 
     /// [`TxPath::kick`]; with `check_busy`, the firmware push loop is entered only if
-    /// some TXQ of the AC lists a flow ([`Fq::any_busy`] with the AC's tin pattern).
-    /// Equivalent: the push loop visits only such TXQs (its search covers every tin,
-    /// `link × 8 + TID`, of the AC) and returns at once, changing nothing, when there is
-    /// none. Worth checking only where it may say no: after a transmission (the TXQs
-    /// have often been drained into the firmware by then), not after an enqueue into a
-    /// TXQ (which always leaves the TXQ's tin listed).
+    /// some TXQ of the AC lists a flow ([`Fq::busy_tins`]). Equivalent: the push loop
+    /// visits only such TXQs and returns at once, changing nothing, when there is none.
+    // perf: worth checking only where it may say no: after a transmission (the TXQs
+    // have often been drained into the firmware by then), not after an enqueue into a
+    // TXQ (which always leaves the TXQ's tin listed).
     #[inline(always)]
     fn kick_with(&mut self, now: Nanos, ac: Ac, check_busy: bool) {
         if !self.qdisc.is_empty() {
@@ -445,7 +434,7 @@ impl TxPath {
         if self
             .fq
             .as_ref()
-            .is_some_and(|fq| !check_busy || fq.any_busy(self.ac_tin_pattern[ac.index()]))
+            .is_some_and(|fq| !check_busy || fq.busy_tins().any_of(self.ac_tids[ac.index()]))
             && self.cfg.driver == DriverKind::Firmware
             && !self.links.is_empty()
             && !self.aql_holds_all(ac)
@@ -457,18 +446,18 @@ impl TxPath {
         }
     }
 
-    /// While AQL holds every station back (most packets of a saturating download
-    /// arrive then), a visit of the firmware push loop gives nothing and changes nothing
-    /// (`dequeue_txq` checks AQL before it touches the TXQ), so there is nothing to
-    /// search for. With many stations the push loop's eligibility bitmap already keeps
-    /// the search short (this says false); with a few, asking each station is cheaper
-    /// than the search. Checked before the push loop is entered, so that a kick that
-    /// finds nothing to do returns without the loop's setup.
+    /// AQL holds every station back on `ac` (most packets of a saturating download
+    /// arrive then): a visit of the firmware push loop would give nothing and change
+    /// nothing (`dequeue_txq` checks AQL before it touches the TXQ). Said only with few
+    /// stations (AQL keeps no eligibility set): with many, the push loop's search skips
+    /// the held-back stations itself.
+    // perf: checked before the push loop is entered, so that a kick that finds nothing
+    // to do returns without the loop's setup.
     #[inline]
     fn aql_holds_all(&self, ac: Ac) -> bool {
-        self.aql.as_ref().is_some_and(|(aql, _)| {
-            aql.eligible_stations(ac).is_none()
-                && !(0..self.links.len()).any(|s| aql.station_eligible(s, ac))
+        self.aql.as_ref().is_some_and(|gate| {
+            gate.aql.eligible_stations(ac).is_none()
+                && !LinkId::all(self.links.len()).any(|s| gate.aql.station_eligible(s, ac))
         })
     }
 
@@ -482,110 +471,89 @@ impl TxPath {
             let Some(mut p) = self.qdisc[ac.index()].dequeue(now, &mut self.drops) else {
                 break;
             };
-            let Some(link) = self.link_to(if self.is_ap { p.dst } else { NodeId::AP }) else {
+            let Some(link) = self.link_of(if self.is_ap { p.dst } else { NodeId::AP }) else {
                 self.drops.push((p, DropReason::NoRoute));
                 continue;
             };
+            let txq = TxqId::new(link, Tid(p.tid));
             if to_txqs {
-                self.enqueue_txq(now, link, p, ac);
+                self.enqueue_txq(now, txq, p, ac);
             } else {
                 p.queued_at = now;
                 let len = p.len_bytes;
-                self.drv.hold(link, p.tid, ac, p);
+                self.drv.hold(txq, ac, p);
                 self.dql_queued(ac, len);
             }
         }
     }
 
-    /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then AQL accounting.
+    /// `ieee80211_tx_dequeue`: AQL gate, fq + CoDel, then the accounting of what
+    /// leaves the TXQ: DQL counts it as queued in the driver and AQL charges its
+    /// airtime estimate.
     #[inline(always)]
-    fn dequeue_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> Option<Packet> {
-        self.dequeue_txq_with(now, link, tid, ac, |p, _| *p)
-    }
-
-    /// [`TxPath::dequeue_txq`], handing the packet and the driver's queues to `sink`
-    /// instead of returning it ([`Fq::dequeue_with`]): a packet pushed into the driver
-    /// is copied once, from fq's queue into the driver's.
-    #[inline(always)]
-    fn dequeue_txq_with<R>(
-        &mut self,
-        now: Nanos,
-        link: u16,
-        tid: u8,
-        ac: Ac,
-        sink: impl FnOnce(&mut Packet, &mut DriverQueues) -> R,
-    ) -> Option<R> {
+    fn dequeue_txq(&mut self, now: Nanos, txq: TxqId, ac: Ac) -> Option<Packet> {
+        let link = txq.link();
         if self.is_paused(link) {
             return None;
         }
-        if let Some((aql, _)) = self.aql.as_ref() {
-            if !aql.station_eligible(link as usize, ac) {
+        if let Some(gate) = self.aql.as_ref() {
+            if !gate.aql.station_eligible(link, ac) {
                 return None;
             }
         }
-        let tin = self.tin(link, tid);
-        let TxPath {
-            cfg,
-            links,
-            fq,
-            aql,
-            aql_estimate_memo,
-            codel,
-            codel_slow,
-            drv,
-            drops,
-            dql,
-            ..
-        } = self;
-        let l = &links[link as usize];
-        let codel = if cfg.per_station_codel && l.slow_station {
-            codel_slow
+        let codel = if self.cfg.per_station_codel && self.links[link.index()].slow_station {
+            &self.codel_slow
         } else {
-            codel
+            &self.codel
         };
-        let memo = &mut aql_estimate_memo[link as usize][ac.index()];
-        fq.as_mut()?.dequeue_with(now, tin, codel, drops, |p| {
-            p.queued_at = now;
-            // What leaves the TXQ is the driver's now: DQL counts it as queued
-            // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the
-            // firmware is pushed to); `tx_done` completes it.
-            if let Some(d) = dql.as_mut() {
-                d[ac.index()].queued(p.len_bytes);
-            }
-            if let Some((aql, estimator)) = aql.as_mut() {
-                let stored = match *memo {
-                    Some((len, stored)) if len == p.len_bytes => stored,
-                    _ => {
-                        let limits = &l.limits[ac.index()];
-                        let est = expected_tx_airtime_us(
-                            p.len_bytes,
-                            Some(&limits.txv),
-                            limits.aggregated,
-                            *estimator,
-                        );
-                        let stored = stored_tx_time_est_us(est);
-                        *memo = Some((p.len_bytes, stored));
-                        stored
-                    }
-                };
-                p.aql_us = stored as u16;
-                if stored > 0 {
-                    aql.add(link as usize, ac, stored);
+        let mut p = self
+            .fq
+            .as_mut()?
+            .dequeue(now, txq, codel, &mut self.drops)?;
+        p.queued_at = now;
+        // What leaves the TXQ is the driver's now: DQL counts it as queued
+        // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the firmware
+        // is pushed to); `tx_done` completes it.
+        self.dql_queued(ac, p.len_bytes);
+        if let Some(gate) = self.aql.as_mut() {
+            let memo = &mut self.aql_estimate_memo[link.index()][ac.index()];
+            let stored = match *memo {
+                Some(m) if m.len_bytes == p.len_bytes => m.stored_us,
+                _ => {
+                    let limits = &self.links[link.index()].limits[ac.index()];
+                    let est = expected_tx_airtime_us(
+                        p.len_bytes,
+                        Some(&limits.txv),
+                        limits.aggregated,
+                        gate.estimator,
+                    );
+                    let stored_us = stored_tx_time_est_us(est);
+                    *memo = Some(AqlEstimateMemo {
+                        len_bytes: p.len_bytes,
+                        stored_us,
+                    });
+                    stored_us
                 }
+            };
+            p.aql_us = stored as u16;
+            if stored > 0 {
+                gate.aql.add(link, ac, stored);
             }
-            sink(p, drv)
-        })
+        }
+        Some(p)
     }
 
-    fn txq_has_data(&self, link: u16, tid: u8) -> bool {
-        let tin = self.tin(link, tid);
-        self.fq.as_ref().is_some_and(|fq| fq.tin_backlog(tin).0 > 0)
-            || self.drv.queued(link, tid) > 0
+    /// The TXQ holds packets, in fq or in the driver.
+    fn txq_has_data(&self, txq: TxqId) -> bool {
+        self.fq
+            .as_ref()
+            .is_some_and(|fq| fq.tin_backlog(txq).packets > 0)
+            || self.drv.queued(txq) > 0
     }
 
     /// `ieee80211_txq_schedule_start` with the 6.0 per-AC AQL check.
     fn schedule_start(&mut self, now: Nanos, ac: Ac) {
-        let aql = self.aql.as_ref().map(|(a, _)| a);
+        let aql = self.aql.as_ref().map(|gate| &gate.aql);
         if let Some(s) = self.sched.as_mut() {
             s.schedule_start(now, ac, &|n_active| {
                 aql.is_some_and(|a| a.ac_over_limit(ac, n_active))
@@ -594,33 +562,24 @@ impl TxPath {
     }
 
     /// The scheduler's next TXQ for `ac`, with AQL eligibility.
-    fn next_txq(&mut self, now: Nanos, ac: Ac) -> Option<(u16, u8)> {
-        let aql = self.aql.as_ref().map(|(a, _)| a);
+    fn next_txq(&mut self, now: Nanos, ac: Ac) -> Option<TxqId> {
+        let aql = self.aql.as_ref().map(|gate| &gate.aql);
         let sched = self.sched.as_mut()?;
         let mut eligible = |k: TxqKey| match (aql, k.sta) {
-            (Some(a), Some(sta)) => a.station_eligible(sta as usize, ac),
+            (Some(a), Some(sta)) => a.station_eligible(sta, ac),
             _ => true,
         };
-        let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
-        let key = sched.next_txq(now, ac, &mut eligible, &pending)?;
-        Some((key.sta?, key.tid))
+        let pending = |sta: LinkId| aql.map_or(0, |a| a.pending_us(sta, ac));
+        sched.next_txq(now, ac, &mut eligible, &pending)?.txq()
     }
 
-    fn return_txq(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) {
-        let has = self.txq_has_data(link, tid);
-        let aql = self.aql.as_ref().map(|(a, _)| a);
+    /// `ieee80211_return_txq`: the driver is done with `txq` for now.
+    fn return_txq(&mut self, now: Nanos, txq: TxqId, ac: Ac) {
+        let has = self.txq_has_data(txq);
+        let aql = self.aql.as_ref().map(|gate| &gate.aql);
         if let Some(s) = self.sched.as_mut() {
-            let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
-            s.return_txq(
-                now,
-                TxqKey {
-                    sta: Some(link),
-                    tid,
-                },
-                ac,
-                has,
-                &pending,
-            );
+            let pending = |sta: LinkId| aql.map_or(0, |a| a.pending_us(sta, ac));
+            s.return_txq(now, TxqKey::from(txq), ac, has, &pending);
         }
     }
 
@@ -635,74 +594,54 @@ impl TxPath {
     /// does not hold every station back ([`TxPath::aql_holds_all`]).
     #[inline(never)]
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
-        if self.fq.is_none() {
-            return;
-        }
-        // One turn visits the AC's TXQs in (link, TID) order from where the last one
-        // that gave packets left off, wrapping around. A TXQ whose tin lists no flow
-        // gives nothing and changes nothing when dequeued, so only the others are
-        // visited: fq's bitmap of busy tins finds them (tin = link × 8 + TID, see
-        // `TxPath::new`), the AC's pattern picks its TIDs.
+        // One turn visits the AC's TXQs in TXQ order from where the last one that gave
+        // packets left off, wrapping around. A TXQ whose tin lists no flow gives
+        // nothing and changes nothing when dequeued, so only the others are visited
+        // (fq's set of busy tins), and of them the AC's TIDs.
         let start = self.push_rr[ac.index()];
-        let end = (self.links.len() * NUM_TIDS) as u32;
-        let pattern = self.ac_tin_pattern[ac.index()];
+        let end = TxqId::first_of_link(self.links.len());
+        let tids = self.ac_tids[ac.index()];
         let (mut from, mut to, mut wrapped) = (start, end, false);
         while self.driver_room(ac) {
             // Stations AQL holds back give nothing and change nothing when dequeued
-            // either: with many stations, AQL's eligibility bitmap (a bit per
-            // station, spread to the station's 8 tins) keeps them out of the search.
-            let eligible = self.aql.as_ref().and_then(|(a, _)| a.eligible_stations(ac));
-            let mut busy = self.busy_tin(from, to, pattern, eligible);
+            // either: with many stations, AQL's set of eligible stations keeps them
+            // out of the search.
+            let eligible = self
+                .aql
+                .as_ref()
+                .and_then(|gate| gate.aql.eligible_stations(ac));
+            let Some(tins) = self.fq.as_ref().map(Fq::busy_tins) else {
+                return;
+            };
+            let mut busy = tins.first_in(from..to, tids, eligible);
             if busy.is_none() && !wrapped {
                 // The search reached the end of the turn: go on from the first TXQ at
                 // once (nothing changed since the room and the eligibility above were
                 // checked, so another pass of the loop would find the same).
-                (from, to, wrapped) = (0, start, true);
-                busy = self.busy_tin(from, to, pattern, eligible);
+                (from, to, wrapped) = (TxqId::from_index(0), start, true);
+                busy = tins.first_in(from..to, tids, eligible);
             }
-            let Some(tin) = busy else {
+            let Some(txq) = busy else {
                 break;
             };
-            from = tin.0 + 1;
-            let (link, tid) = (
-                (tin.0 as usize / NUM_TIDS) as u16,
-                (tin.0 as usize % NUM_TIDS) as u8,
-            );
+            from = TxqId::from_index(txq.index() + 1);
             let mut pushed = 0;
             while pushed < PUSH_BATCH && self.driver_room(ac) {
-                let pushed_one = self.dequeue_txq_with(now, link, tid, ac, |p, drv| {
-                    drv.hold(link, tid, ac, *p);
-                });
-                if pushed_one.is_none() {
+                let Some(p) = self.dequeue_txq(now, txq, ac) else {
                     break;
-                }
+                };
+                self.drv.hold(txq, ac, p);
                 pushed += 1;
             }
             if pushed > 0 {
                 // The next turn starts at the TXQ after this one (past the last
                 // station's, the search finds none and wraps to the first).
-                self.push_rr[ac.index()] = if from >= end { 0 } else { from };
+                self.push_rr[ac.index()] = if from >= end {
+                    TxqId::from_index(0)
+                } else {
+                    from
+                };
             }
-        }
-    }
-
-    /// The first tin in `from..to` that lists a flow, is one of `pattern`'s TIDs and
-    /// (with `eligible`, AQL's bitmap of stations) belongs to an eligible station.
-    #[inline(always)]
-    fn busy_tin(
-        &self,
-        from: u32,
-        to: u32,
-        pattern: u64,
-        eligible: Option<&[u64]>,
-    ) -> Option<TinId> {
-        let fq = self.fq.as_ref()?;
-        match eligible {
-            None => fq.next_busy_tin(from, to, pattern, |_| u64::MAX),
-            Some(bits) => fq.next_busy_tin(from, to, pattern, |w| {
-                let byte = bits.get(w / 8).map_or(0, |b| b >> (w % 8 * 8)) as u8;
-                spread_bits_to_bytes(byte)
-            }),
         }
     }
 
@@ -727,7 +666,7 @@ impl TxPath {
             self.schedule_start(now, ac);
         }
         let mut tries = 0;
-        while tries < 4 * self.links.len() * NUM_TIDS + 8 {
+        while tries < 4 * TxqId::first_of_link(self.links.len()).index() + 8 {
             tries += 1;
             if pulls && !self.dql_allows(ac) {
                 // Every pull would be refused: the TXQs keep their packets.
@@ -738,25 +677,18 @@ impl TxPath {
             } else {
                 self.drv.next_active(ac)
             };
-            let Some((link, tid)) = next else {
+            let Some(txq) = next else {
                 break;
             };
-            if self.is_paused(link) {
+            if self.is_paused(txq.link()) {
                 // A dozing station's TXQ the scheduler still held (ath9k's airtime
                 // accounting can list it again): take it out and go on.
                 if let Some(s) = self.sched.as_mut() {
-                    s.unschedule_txq(
-                        now,
-                        TxqKey {
-                            sta: Some(link),
-                            tid,
-                        },
-                        ac,
-                    );
+                    s.unschedule_txq(now, TxqKey::from(txq), ac);
                 }
                 continue;
             }
-            let limits = self.links[link as usize].limits[ac.index()];
+            let limits = self.links[txq.link().index()].limits[ac.index()];
             let full = if limits.aggregated {
                 self.drv.hw_ampdu_depth(ac) >= self.cfg.hw_queue_ppdus
             } else {
@@ -764,7 +696,7 @@ impl TxPath {
             };
             if full {
                 if pulls {
-                    self.return_txq(now, link, tid, ac);
+                    self.return_txq(now, txq, ac);
                 } else {
                     self.drv.skip(ac);
                 }
@@ -782,16 +714,16 @@ impl TxPath {
                     // limit is used up (the netdev queue is stopped), as the firmware
                     // push loop's `driver_room` refuses it.
                     let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
-                    let ppdu = drv.build(link, tid, ac, &limits, now, &mut || {
+                    let ppdu = drv.build(txq, ac, &limits, now, &mut || {
                         if !self.dql_allows(ac) {
                             return None;
                         }
-                        self.dequeue_txq(now, link, tid, ac)
+                        self.dequeue_txq(now, txq, ac)
                     });
                     self.drv = drv;
                     ppdu
                 } else {
-                    self.drv.build(link, tid, ac, &limits, now, &mut || None)
+                    self.drv.build(txq, ac, &limits, now, &mut || None)
                 };
                 match ppdu {
                     Some(p) => self.drv.hw[ac.index()].push_back(p),
@@ -799,7 +731,7 @@ impl TxPath {
                 }
             }
             if pulls {
-                self.return_txq(now, link, tid, ac);
+                self.return_txq(now, txq, ac);
             }
         }
     }
@@ -826,93 +758,73 @@ impl TxPath {
         self.build_on_demand_now(now, ac);
     }
 
-    /// [`TxPath::build_on_demand`] once it is known that a PPDU is to be built: kept
-    /// out of line so that the frequent calls that find a PPDU waiting (every
-    /// `take_ppdu` after a `peek_ppdu`) return without its prologue.
+    /// [`TxPath::build_on_demand`] once no PPDU is waiting: the firmware serves the
+    /// front of its round robin, asking mac80211 first, and builds one PPDU.
+    // perf: out of line, so that the frequent calls that find a PPDU waiting (every
+    // `take_ppdu` after a `peek_ppdu`) return without this function's prologue.
     #[inline(never)]
     fn build_on_demand_now(&mut self, now: Nanos, ac: Ac) {
         let gated = self.sched.is_some() && self.fq.is_some();
         let passes = 256 * self.drv.active_len(ac);
         let mut attempt = 0;
         while attempt <= passes {
-            let Some((link, tid)) = self.drv.next_active(ac) else {
+            let Some(txq) = self.drv.next_active(ac) else {
                 return;
             };
-            let mut allowed = false;
-            if gated && attempt < passes && self.drv.active_len(ac) == 1 {
-                // Alone in the firmware's round robin (skipping it changes nothing)
-                // and on the scheduler's list: the refusals to come only top its
-                // deficit up, so take them at once.
-                let refusals = self.refusals_in_a_row(link, tid, ac);
-                let k = refusals.unwrap_or(0).min((passes - attempt) as u32);
-                if k > 0 {
-                    if let Some(s) = self.sched.as_mut() {
-                        s.refuse(now, TxqKey::station(link, tid), ac, k);
-                    }
-                    attempt += k as usize;
-                    // Unless the bound cut them short, that was every refusal to come:
-                    // only the deficit changed (it is now >= 0), so the next round
-                    // would find the same TXQ alone at the front and
-                    // `refusals_in_a_row` would say 0. Allow it now, as that round
-                    // would.
-                    if refusals != Some(k) || attempt >= passes {
-                        continue;
-                    }
+            if gated && attempt < passes {
+                // A refused TXQ is passed over for the next in the firmware's round
+                // robin; one alone there is asked again at once.
+                let max_asks = if self.drv.active_len(ac) == 1 {
+                    (passes - attempt) as u32
+                } else {
+                    1
+                };
+                let answers = self.may_transmit(now, txq, ac, max_asks);
+                attempt += answers.refusals as usize;
+                if !answers.allowed {
+                    self.drv.skip(ac);
+                    continue;
                 }
-                // None (more) to come: `may_transmit` allows it (the common case).
-                if refusals.is_some() {
-                    if let Some(s) = self.sched.as_mut() {
-                        s.allow_alone(now, TxqKey::station(link, tid), ac);
-                        allowed = true;
-                    }
-                }
-            }
-            if gated && attempt < passes && !allowed && !self.may_transmit(now, link, tid, ac) {
-                self.drv.skip(ac);
-                attempt += 1;
-                continue;
             }
             // The limits by reference (the driver and the links are separate fields).
-            let limits = &self.links[link as usize].limits[ac.index()];
-            if let Some(p) = self.drv.build(link, tid, ac, limits, now, &mut || None) {
+            let limits = &self.links[txq.link().index()].limits[ac.index()];
+            if let Some(p) = self.drv.build(txq, ac, limits, now, &mut || None) {
                 self.drv.hw[ac.index()].push_back(p);
             }
             if gated {
-                self.return_txq(now, link, tid, ac);
+                self.return_txq(now, txq, ac);
             }
             return;
         }
     }
 
-    /// [`Scheduler::refusals_in_a_row`] for (link, TID).
-    #[inline]
-    fn refusals_in_a_row(&self, link: u16, tid: u8, ac: Ac) -> Option<u32> {
-        let aql = self.aql.as_ref().map(|(a, _)| a);
-        let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
-        self.sched
-            .as_ref()?
-            .refusals_in_a_row(TxqKey::station(link, tid), ac, &over)
-    }
-
-    /// `ieee80211_txq_may_transmit` for (link, TID).
-    fn may_transmit(&mut self, now: Nanos, link: u16, tid: u8, ac: Ac) -> bool {
-        let aql = self.aql.as_ref().map(|(a, _)| a);
+    /// `ieee80211_txq_may_transmit` for `txq`, asked up to `max_asks` times in a row
+    /// until it allows ([`Scheduler::may_transmit_asking`]).
+    fn may_transmit(
+        &mut self,
+        now: Nanos,
+        txq: TxqId,
+        ac: Ac,
+        max_asks: u32,
+    ) -> MayTransmitAnswers {
+        let aql = self.aql.as_ref().map(|gate| &gate.aql);
         let Some(sched) = self.sched.as_mut() else {
-            return true;
+            return MayTransmitAnswers {
+                refusals: 0,
+                allowed: true,
+            };
         };
         let mut eligible = |k: TxqKey| match (aql, k.sta) {
-            (Some(a), Some(sta)) => a.station_eligible(sta as usize, ac),
+            (Some(a), Some(sta)) => a.station_eligible(sta, ac),
             _ => true,
         };
-        let pending = |sta: u16| aql.map_or(0, |a| a.pending_us(sta as usize, ac));
+        let pending = |sta: LinkId| aql.map_or(0, |a| a.pending_us(sta, ac));
         let over = |n_active: usize| aql.is_some_and(|a| a.ac_over_limit(ac, n_active));
-        sched.may_transmit(
+        sched.may_transmit_asking(
             now,
-            TxqKey {
-                sta: Some(link),
-                tid,
-            },
+            TxqKey::from(txq),
             ac,
+            max_asks,
             &mut eligible,
             &pending,
             &over,
@@ -942,7 +854,7 @@ impl TxPath {
         let ac = ppdu.ac();
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
-        let (link, tid) = (ppdu.link, ppdu.tid);
+        let txq = ppdu.txq();
         if !ppdu.aggregated
             && !report.acked.first().copied().unwrap_or(false)
             && ppdu
@@ -955,24 +867,24 @@ impl TxPath {
         }
         let mut requeued = false;
         let mut completed_bytes = 0;
-        // By reference: moving each MPDU out of the vector (a drain) copies it.
+        // perf: by reference (a drain would copy each MPDU out of the vector).
         for (i, m) in ppdu.mpdus.iter().enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
             if acked || m.attempts >= report.retry_limit {
                 self.drv.release_held(ac);
-                self.drv.tids[link as usize][tid as usize].complete(m.seq);
-                if let Some((aql, _)) = self.aql.as_mut() {
+                self.drv.tid_mut(txq).complete(m.seq);
+                if let Some(gate) = self.aql.as_mut() {
                     if m.packet.aql_us > 0 {
-                        aql.complete(link as usize, ac, m.packet.aql_us as u32);
+                        gate.aql.complete(txq.link(), ac, m.packet.aql_us as u32);
                     }
                 }
                 completed_bytes += m.packet.len_bytes;
                 if !acked {
                     self.drops.push((m.packet, DropReason::RetryLimit));
-                    self.gave_up.push((link, tid, m.seq));
+                    self.gave_up.push((ppdu.link, ppdu.tid, m.seq));
                 }
             } else {
-                self.drv.requeue(link, tid, ac, *m);
+                self.drv.requeue(txq, ac, *m);
                 requeued = true;
             }
         }
@@ -983,7 +895,7 @@ impl TxPath {
         }
         self.drv.recycle(ppdu);
         if requeued {
-            self.schedule_txq(now, link, tid, ac);
+            self.schedule_txq(now, txq, ac);
         }
         self.kick_with(now, ac, true);
     }
@@ -991,18 +903,10 @@ impl TxPath {
     /// Charge airtime to a station's TXQ in the scheduler
     /// (`ieee80211_sta_register_airtime`).
     pub fn register_airtime(&mut self, now: Nanos, link: u16, tid: u8, tx_us: u32, rx_us: u32) {
-        let ac = if self.qos { Ac::from_up(tid) } else { Ac::Be };
+        let (link, tid) = (LinkId(link), Tid(tid));
+        let ac = self.tid_ac(tid);
         if let Some(s) = self.sched.as_mut() {
-            s.register_airtime(
-                now,
-                TxqKey {
-                    sta: Some(link),
-                    tid,
-                },
-                ac,
-                tx_us,
-                rx_us,
-            );
+            s.register_airtime(now, TxqKey::station(link, tid), ac, tx_us, rx_us);
         }
     }
 
@@ -1017,25 +921,6 @@ impl TxPath {
     pub fn aql_pending_us(&self, link: u16, ac: Ac) -> u32 {
         self.aql
             .as_ref()
-            .map_or(0, |(a, _)| a.pending_us(link as usize, ac))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spread_bits_to_bytes_widens_each_bit() {
-        for b in 0..=255u8 {
-            let expect = (0..8).fold(0u64, |x, i| {
-                if b >> i & 1 == 1 {
-                    x | 0xff << (8 * i)
-                } else {
-                    x
-                }
-            });
-            assert_eq!(spread_bits_to_bytes(b), expect, "{b:#010b}");
-        }
+            .map_or(0, |gate| gate.aql.pending_us(LinkId(link), ac))
     }
 }

@@ -47,16 +47,22 @@ const REC_INV_SQRT_SHIFT: u32 = 16;
 /// CoDel parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodelParams {
+    /// Acceptable standing sojourn time.
     pub target: CodelTime,
+    /// Sliding window over which the sojourn must stay above target before dropping
+    /// starts, and the base of the control law.
     pub interval: CodelTime,
     /// Minimum-backlog guard: no drop while the flow holds at most this many bytes.
     pub mtu_bytes: u32,
+    /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
     /// Mark CE above this sojourn (disabled: `None`, as `CODEL_DISABLED_THRESHOLD`).
     pub ce_threshold: Option<CodelTime>,
 }
 
 impl CodelParams {
+    /// Parameters from model durations (converted to [`CodelTime`] units, ns >> 10),
+    /// without a CE threshold.
     pub fn new(target: Nanos, interval: Nanos, mtu_bytes: u32, ecn: bool) -> CodelParams {
         CodelParams {
             target: codel_duration(target),
@@ -87,12 +93,17 @@ impl CodelParams {
 /// Per-flow CoDel state (`struct codel_vars`), zero-initialised as in Linux.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodelVars {
+    /// Drops (or marks) since entering the dropping state.
     pub count: u32,
+    /// `count` when the dropping state was last entered.
     pub lastcount: u32,
+    /// In the dropping state.
     pub dropping: bool,
     /// ≈ 1/√count in Q0.16.
     pub rec_inv_sqrt: u16,
+    /// When the sojourn first went above target plus an interval (0: below).
     pub first_above_time: CodelTime,
+    /// When the next drop is due in the dropping state.
     pub drop_next: CodelTime,
     /// Sojourn time of the last packet examined.
     pub ldelay: CodelTime,
@@ -101,10 +112,15 @@ pub struct CodelVars {
 /// Counters (`struct codel_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodelStats {
+    /// Largest packet seen, bytes (`maxpacket`).
     pub maxpacket: u32,
+    /// Packets dropped (`drop_count`).
     pub drop_count: u64,
+    /// Bytes dropped (`drop_len`).
     pub drop_len: u64,
+    /// Packets ECN-marked instead of dropped (`ecn_mark`).
     pub ecn_mark: u64,
+    /// Packets CE-marked above the CE threshold (`ce_mark`).
     pub ce_mark: u64,
 }
 
@@ -138,8 +154,7 @@ impl CodelVars {
     }
 
     /// `codel_should_drop`.
-    #[inline(always)]
-    pub(crate) fn should_drop(
+    fn should_drop(
         &mut self,
         packet: Option<&Packet>,
         backlog_bytes: u32,
@@ -176,30 +191,13 @@ impl CodelVars {
         stats: &mut CodelStats,
         now_ns: Nanos,
     ) -> Option<Packet> {
-        let packet = queue.dequeue();
+        let mut packet = queue.dequeue();
         let Some(p) = packet.as_ref() else {
             self.dropping = false;
             return None;
         };
         let now = codel_time(now_ns);
         let drop = self.should_drop(Some(p), queue.backlog_bytes(), params, stats, now);
-        self.dequeue_checked(queue, params, stats, now, packet, drop)
-    }
-
-    /// The rest of [`CodelVars::dequeue`] once the head `packet` has been taken from
-    /// `queue` and [`CodelVars::should_drop`] said `drop` about it (at CoDel time
-    /// `now`). Split out so that a queue that can look at its head in place (mac80211's
-    /// fq) may check it before taking it, and take this path only when CoDel acts.
-    #[inline(always)]
-    pub(crate) fn dequeue_checked<Q: CodelQueue>(
-        &mut self,
-        queue: &mut Q,
-        params: &CodelParams,
-        stats: &mut CodelStats,
-        now: CodelTime,
-        mut packet: Option<Packet>,
-        drop: bool,
-    ) -> Option<Packet> {
         if self.dropping {
             if !drop {
                 // Sojourn below target: leave the dropping state.

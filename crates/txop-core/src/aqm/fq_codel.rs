@@ -155,6 +155,15 @@ enum List {
     Old,
 }
 
+/// How many flows [`FqCodel`]'s two DRR lists hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowListLens {
+    /// Flows on `new_flows`.
+    pub new_flows: usize,
+    /// Flows on `old_flows`.
+    pub old_flows: usize,
+}
+
 /// The Linux `fq_codel` qdisc (`net/sched/sch_fq_codel.c`); see the module docs.
 #[derive(Clone, Debug)]
 pub struct FqCodel {
@@ -361,8 +370,11 @@ impl FqCodel {
 
     /// Lengths of the `new_flows` and `old_flows` lists (`new_flows_len`,
     /// `old_flows_len` of `tc -s`).
-    pub fn flow_list_lens(&self) -> (usize, usize) {
-        (self.new_flows.len(), self.old_flows.len())
+    pub fn flow_list_lens(&self) -> FlowListLens {
+        FlowListLens {
+            new_flows: self.new_flows.len(),
+            old_flows: self.old_flows.len(),
+        }
     }
 
     /// Byte backlog of flow queue `idx` in `qdisc_pkt_len` bytes (`backlogs[idx]`).
@@ -742,6 +754,12 @@ mod tests {
         // The workload exercised every drop path.
         assert!(s.dropped_codel > 0 && s.dropped_overlimit > 0 && s.dropped_overmemory > 0);
         assert!(s.ecn_marks > 0);
-        assert_eq!(q.flow_list_lens(), (0, 0));
+        assert_eq!(
+            q.flow_list_lens(),
+            FlowListLens {
+                new_flows: 0,
+                old_flows: 0
+            }
+        );
     }
 }

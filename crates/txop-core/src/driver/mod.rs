@@ -12,13 +12,14 @@ pub mod bus;
 use crate::mac::ampdu::{AmpduLength, BA_WINDOW};
 use crate::mac::blockack::{Mpdu, TxTid};
 use crate::mac::edca::Ac;
+use crate::mac80211::txq::{LinkId, Tid, TxqId};
 use crate::packet::Packet;
 use crate::phy::{Band, TxVector};
 use crate::Nanos;
 use std::collections::VecDeque;
 
-/// Number of TIDs used for data (user priorities 0–7).
-pub const NUM_TIDS: usize = 8;
+/// Data TIDs per link (user priorities 0–7), as [`crate::mac80211::txq`] numbers them.
+pub use crate::mac80211::txq::NUM_TIDS;
 /// ath9k `ATH_NON_AGGR_MIN_QDEPTH`: a TID without aggregation is served only while the
 /// hardware queue holds fewer PPDUs than this.
 pub const ATH_NON_AGGR_MIN_QDEPTH: u32 = 8;
@@ -29,29 +30,45 @@ pub const ATH_BURST_FRAMES: u32 = 2;
 /// One PPDU built by the driver: MPDUs of one (link, TID).
 #[derive(Clone, Debug, Default)]
 pub struct Ppdu {
+    /// The link it goes out on ([`LinkId`]'s number).
     pub link: u16,
+    /// The TID of its MPDUs ([`Tid`]'s number).
     pub tid: u8,
+    /// Its access category, as [`Ac::index`].
     pub ac_index: u8,
+    /// Its MPDUs, in transmission order.
     pub mpdus: Vec<Mpdu>,
     /// Sent as an A-MPDU under block ack (answered by a BlockAck).
     pub aggregated: bool,
+    /// PSDU length in bytes (A-MPDU subframes with delimiters and padding, or the one
+    /// MPDU).
     pub psdu_bytes: u32,
 }
 
 impl Ppdu {
+    /// Its access category.
     pub fn ac(&self) -> Ac {
         Ac::ALL[self.ac_index as usize]
+    }
+
+    /// The TXQ its MPDUs came from.
+    pub fn txq(&self) -> TxqId {
+        TxqId::new(LinkId(self.link), Tid(self.tid))
     }
 }
 
 /// What bounds one PPDU.
 #[derive(Clone, Copy, Debug)]
 pub struct BuildLimits {
+    /// The PHY rate and format.
     pub txv: TxVector,
+    /// The band (for preamble and symbol timing).
     pub band: Band,
     /// A-MPDU under block ack; otherwise exactly one MPDU.
     pub aggregated: bool,
+    /// Most subframes in an A-MPDU.
     pub max_subframes: u16,
+    /// Longest PSDU, bytes.
     pub max_bytes: u32,
     /// Longest data PPDU.
     pub max_duration: Nanos,
@@ -96,11 +113,11 @@ impl BuildLimits {
     }
 }
 
-/// Take `key` out of a round robin list (it is there at most once). The TID served is
-/// usually the one at the front (the on-demand builder serves the front), so that is
-/// checked first: popping it is what finding it at position 0 and removing it does.
+/// Take `key` out of a round robin list (it is there at most once).
+// perf: the TXQ taken out is usually the one at the front (the on-demand builder
+// serves the front), so that is checked first and the search is kept out of line.
 #[inline(always)]
-fn remove_key(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
+fn remove_key(list: &mut VecDeque<TxqId>, key: TxqId) {
     if list.front() == Some(&key) {
         list.pop_front();
     } else {
@@ -108,12 +125,10 @@ fn remove_key(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
     }
 }
 
-/// [`remove_key`] for a key not at the front (the served TID is usually at the front):
-/// out of line so that the search and the deque's middle removal stay off the hot
-/// paths that inline `remove_key`.
+/// [`remove_key`] for a key not at the front.
 #[cold]
 #[inline(never)]
-fn remove_key_inside(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
+fn remove_key_inside(list: &mut VecDeque<TxqId>, key: TxqId) {
     if let Some(pos) = list.iter().position(|&k| k == key) {
         list.remove(pos);
     }
@@ -122,7 +137,9 @@ fn remove_key_inside(list: &mut VecDeque<(u16, u8)>, key: (u16, u8)) {
 /// The driver's queues of one node.
 #[derive(Clone, Debug)]
 pub struct DriverQueues {
-    pub tids: Vec<[TxTid; NUM_TIDS]>,
+    /// Per TXQ ([`TxqId::index`]): the packets the driver holds, the MPDUs to
+    /// retransmit and the block-ack window.
+    tids: Vec<TxTid>,
     /// Built PPDUs per AC, next to transmit first.
     pub hw: [VecDeque<Ppdu>; 4],
     /// PPDUs the MAC took from `hw` and has not completed.
@@ -134,12 +151,12 @@ pub struct DriverQueues {
     /// The sum of `held` (a firmware's limit is on all ACs together; summing the four
     /// just after one was stored stalled the load).
     held_total: u32,
-    /// Round robin per AC of (link, TID) with held or retry frames (the driver's or the
+    /// Round robin per AC of the TXQs with held or retry frames (the driver's or the
     /// firmware's own scheduling).
-    active: [VecDeque<(u16, u8)>; 4],
-    /// Per (link, TID): a bit per AC whose `active` list holds it, so that a packet
-    /// joining an already listed TID (the common case) needs no search of the list.
-    listed: Vec<[u8; NUM_TIDS]>,
+    active: [VecDeque<TxqId>; 4],
+    /// Per TXQ: a bit per AC whose `active` list holds it, so that a packet joining an
+    /// already listed TXQ (the common case) needs no search of the list.
+    listed: Vec<u8>,
     spare: Vec<Vec<Mpdu>>,
     /// Links whose station dozes (reference §9.1; ath9k `ath_tx_aggr_sleep`): kept off
     /// the round robin, their frames held, until [`DriverQueues::resume`].
@@ -147,69 +164,71 @@ pub struct DriverQueues {
 }
 
 impl DriverQueues {
+    /// Empty queues for a node with `n_links` links.
     pub fn new(n_links: usize) -> DriverQueues {
+        let n_txqs = TxqId::first_of_link(n_links).index();
         DriverQueues {
-            tids: (0..n_links).map(|_| Default::default()).collect(),
+            tids: (0..n_txqs).map(|_| TxTid::default()).collect(),
             hw: Default::default(),
             in_air: [0; 4],
             in_air_aggr: [0; 4],
             held: [0; 4],
             held_total: 0,
             active: Default::default(),
-            listed: vec![[0; NUM_TIDS]; n_links],
+            listed: vec![0; n_txqs],
             spare: Vec::new(),
             paused: vec![false; n_links],
         }
     }
 
-    /// Packets in the driver's per-TID queues (not yet built into PPDUs).
-    pub fn queued(&self, link: u16, tid: u8) -> usize {
-        self.tids[link as usize][tid as usize].len()
+    /// A TXQ's driver queue: held packets, retransmissions, block-ack window.
+    pub fn tid_mut(&mut self, txq: TxqId) -> &mut TxTid {
+        &mut self.tids[txq.index()]
+    }
+
+    /// Packets in a TXQ's driver queue (not yet built into PPDUs).
+    pub fn queued(&self, txq: TxqId) -> usize {
+        self.tids[txq.index()].len()
     }
 
     #[inline]
-    fn activate(&mut self, link: u16, tid: u8, ac: Ac, front: bool) {
-        if self.paused[link as usize] {
+    fn activate(&mut self, txq: TxqId, ac: Ac, front: bool) {
+        if self.paused[txq.link().index()] {
             return;
         }
-        let key = (link, tid);
         let bit = 1u8 << ac.index();
-        let listed = &mut self.listed[link as usize][tid as usize];
+        let listed = &mut self.listed[txq.index()];
         let list = &mut self.active[ac.index()];
         if *listed & bit != 0 {
-            // Already at the front (a retransmission of the TID just served, the
-            // common case): taking it out and pushing it back to the front changes
-            // nothing.
-            if !front || list.front() == Some(&key) {
+            // perf: already at the front (a retransmission of the TXQ just served,
+            // the common case), where it is to go.
+            if !front || list.front() == Some(&txq) {
                 return;
             }
-            remove_key(list, key);
+            remove_key(list, txq);
         }
         *listed |= bit;
         if front {
-            list.push_front(key);
+            list.push_front(txq);
         } else {
-            list.push_back(key);
+            list.push_back(txq);
         }
     }
 
-    /// A packet enters the driver's queue for (link, TID). Inlined into the firmware
-    /// push loop (one call per packet pushed): the packet goes from fq's node into the
-    /// queue without a call's prologue and argument copy.
+    /// A packet enters a TXQ's driver queue.
+    // perf: inlined into the firmware push loop, one call per packet pushed.
     #[inline(always)]
-    pub fn hold(&mut self, link: u16, tid: u8, ac: Ac, packet: Packet) {
-        self.tids[link as usize][tid as usize]
-            .fifo
-            .push_back(packet);
+    pub fn hold(&mut self, txq: TxqId, ac: Ac, packet: Packet) {
+        self.tids[txq.index()].fifo.push_back(packet);
         self.held[ac.index()] += 1;
         self.held_total += 1;
-        self.activate(link, tid, ac, false);
+        self.activate(txq, ac, false);
     }
 
-    /// A failed MPDU goes back for software retransmission; its TID is served next.
-    pub fn requeue(&mut self, link: u16, tid: u8, ac: Ac, mpdu: Mpdu) {
-        self.tids[link as usize][tid as usize].requeue(mpdu);
-        self.activate(link, tid, ac, true);
+    /// A failed MPDU goes back for software retransmission; its TXQ is served next.
+    pub fn requeue(&mut self, txq: TxqId, ac: Ac, mpdu: Mpdu) {
+        self.tids[txq.index()].requeue(mpdu);
+        self.activate(txq, ac, true);
     }
 
     /// Packets of `ac` inside the driver, firmware or hardware, until their completion.
@@ -228,13 +247,13 @@ impl DriverQueues {
         self.held_total -= 1;
     }
 
-    /// Number of (link, TID) with frames for `ac`.
+    /// Number of TXQs with frames for `ac`.
     pub fn active_len(&self, ac: Ac) -> usize {
         self.active[ac.index()].len()
     }
 
-    /// The next (link, TID) in the driver's own round robin for `ac`.
-    pub fn next_active(&self, ac: Ac) -> Option<(u16, u8)> {
+    /// The next TXQ in the driver's own round robin for `ac`.
+    pub fn next_active(&self, ac: Ac) -> Option<TxqId> {
         self.active[ac.index()].front().copied()
     }
 
@@ -249,53 +268,54 @@ impl DriverQueues {
             + self.in_air_aggr[ac.index()]
     }
 
-    /// The front TID of `ac` could not be served: to the back of the list.
+    /// The front TXQ of `ac` could not be served: to the back of the list.
     pub fn skip(&mut self, ac: Ac) {
         if let Some(key) = self.active[ac.index()].pop_front() {
             self.active[ac.index()].push_back(key);
         }
     }
 
-    /// After serving `key`: to the back if it still holds frames, else off the list.
-    /// Inlined into [`DriverQueues::build`] (its one caller, once per PPDU built).
+    /// After serving `txq`: to the back if it still holds frames, else off the list.
+    // perf: inlined into `build`, its one caller.
     #[inline(always)]
-    fn rotate(&mut self, ac: Ac, key: (u16, u8)) {
+    fn rotate(&mut self, ac: Ac, txq: TxqId) {
         let bit = 1u8 << ac.index();
-        let listed = &mut self.listed[key.0 as usize][key.1 as usize];
+        let listed = &mut self.listed[txq.index()];
         let list = &mut self.active[ac.index()];
-        let keep =
-            !self.tids[key.0 as usize][key.1 as usize].is_empty() && !self.paused[key.0 as usize];
-        if keep && *listed & bit != 0 && list.len() == 1 && list.front() == Some(&key) {
-            // Alone on the list and staying (one busy TID per AC, the common case):
-            // taking it off and putting it back at the back leaves the same list.
+        let keep = !self.tids[txq.index()].is_empty() && !self.paused[txq.link().index()];
+        if keep && *listed & bit != 0 && list.len() == 1 && list.front() == Some(&txq) {
+            // perf: alone on the list and staying (one busy TXQ per AC, the common
+            // case), where taking it off and putting it back would leave it.
             return;
         }
         if *listed & bit != 0 {
-            remove_key(list, key);
+            remove_key(list, txq);
             *listed &= !bit;
         }
         if keep {
-            list.push_back(key);
+            list.push_back(txq);
             *listed |= bit;
         }
     }
 
-    /// The station of `link` dozes: take its TIDs off the round robin and put the PPDUs
-    /// already built for it back on their TIDs, as ath9k requeues the frames the
+    /// The station of `link` dozes: take its TXQs off the round robin and put the PPDUs
+    /// already built for it back on their TXQs, as ath9k requeues the frames the
     /// hardware filtered for a sleeping station. Frames in the air complete as usual.
-    pub fn pause(&mut self, link: u16) {
-        self.paused[link as usize] = true;
-        self.listed[link as usize] = [0; NUM_TIDS];
+    pub fn pause(&mut self, link: LinkId) {
+        self.paused[link.index()] = true;
+        for tid in Tid::all() {
+            self.listed[TxqId::new(link, tid).index()] = 0;
+        }
         for ac in 0..4 {
-            self.active[ac].retain(|&(l, _)| l != link);
+            self.active[ac].retain(|txq| txq.link() != link);
             let mut i = 0;
             while i < self.hw[ac].len() {
-                if self.hw[ac][i].link != link {
+                if self.hw[ac][i].link != link.0 {
                     i += 1;
                     continue;
                 }
                 if let Some(mut p) = self.hw[ac].remove(i) {
-                    let q = &mut self.tids[link as usize][p.tid as usize];
+                    let q = &mut self.tids[p.txq().index()];
                     for m in p.mpdus.drain(..) {
                         q.requeue(m);
                     }
@@ -305,42 +325,45 @@ impl DriverQueues {
         }
     }
 
-    /// The station of `link` is awake again: its TIDs with frames rejoin the round
+    /// The station of `link` is awake again: its TXQs with frames rejoin the round
     /// robin (`ac_of` maps a TID to its AC).
-    pub fn resume(&mut self, link: u16, ac_of: impl Fn(u8) -> Ac) {
-        self.paused[link as usize] = false;
-        for tid in 0..NUM_TIDS as u8 {
-            if !self.tids[link as usize][tid as usize].is_empty() {
-                self.activate(link, tid, ac_of(tid), false);
+    pub fn resume(&mut self, link: LinkId, ac_of: impl Fn(Tid) -> Ac) {
+        self.paused[link.index()] = false;
+        for tid in Tid::all() {
+            let txq = TxqId::new(link, tid);
+            if !self.tids[txq.index()].is_empty() {
+                self.activate(txq, ac_of(tid), false);
             }
         }
     }
 
-    /// Packets held for `link` (its TID queues and built PPDUs), not those in the air.
-    pub fn link_packets(&self, link: u16) -> usize {
-        let queued: usize = self.tids[link as usize].iter().map(|t| t.len()).sum();
+    /// Packets held for `link` (its TXQs' queues and built PPDUs), not those in the
+    /// air.
+    pub fn link_packets(&self, link: LinkId) -> usize {
+        let queued: usize = Tid::all()
+            .map(|tid| self.tids[TxqId::new(link, tid).index()].len())
+            .sum();
         let hw: usize = self
             .hw
             .iter()
             .flatten()
-            .filter(|p| p.link == link)
+            .filter(|p| p.link == link.0)
             .map(|p| p.mpdus.len())
             .sum();
         queued + hw
     }
 
-    /// Build a PPDU for (link, TID): retransmissions first, then held packets, then
+    /// Build a PPDU from `txq`'s driver queue: retransmissions first, then held packets, then
     /// packets from `pull` (mac80211's TXQ, for drivers that pull), within `limits` and
     /// the block-ack window. A pulled packet that does not fit stays in the driver's
     /// queue for next time (as ath9k puts it back on the TID). Returns `None` if nothing
     /// could be taken.
     ///
-    /// `pull` is generic so that a builder that never pulls (`|| None`, the on-demand
-    /// firmware) loses the pull branch entirely.
+    // perf: `pull` is generic so that a builder that never pulls (`|| None`, the
+    // on-demand firmware) loses the pull branch entirely.
     pub fn build(
         &mut self,
-        link: u16,
-        tid: u8,
+        txq: TxqId,
         ac: Ac,
         limits: &BuildLimits,
         now: Nanos,
@@ -354,7 +377,7 @@ impl DriverQueues {
         } else {
             1
         };
-        let q = &mut self.tids[link as usize][tid as usize];
+        let q = &mut self.tids[txq.index()];
         let mut pulled_held = 0u32;
         while len.subframes < max_subframes {
             // Candidate: a retransmission, or the head of the held packets. A pulled
@@ -398,7 +421,7 @@ impl DriverQueues {
         }
         self.held[ac.index()] += pulled_held;
         self.held_total += pulled_held;
-        self.rotate(ac, (link, tid));
+        self.rotate(ac, txq);
         if mpdus.is_empty() {
             self.spare.push(mpdus);
             return None;
@@ -409,8 +432,8 @@ impl DriverQueues {
             mpdus[0].packet.len_bytes + limits.overhead_bytes
         };
         Some(Ppdu {
-            link,
-            tid,
+            link: txq.link().0,
+            tid: txq.tid().0,
             ac_index: ac.index() as u8,
             mpdus,
             aggregated: limits.aggregated,
@@ -426,7 +449,7 @@ impl DriverQueues {
 
     /// Packets held anywhere in the driver (queues, hardware queue).
     pub fn packets(&self) -> u64 {
-        let queued: usize = self.tids.iter().flatten().map(|t| t.len()).sum();
+        let queued: usize = self.tids.iter().map(|t| t.len()).sum();
         let hw: usize = self.hw.iter().flatten().map(|p| p.mpdus.len()).sum();
         (queued + hw) as u64
     }

@@ -20,6 +20,7 @@
 //! stored value is subtracted on completion.
 
 use crate::mac::edca::Ac;
+use crate::mac80211::txq::{LinkId, LinkSet};
 use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval, TxVector};
 
 /// `IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L`: per-station, per-AC low limit, 5000 µs
@@ -107,14 +108,23 @@ fn quantised_duration(streams: u32, sgi: bool, vbps_table: &[u32; 10], idx: usiz
     u32::from(stored) << shift
 }
 
+/// What the rate table says about an HT or VHT rate (reference §6.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateDuration {
+    /// Duration of a 1024-byte payload, in 1/1024 µs (after the kernel's shift
+    /// quantisation).
+    pub per_1024_bytes: u32,
+    /// Per-PPDU overhead `36 + 4·NSS`, in µs.
+    pub overhead_us: u32,
+}
+
 /// `ieee80211_get_rate_duration` (`airtime.c`; reference §6.5): for an HT or VHT rate,
-/// the table duration of a 1024-byte payload in 1/1024 µs units (after the kernel's
-/// shift quantisation) and the per-PPDU overhead `36 + 4·NSS` µs.
+/// the table duration of a 1024-byte payload and the per-PPDU overhead.
 ///
 /// HT MCS `m` uses `((m >> 3) & 3) + 1` streams and row `m & 7`, as the kernel does.
 /// Returns `None` for legacy rates and for vectors outside the table (HT at 80 MHz,
 /// VHT MCS > 9, VHT NSS outside 1–4), which the kernel answers with 0.
-pub fn rate_duration_1024(rate: &TxVector) -> Option<(u32, u32)> {
+pub fn rate_duration_1024(rate: &TxVector) -> Option<RateDuration> {
     let (streams, idx, width, gi) = match *rate {
         TxVector::Ht { mcs, width, gi } => (
             u32::from((mcs >> 3) & 3) + 1,
@@ -143,10 +153,10 @@ pub fn rate_duration_1024(rate: &TxVector) -> Option<(u32, u32)> {
         _ => return None,
     };
     let sgi = gi == GuardInterval::Short;
-    Some((
-        quantised_duration(streams, sgi, table, idx),
-        36 + (streams << 2),
-    ))
+    Some(RateDuration {
+        per_1024_bytes: quantised_duration(streams, sgi, table, idx),
+        overhead_us: 36 + (streams << 2),
+    })
 }
 
 /// `ieee80211_calc_legacy_rate_duration` (`airtime.c`; reference §6.5) for a DSSS/CCK or
@@ -234,7 +244,11 @@ pub fn expected_tx_airtime_us(
     if matches!(rate, TxVector::Dsss { .. } | TxVector::Ofdm { .. }) {
         return legacy_duration_us(rate, len).unwrap_or(0);
     }
-    let Some((duration, overhead)) = rate_duration_1024(rate) else {
+    let Some(RateDuration {
+        per_1024_bytes: duration,
+        overhead_us: overhead,
+    }) = rate_duration_1024(rate)
+    else {
         return 0;
     };
     if !ampdu {
@@ -296,6 +310,16 @@ impl Default for AqlParams {
     }
 }
 
+/// A station's pair of AQL limits on one AC (`aql_limit_low`, `aql_limit_high`,
+/// reference §6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AqlLimits {
+    /// Below this much pending airtime the station is always eligible.
+    pub low_us: u32,
+    /// Below this much it is eligible while the radio is under its threshold.
+    pub high_us: u32,
+}
+
 /// One station's AQL state (`struct airtime_info`, AQL fields, one per AC).
 #[derive(Clone, Copy, Debug)]
 struct StationAql {
@@ -309,8 +333,8 @@ struct StationAql {
 
 /// AQL pending-airtime accounting and checks for one radio (reference §6.3, §6.4, §5.4).
 ///
-/// Stations are numbered `0..n` in order of creation ([`Aql::new`],
-/// [`Aql::add_station`]); an out-of-range station index panics. Counters are in µs.
+/// Stations are the node's links, numbered `0..n` in order of creation ([`Aql::new`],
+/// [`Aql::add_station`]); an out-of-range station panics. Counters are in µs.
 /// Callers charge [`stored_tx_time_est_us`] of the estimate with [`Aql::add`] at dequeue
 /// (skipping packets whose estimate is 0) and release the same value with
 /// [`Aql::complete`].
@@ -322,10 +346,10 @@ pub struct Aql {
     total_pending: i64,
     /// `local->aql_ac_pending_airtime[ac]` (6.0+; always maintained).
     ac_pending: [i64; 4],
-    /// Per AC, bit per station: [`Aql::station_eligible`], kept up to date by every
-    /// change (so that a caller can skip ineligible stations without asking each),
-    /// once the radio has [`TRACK_ELIGIBILITY_STATIONS`] stations.
-    eligible: [Vec<u64>; 4],
+    /// Per AC, the stations for which [`Aql::station_eligible`] holds, kept up to date
+    /// by every change (so that a caller can skip ineligible stations without asking
+    /// each), once the radio has [`TRACK_ELIGIBILITY_STATIONS`] stations.
+    eligible: [LinkSet; 4],
     tracking: bool,
 }
 
@@ -352,18 +376,16 @@ impl Aql {
     }
 
     /// Adds a station with the radio's current default limits (`sta_info_alloc` copies
-    /// `local->aql_txq_limit_{low,high}`) and returns its index.
-    pub fn add_station(&mut self) -> usize {
+    /// `local->aql_txq_limit_{low,high}`) and returns it.
+    pub fn add_station(&mut self) -> LinkId {
         self.stations.push(StationAql {
             pending: [0; 4],
             limit_low: self.params.limit_low_us,
             limit_high: self.params.limit_high_us,
         });
-        let sta = self.stations.len() - 1;
+        let sta = LinkId((self.stations.len() - 1) as u16);
         for bits in &mut self.eligible {
-            if bits.len() * 64 <= sta {
-                bits.push(0);
-            }
+            bits.grow(self.stations.len());
         }
         if !self.tracking && self.stations.len() >= TRACK_ELIGIBILITY_STATIONS {
             self.tracking = true;
@@ -377,18 +399,12 @@ impl Aql {
     }
 
     /// Bring station `sta`'s eligibility bit on `ac` up to date.
-    fn refresh(&mut self, sta: usize, ac: Ac) {
+    fn refresh(&mut self, sta: LinkId, ac: Ac) {
         if !self.tracking {
             return;
         }
-        let bit = 1u64 << (sta % 64);
         let eligible = self.station_eligible(sta, ac);
-        let word = &mut self.eligible[ac.index()][sta / 64];
-        if eligible {
-            *word |= bit;
-        } else {
-            *word &= !bit;
-        }
+        self.eligible[ac.index()].set(sta, eligible);
     }
 
     /// Bring every eligibility bit up to date.
@@ -396,7 +412,7 @@ impl Aql {
         if !self.tracking {
             return;
         }
-        for sta in 0..self.stations.len() {
+        for sta in LinkId::all(self.stations.len()) {
             for ac in Ac::ALL {
                 self.refresh(sta, ac);
             }
@@ -412,7 +428,7 @@ impl Aql {
     /// After station `sta`'s counter on `ac` and the radio total changed: its bit,
     /// and every station's if the total crossed the threshold.
     #[inline]
-    fn refresh_after_change(&mut self, sta: usize, ac: Ac, was_below: bool) {
+    fn refresh_after_change(&mut self, sta: LinkId, ac: Ac, was_below: bool) {
         if !self.tracking {
             return;
         }
@@ -423,10 +439,10 @@ impl Aql {
         }
     }
 
-    /// Per station on `ac`, 64 to a word: whether [`Aql::station_eligible`] holds;
-    /// `None` below [`TRACK_ELIGIBILITY_STATIONS`] stations (ask each station).
-    pub fn eligible_stations(&self, ac: Ac) -> Option<&[u64]> {
-        self.tracking.then(|| &self.eligible[ac.index()][..])
+    /// The stations for which [`Aql::station_eligible`] holds on `ac`; `None` below
+    /// [`TRACK_ELIGIBILITY_STATIONS`] stations (ask each station).
+    pub fn eligible_stations(&self, ac: Ac) -> Option<&LinkSet> {
+        self.tracking.then(|| &self.eligible[ac.index()])
     }
 
     /// Number of stations.
@@ -470,28 +486,31 @@ impl Aql {
     }
 
     /// Per-station debugfs `aql` write `"limit <ac> <low> <high>"` (reference §10).
-    pub fn set_station_limits(&mut self, sta: usize, ac: Ac, low_us: u32, high_us: u32) {
-        let s = &mut self.stations[sta];
-        s.limit_low[ac.index()] = low_us;
-        s.limit_high[ac.index()] = high_us;
+    pub fn set_station_limits(&mut self, sta: LinkId, ac: Ac, limits: AqlLimits) {
+        let s = &mut self.stations[sta.index()];
+        s.limit_low[ac.index()] = limits.low_us;
+        s.limit_high[ac.index()] = limits.high_us;
         self.refresh(sta, ac);
     }
 
-    /// A station's `(aql_limit_low, aql_limit_high)` for `ac`, in µs.
-    pub fn station_limits(&self, sta: usize, ac: Ac) -> (u32, u32) {
-        let s = &self.stations[sta];
-        (s.limit_low[ac.index()], s.limit_high[ac.index()])
+    /// A station's `aql_limit_low` and `aql_limit_high` for `ac`.
+    pub fn station_limits(&self, sta: LinkId, ac: Ac) -> AqlLimits {
+        let s = &self.stations[sta.index()];
+        AqlLimits {
+            low_us: s.limit_low[ac.index()],
+            high_us: s.limit_high[ac.index()],
+        }
     }
 
     /// Charges `us` at dequeue: `ieee80211_sta_update_pending_airtime(.., tx_completed =
     /// false)` adds it to the station's AC counter, the radio total and the AC total
     /// (reference §6.3).
     #[inline]
-    pub fn add(&mut self, sta: usize, ac: Ac, us: u32) {
+    pub fn add(&mut self, sta: LinkId, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
         let a = ac.index();
         let us = i64::from(us);
-        self.stations[sta].pending[a] += us;
+        self.stations[sta.index()].pending[a] += us;
         self.total_pending += us;
         self.ac_pending[a] += us;
         self.refresh_after_change(sta, ac, was_below);
@@ -503,11 +522,11 @@ impl Aql {
     /// then corrected by the same shortfall (`atomic_sub(tx_pending, total)`), so it
     /// stays the sum of the AC counters.
     #[inline]
-    pub fn complete(&mut self, sta: usize, ac: Ac, us: u32) {
+    pub fn complete(&mut self, sta: LinkId, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
         let a = ac.index();
         let us = i64::from(us);
-        let s = &mut self.stations[sta].pending[a];
+        let s = &mut self.stations[sta.index()].pending[a];
         *s -= us;
         if *s < 0 {
             *s = 0;
@@ -526,12 +545,12 @@ impl Aql {
     /// is disabled, if the station's pending airtime on `ac` is below its low limit, or
     /// if the radio total is below the threshold and the station is below its high
     /// limit.
-    pub fn station_eligible(&self, sta: usize, ac: Ac) -> bool {
+    pub fn station_eligible(&self, sta: LinkId, ac: Ac) -> bool {
         if !self.params.enabled {
             return true;
         }
         let a = ac.index();
-        let s = &self.stations[sta];
+        let s = &self.stations[sta.index()];
         let pending = clamp_u32(s.pending[a]);
         if pending < s.limit_low[a] {
             return true;
@@ -562,8 +581,8 @@ impl Aql {
     }
 
     /// `sta->airtime[ac].aql_tx_pending`, in µs.
-    pub fn pending_us(&self, sta: usize, ac: Ac) -> u32 {
-        clamp_u32(self.stations[sta].pending[ac.index()])
+    pub fn pending_us(&self, sta: LinkId, ac: Ac) -> u32 {
+        clamp_u32(self.stations[sta.index()].pending[ac.index()])
     }
 
     /// `local->aql_ac_pending_airtime[ac]`, in µs (debugfs `aql_pending`).
@@ -591,6 +610,10 @@ mod tests {
 
     const MSDU: u32 = 1500;
 
+    fn lim(low_us: u32, high_us: u32) -> AqlLimits {
+        AqlLimits { low_us, high_us }
+    }
+
     /// The eligibility bitmap says what `station_eligible` says, through charges,
     /// completions (including the clamps at zero), threshold crossings, limit changes,
     /// switching AQL off and on, and stations added later.
@@ -599,25 +622,33 @@ mod tests {
         use crate::rng::{RngStream, StreamKind};
         let mut small = Aql::new(AqlParams::default(), TRACK_ELIGIBILITY_STATIONS - 1);
         assert_eq!(small.eligible_stations(Ac::Be), None);
-        small.add(0, Ac::Be, 20_000);
+        small.add(LinkId(0), Ac::Be, 20_000);
         small.add_station();
         let bits = small
             .eligible_stations(Ac::Be)
             .expect("tracked from 8 stations");
         for s in 0..TRACK_ELIGIBILITY_STATIONS {
-            assert_eq!(bits[0] >> s & 1 == 1, small.station_eligible(s, Ac::Be));
+            let s = LinkId(s as u16);
+            assert_eq!(bits.contains(s), small.station_eligible(s, Ac::Be));
         }
         let mut aql = Aql::new(AqlParams::default(), 70);
         let mut rng = RngStream::new(11, StreamKind::Misc, 0);
         for step in 0..20_000u32 {
-            let sta = (rng.next_u64() % aql.n_stations() as u64) as usize;
+            let sta = LinkId((rng.next_u64() % aql.n_stations() as u64) as u16);
             let ac = Ac::ALL[(rng.next_u64() % 4) as usize];
             let us = (rng.next_u64() % 4000) as u32;
             match rng.next_u64() % 100 {
                 0..=49 => aql.add(sta, ac, us),
                 50..=94 => aql.complete(sta, ac, us),
                 95 => aql.set_threshold_us(10_000 + (rng.next_u64() % 40_000) as u32),
-                96 => aql.set_station_limits(sta, ac, us, us + 5000),
+                96 => aql.set_station_limits(
+                    sta,
+                    ac,
+                    AqlLimits {
+                        low_us: us,
+                        high_us: us + 5000,
+                    },
+                ),
                 97 => aql.set_radio_limits(ac, 5000 + us, 12_000 + us),
                 98 => aql.set_enabled(rng.bernoulli(0.8)),
                 _ => {
@@ -628,9 +659,9 @@ mod tests {
             }
             for a in Ac::ALL {
                 let bits = aql.eligible_stations(a).expect("70 stations are tracked");
-                for s in 0..aql.n_stations() {
-                    let bit = bits[s / 64] >> (s % 64) & 1 == 1;
-                    assert_eq!(bit, aql.station_eligible(s, a), "step {step} sta {s} {a:?}");
+                for s in LinkId::all(aql.n_stations()) {
+                    let bit = bits.contains(s);
+                    assert_eq!(bit, aql.station_eligible(s, a), "step {step} {s:?} {a:?}");
                 }
             }
         }
@@ -722,7 +753,7 @@ mod tests {
     #[test]
     fn reference_table_durations_and_agg_shift() {
         for row in table() {
-            let (d, _) = rate_duration_1024(&row.rate).unwrap();
+            let d = rate_duration_1024(&row.rate).unwrap().per_1024_bytes;
             assert_eq!(d * row.scale / 1024, row.dur_scaled, "{:?}", row.rate);
             assert_eq!(agg_shift(d, false), row.agg_shift, "{:?}", row.rate);
         }
@@ -803,20 +834,29 @@ mod tests {
         assert_eq!(group_shift(1_290_556), 5);
         assert_eq!(
             rate_duration_1024(&ht(0, Mhz20, Long)),
-            Some((1_290_528, 40))
+            Some(RateDuration {
+                per_1024_bytes: 1_290_528,
+                overhead_us: 40
+            })
         );
         // VHT20 MCS2 1SS is in the same group (shift 5): 430 188 → 430 176.
         assert_eq!(mcs_duration(1, false, 78), 430_188);
         assert_eq!(
             rate_duration_1024(&vht(2, 1, Mhz20, Long)),
-            Some((430_176, 40))
+            Some(RateDuration {
+                per_1024_bytes: 430_176,
+                overhead_us: 40
+            })
         );
         // HT40 2SS SGI group: MCS0 = ceil(8388608/108)·72/20 = 279 622 (19 bits → shift 3);
         // MCS7: 7768·72/20 = 27 964 → 3495 << 3 = 27 960.
         assert_eq!(mcs_duration(2, true, 54), 279_622);
         assert_eq!(
             rate_duration_1024(&ht(15, Mhz40, Short)),
-            Some((27_960, 44))
+            Some(RateDuration {
+                per_1024_bytes: 27_960,
+                overhead_us: 44
+            })
         );
         // VHT80 2SS SGI MCS0 = 129 056 is 17 bits: shift 1. A 16-bit value needs none.
         assert_eq!(group_shift(mcs_duration(2, true, 117)), 1);
@@ -987,68 +1027,68 @@ mod tests {
     fn eligibility_cases() {
         let mut a = aql(3);
         // Below low: eligible.
-        a.add(0, Ac::Be, 4999);
-        assert!(a.station_eligible(0, Ac::Be));
+        a.add(LinkId(0), Ac::Be, 4999);
+        assert!(a.station_eligible(LinkId(0), Ac::Be));
         // At low, total 5000 < 24000, below high: eligible.
-        a.add(0, Ac::Be, 1);
-        assert_eq!(a.pending_us(0, Ac::Be), 5000);
-        assert!(a.station_eligible(0, Ac::Be));
+        a.add(LinkId(0), Ac::Be, 1);
+        assert_eq!(a.pending_us(LinkId(0), Ac::Be), 5000);
+        assert!(a.station_eligible(LinkId(0), Ac::Be));
         // Between low and high with total < 24000: eligible.
-        a.add(0, Ac::Be, 6999);
-        assert_eq!(a.pending_us(0, Ac::Be), 11999);
-        assert!(a.station_eligible(0, Ac::Be));
+        a.add(LinkId(0), Ac::Be, 6999);
+        assert_eq!(a.pending_us(LinkId(0), Ac::Be), 11999);
+        assert!(a.station_eligible(LinkId(0), Ac::Be));
         // At high: not eligible.
-        a.add(0, Ac::Be, 1);
-        assert!(!a.station_eligible(0, Ac::Be));
+        a.add(LinkId(0), Ac::Be, 1);
+        assert!(!a.station_eligible(LinkId(0), Ac::Be));
         // Other ACs of the same station are independent.
-        assert!(a.station_eligible(0, Ac::Vi));
+        assert!(a.station_eligible(LinkId(0), Ac::Vi));
 
         // Station 1 between low and high; push the radio total to exactly 24000.
         let mut a = aql(3);
-        a.add(1, Ac::Be, 8000);
-        a.add(2, Ac::Vi, 15999);
+        a.add(LinkId(1), Ac::Be, 8000);
+        a.add(LinkId(2), Ac::Vi, 15999);
         assert_eq!(a.total_pending_us(), 23999);
-        assert!(a.station_eligible(1, Ac::Be));
-        a.add(2, Ac::Vi, 1);
+        assert!(a.station_eligible(LinkId(1), Ac::Be));
+        a.add(LinkId(2), Ac::Vi, 1);
         assert_eq!(a.total_pending_us(), 24000);
-        assert!(!a.station_eligible(1, Ac::Be));
+        assert!(!a.station_eligible(LinkId(1), Ac::Be));
         // A station below its low limit is still eligible whatever the total.
-        a.add(0, Ac::Be, 4999);
-        assert!(a.station_eligible(0, Ac::Be));
+        a.add(LinkId(0), Ac::Be, 4999);
+        assert!(a.station_eligible(LinkId(0), Ac::Be));
         // Disabled (aql_enable = 0): everyone eligible.
         a.set_enabled(false);
-        assert!(a.station_eligible(1, Ac::Be));
-        assert!(a.station_eligible(2, Ac::Vi));
+        assert!(a.station_eligible(LinkId(1), Ac::Be));
+        assert!(a.station_eligible(LinkId(2), Ac::Vi));
     }
 
     #[test]
     fn completion_subtracts_and_clamps() {
         let mut a = aql(2);
-        a.add(0, Ac::Be, 1000);
-        a.add(1, Ac::Be, 500);
-        a.add(1, Ac::Vo, 300);
+        a.add(LinkId(0), Ac::Be, 1000);
+        a.add(LinkId(1), Ac::Be, 500);
+        a.add(LinkId(1), Ac::Vo, 300);
         assert_eq!(a.total_pending_us(), 1800);
         assert_eq!(a.ac_pending_us(Ac::Be), 1500);
-        a.complete(0, Ac::Be, 400);
-        assert_eq!(a.pending_us(0, Ac::Be), 600);
+        a.complete(LinkId(0), Ac::Be, 400);
+        assert_eq!(a.pending_us(LinkId(0), Ac::Be), 600);
         assert_eq!(a.ac_pending_us(Ac::Be), 1100);
         assert_eq!(a.total_pending_us(), 1400);
 
         // Station underflow: the station counter resets to 0; the AC and total counters
         // are simply decremented (they still hold enough).
-        a.complete(0, Ac::Be, 700);
-        assert_eq!(a.pending_us(0, Ac::Be), 0);
+        a.complete(LinkId(0), Ac::Be, 700);
+        assert_eq!(a.pending_us(LinkId(0), Ac::Be), 0);
         assert_eq!(a.ac_pending_us(Ac::Be), 400);
         assert_eq!(a.total_pending_us(), 700);
 
         // AC underflow: AC BE holds 400; releasing 1000 resets it to 0 and the total is
         // corrected by the 600 shortfall: 700 − 1000 + 600 = 300 = VO's 300.
-        a.complete(1, Ac::Be, 1000);
-        assert_eq!(a.pending_us(1, Ac::Be), 0);
+        a.complete(LinkId(1), Ac::Be, 1000);
+        assert_eq!(a.pending_us(LinkId(1), Ac::Be), 0);
         assert_eq!(a.ac_pending_us(Ac::Be), 0);
         assert_eq!(a.total_pending_us(), 300);
         assert_eq!(a.ac_pending_us(Ac::Vo), 300);
-        a.complete(1, Ac::Vo, 300);
+        a.complete(LinkId(1), Ac::Vo, 300);
         assert_eq!(a.total_pending_us(), 0);
     }
 
@@ -1067,15 +1107,15 @@ mod tests {
     #[test]
     fn per_ac_over_limit() {
         let mut a = aql(4);
-        a.add(0, Ac::Vi, 8000);
-        a.add(1, Ac::Vi, 3999);
+        a.add(LinkId(0), Ac::Vi, 8000);
+        a.add(LinkId(1), Ac::Vi, 3999);
         assert!(!a.ac_over_limit(Ac::Vi, 1));
-        a.add(2, Ac::Vi, 1);
+        a.add(LinkId(2), Ac::Vi, 1);
         // 12000 ≥ 12000 with one active TXQ: over.
         assert!(a.ac_over_limit(Ac::Vi, 1));
         // With three active TXQs the limit is 17000.
         assert!(!a.ac_over_limit(Ac::Vi, 3));
-        a.add(3, Ac::Vi, 5000);
+        a.add(LinkId(3), Ac::Vi, 5000);
         assert!(a.ac_over_limit(Ac::Vi, 3));
         // Empty list: wrapped limit, never over in practice.
         assert!(!a.ac_over_limit(Ac::Vi, 0));
@@ -1087,7 +1127,7 @@ mod tests {
             ..AqlParams::default()
         };
         let mut b = Aql::new(p, 1);
-        b.add(0, Ac::Vi, 100_000);
+        b.add(LinkId(0), Ac::Vi, 100_000);
         assert!(!b.ac_over_limit(Ac::Vi, 1));
         // aql_enable = 0 leaves the per-AC check in force, as in the kernel.
         a.set_enabled(false);
@@ -1097,25 +1137,25 @@ mod tests {
     #[test]
     fn radio_limit_write_propagates_to_default_stations_only() {
         let mut a = aql(2);
-        a.set_station_limits(1, Ac::Be, 1000, 2000);
+        a.set_station_limits(LinkId(1), Ac::Be, lim(1000, 2000));
         a.set_radio_limits(Ac::Be, 3000, 6000);
-        assert_eq!(a.station_limits(0, Ac::Be), (3000, 6000));
-        assert_eq!(a.station_limits(1, Ac::Be), (1000, 2000));
-        assert_eq!(a.station_limits(0, Ac::Vi), (5000, 12000));
+        assert_eq!(a.station_limits(LinkId(0), Ac::Be), lim(3000, 6000));
+        assert_eq!(a.station_limits(LinkId(1), Ac::Be), lim(1000, 2000));
+        assert_eq!(a.station_limits(LinkId(0), Ac::Vi), lim(5000, 12000));
         // New stations take the new defaults.
         let s = a.add_station();
-        assert_eq!(a.station_limits(s, Ac::Be), (3000, 6000));
+        assert_eq!(a.station_limits(s, Ac::Be), lim(3000, 6000));
         assert_eq!(a.n_stations(), 3);
         // The per-AC limit uses the radio defaults: N = 3 → 3000 + 6000.
         assert_eq!(a.ac_limit_us(Ac::Be, 3), 9000);
         // Custom limits drive eligibility.
-        a.add(1, Ac::Be, 1500);
-        assert!(a.station_eligible(1, Ac::Be));
-        a.add(1, Ac::Be, 500);
-        assert!(!a.station_eligible(1, Ac::Be));
+        a.add(LinkId(1), Ac::Be, 1500);
+        assert!(a.station_eligible(LinkId(1), Ac::Be));
+        a.add(LinkId(1), Ac::Be, 500);
+        assert!(!a.station_eligible(LinkId(1), Ac::Be));
         a.set_threshold_us(1000);
-        a.add(0, Ac::Be, 3000);
-        assert!(!a.station_eligible(0, Ac::Be));
+        a.add(LinkId(0), Ac::Be, 3000);
+        assert!(!a.station_eligible(LinkId(0), Ac::Be));
     }
 
     #[test]
@@ -1127,15 +1167,15 @@ mod tests {
         assert_eq!((est, stored), (191, 188));
         let mut a = aql(1);
         for _ in 0..27 {
-            a.add(0, Ac::Be, stored);
+            a.add(LinkId(0), Ac::Be, stored);
         }
         // 27 × 188 = 5076 µs: above the 5000 µs low limit, below the 12000 µs high
         // limit with a radio total under 24000 µs, so still eligible.
-        assert!(a.station_eligible(0, Ac::Be));
+        assert!(a.station_eligible(LinkId(0), Ac::Be));
         for _ in 0..27 {
-            a.complete(0, Ac::Be, stored);
+            a.complete(LinkId(0), Ac::Be, stored);
         }
-        assert_eq!(a.pending_us(0, Ac::Be), 0);
+        assert_eq!(a.pending_us(LinkId(0), Ac::Be), 0);
         assert_eq!(a.total_pending_us(), 0);
     }
 }

@@ -23,23 +23,37 @@ pub enum DscpMapping {
     Rfc8325,
 }
 
-/// The RFC 8325 §4 overrides of recent `cfg80211_classify8021d` (reference §4.2 table):
-/// `(DSCP, UP)`. Every DSCP not listed keeps UP = DSCP >> 3.
-pub const RFC8325_OVERRIDES: [(u8, u8); 14] = [
-    (10, 0), // AF11: high-throughput data
-    (12, 0), // AF12
-    (14, 0), // AF13
-    (16, 0), // CS2: OAM
-    (18, 3), // AF21: low-latency data
-    (20, 3), // AF22
-    (22, 3), // AF23
-    (24, 4), // CS3: broadcast video
-    (26, 4), // AF31: multimedia streaming
-    (28, 4), // AF32
-    (30, 4), // AF33
-    (44, 6), // VA: voice admit
-    (46, 6), // EF: telephony
-    (48, 7), // CS6: network control
+/// One row of [`RFC8325_OVERRIDES`]: a DSCP and the user priority it maps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DscpOverride {
+    /// The DiffServ codepoint (6 bits).
+    pub dscp: u8,
+    /// Its 802.1d user priority.
+    pub up: u8,
+}
+
+/// A DSCP and its user priority (for the table below).
+const fn to_up(dscp: u8, up: u8) -> DscpOverride {
+    DscpOverride { dscp, up }
+}
+
+/// The RFC 8325 §4 overrides of recent `cfg80211_classify8021d` (reference §4.2 table).
+/// Every DSCP not listed keeps UP = DSCP >> 3.
+pub const RFC8325_OVERRIDES: [DscpOverride; 14] = [
+    to_up(10, 0), // AF11: high-throughput data
+    to_up(12, 0), // AF12
+    to_up(14, 0), // AF13
+    to_up(16, 0), // CS2: OAM
+    to_up(18, 3), // AF21: low-latency data
+    to_up(20, 3), // AF22
+    to_up(22, 3), // AF23
+    to_up(24, 4), // CS3: broadcast video
+    to_up(26, 4), // AF31: multimedia streaming
+    to_up(28, 4), // AF32
+    to_up(30, 4), // AF33
+    to_up(44, 6), // VA: voice admit
+    to_up(46, 6), // EF: telephony
+    to_up(48, 7), // CS6: network control
 ];
 
 /// `cfg80211_classify8021d`'s DSCP rule: the user priority (0–7) for a 6-bit DSCP
@@ -124,7 +138,7 @@ mod tests {
             }
         }
         // The published constant lists the same rows.
-        for (d, up) in RFC8325_OVERRIDES {
+        for DscpOverride { dscp: d, up } in RFC8325_OVERRIDES {
             assert!(overridden[d as usize]);
             assert_eq!(dscp_to_up(d, DscpMapping::Rfc8325), up);
         }

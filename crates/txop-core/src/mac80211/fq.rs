@@ -78,7 +78,8 @@
 //! enqueue and dequeue do not allocate, apart from pushing to the caller's `drops`
 //! vector.
 
-use crate::aqm::codel::{codel_time, CodelParams, CodelQueue, CodelStats, CodelTime, CodelVars};
+use crate::aqm::codel::{CodelParams, CodelQueue, CodelStats, CodelVars};
+use crate::mac80211::txq::{TxqId, TxqSet};
 use crate::packet::{DropReason, Dropped, Packet};
 use crate::Nanos;
 
@@ -154,11 +155,6 @@ pub enum OverloadPolicy {
     HalfFromFattest,
 }
 
-/// A tin (`struct fq_tin`), i.e. one TXQ: station × TID or the vif TXQ (reference §3.1,
-/// §4.1). Only valid for the [`Fq`] whose [`Fq::add_tin`] returned it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TinId(pub u32);
-
 /// Per-tin counters (`struct fq_tin` and `txqi->cstats`, reference §3.1, §2.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TinStats {
@@ -199,6 +195,15 @@ pub struct FqStats {
     pub collisions: u64,
 }
 
+/// What a tin or a flow holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    /// Packets queued.
+    pub packets: u32,
+    /// Their bytes ([`Packet::len_bytes`]).
+    pub bytes: u64,
+}
+
 /// `reciprocal_scale(hash, flows)` = `(hash × flows) >> 32`: the flow index of a hash
 /// (`fq_flow_idx`, reference §3.3).
 pub fn flow_index(hash: u32, flows: u32) -> u32 {
@@ -229,6 +234,14 @@ struct Flow {
 }
 
 impl Flow {
+    /// What the flow holds.
+    fn backlog(&self) -> Backlog {
+        Backlog {
+            packets: self.qlen,
+            bytes: self.backlog_bytes,
+        }
+    }
+
     const EMPTY: Flow = Flow {
         slot: NIL,
         head: NIL,
@@ -284,18 +297,11 @@ impl FlowList {
     }
 }
 
-/// Backlog of one tin (`tin->backlog_packets`, `tin->backlog_bytes`).
-#[derive(Clone, Copy, Debug, Default)]
-struct TinBacklog {
-    packets: u32,
-    bytes: u64,
-}
-
 #[derive(Clone, Debug)]
 struct Tin {
     new_flows: FlowList,
     old_flows: FlowList,
-    backlog: TinBacklog,
+    backlog: Backlog,
     stats: TinStats,
 }
 
@@ -336,7 +342,7 @@ impl Core {
     }
 
     /// Append `packet` to `flow` and account it (`fq_tin_enqueue` steps 1–2, 4).
-    fn push(&mut self, flow: &mut Flow, backlog: &mut TinBacklog, packet: Packet) {
+    fn push(&mut self, flow: &mut Flow, backlog: &mut Backlog, packet: Packet) {
         let len = packet.len_bytes as u64;
         self.memory_usage += packet.truesize_bytes() as u64;
         self.backlog_packets += 1;
@@ -376,26 +382,14 @@ impl Core {
     /// Remove the head packet of `flow` and account it (`fq_flow_dequeue` with
     /// `fq_adjust_removal`, and ≤5.11 `fq_rejigger_backlog`).
     #[inline(always)]
-    fn pop(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> Option<Packet> {
+    fn pop(&mut self, flow: &mut Flow, backlog: &mut Backlog) -> Option<Packet> {
         if flow.head == NIL {
             return None;
         }
-        let idx = self.unlink_head(flow, backlog);
-        Some(self.nodes[idx as usize].packet)
-    }
-
-    /// [`Core::pop`] for a flow known to hold a packet, leaving the packet where it
-    /// was: returns its node, now on the free list, whose packet stays intact until
-    /// the next [`Core::push`] reuses the node. Lets a caller copy the packet once,
-    /// straight to where it goes, instead of moving it out through every layer.
-    #[inline(always)]
-    fn unlink_head(&mut self, flow: &mut Flow, backlog: &mut TinBacklog) -> u32 {
-        debug_assert_ne!(flow.head, NIL);
         let idx = flow.head;
         let node = &mut self.nodes[idx as usize];
-        let packet = &node.packet;
-        let len = packet.len_bytes as u64;
-        let truesize = packet.truesize_bytes() as u64;
+        let len = node.packet.len_bytes as u64;
+        let truesize = node.packet.truesize_bytes() as u64;
         flow.head = node.next;
         node.next = self.free;
         self.free = idx;
@@ -414,7 +408,8 @@ impl Core {
             // ≤5.11 fq_rejigger_backlog: behind the flows with an equal backlog.
             flow.tie = self.next_stamp();
         }
-        idx
+        // Copied out of its node (now on the free list) once, as it is returned.
+        Some(self.nodes[idx as usize].packet)
     }
 }
 
@@ -422,27 +417,8 @@ impl Core {
 struct FlowQueue<'a> {
     core: &'a mut Core,
     flow: &'a mut Flow,
-    backlog: &'a mut TinBacklog,
+    backlog: &'a mut Backlog,
     drops: &'a mut Vec<Dropped>,
-}
-
-/// CoDel's full path for a flow's head ([`Fq::dequeue_with`] once CoDel acts on it, or
-/// a CE threshold is set): take the head, then `codel_dequeue`'s drop/mark logic
-/// ([`CodelVars::dequeue_checked`]). Rare (CoDel lets most heads go unchanged, which
-/// is done in place), so kept out of line: the dequeue's hot loop, inlined into the
-/// firmware push loop, stays small.
-#[cold]
-#[inline(never)]
-fn codel_full_path(
-    mut queue: FlowQueue<'_>,
-    cv: &mut CodelVars,
-    codel: &CodelParams,
-    stats: &mut CodelStats,
-    now: CodelTime,
-    drop: bool,
-) -> Option<Packet> {
-    let head = queue.dequeue();
-    cv.dequeue_checked(&mut queue, codel, stats, now, head, drop)
 }
 
 impl CodelQueue for FlowQueue<'_> {
@@ -475,14 +451,10 @@ pub struct Fq {
     /// CoDel state, parallel to `flows` (`local->cvars[]`, then `txqi->def_cvars`).
     cvars: Vec<CodelVars>,
     tins: Vec<Tin>,
-    /// Bit per tin: it lists a flow on `new_flows` or `old_flows` (else it is idle and
-    /// a dequeue returns nothing). Lets a caller find the tins worth visiting without
-    /// touching every tin.
-    listed: Vec<u64>,
+    /// The tins that list a flow on `new_flows` or `old_flows` (the others are idle:
+    /// a dequeue returns nothing and changes nothing).
+    busy: TxqSet,
     core: Core,
-    /// Tests turn off the at-once top-up of a lone flow to compare with the loop.
-    #[cfg(test)]
-    one_quantum_at_a_time: bool,
 }
 
 impl Fq {
@@ -501,9 +473,7 @@ impl Fq {
             flows: Vec::new(),
             cvars: Vec::new(),
             tins: Vec::new(),
-            listed: Vec::new(),
-            #[cfg(test)]
-            one_quantum_at_a_time: false,
+            busy: TxqSet::default(),
             core: Core {
                 policy,
                 nodes: Vec::new(),
@@ -528,25 +498,25 @@ impl Fq {
     }
 
     /// `fq_tin_init`: a new tin (TXQ) with empty lists and its own default flow and
-    /// default-flow CoDel state (reference §3.1). Call once per station × TID TXQ and
-    /// per vif TXQ. Allocates; do it at setup, not per packet.
-    pub fn add_tin(&mut self) -> TinId {
+    /// default-flow CoDel state (reference §3.1). Tins are the node's TXQs in their
+    /// numbering: the `n`-th tin added is TXQ `n` ([`TxqId::from_index`]), so add
+    /// [`NUM_TIDS`](crate::mac80211::txq::NUM_TIDS) per link, links in order.
+    /// Allocates; do it at setup, not per packet.
+    pub fn add_tin(&mut self) -> TxqId {
         let t = self.tins.len() as u32;
         self.tins.push(Tin {
             new_flows: FlowList::EMPTY,
             old_flows: FlowList::EMPTY,
-            backlog: TinBacklog::default(),
+            backlog: Backlog::default(),
             stats: TinStats::default(),
         });
-        if self.listed.len() * 64 <= t as usize {
-            self.listed.push(0);
-        }
+        self.busy.grow(self.tins.len());
         self.state_of.push(NIL);
         let slots = self.state_of.len();
         if self.core.nonempty.len() * 64 < slots {
             self.core.nonempty.push(0);
         }
-        TinId(t)
+        TxqId::from_index(t as usize)
     }
 
     /// Number of tins added so far.
@@ -593,18 +563,18 @@ impl Fq {
     pub fn enqueue(
         &mut self,
         now: Nanos,
-        tin: TinId,
+        tin: TxqId,
         mut packet: Packet,
         drops: &mut Vec<Dropped>,
     ) {
-        let t = tin.0 as usize;
+        let t = tin.index();
         assert!(t < self.tins.len(), "unknown tin {t}");
         packet.queued_at = now;
 
         // fq_flow_classify.
         let mut slot = flow_index(packet.flow, self.params.flows);
         let owner = self.flow(slot).map_or(NIL, |f| f.owner);
-        if owner != NIL && owner != tin.0 {
+        if owner != NIL && owner != t as u32 {
             slot = self.default_slot(t);
             self.tins[t].stats.collisions += 1;
             self.core.stats.collisions += 1;
@@ -615,20 +585,21 @@ impl Fq {
         if flow.owner == NIL {
             tin_state.stats.flows += 1;
         }
-        flow.owner = tin.0;
+        flow.owner = t as u32;
         self.core.push(flow, &mut tin_state.backlog, packet);
         if !flow.listed {
             flow.deficit = self.params.quantum_bytes as i64;
             flow.listed = true;
             tin_state.new_flows.push_back(&mut self.flows, i);
-            self.listed[t / 64] |= 1 << (t % 64);
+            self.busy.insert(tin);
         }
 
         self.overload(drops);
     }
 
-    /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4). Its
-    /// condition is checked here, inline; the loop (rarely entered) is out of line.
+    /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4): while the
+    /// radio is over its packet or memory limit, drop from the fattest flow.
+    // perf: the condition is checked in line, the loop (rarely entered) is out of line.
     #[inline]
     fn overload(&mut self, drops: &mut Vec<Dropped>) {
         if self.core.backlog_packets > self.params.limit_packets
@@ -638,7 +609,8 @@ impl Fq {
         }
     }
 
-    /// [`Fq::overload`]'s loop, once its condition held.
+    /// [`Fq::overload`]'s loop, once its condition held: each pass drops what the
+    /// [`OverloadPolicy`] says from the fattest flow and counts the pass.
     #[cold]
     #[inline(never)]
     fn overload_loop(&mut self, drops: &mut Vec<Dropped>) {
@@ -731,46 +703,18 @@ impl Fq {
     pub fn dequeue(
         &mut self,
         now: Nanos,
-        tin: TinId,
+        tin: TxqId,
         codel: &CodelParams,
         drops: &mut Vec<Dropped>,
     ) -> Option<Packet> {
-        self.dequeue_with(now, tin, codel, drops, |p| *p)
-    }
-
-    /// [`Fq::dequeue`], handing the packet to `sink` (which may change it) instead of
-    /// returning it, and returning what `sink` returns. When CoDel lets the flow's
-    /// head packet go unchanged (the common case), `sink` sees it where it was queued,
-    /// so that a caller that stores it elsewhere copies it once.
-    ///
-    /// CoDel looks at the head before it is taken: `codel_dequeue` takes it first,
-    /// then asks `codel_should_drop` about it with the flow's backlog after the
-    /// removal; taking it changes nothing `codel_should_drop` reads but that backlog,
-    /// which is the flow's backlog less the packet's length, and `codel_should_drop`
-    /// changes nothing the removal reads. So the check comes first here, and when it
-    /// says "no drop" (and no CE threshold is set) `codel_dequeue` would return the
-    /// head unchanged, leaving the dropping state if in it: that is done in place.
-    /// Otherwise the head is taken and CoDel goes on as usual
-    /// (`CodelVars::dequeue_checked`).
-    #[inline(always)]
-    pub fn dequeue_with<R>(
-        &mut self,
-        now: Nanos,
-        tin: TinId,
-        codel: &CodelParams,
-        drops: &mut Vec<Dropped>,
-        sink: impl FnOnce(&mut Packet) -> R,
-    ) -> Option<R> {
-        let t = tin.0 as usize;
+        let t = tin.index();
         let quantum = self.params.quantum_bytes as i64;
         let Fq {
             flows,
             cvars,
             tins,
             core,
-            listed,
-            #[cfg(test)]
-            one_quantum_at_a_time,
+            busy,
             ..
         } = self;
         let Tin {
@@ -779,14 +723,7 @@ impl Fq {
             backlog,
             stats,
         } = &mut tins[t];
-        /// Where the packet to hand over is.
-        enum Taken {
-            /// Still in its (now free) node.
-            InPlace(u32),
-            /// Taken out by CoDel's full path.
-            Moved(Packet),
-        }
-        let (taken, i) = loop {
+        loop {
             let from_new = !new_flows.is_empty();
             // The head flow is the tin's only listed flow.
             let alone = if from_new {
@@ -799,16 +736,15 @@ impl Fq {
             } else if !old_flows.is_empty() {
                 &mut *old_flows
             } else {
-                listed[t / 64] &= !(1 << (t % 64));
+                busy.remove(tin);
                 return None;
             };
             let i = head.head;
-            #[cfg(test)]
-            let alone = alone && !*one_quantum_at_a_time;
             if flows[i as usize].deficit <= 0 && alone {
-                // The tin's only flow: the rotations below would just top it up a
-                // quantum at a time (moving it to old_flows) until it is positive;
-                // do them at once.
+                // perf: the tin's only flow. The rotations below would just top it up
+                // a quantum at a time (moving it to old_flows) until it is positive;
+                // do them at once (a 1500 B packet leaves five quanta of 300 B to
+                // make up).
                 let d = flows[i as usize].deficit;
                 flows[i as usize].deficit = d + (-d / quantum + 1) * quantum;
                 if from_new {
@@ -823,32 +759,13 @@ impl Fq {
                 old_flows.push_back(flows, i);
                 continue;
             }
-            let flow = &mut flows[i as usize];
-            let cv = &mut cvars[i as usize];
-            let packet = if flow.head == NIL {
-                // `codel_dequeue` of an empty flow.
-                cv.dropping = false;
-                None
-            } else {
-                let head = &core.nodes[flow.head as usize].packet;
-                let len = head.len_bytes;
-                let backlog_after = (flow.backlog_bytes - len as u64).min(u32::MAX as u64) as u32;
-                let now_c = codel_time(now);
-                let drop =
-                    cv.should_drop(Some(head), backlog_after, codel, &mut stats.codel, now_c);
-                if !drop && codel.ce_threshold.is_none() {
-                    // CoDel lets the head go unchanged (see above).
-                    cv.dropping = false;
-                    break (Taken::InPlace(core.unlink_head(flow, backlog)), i);
-                }
-                let queue = FlowQueue {
-                    core: &mut *core,
-                    flow,
-                    backlog: &mut *backlog,
-                    drops: &mut *drops,
-                };
-                codel_full_path(queue, cv, codel, &mut stats.codel, now_c, drop)
+            let mut queue = FlowQueue {
+                core: &mut *core,
+                flow: &mut flows[i as usize],
+                backlog: &mut *backlog,
+                drops: &mut *drops,
             };
+            let packet = cvars[i as usize].dequeue(&mut queue, codel, &mut stats.codel, now);
             match packet {
                 None => {
                     // Force a pass through old_flows to prevent starvation.
@@ -867,31 +784,23 @@ impl Fq {
                         f.owner = NIL;
                     }
                 }
-                Some(p) => break (Taken::Moved(p), i),
+                Some(p) => {
+                    // The flow pays for what it sends.
+                    flows[i as usize].deficit -= p.len_bytes as i64;
+                    stats.tx_bytes += p.len_bytes as u64;
+                    stats.tx_packets += 1;
+                    return Some(p);
+                }
             }
-        };
-        // One call of `sink` for both ways, so that it is inlined here.
-        let mut moved;
-        let p = match taken {
-            Taken::InPlace(idx) => &mut core.nodes[idx as usize].packet,
-            Taken::Moved(p) => {
-                moved = p;
-                &mut moved
-            }
-        };
-        // The flow pays for what it sends.
-        flows[i as usize].deficit -= p.len_bytes as i64;
-        stats.tx_bytes += p.len_bytes as u64;
-        stats.tx_packets += 1;
-        Some(sink(p))
+        }
     }
 
     /// `fq_tin_reset` (as used by `ieee80211_txq_purge`): remove every packet of the
     /// tin, appending them to `purged` in flow-list order, and release its flows.
     /// CoDel state is kept (the kernel does not reset `cvars` either) and no counter
     /// other than the backlog changes; the caller decides what a purge means.
-    pub fn reset_tin(&mut self, tin: TinId, purged: &mut Vec<Packet>) {
-        let t = tin.0 as usize;
+    pub fn reset_tin(&mut self, tin: TxqId, purged: &mut Vec<Packet>) {
+        let t = tin.index();
         let Tin {
             new_flows,
             old_flows,
@@ -914,58 +823,25 @@ impl Fq {
             f.listed = false;
             f.owner = NIL;
         }
-        self.listed[t / 64] &= !(1 << (t % 64));
+        self.busy.remove(tin);
     }
 
     /// The tin has no flow on its `new_flows` or `old_flows` list: [`Fq::dequeue`]
     /// returns `None` at once and changes nothing. (A tin with no packets may still list
     /// flows that a dequeue would release.)
-    pub fn tin_idle(&self, tin: TinId) -> bool {
-        let t = tin.0 as usize;
-        self.listed[t / 64] & (1 << (t % 64)) == 0
+    pub fn tin_idle(&self, tin: TxqId) -> bool {
+        !self.busy.contains(tin)
     }
 
-    /// Some tin whose bit is set in `pattern` (applied to every 64 tins, as in
-    /// [`Fq::next_busy_tin`]) is not idle ([`Fq::tin_idle`]). When this says false,
-    /// `next_busy_tin` with that pattern finds nothing over any range and mask: a
-    /// caller about to search can skip the search (and its setup) at the cost of a
-    /// look at the bitmap (one word for up to 8 stations of 8 tins).
-    #[inline]
-    pub fn any_busy(&self, pattern: u64) -> bool {
-        self.listed.iter().any(|&w| w & pattern != 0)
+    /// The tins that are not idle ([`Fq::tin_idle`]), as a set of TXQs to search.
+    pub fn busy_tins(&self) -> &TxqSet {
+        &self.busy
     }
 
-    /// The first tin in `from..end` that is not idle ([`Fq::tin_idle`]) and whose bit
-    /// is set in `pattern`, applied to every 64 tins (bit `i` stands for the tins
-    /// numbered `i` modulo 64), and in `mask(w)` for the tins `64 w..64 w + 64`: e.g.
-    /// a caller that added 8 tins per station picks TIDs with the pattern and stations
-    /// with the mask. Tins are numbered in the order [`Fq::add_tin`] returned them.
-    pub fn next_busy_tin(
-        &self,
-        from: u32,
-        end: u32,
-        pattern: u64,
-        mask: impl Fn(usize) -> u64,
-    ) -> Option<TinId> {
-        let end = end.min(self.tins.len() as u32);
-        let mut t = from;
-        while t < end {
-            let w = (t / 64) as usize;
-            let bits = self.listed[w] & pattern & mask(w) & (u64::MAX << (t % 64));
-            if bits != 0 {
-                let found = w as u32 * 64 + bits.trailing_zeros();
-                return (found < end).then_some(TinId(found));
-            }
-            t = (w as u32 + 1) * 64;
-        }
-        None
-    }
-
-    /// `(packets, bytes)` queued in a tin (`tin->backlog_packets`, `backlog_bytes`;
+    /// What a tin holds (`tin->backlog_packets`, `backlog_bytes`;
     /// `ieee80211_txq_get_depth` without the frags queue, reference §3.6).
-    pub fn tin_backlog(&self, tin: TinId) -> (u32, u64) {
-        let b = self.tins[tin.0 as usize].backlog;
-        (b.packets, b.bytes)
+    pub fn tin_backlog(&self, tin: TxqId) -> Backlog {
+        self.tins[tin.index()].backlog
     }
 
     /// Packets queued over all tins (`fq->backlog`, compared with `limit`).
@@ -980,8 +856,8 @@ impl Fq {
     }
 
     /// A tin's counters (reference §3.1, §2.3).
-    pub fn tin_stats(&self, tin: TinId) -> TinStats {
-        self.tins[tin.0 as usize].stats
+    pub fn tin_stats(&self, tin: TxqId) -> TinStats {
+        self.tins[tin.index()].stats
     }
 
     /// The radio-wide counters and current levels.
@@ -995,23 +871,22 @@ impl Fq {
 
     /// The tin owning global flow `index` (`flows[index].tin`), if any. For
     /// inspection and tests; `index` must be below `params().flows`.
-    pub fn flow_owner(&self, index: u32) -> Option<TinId> {
+    pub fn flow_owner(&self, index: u32) -> Option<TxqId> {
         assert!(index < self.params.flows, "flow index {index} out of range");
         let o = self.flow(index).map_or(NIL, |f| f.owner);
-        (o != NIL).then_some(TinId(o))
+        (o != NIL).then_some(TxqId::from_index(o as usize))
     }
 
-    /// `(packets, bytes)` queued in global flow `index` (`flow->backlog`).
-    pub fn flow_backlog(&self, index: u32) -> (u32, u64) {
+    /// What global flow `index` holds (`flow->backlog`).
+    pub fn flow_backlog(&self, index: u32) -> Backlog {
         assert!(index < self.params.flows, "flow index {index} out of range");
-        self.flow(index)
-            .map_or((0, 0), |f| (f.qlen, f.backlog_bytes))
+        self.flow(index).map_or(Backlog::default(), Flow::backlog)
     }
 
-    /// `(packets, bytes)` queued in a tin's default (collision) flow.
-    pub fn default_flow_backlog(&self, tin: TinId) -> (u32, u64) {
-        self.flow(self.default_slot(tin.0 as usize))
-            .map_or((0, 0), |f| (f.qlen, f.backlog_bytes))
+    /// What a tin's default (collision) flow holds.
+    pub fn default_flow_backlog(&self, tin: TxqId) -> Backlog {
+        self.flow(self.default_slot(tin.index()))
+            .map_or(Backlog::default(), Flow::backlog)
     }
 }
 
@@ -1035,6 +910,10 @@ mod tests {
         p
     }
 
+    fn bl(packets: u32, bytes: u64) -> Backlog {
+        Backlog { packets, bytes }
+    }
+
     fn fq(policy: OverloadPolicy) -> Fq {
         Fq::new(FqParams::default(), policy)
     }
@@ -1043,41 +922,168 @@ mod tests {
         drops.iter().map(|(p, _)| p.id).collect()
     }
 
-    /// Topping a lone flow's deficit up at once gives the same packets, drops and
-    /// order as the quantum-at-a-time loop, through random enqueues (sizes up to
-    /// 1500 B, one to three flows per tin), dequeues and CoDel.
+    /// One flow of [`KernelTin`]: a FIFO with its DRR and CoDel state.
+    #[derive(Default)]
+    struct KernelFlow {
+        q: std::collections::VecDeque<Packet>,
+        bytes: u64,
+        deficit: i64,
+        listed: bool,
+        cvars: CodelVars,
+    }
+
+    /// A [`KernelFlow`]'s FIFO as CoDel sees it, dropping into `drops`.
+    struct KernelFlowQueue<'a> {
+        flow: &'a mut KernelFlow,
+        drops: &'a mut Vec<Dropped>,
+    }
+
+    impl CodelQueue for KernelFlowQueue<'_> {
+        fn dequeue(&mut self) -> Option<Packet> {
+            let p = self.flow.q.pop_front()?;
+            self.flow.bytes -= p.len_bytes as u64;
+            Some(p)
+        }
+        fn backlog_bytes(&self) -> u32 {
+            self.flow.bytes.min(u32::MAX as u64) as u32
+        }
+        fn drop(&mut self, p: Packet) {
+            self.drops.push((p, DropReason::Codel));
+        }
+    }
+
+    /// One tin written as `fq_tin_enqueue` / `fq_tin_dequeue` read (reference §3.4,
+    /// §3.5), for flows that never collide: plain FIFOs, `new_flows` and `old_flows` as
+    /// lists of flow numbers, and a flow at the head with no deficit getting one quantum
+    /// and going to the back of `old_flows`, one rotation per pass.
+    struct KernelTin {
+        flows: Vec<KernelFlow>,
+        new_flows: std::collections::VecDeque<usize>,
+        old_flows: std::collections::VecDeque<usize>,
+        quantum: i64,
+        codel_stats: CodelStats,
+    }
+
+    impl KernelTin {
+        fn new(n_flows: usize, quantum_bytes: u32) -> KernelTin {
+            KernelTin {
+                flows: (0..n_flows).map(|_| KernelFlow::default()).collect(),
+                new_flows: Default::default(),
+                old_flows: Default::default(),
+                quantum: quantum_bytes as i64,
+                codel_stats: CodelStats::default(),
+            }
+        }
+
+        fn enqueue(&mut self, now: Nanos, flow: usize, mut p: Packet) {
+            p.queued_at = now;
+            let f = &mut self.flows[flow];
+            f.bytes += p.len_bytes as u64;
+            f.q.push_back(p);
+            if !f.listed {
+                f.listed = true;
+                f.deficit = self.quantum;
+                self.new_flows.push_back(flow);
+            }
+        }
+
+        fn dequeue(
+            &mut self,
+            now: Nanos,
+            codel: &CodelParams,
+            drops: &mut Vec<Dropped>,
+        ) -> Option<Packet> {
+            loop {
+                let (from_new, k) = match (self.new_flows.front(), self.old_flows.front()) {
+                    (Some(&k), _) => (true, k),
+                    (None, Some(&k)) => (false, k),
+                    (None, None) => return None,
+                };
+                if self.flows[k].deficit <= 0 {
+                    self.flows[k].deficit += self.quantum;
+                    self.pop_head(from_new);
+                    self.old_flows.push_back(k);
+                    continue;
+                }
+                let f = &mut self.flows[k];
+                let mut cvars = std::mem::take(&mut f.cvars);
+                let mut queue = KernelFlowQueue { flow: f, drops };
+                let p = cvars.dequeue(&mut queue, codel, &mut self.codel_stats, now);
+                self.flows[k].cvars = cvars;
+                match p {
+                    Some(p) => {
+                        self.flows[k].deficit -= p.len_bytes as i64;
+                        return Some(p);
+                    }
+                    None if from_new && !self.old_flows.is_empty() => {
+                        self.new_flows.pop_front();
+                        self.old_flows.push_back(k);
+                    }
+                    None => {
+                        self.pop_head(from_new);
+                        self.flows[k].listed = false;
+                    }
+                }
+            }
+        }
+
+        /// Take the head flow off `new_flows` (`from_new`) or `old_flows`.
+        fn pop_head(&mut self, from_new: bool) {
+            if from_new {
+                self.new_flows.pop_front();
+            } else {
+                self.old_flows.pop_front();
+            }
+        }
+    }
+
+    /// fq's DRR++ (which tops a tin's lone flow up by all the quanta it needs at once)
+    /// serves what the kernel's one-quantum-per-pass loop serves ([`KernelTin`]): the
+    /// same packets, drops, order and CoDel counters, through random enqueues (40 to
+    /// 1500 B, one to three flows per tin, three tins), dequeues and CoDel drops.
     #[test]
-    fn lone_flow_top_up_matches_the_loop() {
-        let mut fast = Fq::new(FqParams::default(), OverloadPolicy::HalfFromFattest);
-        let tins: Vec<TinId> = (0..3).map(|_| fast.add_tin()).collect();
-        let mut slow = fast.clone();
-        slow.one_quantum_at_a_time = true;
+    fn drr_matches_the_kernels_quantum_at_a_time_loop() {
+        let mut fq = Fq::new(FqParams::default(), OverloadPolicy::HalfFromFattest);
+        let tins: Vec<TxqId> = (0..3).map(|_| fq.add_tin()).collect();
+        let mut kernel: Vec<KernelTin> = (0..3)
+            .map(|_| KernelTin::new(3, fq.params().quantum_bytes))
+            .collect();
         let mut rng = RngStream::new(5, StreamKind::Misc, 0);
         let codel = CodelParams::mac80211();
         let (mut d1, mut d2) = (Vec::new(), Vec::new());
+        let mut served = 0;
         for step in 0..50_000u64 {
-            let t = tins[(rng.next_u64() % 3) as usize];
+            let t = (rng.next_u64() % 3) as usize;
             let now = Nanos::from_us(step * 300);
             if rng.bernoulli(0.45) {
-                let hash = [11u32 << 20, 900 << 20, 3000 << 20][(rng.next_u64() % 3) as usize];
+                // Buckets apart per tin: flows never collide.
+                let k = (rng.next_u64() % 3) as usize;
+                let hash = bucket([11, 900, 3000][k] + t as u32, 0);
                 let len = 40 + (rng.next_u64() % 1461) as u32;
-                fast.enqueue(now, t, pkt(step, hash, len), &mut d1);
-                slow.enqueue(now, t, pkt(step, hash, len), &mut d2);
+                fq.enqueue(now, tins[t], pkt(step, hash, len), &mut d1);
+                kernel[t].enqueue(now, k, pkt(step, hash, len));
             } else {
-                let a = fast.dequeue(now, t, &codel, &mut d1).map(|p| p.id);
-                let b = slow.dequeue(now, t, &codel, &mut d2).map(|p| p.id);
+                let a = fq.dequeue(now, tins[t], &codel, &mut d1);
+                let b = kernel[t].dequeue(now, &codel, &mut d2);
                 assert_eq!(a, b, "step {step}");
+                served += a.is_some() as u32;
             }
-            assert_eq!(ids(&d1), ids(&d2));
+            assert_eq!(ids(&d1), ids(&d2), "step {step}");
         }
-        assert!(!d1.is_empty() || fast.backlog_packets() > 0);
+        for (t, k) in tins.iter().zip(&kernel) {
+            assert_eq!(fq.tin_stats(*t).codel, k.codel_stats);
+        }
+        assert!(
+            !d1.is_empty() && served > 10_000,
+            "{} drops, {served} served",
+            d1.len()
+        );
     }
 
     /// `tin_idle` says exactly when a dequeue would return nothing and change nothing
-    /// (no flow listed), `next_busy_tin` finds the non-idle tins in order and `any_busy`
-    /// says whether there is one for a pattern, through
+    /// (no flow listed), and `busy_tins` holds exactly the other tins, through
     /// enqueues, dequeues (with CoDel releasing emptied flows), overload drops and
-    /// resets.
+    /// resets. (Searching the set: `txq::tests::search_matches_a_scan`.)
     #[test]
     fn busy_tins_are_those_listing_a_flow() {
         let params = FqParams {
@@ -1085,7 +1091,7 @@ mod tests {
             ..FqParams::default()
         };
         let mut fq = Fq::new(params, OverloadPolicy::HalfFromFattest);
-        let tins: Vec<TinId> = (0..150).map(|_| fq.add_tin()).collect();
+        let tins: Vec<TxqId> = (0..150).map(|_| fq.add_tin()).collect();
         let mut rng = RngStream::new(3, StreamKind::Misc, 0);
         let mut drops = Vec::new();
         let codel = CodelParams::mac80211();
@@ -1106,26 +1112,12 @@ mod tests {
             }
             for (i, &tin) in tins.iter().enumerate() {
                 assert_eq!(fq.tin_idle(tin), lists_empty(&fq, i), "tin {i}");
+                assert_eq!(
+                    fq.busy_tins().contains(tin),
+                    !lists_empty(&fq, i),
+                    "tin {i}"
+                );
             }
-            let pattern = rng.next_u64();
-            let masks = [rng.next_u64(), rng.next_u64(), u64::MAX];
-            let from = (rng.next_u64() % 160) as u32;
-            let end = (rng.next_u64() % 160) as u32;
-            let expect = (from..end.min(150))
-                .find(|&i| {
-                    !lists_empty(&fq, i as usize)
-                        && pattern & (1 << (i % 64)) != 0
-                        && masks[i as usize / 64] & (1 << (i % 64)) != 0
-                })
-                .map(TinId);
-            assert_eq!(fq.next_busy_tin(from, end, pattern, |w| masks[w]), expect);
-            // `any_busy`: some tin of the pattern lists a flow, whatever the range.
-            let any = (0..150).any(|i| !lists_empty(&fq, i) && pattern & (1 << (i % 64)) != 0);
-            assert_eq!(fq.any_busy(pattern), any);
-            assert_eq!(
-                fq.next_busy_tin(0, 150, pattern, |_| u64::MAX).is_some(),
-                any
-            );
         }
     }
 
@@ -1168,7 +1160,7 @@ mod tests {
         let a = fq.add_tin();
         let mut drops = Vec::new();
         fq.enqueue(T0, a, pkt(1, bucket(1234, 99), 500), &mut drops);
-        assert_eq!(fq.flow_backlog(1234), (1, 500));
+        assert_eq!(fq.flow_backlog(1234), bl(1, 500));
         assert_eq!(fq.flow_owner(1234), Some(a));
         assert_eq!(fq.tin_stats(a).flows, 1);
     }
@@ -1186,13 +1178,13 @@ mod tests {
         assert_eq!(fq.tin_stats(b).collisions, 1);
         assert_eq!(fq.tin_stats(a).collisions, 0);
         assert_eq!(fq.stats().collisions, 1);
-        assert_eq!(fq.flow_backlog(5), (1, 1000));
-        assert_eq!(fq.default_flow_backlog(b), (1, 700));
+        assert_eq!(fq.flow_backlog(5), bl(1, 1000));
+        assert_eq!(fq.default_flow_backlog(b), bl(1, 700));
         assert_eq!(fq.tin_stats(b).flows, 1); // the default flow was unowned
-        assert_eq!(fq.tin_backlog(b), (1, 700));
+        assert_eq!(fq.tin_backlog(b), bl(1, 700));
         // Same tin, same bucket: shares the global flow, no collision.
         fq.enqueue(T0, a, pkt(3, bucket(5, 3), 100), &mut drops);
-        assert_eq!(fq.flow_backlog(5), (2, 1100));
+        assert_eq!(fq.flow_backlog(5), bl(2, 1100));
         assert_eq!(fq.tin_stats(a).collisions, 0);
         // b's packet comes out of its default flow.
         assert_eq!(fq.dequeue(T0, b, &codel, &mut drops).unwrap().id, 2);
@@ -1201,7 +1193,7 @@ mod tests {
         // a sends its two packets; the flow stays owned while still listed.
         assert_eq!(fq.dequeue(T0, a, &codel, &mut drops).unwrap().id, 1);
         assert_eq!(fq.dequeue(T0, a, &codel, &mut drops).unwrap().id, 3);
-        assert_eq!(fq.flow_backlog(5), (0, 0));
+        assert_eq!(fq.flow_backlog(5), bl(0, 0));
         assert_eq!(fq.flow_owner(5), Some(a));
         fq.enqueue(T0, b, pkt(4, bucket(5, 4), 100), &mut drops);
         assert_eq!(fq.tin_stats(b).collisions, 2);
@@ -1212,7 +1204,7 @@ mod tests {
         fq.enqueue(T0, b, pkt(5, bucket(5, 5), 100), &mut drops);
         assert_eq!(fq.tin_stats(b).collisions, 2);
         assert_eq!(fq.flow_owner(5), Some(b));
-        assert_eq!(fq.flow_backlog(5), (1, 100));
+        assert_eq!(fq.flow_backlog(5), bl(1, 100));
         assert!(drops.is_empty());
     }
 
@@ -1296,7 +1288,7 @@ mod tests {
 
     /// Tin A: flow F1 with 3000 × 1400 B (more bytes); tin B: flow F2 with 5192 × 200 B
     /// (more packets). 8192 packets in all, 10.6 MB of truesize (under 16 MiB).
-    fn fill_two_tins(fq: &mut Fq) -> (TinId, TinId) {
+    fn fill_two_tins(fq: &mut Fq) -> (TxqId, TxqId) {
         let a = fq.add_tin();
         let b = fq.add_tin();
         let mut drops = Vec::new();
@@ -1330,8 +1322,8 @@ mod tests {
         assert_eq!(fq.tin_stats(b).overlimit, 0);
         let s = fq.stats();
         assert_eq!((s.overlimit, s.overmemory, s.overload_drops), (5, 0, 5));
-        assert_eq!(fq.flow_backlog(10), (2995, 2995 * 1400));
-        assert_eq!(fq.tin_backlog(a), (2995, 2995 * 1400));
+        assert_eq!(fq.flow_backlog(10), bl(2995, 2995 * 1400));
+        assert_eq!(fq.tin_backlog(a), bl(2995, 2995 * 1400));
     }
 
     #[test]
@@ -1539,9 +1531,9 @@ mod tests {
         }
     }
 
-    /// fq's CoDel, which checks a flow's head in place and takes it only when CoDel
-    /// acts on it, gives what `codel_dequeue` on the flow's FIFO gives: the same
-    /// packets (with the same ECN marks), the same drops, the same CoDel state, with
+    /// fq's CoDel on a tin's lone flow gives what `codel_dequeue` on the flow's FIFO
+    /// gives: the same packets (with the same ECN marks), the same drops, the same
+    /// CoDel state, with
     /// ECN on and off, with and without a CE threshold, across bursts and standing
     /// queues that go in and out of the dropping state.
     #[test]
@@ -1722,7 +1714,7 @@ mod tests {
             memory_limit_bytes: 250_000,
         };
         let mut fq = Fq::new(params, policy);
-        let tins: Vec<TinId> = (0..6).map(|_| fq.add_tin()).collect();
+        let tins: Vec<TxqId> = (0..6).map(|_| fq.add_tin()).collect();
         let mut rng = RngStream::new(seed, StreamKind::Misc, 1);
         let hashes: Vec<u32> = (0..40).map(|_| rng.next_u64() as u32).collect();
         let codel = [
@@ -1796,7 +1788,7 @@ mod tests {
                 &mut mem,
             );
             for (i, &tin) in tins.iter().enumerate() {
-                assert_eq!(fq.tin_backlog(tin), (tin_pkts[i], tin_bytes[i]));
+                assert_eq!(fq.tin_backlog(tin), bl(tin_pkts[i], tin_bytes[i]));
             }
             assert_eq!(fq.backlog_packets(), tin_pkts.iter().sum::<u32>());
             assert_eq!(fq.memory_usage(), mem);
@@ -1823,7 +1815,7 @@ mod tests {
                 &mut tin_pkts,
                 &mut mem,
             );
-            assert_eq!(fq.tin_backlog(tin), (0, 0));
+            assert_eq!(fq.tin_backlog(tin), bl(0, 0));
         }
         assert_eq!((fq.backlog_packets(), fq.memory_usage(), mem), (0, 0, 0));
         assert!(state.iter().all(|s| !matches!(s, State::Queued(_))));
@@ -1874,7 +1866,7 @@ mod tests {
             purged.iter().map(|p| p.id).collect::<Vec<_>>(),
             vec![0, 1, 2, 3, 4]
         );
-        assert_eq!(fq.tin_backlog(a), (0, 0));
+        assert_eq!(fq.tin_backlog(a), bl(0, 0));
         assert_eq!(fq.backlog_packets(), 1);
         assert_eq!(fq.memory_usage(), pkt(9, 0, 100).truesize_bytes() as u64);
         assert!((0..5).all(|i| fq.flow_owner(i).is_none()));

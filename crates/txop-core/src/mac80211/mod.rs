@@ -1,6 +1,7 @@
 //! mac80211's transmit path: flow queueing with CoDel per TXQ, DSCP classification,
 //! airtime scheduling, airtime queue limits (AQL) and the byte-based DQL alternative;
-//! background software scanning and power save.
+//! background software scanning and power save; the numbering of a node's TXQs
+//! ([`txq`]).
 
 pub mod aql;
 pub mod classify;
@@ -9,3 +10,4 @@ pub mod fq;
 pub mod powersave;
 pub mod scan;
 pub mod scheduler;
+pub mod txq;

@@ -37,11 +37,14 @@ pub const PS_POLL_BYTES: u32 = 20;
 /// `k`-th beacon (k ≥ 1) at `k × interval`; every `dtim_period`-th one is a DTIM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BeaconClock {
+    /// Beacon interval.
     pub interval: Nanos,
+    /// Every this many beacons is a DTIM.
     pub dtim_period: u8,
 }
 
 impl BeaconClock {
+    /// A clock of `interval_tu` time units (1024 µs) and DTIM period `dtim_period`.
     pub fn new(interval_tu: u16, dtim_period: u8) -> BeaconClock {
         BeaconClock {
             interval: TU * interval_tu as u64,
@@ -165,6 +168,7 @@ impl Default for PowerSaveConfig {
 }
 
 impl PowerSaveConfig {
+    /// The one-line error naming the bad `power_save` key, if any.
     pub fn validate(&self) -> Result<(), String> {
         if self.wake_every_beacons == 0 {
             return Err("power_save.wake_every_beacons: must be at least 1".into());
@@ -194,9 +198,12 @@ pub enum PsState {
 /// What the station must do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PsAction {
+    /// Send a null-data frame with this power-management bit.
     SendNullData {
+        /// PM=1: going to doze; PM=0: awake.
         pm: bool,
     },
+    /// Send a PS-Poll for one buffered frame (static power save).
     SendPsPoll,
     /// Turn the radio off (it neither sends nor receives).
     Doze,
@@ -209,13 +216,17 @@ pub struct PsStats {
     pub doze_ns: u64,
     /// Times the station went to sleep after its PM=1 was acknowledged.
     pub dozes: u64,
+    /// Beacons the station woke for and received.
     pub beacons_heard: u64,
     /// Beacons whose TIM showed frames for the station.
     pub tim_wakeups: u64,
+    /// Null-data frames sent.
     pub null_frames: u64,
+    /// PS-Polls sent.
     pub ps_polls: u64,
     /// Frames the AP buffered for the station, and those it dropped from its buffer.
     pub ap_buffered: u64,
+    /// Frames the AP dropped from its buffer for the station.
     pub ap_buffer_drops: u64,
 }
 
@@ -232,6 +243,7 @@ pub struct StaPowerSave {
 }
 
 impl StaPowerSave {
+    /// A station awake at `now`, with its dynamic timeout counting from then.
     pub fn new(cfg: PowerSaveConfig, now: Nanos) -> StaPowerSave {
         StaPowerSave {
             cfg,
@@ -241,10 +253,12 @@ impl StaPowerSave {
         }
     }
 
+    /// The settings.
     pub fn config(&self) -> &PowerSaveConfig {
         &self.cfg
     }
 
+    /// Where the station is.
     pub fn state(&self) -> PsState {
         self.state
     }

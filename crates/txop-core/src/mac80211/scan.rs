@@ -58,6 +58,7 @@ pub enum ScanPolicy {
 }
 
 impl ScanPolicy {
+    /// The name used in scenario files.
     pub fn name(self) -> &'static str {
         match self {
             ScanPolicy::Legacy => "legacy",
@@ -92,8 +93,11 @@ pub struct ScanChannel {
 /// The bands a scan covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanBands {
+    /// 2.4 GHz only.
     Ghz2_4,
+    /// 5 GHz only.
     Ghz5,
+    /// 2.4 GHz, then 5 GHz.
     Both,
 }
 
@@ -144,6 +148,7 @@ impl ScanBands {
         }
     }
 
+    /// The name used in scenario files.
     pub fn name(self) -> &'static str {
         match self {
             ScanBands::Ghz2_4 => "2.4",
@@ -157,7 +162,9 @@ impl ScanBands {
 /// (`while true; do iw dev wlan0 scan; sleep 3; done` in seed 000).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScanConfig {
+    /// Which kernel's rules decide when to leave and return.
     pub policy: ScanPolicy,
+    /// The bands scanned.
     pub bands: ScanBands,
     /// When the first scan is requested.
     pub start: Nanos,
@@ -201,6 +208,7 @@ impl ScanConfig {
         }
     }
 
+    /// The one-line error naming the bad `scan` key, if any.
     pub fn validate(&self) -> Result<(), String> {
         if self.listen_interval == 0 {
             return Err("scan.listen_interval: must be at least 1".into());
@@ -220,7 +228,12 @@ impl ScanConfig {
 pub enum ScanAction {
     /// Send a null-data frame with this PM bit; report its completion with
     /// [`Scanner::null_done`] when `wait` (the scanner does not go on before).
-    SendNullData { pm: bool, wait: bool },
+    SendNullData {
+        /// PM=1: leaving; PM=0: back.
+        pm: bool,
+        /// Report the frame's completion before the scanner goes on.
+        wait: bool,
+    },
     /// The radio leaves the operating channel: it neither sends nor receives there.
     LeaveChannel,
     /// The radio is back on the operating channel.
@@ -230,6 +243,7 @@ pub enum ScanAction {
 /// Counters of one station's scans.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ScanStats {
+    /// Scans requested and started.
     pub scans_started: u32,
     /// Scans that went through every channel.
     pub scans_completed: u32,
@@ -245,6 +259,7 @@ pub struct ScanStats {
     pub excursions: u32,
     /// Longest single excursion.
     pub max_excursion_ns: u64,
+    /// Channels visited (probed or listened to).
     pub channels_scanned: u32,
 }
 
@@ -265,11 +280,18 @@ impl ScanStats {
 /// the radio: after retuning back, and at the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanState {
+    /// `SCAN_DECISION`: go to the next channel, return to the operating channel, or
+    /// finish.
     Decision,
+    /// `SCAN_SET_CHANNEL`: retune to the next channel.
     SetChannel,
+    /// `SCAN_SEND_PROBE`: send the probe request on an active channel.
     SendProbe,
+    /// `SCAN_SUSPEND`: go back to the operating channel for a while.
     Suspend,
+    /// `SCAN_RESUME`: leave the operating channel again.
     Resume,
+    /// `SCAN_ABORT`: a low-priority scan gives up for pending TX.
     Abort,
     /// Retuned to the operating channel on SUSPEND; the 200 ms stay starts.
     SuspendReturned,
@@ -335,10 +357,12 @@ impl Scanner {
         }
     }
 
+    /// The settings.
     pub fn config(&self) -> &ScanConfig {
         &self.cfg
     }
 
+    /// The counters so far.
     pub fn stats(&self) -> &ScanStats {
         &self.stats
     }

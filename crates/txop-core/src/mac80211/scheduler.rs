@@ -71,6 +71,7 @@
 //! Determinism: all state is in `Vec`, `VecDeque` and `BTreeMap`; no hash iteration.
 
 use crate::mac::edca::Ac;
+use crate::mac80211::txq::{LinkId, Tid, TxqKey};
 use crate::Nanos;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -112,31 +113,6 @@ const RECIPROCAL_DIVISOR_64: u64 = 1 << RECIPROCAL_SHIFT_64;
 const RECIPROCAL_SHIFT_64: u32 = 32;
 /// Airtime is scaled by 2^8 so that the unit weight is 256 (5.14 `airtime <<= 8`).
 const WEIGHT_SHIFT: u32 = 8;
-
-/// Identifies a TXQ (reference §4.1): a station's per-TID TXQ, or the vif TXQ that carries
-/// multicast and station-less frames (`sta: None`, conventionally `tid: 0`, AC BE).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct TxqKey {
-    /// The station index, or `None` for the vif (multicast) TXQ (§4.1).
-    pub sta: Option<u16>,
-    /// The TID (0–15 data, 16 the management TXQ; reference §4.1).
-    pub tid: u8,
-}
-
-impl TxqKey {
-    /// A station's TXQ for `tid` (reference §4.1).
-    pub const fn station(sta: u16, tid: u8) -> TxqKey {
-        TxqKey {
-            sta: Some(sta),
-            tid,
-        }
-    }
-
-    /// The vif (multicast / no-station) TXQ: BE, TID 0 (reference §4.1).
-    pub const fn vif() -> TxqKey {
-        TxqKey { sta: None, tid: 0 }
-    }
-}
 
 /// Which scheduler generation runs (reference §5, timeline §13).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -222,6 +198,24 @@ pub enum MayTransmitAqlCheck {
     Flipped,
 }
 
+/// Airtime reported for a station ([`Scheduler::airtime`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Airtime {
+    /// Transmit airtime, µs.
+    pub tx_us: u64,
+    /// Receive airtime, µs.
+    pub rx_us: u64,
+}
+
+/// What [`Scheduler::may_transmit_asking`] was told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MayTransmitAnswers {
+    /// Asks that were refused.
+    pub refusals: u32,
+    /// The ask after those refusals allowed the TXQ (false: every ask refused).
+    pub allowed: bool,
+}
+
 /// Scheduler configuration (reference §5.1 `airtime_flags`, §12 item 1 quantum shift).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -285,9 +279,16 @@ pub fn ac_aql_limit_us(n_active_txqs: usize, limit_low_us: u32, limit_high_us: u
     .wrapping_add(limit_high_us)
 }
 
-/// Position of a TXQ in the virtual-time tree: (`v_t`, tie-break). Tie-breaks decrease
-/// with each fresh insertion so that a new TXQ sorts before TXQs with an equal `v_t`.
-type VtKey = (u64, i64);
+/// Position of a TXQ in the virtual-time tree: by `v_t`, then by tie-break. Tie-breaks
+/// decrease with each fresh insertion so that a new TXQ sorts before TXQs with an
+/// equal `v_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct VtKey {
+    /// The virtual time of the TXQ's station (or the vif), virtual µs.
+    v_t: u64,
+    /// Order among equal `v_t`s (smaller first).
+    tiebreak: i64,
+}
 
 /// `struct airtime_info`: one station's (or the vif's) airtime state on one AC.
 #[derive(Clone, Debug)]
@@ -366,58 +367,36 @@ struct TxqState {
     has_data: bool,
 }
 
-/// The scheduler's per-TXQ states, indexed by station and TID (a TXQ's state exists from
-/// the first call that names it). Looked up on every enqueue, dequeue and completion, so
-/// it is a table rather than an ordered map; nothing iterates it in key order.
+/// The scheduler's per-TXQ states (a TXQ's state exists from the first call that names
+/// it), by [`TxqKey::index`]. Looked up on every enqueue, dequeue and completion, so it
+/// is a table rather than an ordered map; nothing iterates it in key order.
 #[derive(Clone, Debug, Default)]
 struct TxqTable {
-    /// Per station, per TID (grown to the largest TID used).
-    stas: Vec<Vec<Option<TxqState>>>,
-    /// The vif TXQ(s), per TID.
-    vif: Vec<Option<TxqState>>,
+    /// Per TXQ (grown to the largest used).
+    slots: Vec<Option<TxqState>>,
 }
 
 impl TxqTable {
-    fn slots(&self, sta: Option<u16>) -> Option<&Vec<Option<TxqState>>> {
-        match sta {
-            Some(s) => self.stas.get(s as usize),
-            None => Some(&self.vif),
-        }
-    }
-
     fn get(&self, txq: &TxqKey) -> Option<&TxqState> {
-        self.slots(txq.sta)?.get(txq.tid as usize)?.as_ref()
+        self.slots.get(txq.index())?.as_ref()
     }
 
     fn get_mut(&mut self, txq: &TxqKey) -> Option<&mut TxqState> {
-        let slots = match txq.sta {
-            Some(s) => self.stas.get_mut(s as usize)?,
-            None => &mut self.vif,
-        };
-        slots.get_mut(txq.tid as usize)?.as_mut()
+        self.slots.get_mut(txq.index())?.as_mut()
     }
 
     /// The state of `txq`, created with `new()` if it has none.
     fn get_or_insert_with(&mut self, txq: TxqKey, new: impl FnOnce() -> TxqState) -> &mut TxqState {
-        let slots = match txq.sta {
-            Some(s) => {
-                if self.stas.len() <= s as usize {
-                    self.stas.resize_with(s as usize + 1, Vec::new);
-                }
-                &mut self.stas[s as usize]
-            }
-            None => &mut self.vif,
-        };
-        let t = txq.tid as usize;
-        if slots.len() <= t {
-            slots.resize_with(t + 1, || None);
+        let slot = txq.index();
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
         }
-        slots[t].get_or_insert_with(new)
+        self.slots[slot].get_or_insert_with(new)
     }
 
     /// The states of station `sta`'s TXQs.
-    fn station(&self, sta: u16) -> impl Iterator<Item = &TxqState> {
-        self.stas.get(sta as usize).into_iter().flatten().flatten()
+    fn station(&self, sta: LinkId) -> impl Iterator<Item = &TxqState> {
+        Tid::all().filter_map(move |tid| self.get(&TxqKey::station(sta, tid)))
     }
 }
 
@@ -463,10 +442,10 @@ impl AcState {
         self.weight_sum_reciprocal = RECIPROCAL_DIVISOR_64.checked_div(weight_sum).unwrap_or(0);
     }
 
-    /// Take `txq` off the lists it is on (each holds it at most once). The TXQ taken
-    /// off is usually the head of `list` (the one the firmware was just allowed to
-    /// serve), so that is checked first: popping it is what finding it at position 0
-    /// and removing it does; an empty `new_list` (every kind but ath9k) needs no search.
+    /// Take `txq` off the lists it is on (each holds it at most once).
+    // perf: the TXQ taken off is usually the head of `list` (the one the firmware was
+    // just allowed to serve), so that is checked first; an empty `new_list` (every kind
+    // but ath9k) needs no search.
     #[inline]
     fn remove_from_lists(&mut self, txq: TxqKey) {
         if self.list.front() == Some(&txq) {
@@ -526,13 +505,13 @@ impl Scheduler {
     /// [`SchedulerKind::VirtualTime`] the new weight is applied per AC and, if the station
     /// has a scheduled TXQ on that AC, the weight sum is recomputed at once, at the latest
     /// time seen by the scheduler (`sta_apply_airtime_params`). ath9k had no weights.
-    pub fn set_weight(&mut self, sta: u16, weight: u16) {
+    pub fn set_weight(&mut self, sta: LinkId, weight: u16) {
         if weight == 0 {
             return;
         }
         self.ensure_sta(sta);
         for ac in Ac::ALL {
-            let air = &mut self.stas[sta as usize][ac.index()];
+            let air = &mut self.stas[sta.index()][ac.index()];
             if air.weight == weight {
                 continue;
             }
@@ -550,9 +529,9 @@ impl Scheduler {
     }
 
     /// A station's airtime weight (§5.1).
-    pub fn weight(&self, sta: u16) -> u16 {
+    pub fn weight(&self, sta: LinkId) -> u16 {
         self.stas
-            .get(sta as usize)
+            .get(sta.index())
             .map_or(DEFAULT_AIRTIME_WEIGHT, |s| s[0].weight)
     }
 
@@ -565,32 +544,14 @@ impl Scheduler {
     /// - Ath9kDrr: list it on the new (deficit > 0) or old list if not listed.
     #[inline]
     pub fn schedule_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
-        if matches!(
-            self.params.kind,
-            SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql
-        ) {
-            // Every packet enqueued calls this, and its TXQ is usually listed already:
-            // then the list kinds only mark it as having data (what `touch`, and
-            // `drr_schedule`'s early return, come to), with one table lookup.
-            if let Some(st) = self.txqs.get_mut(&txq).filter(|st| st.listed) {
-                debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
-                st.has_data = true;
-                self.last_now = self.last_now.max(now);
-                return;
-            }
-        }
-        self.schedule_txq_slow(now, txq, ac);
-    }
-
-    /// [`Scheduler::schedule_txq`] past its fast path (kept out of line so that the
-    /// fast path can be inlined into the enqueue).
-    #[inline(never)]
-    fn schedule_txq_slow(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
-        self.touch(now, txq, ac);
-        self.state_mut(txq).has_data = true;
+        let st = self.touch(now, txq, ac);
+        st.has_data = true;
+        let listed = st.listed;
         match self.params.kind {
             SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql => {
-                self.drr_schedule(now, txq, ac, true, &|_| 0)
+                if !listed {
+                    self.drr_schedule(now, txq, ac, true, &|_| 0);
+                }
             }
             SchedulerKind::VirtualTime => self.vt_schedule(now, txq, ac),
             SchedulerKind::Ath9kDrr => self.ath_queue(txq, ac),
@@ -637,7 +598,7 @@ impl Scheduler {
         now: Nanos,
         ac: Ac,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) -> Option<TxqKey> {
         self.last_now = self.last_now.max(now);
         match self.params.kind {
@@ -664,45 +625,16 @@ impl Scheduler {
         txq: TxqKey,
         ac: Ac,
         has_data: bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) {
-        let kind = self.params.kind;
-        if matches!(
-            kind,
-            SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql
-        ) {
-            // Called after every PPDU the firmware builds, for a TXQ whose state
-            // exists: what `touch`, the `has_data` update and `drr_schedule` do, with
-            // one table lookup instead of four.
-            if let Some(st) = self.txqs.get_mut(&txq) {
-                debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
-                st.has_data = has_data;
-                self.last_now = self.last_now.max(now);
-                if st.listed {
-                    return;
-                }
-                // `drr_insert` with the state at hand (one lookup fewer).
-                drr_insert(
-                    &self.params,
-                    &mut self.stas,
-                    &mut self.acs,
-                    st,
-                    DrrInsert {
-                        now,
-                        txq,
-                        ac,
-                        has_queue: has_data,
-                    },
-                    aql_pending_us,
-                );
-                return;
-            }
-        }
-        self.touch(now, txq, ac);
-        self.state_mut(txq).has_data = has_data;
-        match kind {
+        let st = self.touch(now, txq, ac);
+        st.has_data = has_data;
+        let listed = st.listed;
+        match self.params.kind {
             SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql => {
-                self.drr_schedule(now, txq, ac, has_data, aql_pending_us)
+                if !listed {
+                    self.drr_schedule(now, txq, ac, has_data, aql_pending_us);
+                }
             }
             SchedulerKind::VirtualTime => {
                 if !has_data {
@@ -747,7 +679,7 @@ impl Scheduler {
         txq: TxqKey,
         ac: Ac,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
         ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> bool {
         self.touch(now, txq, ac);
@@ -760,19 +692,73 @@ impl Scheduler {
         }
     }
 
-    /// How many times in a row [`Scheduler::may_transmit`] would refuse `txq` if asked
-    /// again and again with nothing else happening in between, when that is easy to
-    /// know: a DRR kind, `txq` a station TXQ alone on its AC's list, the per-AC AQL check
-    /// not letting it through at once (DrrAql, [`MayTransmitAqlCheck`]). Each refusal then only tops its deficit up by its quantum,
-    /// so it takes `ceil(−deficit / quantum)` of them. `None` when the shortcut does not
-    /// apply (ask [`Scheduler::may_transmit`] itself). A firmware that keeps asking uses
-    /// [`Scheduler::refuse`] to take them all at once.
-    #[inline]
-    pub fn refusals_in_a_row(
+    /// [`Scheduler::may_transmit`] asked for `txq` again and again, with nothing else
+    /// happening in between, until it allows or `max_asks` asks have been made: what a
+    /// firmware does with the one TXQ it has to serve. Leaves the scheduler as that many
+    /// calls of `may_transmit` would, and says how many refused and whether the last
+    /// one allowed.
+    // `may_transmit`'s arguments and the budget of asks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn may_transmit_asking(
+        &mut self,
+        now: Nanos,
+        txq: TxqKey,
+        ac: Ac,
+        max_asks: u32,
+        aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
+        ac_over_limit: &dyn Fn(usize) -> bool,
+    ) -> MayTransmitAnswers {
+        let mut refusals = 0;
+        while refusals < max_asks {
+            // perf: a refusal of a station TXQ alone on a DRR list only tops its
+            // deficit up by its quantum, so the refusals to come are taken at once
+            // (a saturating station is refused a few times per exchange).
+            if let Some(to_come) = self.refusals_to_come(txq, ac, ac_over_limit) {
+                let k = to_come.min(max_asks - refusals);
+                if k > 0 {
+                    let sta = txq.sta.expect("a station TXQ");
+                    let q = self.quantum(sta, ac);
+                    self.touch(now, txq, ac);
+                    self.stas[sta.index()][ac.index()].deficit += q * k as i64;
+                    refusals += k;
+                }
+                if refusals == max_asks {
+                    break;
+                }
+                // None to come: the next ask allows it, taking it off the list.
+                self.last_now = self.last_now.max(now);
+                self.acs[ac.index()].remove_from_lists(txq);
+                self.state_mut(txq).listed = false;
+                return MayTransmitAnswers {
+                    refusals,
+                    allowed: true,
+                };
+            }
+            if self.may_transmit(now, txq, ac, aql_eligible, aql_pending_us, ac_over_limit) {
+                return MayTransmitAnswers {
+                    refusals,
+                    allowed: true,
+                };
+            }
+            refusals += 1;
+        }
+        MayTransmitAnswers {
+            refusals,
+            allowed: false,
+        }
+    }
+
+    /// How many times in a row [`Scheduler::may_transmit`] would refuse `txq`, when
+    /// each refusal only tops its deficit up: a DRR kind, `txq` a station TXQ alone on
+    /// its AC's list, the per-AC AQL check not letting it through at once (DrrAql,
+    /// [`MayTransmitAqlCheck`]). That takes `ceil(−deficit / quantum)` refusals. `None`
+    /// in every other case.
+    fn refusals_to_come(
         &self,
         txq: TxqKey,
         ac: Ac,
-        ac_over_limit: &impl Fn(usize) -> bool,
+        ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> Option<u32> {
         let kind = self.params.kind;
         if !matches!(kind, SchedulerKind::Drr | SchedulerKind::DrrAql) {
@@ -786,7 +772,7 @@ impl Scheduler {
         if kind == SchedulerKind::DrrAql && self.aql_check_allows(ac_over_limit(1)) {
             return None;
         }
-        let deficit = self.stas.get(sta as usize)?[ac.index()].deficit;
+        let deficit = self.stas.get(sta.index())?[ac.index()].deficit;
         let q = self.quantum(sta, ac);
         if deficit >= 0 {
             return Some(0);
@@ -795,34 +781,6 @@ impl Scheduler {
             return None;
         }
         u32::try_from((-deficit + q - 1) / q).ok()
-    }
-
-    /// [`Scheduler::may_transmit`] for `txq` at `now` right after
-    /// [`Scheduler::refusals_in_a_row`] said 0 for it (nothing changed in between): it is
-    /// alone on its AC's list with a deficit `>= 0` (and not let through by the AQL check),
-    /// so it is allowed and taken off the list, without the walk and the checks.
-    pub fn allow_alone(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
-        self.last_now = self.last_now.max(now);
-        debug_assert!(matches!(
-            self.params.kind,
-            SchedulerKind::Drr | SchedulerKind::DrrAql
-        ));
-        debug_assert_eq!(self.acs[ac.index()].list.front(), Some(&txq));
-        self.acs[ac.index()].remove_from_lists(txq);
-        self.state_mut(txq).listed = false;
-    }
-
-    /// `k` refusals of [`Scheduler::may_transmit`] for `txq` at `now`, in the situation
-    /// [`Scheduler::refusals_in_a_row`] describes (it must have said at least `k`): the
-    /// deficit topped up `k` times.
-    pub fn refuse(&mut self, now: Nanos, txq: TxqKey, ac: Ac, k: u32) {
-        if k == 0 {
-            return;
-        }
-        self.touch(now, txq, ac);
-        let sta = txq.sta.expect("a station TXQ");
-        let q = self.quantum(sta, ac);
-        self.stas[sta as usize][ac.index()].deficit += q * k as i64;
     }
 
     /// `ieee80211_sta_register_airtime` (§5.1): charge airtime used by `txq`'s station on
@@ -852,7 +810,7 @@ impl Scheduler {
             return;
         }
         let Some(sta) = txq.sta else { return };
-        let air = &mut self.stas[sta as usize][ac.index()];
+        let air = &mut self.stas[sta.index()][ac.index()];
         air.tx_airtime_us += tx_us as u64;
         air.rx_airtime_us += rx_us as u64;
         match kind {
@@ -876,9 +834,9 @@ impl Scheduler {
 
     /// A station's DRR deficit on `ac`, in µs (generations 1 and 3, ath9k; §5.2, §5.4,
     /// §5.5). Other kinds leave it at its initial value.
-    pub fn deficit_us(&self, sta: u16, ac: Ac) -> i64 {
+    pub fn deficit_us(&self, sta: LinkId, ac: Ac) -> i64 {
         self.stas
-            .get(sta as usize)
+            .get(sta.index())
             .map_or(Self::initial_deficit(self.params.kind), |s| {
                 s[ac.index()].deficit
             })
@@ -886,9 +844,9 @@ impl Scheduler {
 
     /// The virtual time of a station (`Some(sta)`) or of the vif (`None`) on `ac`, in
     /// virtual µs (5.14, §5.3).
-    pub fn virtual_time_us(&self, sta: Option<u16>, ac: Ac) -> u64 {
+    pub fn virtual_time_us(&self, sta: Option<LinkId>, ac: Ac) -> u64 {
         match sta {
-            Some(s) => self.stas.get(s as usize).map_or(0, |x| x[ac.index()].v_t),
+            Some(s) => self.stas.get(s.index()).map_or(0, |x| x[ac.index()].v_t),
             None => self.vif[ac.index()].v_t,
         }
     }
@@ -922,12 +880,15 @@ impl Scheduler {
         a.list.len() + a.new_list.len() + a.tree.len()
     }
 
-    /// Total reported (TX, RX) airtime of a station on `ac`, in µs, whether charged or not
-    /// (the debugfs `airtime` counters, §5.1, §10).
-    pub fn airtime_us(&self, sta: u16, ac: Ac) -> (u64, u64) {
-        self.stas.get(sta as usize).map_or((0, 0), |s| {
+    /// Total airtime reported for a station on `ac`, whether charged or not (the
+    /// debugfs `airtime` counters, §5.1, §10).
+    pub fn airtime(&self, sta: LinkId, ac: Ac) -> Airtime {
+        self.stas.get(sta.index()).map_or(Airtime::default(), |s| {
             let a = &s[ac.index()];
-            (a.tx_airtime_us, a.rx_airtime_us)
+            Airtime {
+                tx_us: a.tx_airtime_us,
+                rx_us: a.rx_airtime_us,
+            }
         })
     }
 
@@ -940,33 +901,33 @@ impl Scheduler {
         }
     }
 
-    fn ensure_sta(&mut self, sta: u16) {
+    fn ensure_sta(&mut self, sta: LinkId) {
         let d = Self::initial_deficit(self.params.kind);
-        while self.stas.len() <= sta as usize {
+        while self.stas.len() <= sta.index() {
             self.stas.push(std::array::from_fn(|_| AirInfo::new(d)));
         }
     }
 
-    /// Record the time, make sure the station and the TXQ state exist.
+    /// Record the time and return `txq`'s state, creating it (and its station's
+    /// airtime state) on first use.
     #[inline]
-    fn touch(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+    fn touch(&mut self, now: Nanos, txq: TxqKey, ac: Ac) -> &mut TxqState {
         self.last_now = self.last_now.max(now);
-        // Called several times per PPDU, and the state almost always exists: one lookup.
-        // A TXQ state is only created below, after its station's, so it implies that.
-        if let Some(st) = self.txqs.get(&txq) {
-            debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
-            return;
+        if self.txqs.get(&txq).is_none() {
+            self.create_txq(txq, ac);
         }
-        self.touch_new(txq, ac);
+        let st = self.state_mut(txq);
+        debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
+        st
     }
 
-    /// [`Scheduler::touch`] for a TXQ without state yet.
+    /// The state of a TXQ first named now, and its station's airtime state.
     #[cold]
-    fn touch_new(&mut self, txq: TxqKey, ac: Ac) {
+    fn create_txq(&mut self, txq: TxqKey, ac: Ac) {
         if let Some(sta) = txq.sta {
             self.ensure_sta(sta);
         }
-        let st = self.txqs.get_or_insert_with(txq, || TxqState {
+        self.txqs.get_or_insert_with(txq, || TxqState {
             ac,
             listed: false,
             in_new: false,
@@ -974,61 +935,77 @@ impl Scheduler {
             vt_key: None,
             has_data: false,
         });
-        debug_assert_eq!(st.ac, ac, "TXQ {txq:?} used on two ACs");
     }
 
     fn state_mut(&mut self, txq: TxqKey) -> &mut TxqState {
         self.txqs.get_mut(&txq).expect("TXQ state exists")
     }
 
-    fn air(&self, sta: Option<u16>, ac: Ac) -> &AirInfo {
+    fn air(&self, sta: Option<LinkId>, ac: Ac) -> &AirInfo {
         match sta {
-            Some(s) => &self.stas[s as usize][ac.index()],
+            Some(s) => &self.stas[s.index()][ac.index()],
             None => &self.vif[ac.index()],
         }
     }
 
-    fn air_mut(&mut self, sta: Option<u16>, ac: Ac) -> &mut AirInfo {
+    fn air_mut(&mut self, sta: Option<LinkId>, ac: Ac) -> &mut AirInfo {
         match sta {
-            Some(s) => &mut self.stas[s as usize][ac.index()],
+            Some(s) => &mut self.stas[s.index()][ac.index()],
             None => &mut self.vif[ac.index()],
         }
     }
 
     /// DRR quantum of a station: `weight << quantum_shift` (§5.2, §5.4, §12 item 1).
-    fn quantum(&self, sta: u16, ac: Ac) -> i64 {
-        (self.stas[sta as usize][ac.index()].weight as i64) << self.params.quantum_shift
+    fn quantum(&self, sta: LinkId, ac: Ac) -> i64 {
+        (self.stas[sta.index()][ac.index()].weight as i64) << self.params.quantum_shift
     }
 
     // ----- generations 1 and 3, and plain round robin (§5.2, §5.4) -----
 
-    /// `__ieee80211_schedule_txq(txq, force)`.
+    /// `__ieee80211_schedule_txq(txq, force)` for a TXQ that is not listed. A TXQ
+    /// without frames (`has_queue` false) stays off the list unless 6.0's
+    /// `ieee80211_txq_keep_active` holds (DrrAql: a station TXQ with a negative
+    /// effective deficit, `deficit − aql_pending_us(sta)`, whose station was active in
+    /// the last 100 ms); one with frames goes to the head under airtime DRR (§5.2
+    /// head/tail rule) and, under DrrAql, stamps its station active.
+    // perf: inlined into schedule_txq and return_txq (a TXQ the firmware was allowed
+    // to serve comes back through here after every PPDU).
+    #[inline(always)]
     fn drr_schedule(
         &mut self,
         now: Nanos,
         txq: TxqKey,
         ac: Ac,
         has_queue: bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) {
-        let st = self.txqs.get_mut(&txq).expect("TXQ state exists");
-        if st.listed {
+        debug_assert!(!self.txqs[&txq].listed, "{txq:?} listed twice");
+        let kind = self.params.kind;
+        let keep = !has_queue
+            && kind == SchedulerKind::DrrAql
+            && txq.sta.is_some_and(|sta| {
+                let air = &self.stas[sta.index()][ac.index()];
+                air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
+            });
+        if !has_queue && !keep {
             return;
         }
-        let at = DrrInsert {
-            now,
-            txq,
-            ac,
-            has_queue,
-        };
-        drr_insert(
-            &self.params,
-            &mut self.stas,
-            &mut self.acs,
-            st,
-            at,
-            aql_pending_us,
-        );
+        let head = kind != SchedulerKind::RoundRobin
+            && txq.sta.is_some()
+            && self.params.airtime_flags != 0
+            && has_queue;
+        let list = &mut self.acs[ac.index()].list;
+        if head {
+            list.push_front(txq);
+        } else {
+            list.push_back(txq);
+        }
+        self.state_mut(txq).listed = true;
+        if kind == SchedulerKind::DrrAql && has_queue {
+            if let Some(sta) = txq.sta {
+                self.stas[sta.index()][ac.index()].last_active = Some(now);
+            }
+        }
     }
 
     /// `ieee80211_next_txq` of generations 1 and 3.
@@ -1036,7 +1013,7 @@ impl Scheduler {
         &mut self,
         ac: Ac,
         aql_eligible: &mut dyn FnMut(TxqKey) -> bool,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
     ) -> Option<TxqKey> {
         let kind = self.params.kind;
         let a = ac.index();
@@ -1070,7 +1047,7 @@ impl Scheduler {
                         0
                     };
                     let q = self.quantum(sta, ac);
-                    let air = &mut self.stas[sta as usize][a];
+                    let air = &mut self.stas[sta.index()][a];
                     if air.deficit - pending < 0 {
                         air.deficit += q;
                         rotate = true;
@@ -1108,7 +1085,7 @@ impl Scheduler {
         &mut self,
         txq: TxqKey,
         ac: Ac,
-        aql_pending_us: &dyn Fn(u16) -> u32,
+        aql_pending_us: &dyn Fn(LinkId) -> u32,
         ac_over_limit: &dyn Fn(usize) -> bool,
     ) -> bool {
         let kind = self.params.kind;
@@ -1156,7 +1133,7 @@ impl Scheduler {
                     0
                 };
                 let q = self.quantum(s, ac);
-                let air = &mut self.stas[s as usize][a];
+                let air = &mut self.stas[s.index()][a];
                 if air.deficit - pending < 0 {
                     air.deficit += q;
                 }
@@ -1165,11 +1142,11 @@ impl Scheduler {
             list.pop_front();
             list.push_back(front);
         }
-        if kind == SchedulerKind::RoundRobin || self.stas[sta as usize][a].deficit >= 0 {
+        if kind == SchedulerKind::RoundRobin || self.stas[sta.index()][a].deficit >= 0 {
             return allow(self);
         }
         let q = self.quantum(sta, ac);
-        self.stas[sta as usize][a].deficit += q;
+        self.stas[sta.index()][a].deficit += q;
         let list = &mut self.acs[a].list;
         list.pop_front();
         list.push_back(txq);
@@ -1201,7 +1178,10 @@ impl Scheduler {
     /// `__ieee80211_insert_txq`: before every TXQ with an equal `v_t`.
     fn vt_insert_fresh(&mut self, txq: TxqKey, ac: Ac, v: u64) {
         let a = &mut self.acs[ac.index()];
-        let key = (v, a.next_tiebreak);
+        let key = VtKey {
+            v_t: v,
+            tiebreak: a.next_tiebreak,
+        };
         a.next_tiebreak -= 1;
         a.tree.insert(key, txq);
         self.state_mut(txq).vt_key = Some(key);
@@ -1324,23 +1304,30 @@ impl Scheduler {
             .range((Excluded(key), Unbounded))
             .next()
             .map(|(k, _)| *k);
-        let in_place = prev.is_none_or(|p| p.0 <= v) && next.is_none_or(|n| n.0 > v);
+        let in_place = prev.is_none_or(|p| p.v_t <= v) && next.is_none_or(|n| n.v_t > v);
         acs.tree.remove(&key);
         let new_key = if in_place {
             // Same position, new v_t: pick a tie-break that keeps it after `prev`.
             let tb = match prev {
-                Some(p) if p.0 == v => p.1 + 1,
-                _ => key.1,
+                Some(p) if p.v_t == v => p.tiebreak + 1,
+                _ => key.tiebreak,
+            };
+            let new_key = VtKey {
+                v_t: v,
+                tiebreak: tb,
             };
             if acs.pos == Some(key) {
-                acs.pos = Some((v, tb));
+                acs.pos = Some(new_key);
             }
-            (v, tb)
+            new_key
         } else {
             if acs.pos == Some(key) {
                 acs.pos = prev;
             }
-            let k = (v, acs.next_tiebreak);
+            let k = VtKey {
+                v_t: v,
+                tiebreak: acs.next_tiebreak,
+            };
             acs.next_tiebreak -= 1;
             k
         };
@@ -1378,7 +1365,7 @@ impl Scheduler {
         }
         let positive = txq
             .sta
-            .is_none_or(|s| self.stas[s as usize][ac.index()].deficit > 0);
+            .is_none_or(|s| self.stas[s.index()][ac.index()].deficit > 0);
         let a = &mut self.acs[ac.index()];
         if positive {
             a.new_list.push_back(txq);
@@ -1419,7 +1406,7 @@ impl Scheduler {
                 if eligible {
                     ineligible_streak = 0;
                 }
-                let air = &mut self.stas[sta as usize][a];
+                let air = &mut self.stas[sta.index()][a];
                 if active && air.deficit <= 0 {
                     air.deficit += ATH_AIRTIME_QUANTUM_US;
                     self.ath_move_to_old(t, ac);
@@ -1468,72 +1455,13 @@ impl Scheduler {
     }
 }
 
-/// The TXQ [`drr_insert`] puts on its AC's list, and when.
-#[derive(Clone, Copy)]
-struct DrrInsert {
-    now: Nanos,
-    txq: TxqKey,
-    ac: Ac,
-    /// The TXQ has frames (or is forced).
-    has_queue: bool,
-}
-
-/// `__ieee80211_schedule_txq` for a TXQ known not to be listed, whose state `st` the
-/// caller has at hand (the scheduler's parts are passed apart so that `st` can stay
-/// borrowed from its table). A TXQ without frames stays off the list unless 6.0's
-/// `ieee80211_txq_keep_active` holds (DrrAql: a station TXQ with a negative effective
-/// deficit, `deficit − aql_pending_us(sta)`, whose station was active in the last
-/// 100 ms); one with frames goes to the head under airtime DRR (§5.2 head/tail rule)
-/// and, under DrrAql, stamps its station active.
-fn drr_insert(
-    params: &SchedulerParams,
-    stas: &mut [[AirInfo; 4]],
-    acs: &mut [AcState; 4],
-    st: &mut TxqState,
-    at: DrrInsert,
-    aql_pending_us: &dyn Fn(u16) -> u32,
-) {
-    let DrrInsert {
-        now,
-        txq,
-        ac,
-        has_queue,
-    } = at;
-    let kind = params.kind;
-    let keep = !has_queue
-        && kind == SchedulerKind::DrrAql
-        && txq.sta.is_some_and(|sta| {
-            let air = &stas[sta as usize][ac.index()];
-            air.deficit - (aql_pending_us(sta) as i64) < 0 && air.drr_active(now)
-        });
-    if !has_queue && !keep {
-        return;
-    }
-    let head = kind != SchedulerKind::RoundRobin
-        && txq.sta.is_some()
-        && params.airtime_flags != 0
-        && has_queue;
-    let list = &mut acs[ac.index()].list;
-    if head {
-        list.push_front(txq);
-    } else {
-        list.push_back(txq);
-    }
-    st.listed = true;
-    if kind == SchedulerKind::DrrAql && has_queue {
-        if let Some(sta) = txq.sta {
-            stas[sta as usize][ac.index()].last_active = Some(now);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const AC: Ac = Ac::Be;
 
-    fn no_pending(_: u16) -> u32 {
+    fn no_pending(_: LinkId) -> u32 {
         0
     }
 
@@ -1570,11 +1498,11 @@ mod tests {
         let n = per_service.len();
         let mut s = Scheduler::new(params, n);
         for (i, &w) in weights.iter().enumerate() {
-            s.set_weight(i as u16, w);
+            s.set_weight(LinkId(i as u16), w);
         }
         let mut now = Nanos::ZERO;
         for i in 0..n {
-            s.schedule_txq(now, TxqKey::station(i as u16, 0), AC);
+            s.schedule_txq(now, TxqKey::station(LinkId(i as u16), Tid(0)), AC);
         }
         let hw_depth = 2;
         let mut inflight: VecDeque<(TxqKey, u32)> = VecDeque::new();
@@ -1585,17 +1513,17 @@ mod tests {
             s.schedule_start(now, AC, &|_| false);
             while inflight.len() < hw_depth {
                 let p = pending.clone();
-                let Some(t) = s.next_txq(now, AC, &mut |_| true, &|x| p[x as usize]) else {
+                let Some(t) = s.next_txq(now, AC, &mut |_| true, &|x| p[x.index()]) else {
                     break;
                 };
-                let i = t.sta.unwrap() as usize;
+                let i = t.sta.unwrap().index();
                 pending[i] += per_service[i];
                 inflight.push_back((t, per_service[i]));
                 let p = pending.clone();
-                s.return_txq(now, t, AC, true, &|x| p[x as usize]);
+                s.return_txq(now, t, AC, true, &|x| p[x.index()]);
             }
             let (t, at) = inflight.pop_front().expect("scheduler stalled");
-            let i = t.sta.unwrap() as usize;
+            let i = t.sta.unwrap().index();
             now += Nanos::from_us(at as u64);
             pending[i] -= at;
             airtime[i] += at as u64;
@@ -1617,7 +1545,7 @@ mod tests {
         let mut s = Scheduler::new(SchedulerParams::mainline(kind), n);
         let mut now = Nanos::ZERO;
         for i in 0..n {
-            s.schedule_txq(now, TxqKey::station(i as u16, 0), AC);
+            s.schedule_txq(now, TxqKey::station(LinkId(i as u16), Tid(0)), AC);
         }
         let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut inflight: VecDeque<(TxqKey, u32)> = VecDeque::new();
@@ -1631,13 +1559,13 @@ mod tests {
                 let p = pending.clone();
                 let total: u32 = p.iter().sum();
                 let mut eligible = |t: TxqKey| {
-                    let sp = t.sta.map_or(0, |x| p[x as usize]);
+                    let sp = t.sta.map_or(0, |x| p[x.index()]);
                     sp < LOW || (total < THRESHOLD && sp < HIGH)
                 };
-                let Some(t) = s.next_txq(now, AC, &mut eligible, &|x| p[x as usize]) else {
+                let Some(t) = s.next_txq(now, AC, &mut eligible, &|x| p[x.index()]) else {
                     break;
                 };
-                let i = t.sta.unwrap() as usize;
+                let i = t.sta.unwrap().index();
                 rng = rng
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1_442_695_040_888_963_407);
@@ -1646,10 +1574,10 @@ mod tests {
                 pending[i] += at;
                 inflight.push_back((t, at));
                 let p = pending.clone();
-                s.return_txq(now, t, AC, true, &|x| p[x as usize]);
+                s.return_txq(now, t, AC, true, &|x| p[x.index()]);
             }
             let (t, at) = inflight.pop_front().expect("scheduler stalled");
-            let i = t.sta.unwrap() as usize;
+            let i = t.sta.unwrap().index();
             now += Nanos::from_us(at as u64);
             pending[i] -= at;
             airtime[i] += at as u64;
@@ -1805,9 +1733,9 @@ mod tests {
     fn drr_serves_newly_active_station_first() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 3);
         let (a, b, c) = (
-            TxqKey::station(0, 0),
-            TxqKey::station(1, 0),
-            TxqKey::station(2, 0),
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+            TxqKey::station(LinkId(2), Tid(0)),
         );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
@@ -1844,7 +1772,7 @@ mod tests {
     #[test]
     fn drr_round_ends_at_txq_already_served() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 2);
-        let a = TxqKey::station(0, 0);
+        let a = TxqKey::station(LinkId(0), Tid(0));
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_start(t0, AC, &|_| false);
@@ -1863,15 +1791,18 @@ mod tests {
             (SchedulerParams::openwrt(SchedulerKind::Drr), 2048),
         ] {
             let mut s = Scheduler::new(params, 2);
-            let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+            let (a, b) = (
+                TxqKey::station(LinkId(0), Tid(0)),
+                TxqKey::station(LinkId(1), Tid(0)),
+            );
             let t0 = Nanos::ZERO;
             s.schedule_txq(t0, a, AC);
             s.schedule_txq(t0, b, AC); // head insertion: b, a
             s.register_airtime(t0, b, AC, 1000, 0);
-            assert_eq!(s.deficit_us(1, AC), 256 - 1000);
+            assert_eq!(s.deficit_us(LinkId(1), AC), 256 - 1000);
             s.schedule_start(t0, AC, &|_| false);
             assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(a));
-            assert_eq!(s.deficit_us(1, AC), 256 - 1000 + q);
+            assert_eq!(s.deficit_us(LinkId(1), AC), 256 - 1000 + q);
         }
     }
 
@@ -1893,7 +1824,10 @@ mod tests {
     fn aql_ineligible_txqs_are_skipped_and_none_eligible_returns_none() {
         for kind in SchedulerKind::ALL {
             let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
-            let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+            let (a, b) = (
+                TxqKey::station(LinkId(0), Tid(0)),
+                TxqKey::station(LinkId(1), Tid(0)),
+            );
             let t0 = Nanos::ZERO;
             s.schedule_txq(t0, a, AC);
             s.schedule_txq(t0, b, AC);
@@ -1923,7 +1857,10 @@ mod tests {
     #[test]
     fn drr_aql_over_limit_round_returns_none() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
@@ -1947,10 +1884,10 @@ mod tests {
 
     /// `may_transmit`'s per-AC AQL check as written lets a TXQ in debt through while the
     /// AC is over its limit and applies the deficit under it; flipped, the other way
-    /// round. `refusals_in_a_row` agrees with `may_transmit` either way.
+    /// round. `refusals_to_come` agrees with `may_transmit` either way.
     #[test]
     fn may_transmit_aql_check_as_written_and_flipped() {
-        let a = TxqKey::station(0, 0);
+        let a = TxqKey::station(LinkId(0), Tid(0));
         let t0 = Nanos::ZERO;
         for check in [MayTransmitAqlCheck::AsWritten, MayTransmitAqlCheck::Flipped] {
             for over in [false, true] {
@@ -1961,25 +1898,25 @@ mod tests {
                 let mut s = Scheduler::new(params, 1);
                 s.schedule_txq(t0, a, AC);
                 s.register_airtime(t0, a, AC, 600, 0);
-                let debt = s.deficit_us(0, AC);
+                let debt = s.deficit_us(LinkId(0), AC);
                 assert!(debt < 0, "in debt: {debt}");
                 let over_limit = |_: usize| over;
                 let expect_allow = match check {
                     MayTransmitAqlCheck::AsWritten => over,
                     MayTransmitAqlCheck::Flipped => !over,
                 };
-                let refusals = s.refusals_in_a_row(a, AC, &over_limit);
+                let refusals = s.refusals_to_come(a, AC, &over_limit);
                 let allowed = s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &over_limit);
                 assert_eq!(allowed, expect_allow, "{check:?}, over {over}");
                 if allowed {
                     // Let through without the deficit walk: off the list, deficit unchanged.
                     assert!(!s.is_scheduled(a));
-                    assert_eq!(s.deficit_us(0, AC), debt);
+                    assert_eq!(s.deficit_us(LinkId(0), AC), debt);
                     assert_eq!(refusals, None, "the shortcut does not apply");
                 } else {
                     // Refused by the deficit: topped up by its quantum, still listed.
                     assert!(s.is_scheduled(a));
-                    assert_eq!(s.deficit_us(0, AC), debt + 256);
+                    assert_eq!(s.deficit_us(LinkId(0), AC), debt + 256);
                     let expect = (-debt as u32).div_ceil(256);
                     assert_eq!(refusals, Some(expect), "ceil(debt / quantum) refusals");
                 }
@@ -2011,15 +1948,18 @@ mod tests {
     #[test]
     fn drr_aql_effective_deficit_counts_pending_airtime() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC); // list: b, a
         s.schedule_start(t0, AC, &|_| false);
         // b has deficit 256 but 1000 µs pending in the hardware: effective −744.
-        let pend = |x: u16| if x == 1 { 1000 } else { 0 };
+        let pend = |x: LinkId| if x == LinkId(1) { 1000 } else { 0 };
         assert_eq!(s.next_txq(t0, AC, &mut |_| true, &pend), Some(a));
-        assert_eq!(s.deficit_us(1, AC), 256 + 256);
+        assert_eq!(s.deficit_us(LinkId(1), AC), 256 + 256);
         // The same state under 5.x Drr ignores the pending airtime.
         let mut d = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 2);
         d.schedule_txq(t0, a, AC);
@@ -2033,7 +1973,10 @@ mod tests {
     /// station inactive for more than 100 ms leaves the list and is no longer charged.
     #[test]
     fn drr_aql_debt_cannot_be_escaped_by_short_idle() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let setup = || {
             let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 2);
             let t0 = Nanos::ZERO;
@@ -2044,7 +1987,7 @@ mod tests {
             s.return_txq(t0, a, AC, true, &no_pending); // back at head, last_active = 0
             s
         };
-        let a_pending = |x: u16| if x == 0 { 3000 } else { 0 };
+        let a_pending = |x: LinkId| if x == LinkId(0) { 3000 } else { 0 };
 
         // Short idle: a is popped at 50 ms, its last frames go to the hardware (3000 µs
         // pending → effective deficit < 0) and it is returned empty: it stays listed.
@@ -2056,7 +1999,7 @@ mod tests {
         assert!(s.is_scheduled(a));
         // Its airtime is charged on completion (active within 100 ms of t = 0).
         s.register_airtime(Nanos::from_ms(60), a, AC, 3000, 0);
-        assert_eq!(s.deficit_us(0, AC), 256 - 3000);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 256 - 3000);
         // New data 20 ms later: a is already listed, so no head insertion; its debt
         // makes it yield to b.
         let t2 = Nanos::from_ms(80);
@@ -2073,7 +2016,7 @@ mod tests {
         s.return_txq(t, a, AC, false, &a_pending);
         assert!(!s.is_scheduled(a));
         s.register_airtime(Nanos::from_ms(160), a, AC, 3000, 0);
-        assert_eq!(s.deficit_us(0, AC), 256);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 256);
         // Back with data: head insertion, served first.
         let t2 = Nanos::from_ms(180);
         s.schedule_txq(t2, a, AC);
@@ -2084,7 +2027,7 @@ mod tests {
     #[test]
     fn drr_aql_empty_txq_with_positive_deficit_leaves_the_list() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::DrrAql), 1);
-        let a = TxqKey::station(0, 0);
+        let a = TxqKey::station(LinkId(0), Tid(0));
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_start(t0, AC, &|_| false);
@@ -2096,24 +2039,27 @@ mod tests {
     #[test]
     fn virtual_time_charging_uses_kernel_reciprocals() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::from_secs(1);
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
         assert_eq!(s.weight_sum(AC), 512);
         s.register_airtime(t0, a, AC, 1000, 0);
         // (1000·256 + 128) · 2048 >> 19 = 1000; global: (256000 + 256) · ⌊2^32/512⌋ >> 32.
-        assert_eq!(s.virtual_time_us(Some(0), AC), 1000);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), 1000);
         assert_eq!(s.global_virtual_time_us(AC), 500);
         // RX counts too with the default flags; weight 512 halves the advance.
-        s.set_weight(1, 512);
+        s.set_weight(LinkId(1), 512);
         s.register_airtime(t0, b, AC, 600, 400);
-        assert_eq!(s.virtual_time_us(Some(1), AC), 500);
+        assert_eq!(s.virtual_time_us(Some(LinkId(1)), AC), 500);
         // The 32-bit per-station product wraps above ≈ 8 ms per report, as in 5.14–5.19.
-        let before = s.virtual_time_us(Some(0), AC);
+        let before = s.virtual_time_us(Some(LinkId(0)), AC);
         s.register_airtime(t0, a, AC, 9000, 0);
         let exact = 9000u64;
-        let got = s.virtual_time_us(Some(0), AC) - before;
+        let got = s.virtual_time_us(Some(LinkId(0)), AC) - before;
         assert_eq!(
             got,
             (((9000u32 << 8) + 128).wrapping_mul(2048) >> 19) as u64
@@ -2123,7 +2069,10 @@ mod tests {
 
     #[test]
     fn virtual_time_reactivation_after_long_idle_resets_to_global() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let mk = || {
             let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
             let t0 = Nanos::from_secs(1);
@@ -2146,7 +2095,7 @@ mod tests {
 
         // Short idle (10 ms, b sending meanwhile): a keeps its own (lower) v_t.
         let (mut s, mut now) = mk();
-        let va = s.virtual_time_us(Some(0), AC);
+        let va = s.virtual_time_us(Some(LinkId(0)), AC);
         for _ in 0..10 {
             now += Nanos::from_ms(1);
             s.register_airtime(now, b, AC, 1000, 0);
@@ -2154,11 +2103,11 @@ mod tests {
         }
         assert!(va < s.global_virtual_time_us(AC));
         s.schedule_txq(now, a, AC);
-        assert_eq!(s.virtual_time_us(Some(0), AC), va);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), va);
 
         // Long idle (150 ms, b sending a little so a stays within 20 ms): reset to global.
         let (mut s, mut now) = mk();
-        let va = s.virtual_time_us(Some(0), AC);
+        let va = s.virtual_time_us(Some(LinkId(0)), AC);
         for _ in 0..15 {
             now += Nanos::from_ms(10);
             s.register_airtime(now, b, AC, 500, 0);
@@ -2167,12 +2116,15 @@ mod tests {
         let g = s.global_virtual_time_us(AC);
         assert!(va < g && g - va < AIRTIME_MAX_BEHIND_US);
         s.schedule_txq(now, a, AC);
-        assert_eq!(s.virtual_time_us(Some(0), AC), g);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), g);
     }
 
     #[test]
     fn virtual_time_max_behind_catches_up_active_station() {
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
         let mut now = Nanos::from_secs(1);
         s.schedule_txq(now, a, AC);
@@ -2184,22 +2136,25 @@ mod tests {
             s.register_airtime(now, b, AC, 2000, 0);
         }
         let g = s.global_virtual_time_us(AC);
-        assert!(g > AIRTIME_MAX_BEHIND_US + s.virtual_time_us(Some(0), AC));
+        assert!(g > AIRTIME_MAX_BEHIND_US + s.virtual_time_us(Some(LinkId(0)), AC));
         s.schedule_txq(now, a, AC);
-        assert_eq!(s.virtual_time_us(Some(0), AC), g);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), g);
     }
 
     #[test]
     fn virtual_time_catches_up_when_none_eligible() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::from_secs(1);
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
         // b empties but stays active (weight sum 512): a's charges advance global by half.
         s.return_txq(t0, b, AC, false, &no_pending);
         s.register_airtime(t0, a, AC, 1000, 0);
-        assert_eq!(s.virtual_time_us(Some(0), AC), 1000);
+        assert_eq!(s.virtual_time_us(Some(LinkId(0)), AC), 1000);
         assert_eq!(s.global_virtual_time_us(AC), 500);
         // The first (only) node is ahead: global v_t jumps to it and it is served.
         s.schedule_start(t0, AC, &|_| false);
@@ -2210,7 +2165,10 @@ mod tests {
     #[test]
     fn virtual_time_round_ends_at_ineligible_second_node() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::VirtualTime), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::from_secs(1);
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
@@ -2227,49 +2185,88 @@ mod tests {
     /// The shortcut for a firmware that keeps asking: as many refusals as asking one
     /// at a time gives, the same deficit after them, then an allowed TXQ; and no
     /// shortcut when another TXQ shares the list.
+    /// `max_asks` calls of `may_transmit` for `txq`, stopping at the first that allows.
+    fn ask_one_at_a_time(
+        s: &mut Scheduler,
+        txq: TxqKey,
+        max_asks: u32,
+        over: bool,
+    ) -> MayTransmitAnswers {
+        let mut refusals = 0;
+        while refusals < max_asks {
+            if s.may_transmit(Nanos::ZERO, txq, AC, &mut |_| true, &no_pending, &|_| over) {
+                return MayTransmitAnswers {
+                    refusals,
+                    allowed: true,
+                };
+            }
+            refusals += 1;
+        }
+        MayTransmitAnswers {
+            refusals,
+            allowed: false,
+        }
+    }
+
+    /// `may_transmit_asking` (which takes the refusals of a TXQ alone on a DRR list at
+    /// once) answers and leaves the scheduler exactly as asking `may_transmit` one
+    /// call at a time does: for every kind, debts of 0 to 7777 µs, budgets that end
+    /// before, at and after the allowing ask, alone on the list or with a second TXQ,
+    /// and (DrrAql) with the AC over its limit.
     #[test]
-    fn refusals_in_a_row_match_asking_one_at_a_time() {
-        for kind in [SchedulerKind::Drr, SchedulerKind::DrrAql] {
+    fn may_transmit_asking_matches_asking_one_at_a_time() {
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
+        let t0 = Nanos::ZERO;
+        let mut batched = 0;
+        for kind in SchedulerKind::ALL {
             for charge_us in [0u32, 1, 255, 256, 257, 1000, 7777] {
-                let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
-                let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
-                let t0 = Nanos::ZERO;
-                s.schedule_txq(t0, a, AC);
-                s.register_airtime(t0, a, AC, charge_us, 0);
-                let k = s
-                    .refusals_in_a_row(a, AC, &|_| false)
-                    .expect("shortcut applies");
-                let mut one_by_one = s.clone();
-                let mut refused = 0;
-                while !one_by_one.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false) {
-                    refused += 1;
+                for with_b in [false, true] {
+                    for over in [false, true] {
+                        let mut s = Scheduler::new(SchedulerParams::mainline(kind), 2);
+                        s.schedule_txq(t0, a, AC);
+                        if with_b {
+                            s.schedule_txq(t0, b, AC);
+                        }
+                        s.register_airtime(t0, a, AC, charge_us, 0);
+                        let needed = ask_one_at_a_time(&mut s.clone(), a, 1000, over).refusals;
+                        batched += s.refusals_to_come(a, AC, &|_| over).is_some() as u32;
+                        for max_asks in [0, 1, needed, needed + 1, 256] {
+                            let mut one = s.clone();
+                            let want = ask_one_at_a_time(&mut one, a, max_asks, over);
+                            let mut all = s.clone();
+                            let got = all.may_transmit_asking(
+                                t0,
+                                a,
+                                AC,
+                                max_asks,
+                                &mut |_| true,
+                                &no_pending,
+                                &|_| over,
+                            );
+                            let case = format!(
+                                "{kind:?} {charge_us} µs, b {with_b}, over {over}, {max_asks} asks"
+                            );
+                            assert_eq!(got, want, "{case}");
+                            assert_eq!(format!("{all:?}"), format!("{one:?}"), "{case}");
+                        }
+                    }
                 }
-                assert_eq!(k, refused, "{kind:?}, {charge_us} µs");
-                s.refuse(t0, a, AC, k);
-                assert_eq!(s.deficit_us(0, AC), one_by_one.deficit_us(0, AC));
-                // Now none to come: `allow_alone` does what `may_transmit` does.
-                assert_eq!(s.refusals_in_a_row(a, AC, &|_| false), Some(0));
-                let mut alone = s.clone();
-                alone.allow_alone(t0, a, AC);
-                assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
-                assert_eq!(format!("{alone:?}"), format!("{s:?}"));
-                // Over the per-AC limit (DrrAql) a TXQ is allowed at once: no shortcut.
-                if kind == SchedulerKind::DrrAql {
-                    s.schedule_txq(t0, a, AC);
-                    assert_eq!(s.refusals_in_a_row(a, AC, &|_| true), None);
-                }
-                // Two TXQs on the list: the walk tops others up too, no shortcut.
-                s.schedule_txq(t0, a, AC);
-                s.schedule_txq(t0, b, AC);
-                assert_eq!(s.refusals_in_a_row(a, AC, &|_| false), None);
             }
         }
+        // The batched path was taken (Drr, DrrAql under the limit, `a` alone).
+        assert_eq!(batched, 2 * 7 + 7);
     }
 
     #[test]
     fn drr_may_transmit_walks_and_tops_up() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Drr), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC); // b, a
@@ -2277,10 +2274,10 @@ mod tests {
         s.register_airtime(t0, a, AC, 600, 0); // a: −344
                                                // a: b is topped up and rotated; a is negative → refused, topped up, rotated.
         assert!(!s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
-        assert_eq!(s.deficit_us(1, AC), -744 + 256);
-        assert_eq!(s.deficit_us(0, AC), -344 + 256);
+        assert_eq!(s.deficit_us(LinkId(1), AC), -744 + 256);
+        assert_eq!(s.deficit_us(LinkId(0), AC), -344 + 256);
         assert!(!s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
-        assert_eq!(s.deficit_us(0, AC), -344 + 512);
+        assert_eq!(s.deficit_us(LinkId(0), AC), -344 + 512);
         assert!(s.may_transmit(t0, a, AC, &mut |_| true, &no_pending, &|_| false));
         assert!(!s.is_scheduled(a));
     }
@@ -2289,14 +2286,14 @@ mod tests {
     fn ath9k_new_list_quantum_and_stay_at_head() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Ath9kDrr), 3);
         let (a, b, c) = (
-            TxqKey::station(0, 0),
-            TxqKey::station(1, 0),
-            TxqKey::station(2, 0),
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+            TxqKey::station(LinkId(2), Tid(0)),
         );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
-        assert_eq!(s.deficit_us(0, AC), 300);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 300);
         // The head stays at the head while its deficit is positive.
         for _ in 0..2 {
             assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(a));
@@ -2306,7 +2303,7 @@ mod tests {
         s.register_airtime(t0, a, AC, 300, 0); // a: −200
                                                // a gets +300 and goes to the old list; b (new list) is next.
         assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(b));
-        assert_eq!(s.deficit_us(0, AC), 100);
+        assert_eq!(s.deficit_us(LinkId(0), AC), 100);
         s.register_airtime(t0, b, AC, 500, 300); // TX and RX charged: b: −500
                                                  // A newly backlogged station with a positive deficit joins the new list and goes
                                                  // before the old list.
@@ -2322,13 +2319,16 @@ mod tests {
         assert_eq!(s.next_txq(t0, AC, &mut |_| true, &no_pending), Some(b));
         assert!(!s.is_scheduled(a));
         assert!(!s.is_scheduled(c));
-        assert_eq!(s.deficit_us(1, AC), 100);
+        assert_eq!(s.deficit_us(LinkId(1), AC), 100);
     }
 
     #[test]
     fn ath9k_charge_relists_an_empty_indebted_txq() {
         let mut s = Scheduler::new(SchedulerParams::mainline(SchedulerKind::Ath9kDrr), 2);
-        let (a, b) = (TxqKey::station(0, 0), TxqKey::station(1, 0));
+        let (a, b) = (
+            TxqKey::station(LinkId(0), Tid(0)),
+            TxqKey::station(LinkId(1), Tid(0)),
+        );
         let t0 = Nanos::ZERO;
         s.schedule_txq(t0, a, AC);
         s.schedule_txq(t0, b, AC);
@@ -2347,7 +2347,7 @@ mod tests {
             s.register_airtime(t0, b, AC, 300, 0);
         }
         assert!(!s.is_scheduled(a));
-        assert!(s.deficit_us(0, AC) > 0);
+        assert!(s.deficit_us(LinkId(0), AC) > 0);
     }
 
     #[test]
@@ -2366,7 +2366,7 @@ mod tests {
     fn unschedule_and_reschedule() {
         for kind in SchedulerKind::ALL {
             let mut s = Scheduler::new(SchedulerParams::mainline(kind), 1);
-            let a = TxqKey::station(0, 0);
+            let a = TxqKey::station(LinkId(0), Tid(0));
             let t0 = Nanos::from_secs(1);
             s.schedule_txq(t0, a, AC);
             assert!(s.is_scheduled(a), "{kind:?}");
