@@ -4,7 +4,7 @@
 //! (TXTIME equations, A-MPDU framing, EDCA), never from txop's own `rates.rs` or
 //! `timing.rs`. Most tests drive the sans-I/O [`Cell`] directly through a small driver
 //! (below) so that they can see every output, airtime records included; the others go
-//! through [`Simulation`] and its [`Results`](txop_sim::Results).
+//! through [`Simulation`] and its [`Results`](txop_results::Results).
 //!
 //! The bugs these tests found (a simulator livelock on queue-full drops, a double count
 //! in `packets_inside`, a TXOP overrun by the first aggregate, packets lost after a
@@ -23,9 +23,10 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::DropReason;
 use txop_core::{Nanos, NodeId, Packet};
+use txop_results::Results;
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow as SimFlow;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_sim::{SimConfig, Simulation};
 
 // ---------------------------------------------------------------------------------------
 // Helpers

@@ -5,9 +5,9 @@
 //! (every other is dropped, doubling the stride, when a flow outgrows them).
 
 use crate::results::{FlowResult, LatencySummary};
-use crate::traffic::Host;
 #[cfg(test)]
 use hdrhistogram::Histogram;
+use txop_core::network::Host;
 use txop_core::{DropReason, Nanos, Packet};
 
 /// flent's sampling step: throughput is reported per 0.2 s (the finest step; a run
