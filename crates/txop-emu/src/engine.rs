@@ -22,7 +22,7 @@ use crate::slab::{PacketSlab, BUF_BYTES};
 use crate::timing::LatenessHistogram;
 use txop_core::cell::{Cell, Output};
 use txop_core::network::{
-    Agenda, DropPlace, Due, EventQueue, Host, NetOutput, Network, NetworkConfig, Timer,
+    Agenda, Call, DropPlace, Due, EventQueue, Host, NetOutput, Network, NetworkConfig, Timer,
 };
 use txop_core::packet::Ecn;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
@@ -172,10 +172,11 @@ impl Engine {
             if next > now {
                 break;
             }
-            match self.agenda.take(next, &self.net, &mut self.timers) {
+            match self.agenda.take(next, &mut self.timers) {
+                Some(Due::Cell) => self.net.handle_cell_timeout(next),
                 Some(Due::Network(timer)) => {
-                    self.net.handle_timeout(next, timer);
-                    self.pump(port);
+                    let call = self.net.handle_timeout(next, timer);
+                    self.pump(call, port);
                 }
                 Some(Due::Event(_) | Due::Superseded) | None => {}
             }
@@ -243,8 +244,8 @@ impl Engine {
         p.dscp = info.dscp;
         p.ecn = info.ecn;
         p.token = token;
-        self.net.handle_packet(now, from.host(), p);
-        self.pump(port);
+        let call = self.net.handle_packet(now, from.host(), p);
+        self.pump(call, port);
         self.drain(port);
     }
 
@@ -253,15 +254,29 @@ impl Engine {
         self.next_id
     }
 
-    /// Act on what the network's last call produced: write what reached a host,
+    /// Act on what a call into the network produced: write what reached a host,
     /// count what was dropped.
-    fn pump(&mut self, port: &mut dyn Port) {
-        while let Some(o) = self.agenda.poll(&mut self.net, &mut self.timers) {
-            match o {
-                NetOutput::Arrived { at, packet, .. } => self.write_out(at, packet.token, port),
-                NetOutput::Dropped { packet, place, .. } => self.lost(packet, Loss::Place(place)),
-                NetOutput::OnWire { .. } | NetOutput::Reschedule { .. } => {}
+    fn pump(&mut self, call: Call, port: &mut dyn Port) {
+        match call {
+            Call::Done => {}
+            Call::Output(o) => self.network_output(o, port),
+            Call::OnWire { link } => self.agenda.on_wire(link, &mut self.timers),
+            Call::HostBus { station } => {
+                while let Some(o) =
+                    self.agenda
+                        .poll_host_bus(&mut self.net, &mut self.timers, station)
+                {
+                    self.network_output(o, port);
+                }
             }
+        }
+    }
+
+    /// A packet reached its host (written out), or was dropped on a wire or a bus.
+    fn network_output(&mut self, o: NetOutput, port: &mut dyn Port) {
+        match o {
+            NetOutput::Arrived { at, packet, .. } => self.write_out(at, packet.token, port),
+            NetOutput::Dropped { packet, place, .. } => self.lost(packet, Loss::Place(place)),
         }
     }
 
@@ -290,7 +305,7 @@ impl Engine {
             self.marks[station.index()][if uplink { 0 } else { 1 }] += 1;
         }
         self.flows.stats(meta.flow).air_delivered(at, &packet);
-        match meta.to {
+        let call = match meta.to {
             Endpoint::Station(m) if packet.dst.is_ap() => {
                 // Station to station: the AP sends it on.
                 let mut p = packet;
@@ -299,11 +314,11 @@ impl Engine {
                 p.dst = NodeId(m);
                 p.tid = 0;
                 p.aql_us = 0;
-                self.net.handle_packet(at, Host::Ap, p);
+                self.net.handle_packet(at, Host::Ap, p)
             }
             to => self.net.forward(at, packet, to.host()),
-        }
-        self.pump(port);
+        };
+        self.pump(call, port);
     }
 
     /// Write a packet to its destination at `at`; it leaves the network.

@@ -17,9 +17,9 @@ use crate::traffic::saturated::SaturatedWriter;
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::driver::bus::{BusConfig, HostBus};
-use txop_core::network::agenda::AgendaEvent;
 use txop_core::network::{
-    Agenda, Due, EventQueue, NetOutput, Network, NetworkConfig, Timer, WiredConfig,
+    Agenda, AgendaEvent, Call, Due, EventQueue, NetOutput, Network, NetworkConfig, Timer,
+    WiredConfig,
 };
 use txop_core::packet::Ecn;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
@@ -454,10 +454,11 @@ impl Simulation {
                 }
             }
             self.now = next;
-            match self.agenda.take(next, &self.net, &mut self.events) {
+            match self.agenda.take(next, &mut self.events) {
+                Some(Due::Cell) => self.net.handle_cell_timeout(next),
                 Some(Due::Network(timer)) => {
-                    self.net.handle_timeout(next, timer);
-                    self.pump_network();
+                    let call = self.net.handle_timeout(next, timer);
+                    self.pump_network(call);
                 }
                 Some(Due::Event(ev)) => self.handle_event(next, ev),
                 Some(Due::Superseded) | None => {}
@@ -912,22 +913,40 @@ impl Simulation {
     /// A host hands a packet to the network.
     fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
-        self.net.handle_packet(now, from, p);
-        self.pump_network();
+        let call = self.net.handle_packet(now, from, p);
+        self.pump_network(call);
     }
 
-    /// Act on what the network's last call produced (packets that reached a host or
+    /// Act on what a call into the network produced (packets that reached a host or
     /// were dropped on a wire or a bus), as it comes: a host answers a packet before
     /// the next one is taken.
-    fn pump_network(&mut self) {
-        while let Some(o) = self.agenda.poll(&mut self.net, &mut self.events) {
-            match o {
-                NetOutput::Arrived { at, packet, .. } => self.arrive(at, packet),
-                NetOutput::Dropped {
-                    at, packet, reason, ..
-                } => self.lost(at, packet, reason),
-                NetOutput::OnWire { .. } | NetOutput::Reschedule { .. } => {}
+    // perf: inlined where the call is made, so that the call's result is matched
+    // where it is built.
+    #[inline(always)]
+    fn pump_network(&mut self, call: Call) {
+        match call {
+            Call::Done => {}
+            Call::Output(o) => self.network_output(o),
+            Call::OnWire { link } => self.agenda.on_wire(link, &mut self.events),
+            Call::HostBus { station } => {
+                while let Some(o) =
+                    self.agenda
+                        .poll_host_bus(&mut self.net, &mut self.events, station)
+                {
+                    self.network_output(o);
+                }
             }
+        }
+    }
+
+    /// A packet reached its host, or was dropped on a wire or a bus.
+    #[inline(always)]
+    fn network_output(&mut self, o: NetOutput) {
+        match o {
+            NetOutput::Arrived { at, packet, .. } => self.arrive(at, packet),
+            NetOutput::Dropped {
+                at, packet, reason, ..
+            } => self.lost(at, packet, reason),
         }
     }
 
@@ -948,8 +967,8 @@ impl Simulation {
                     });
                     match to {
                         Some(to) => {
-                            self.net.forward(at, packet, to);
-                            self.pump_network();
+                            let call = self.net.forward(at, packet, to);
+                            self.pump_network(call);
                         }
                         None => self.arrive(at, packet),
                     }

@@ -10,26 +10,36 @@
 //! 2. Then the driver's events and the network's other timers in the order they were
 //!    scheduled: each takes a sequence number from the event queue when it is
 //!    scheduled, and ties at one instant go by it. A host bus's deadline is queued as
-//!    an event ([`Timer::HostBus`], through `E: From<Timer>`) when the bus reports it
-//!    may have changed ([`NetOutput::Reschedule`]); a queued deadline that was moved
-//!    since is skipped when it comes ([`Due::Superseded`]). A packet put on a wired
-//!    link takes its number when it is sent ([`NetOutput::OnWire`]) and keeps it here,
-//!    beside the link, instead of as a queue entry: it arrives exactly where an event
-//!    pushed at its sending would have popped.
+//!    an event ([`Timer::HostBus`], through `E: From<Timer>`) once the bus has handed
+//!    out what a call fed it ([`Agenda::poll_host_bus`]); a queued deadline that was
+//!    moved since is skipped when it comes ([`Due::Superseded`]). A packet put on a
+//!    wired link takes its number when it is sent ([`super::Call::OnWire`],
+//!    [`Agenda::on_wire`]) and keeps it here, beside the link, instead of as a queue
+//!    entry: it arrives exactly where an event pushed at its sending would have
+//!    popped.
 //!
 //! The driver's turn:
 //!
 //! ```text
-//! while let Some(t) = agenda.next_at(&net, &mut events) {   // (stop at the end)
-//!     match agenda.take(t, &net, &mut events) {
-//!         Due::Network(timer) => { net.handle_timeout(t, timer); pump() }
-//!         Due::Event(e) => handle(e),                        // may call net, then pump()
+//! while let Some(t) = agenda.next_at(&net, &events) {      // (stop at the end)
+//!     match agenda.take(t, &mut events) {
+//!         Due::Cell => net.handle_cell_timeout(t),
+//!         Due::Network(timer) => act(net.handle_timeout(t, timer)),
+//!         Due::Event(e) => handle(e),           // may call net: act(net.handle_packet(…))
 //!         Due::Superseded => {}
 //!     }
 //!     drain the cell's outputs (Network::poll_cell_output; a delivered packet is
-//!     forwarded, then pump())
+//!     forwarded: act(net.forward(…)))
 //! }
-//! pump(): while let Some(o) = agenda.poll(&mut net, &mut events) { act on o }
+//! act(call): match call {
+//!     Call::Done => {}
+//!     Call::Output(o) => act on o (a packet arrived at a host, or was dropped),
+//!     Call::OnWire { link } => agenda.on_wire(link, &mut events),
+//!     Call::HostBus { station } =>
+//!         while let Some(o) = agenda.poll_host_bus(&mut net, &mut events, station) {
+//!             act on o
+//!         }
+//! }
 //! ```
 
 use super::{EventQueue, Link, NetOutput, Network, Timer};
@@ -39,7 +49,9 @@ use std::collections::VecDeque;
 /// What runs next ([`Agenda::take`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Due<E> {
-    /// One of the network's timers: the driver calls `Network::handle_timeout`.
+    /// The cell's deadline: the driver calls `Network::handle_cell_timeout`.
+    Cell,
+    /// One of the network's other timers: the driver calls `Network::handle_timeout`.
     Network(Timer),
     /// One of the driver's own events.
     Event(E),
@@ -87,6 +99,8 @@ pub struct Agenda {
     wire: Option<WireArrival>,
     /// The earliest of the queue's events and `wire`.
     external: Option<Nanos>,
+    /// The cell's deadline as [`Agenda::next_at`] last saw it.
+    cell: Option<Nanos>,
 }
 
 impl Agenda {
@@ -105,20 +119,20 @@ impl Agenda {
             self.external = earliest(events.peek_time(), self.wire.map(|w| w.at));
             self.looked_at = Some(pushes);
         }
-        earliest(net.poll_timeout(Timer::Cell), self.external)
+        self.cell = net.poll_cell_timeout();
+        earliest(self.cell, self.external)
     }
 
     /// Take what is due at `now`, the time [`Agenda::next_at`] just gave (nothing
-    /// may be scheduled or sent between the two calls).
+    /// may be scheduled or sent, and no call made into the network, between the two).
     #[inline]
     pub fn take<E: AgendaEvent>(
         &mut self,
         now: Nanos,
-        net: &Network,
         events: &mut EventQueue<E>,
     ) -> Option<Due<E>> {
-        if net.poll_timeout(Timer::Cell) == Some(now) {
-            return Some(Due::Network(Timer::Cell));
+        if self.cell == Some(now) {
+            return Some(Due::Cell);
         }
         self.looked_at = None;
         let wire_first = self
@@ -145,25 +159,27 @@ impl Agenda {
         }
     }
 
-    /// The network's next output ([`Network::poll_output`]), after giving a packet put
-    /// on a wire its place and queueing a host bus's deadline that changed. The
-    /// driver acts on [`NetOutput::Arrived`] and [`NetOutput::Dropped`]; the other
-    /// outputs are the agenda's, passed on for the record.
+    /// A packet was put on `link` ([`super::Call::OnWire`]): it takes its place among
+    /// the events now.
     #[inline]
-    pub fn poll<E: From<Timer>>(
+    pub fn on_wire<E>(&mut self, link: Link, events: &mut EventQueue<E>) {
+        self.wire_seq[link.index()].push_back(events.reserve_seq());
+    }
+
+    /// The next output of station `station`'s host bus after a
+    /// [`super::Call::HostBus`] ([`Network::poll_host_bus`]); once it has handed out
+    /// everything, its deadline is queued again if it changed, and `None`.
+    pub fn poll_host_bus<E: From<Timer>>(
         &mut self,
         net: &mut Network,
         events: &mut EventQueue<E>,
+        station: u16,
     ) -> Option<NetOutput> {
-        let out = net.poll_output()?;
-        match out {
-            NetOutput::OnWire { link } => {
-                self.wire_seq[link.index()].push_back(events.reserve_seq());
-            }
-            NetOutput::Reschedule { timer } => self.reschedule(net, events, timer),
-            NetOutput::Arrived { .. } | NetOutput::Dropped { .. } => {}
+        let out = net.poll_host_bus(station);
+        if out.is_none() {
+            self.reschedule(net, events, Timer::HostBus { station });
         }
-        Some(out)
+        out
     }
 
     /// Queue `timer` at its deadline unless it is queued there already.
@@ -192,6 +208,11 @@ impl Agenda {
     /// The earlier of the two links' oldest packets.
     fn wire_next(&self, net: &Network) -> Option<WireArrival> {
         let oldest = |link: Link| {
+            debug_assert_eq!(
+                self.wire_seq[link.index()].len(),
+                net.wire(link).len(),
+                "every packet on a wire has its place (Agenda::on_wire)"
+            );
             let at = net.poll_timeout(Timer::Wire(link))?;
             let seq = *self.wire_seq[link.index()].front()?;
             Some(WireArrival { at, seq, link })

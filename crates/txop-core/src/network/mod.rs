@@ -14,32 +14,41 @@
 //!
 //! **The calling contract.** Time never goes backwards across calls.
 //! - [`Network::handle_packet`]: a host hands a packet to the network.
-//! - [`Network::handle_timeout`]: one of its [`Timer`]s is due (the cell's deadline, a
-//!   wired link's oldest packet arriving, a host bus's deadline).
+//! - [`Network::handle_cell_timeout`]: the cell's deadline
+//!   ([`Network::poll_cell_timeout`]) is due.
+//! - [`Network::handle_timeout`]: one of the other [`Timer`]s is due (a wired link's
+//!   oldest packet arriving, a host bus's deadline).
 //! - [`Network::poll_cell_output`]: what the cell reports. For a packet the cell
 //!   delivered, the driver says which host it is for ([`Network::forward`]): the
 //!   cell knows nodes, not hosts (behind the AP are the server and the AP's own
 //!   host), and the driver knows each packet's destination.
-//! - [`Network::poll_output`]: after each of the calls above, until `None`: packets
-//!   that reached a host, packets dropped on a wire or a bus, and packets put on a
-//!   wire ([`NetOutput::OnWire`]).
-//! - [`Network::poll_timeout`]: when each timer is next due.
+//! - Each of `handle_packet`, `handle_timeout` and `forward` returns what it produced,
+//!   a [`Call`], which the driver acts on before it goes on: nothing, one
+//!   [`NetOutput`] (a packet reached a host, or was dropped on a wire), a packet put
+//!   on a wire ([`Call::OnWire`]: [`Agenda::on_wire`] gives it its place), or a host
+//!   bus that was fed ([`Call::HostBus`]: its outputs come from
+//!   [`Network::poll_host_bus`], or [`Agenda::poll_host_bus`], until `None`).
+//! - [`Network::poll_timeout`]: when each of those timers is next due.
 //!
 //! **Order.** Which of two things due at the same instant runs first decides results,
 //! so both drivers take it from one place, [`agenda::Agenda`]: the cell's deadline
 //! first, then the driver's events and the network's own (wire arrivals, bus
 //! deadlines) in the order they were scheduled. The cell's outputs are taken only when
-//! the driver asks ([`Network::poll_cell_output`]), while [`Network::poll_output`]
-//! takes those of the buses and the wires as they come: a host bus's outputs are
-//! acted on (and its deadline rescheduled) before the call that fed it returns, as a
-//! host's driver hands packets on at once.
+//! the driver asks ([`Network::poll_cell_output`]), while a call's own outputs are
+//! taken at once: a host answers a packet that reached it (and a host bus's deadline
+//! is queued again) before the call that brought it returns, as a host's driver
+//! hands packets on at once. A call made while handling an output has its own
+//! [`Call`], acted on before the outer one goes on.
 
 pub mod agenda;
 pub mod event_queue;
 pub mod host;
 pub mod wired;
 
-pub use agenda::{Agenda, Due};
+#[cfg(test)]
+mod tests;
+
+pub use agenda::{Agenda, AgendaEvent, Due};
 pub use event_queue::EventQueue;
 pub use host::Host;
 pub use wired::{WiredConfig, WiredLink};
@@ -83,11 +92,9 @@ impl Link {
     }
 }
 
-/// The network's timers.
+/// The network's timers besides the cell's own deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Timer {
-    /// The cell's next deadline (`Cell::poll_timeout`).
-    Cell,
     /// The oldest packet on a wired link reaches its far end.
     Wire(Link),
     /// The host bus of station `station` (1-based) has a deadline.
@@ -104,7 +111,7 @@ pub enum DropPlace {
     HostBus { station: u16 },
 }
 
-/// What the network reports (besides the cell's own outputs).
+/// What comes out of the network at its edges (besides the cell's own outputs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetOutput {
     /// `packet` reached host `to` at `at`: it left the network.
@@ -116,27 +123,28 @@ pub enum NetOutput {
         reason: DropReason,
         place: DropPlace,
     },
-    /// A packet was put on `link`. It arrives after the packets already on it, at
-    /// [`Network::poll_timeout`]`(Timer::Wire(link))` once it is the oldest; a driver
-    /// that orders simultaneous events gives it its place now ([`Agenda::poll`]).
-    OnWire { link: Link },
-    /// `timer`'s deadline may have changed ([`Network::poll_timeout`]): a driver that
-    /// queues the network's timers among its events queues it again now
-    /// ([`Agenda::poll`]). Reported for a host bus once it has handed out everything
-    /// it had.
-    Reschedule { timer: Timer },
 }
 
-/// The outputs of one call into the network, not all taken yet.
-#[derive(Clone, Copy, Debug)]
-enum Frame {
-    /// Nothing left.
+/// What one call into the network ([`Network::handle_packet`], [`Network::forward`],
+/// [`Network::handle_timeout`]) produced, for the driver to act on before it goes on.
+// perf: the common results (nothing, one output) come back as the call's value, which
+// the drivers match where the call is made; only a host bus's outputs are polled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "what a call into the network produced is acted on before the driver goes on"]
+pub enum Call {
+    /// Nothing came out: the packet entered the cell, or nothing was due.
     Done,
-    /// One output (of a wire, or of routing).
+    /// One output.
     Output(NetOutput),
-    /// The outputs of the host bus of index `bus` (station − 1), then its
-    /// [`NetOutput::Reschedule`].
-    Bus(usize),
+    /// A packet was put on `link`. It arrives after the packets already on it, at
+    /// [`Network::poll_timeout`]`(Timer::Wire(link))` once it is the oldest; a driver
+    /// that orders simultaneous events gives it its place now ([`Agenda::on_wire`]).
+    OnWire { link: Link },
+    /// Station `station`'s host bus was fed: its outputs come from
+    /// [`Network::poll_host_bus`] until `None`, and then its deadline
+    /// ([`Timer::HostBus`]) may have changed: a driver that queues the network's
+    /// timers among its events queues it again ([`Agenda::poll_host_bus`] does both).
+    HostBus { station: u16 },
 }
 
 /// The cell, the wired link and the host buses (see the module documentation).
@@ -149,11 +157,6 @@ pub struct Network {
     buses: Vec<Option<HostBus>>,
     /// Bytes each host bus handed to its station's host (index = station − 1).
     bus_to_host_bytes: Vec<u64>,
-    /// The outputs of each call whose outputs are not all taken yet, the latest call
-    /// on top: [`Network::poll_output`] hands out the top one's, then `None` once
-    /// (see the calling contract). Calls nest at most as deep as the driver's own
-    /// handling of outputs does.
-    frames: Vec<Frame>,
 }
 
 impl Network {
@@ -186,7 +189,6 @@ impl Network {
             wires: [wire(), wire()],
             bus_to_host_bytes: vec![0; buses.len()],
             buses,
-            frames: Vec::new(),
         })
     }
 
@@ -232,7 +234,8 @@ impl Network {
     /// Host `from` hands `packet` to the network at `now`: the server's goes onto the
     /// wired link to the AP, a station's with a host bus onto its bus, the AP's and
     /// the other stations' into the cell.
-    pub fn handle_packet(&mut self, now: Nanos, from: Host, packet: Packet) {
+    #[inline]
+    pub fn handle_packet(&mut self, now: Nanos, from: Host, packet: Packet) -> Call {
         match from {
             Host::Server => self.send_on_wire(now, Link::Down, packet),
             Host::Station(_) => match self.bus_index(from) {
@@ -240,7 +243,9 @@ impl Network {
                     if let Some(b) = &mut self.buses[i] {
                         b.handle_host_packet(now, packet);
                     }
-                    self.frames.push(Frame::Bus(i));
+                    Call::HostBus {
+                        station: i as u16 + 1,
+                    }
                 }
                 None => self.enter_cell(now, packet),
             },
@@ -252,76 +257,89 @@ impl Network {
     /// [`Network::poll_cell_output`]) and it is for host `to`: the server's goes onto
     /// the wired link, a station's with a host bus into its chip (the host reads it
     /// over the bus), the others arrive at once.
-    pub fn forward(&mut self, at: Nanos, packet: Packet, to: Host) {
+    #[inline]
+    pub fn forward(&mut self, at: Nanos, packet: Packet, to: Host) -> Call {
         if to == Host::Server {
-            self.send_on_wire(at, Link::Up, packet);
+            self.send_on_wire(at, Link::Up, packet)
         } else if let Some(i) = self.bus_index(to) {
             if let Some(b) = &mut self.buses[i] {
                 b.handle_device_packet(at, packet);
             }
-            self.frames.push(Frame::Bus(i));
+            Call::HostBus {
+                station: i as u16 + 1,
+            }
         } else {
-            let arrived = NetOutput::Arrived { at, to, packet };
-            self.frames.push(Frame::Output(arrived));
+            Call::Output(NetOutput::Arrived { at, to, packet })
         }
     }
 
-    /// A call whose packet enters the cell: nothing comes out of the network itself.
-    fn enter_cell(&mut self, now: Nanos, packet: Packet) {
+    /// A packet enters the cell: nothing comes out of the network itself.
+    #[inline]
+    fn enter_cell(&mut self, now: Nanos, packet: Packet) -> Call {
         self.cell.handle_packet(now, packet);
-        self.frames.push(Frame::Done);
+        Call::Done
     }
 
-    fn send_on_wire(&mut self, now: Nanos, link: Link, packet: Packet) {
-        let out = match self.wires[link.index()].send(now, packet) {
-            Ok(_) => NetOutput::OnWire { link },
-            Err(packet) => NetOutput::Dropped {
+    // perf: inlined into the drivers' loops with the rest of the call.
+    #[inline(always)]
+    fn send_on_wire(&mut self, now: Nanos, link: Link, packet: Packet) -> Call {
+        match self.wires[link.index()].send(now, packet) {
+            Ok(_) => Call::OnWire { link },
+            Err(packet) => Call::Output(NetOutput::Dropped {
                 at: now,
                 packet,
                 reason: DropReason::QueueFull,
                 place: DropPlace::Wire(link),
-            },
-        };
-        self.frames.push(Frame::Output(out));
+            }),
+        }
     }
 
     /// `timer` is due at `now` ([`Network::poll_timeout`]).
-    pub fn handle_timeout(&mut self, now: Nanos, timer: Timer) {
-        let frame = match timer {
-            Timer::Cell => {
-                self.cell.handle_timeout(now);
-                Frame::Done
-            }
+    #[inline]
+    pub fn handle_timeout(&mut self, now: Nanos, timer: Timer) -> Call {
+        match timer {
             Timer::Wire(link) => match (link, self.wires[link.index()].arrive()) {
-                (Link::Down, Some(packet)) => {
-                    self.cell.handle_packet(now, packet);
-                    Frame::Done
-                }
-                (Link::Up, Some(packet)) => Frame::Output(NetOutput::Arrived {
+                (Link::Down, Some(packet)) => self.enter_cell(now, packet),
+                (Link::Up, Some(packet)) => Call::Output(NetOutput::Arrived {
                     at: now,
                     to: Host::Server,
                     packet,
                 }),
-                (_, None) => Frame::Done,
+                (_, None) => Call::Done,
             },
             Timer::HostBus { station } => match self.bus_index(Host::Station(station)) {
                 Some(i) => {
                     if let Some(b) = &mut self.buses[i] {
                         b.handle_timeout(now);
                     }
-                    Frame::Bus(i)
+                    Call::HostBus {
+                        station: i as u16 + 1,
+                    }
                 }
-                None => Frame::Done,
+                None => Call::Done,
             },
-        };
-        self.frames.push(frame);
+        }
+    }
+
+    /// The cell's deadline ([`Network::poll_cell_timeout`]) is due at `now`. What the
+    /// cell does then comes out of [`Network::poll_cell_output`]; the network itself
+    /// has nothing to report.
+    #[inline]
+    pub fn handle_cell_timeout(&mut self, now: Nanos) {
+        self.cell.handle_timeout(now);
+    }
+
+    /// When the cell next needs [`Network::handle_cell_timeout`] (`None`: nothing
+    /// scheduled).
+    #[inline]
+    pub fn poll_cell_timeout(&self) -> Option<Nanos> {
+        self.cell.poll_timeout()
     }
 
     /// When `timer` is next due (`None`: nothing scheduled).
     #[inline]
     pub fn poll_timeout(&self, timer: Timer) -> Option<Nanos> {
         match timer {
-            Timer::Cell => self.cell.poll_timeout(),
             Timer::Wire(link) => self.wires[link.index()].next_arrival(),
             Timer::HostBus { station } => {
                 let i = self.bus_index(Host::Station(station))?;
@@ -337,51 +355,28 @@ impl Network {
         self.cell.poll_output()
     }
 
-    /// The next output of the latest call into the network whose outputs are not all
-    /// taken, and `None` once they are. Each call ([`Network::handle_packet`],
-    /// [`Network::forward`], [`Network::handle_timeout`]) must be followed by polls
-    /// until `None`: a poll inside the handling of an output (a host answering what
-    /// arrived) takes the outputs of the calls made there, and the outer loop then goes
-    /// on with the rest of its own. A host bus's packets for the chip enter the cell as
-    /// they are taken; once the bus has handed out everything, it reports
-    /// [`NetOutput::Reschedule`].
-    pub fn poll_output(&mut self) -> Option<NetOutput> {
+    /// The next output of station `station`'s host bus after a [`Call::HostBus`], or
+    /// `None` once it has handed out everything. Its packets for the chip enter the
+    /// cell as they are taken.
+    pub fn poll_host_bus(&mut self, station: u16) -> Option<NetOutput> {
+        let i = self.bus_index(Host::Station(station))?;
         loop {
-            let frame = self.frames.last_mut()?;
-            match *frame {
-                Frame::Done => {
-                    self.frames.pop();
-                    return None;
+            match self.buses[i].as_mut()?.poll_output()? {
+                BusOutput::ToDevice { at, packet } => self.cell.handle_packet(at, packet),
+                BusOutput::ToHost { at, packet } => {
+                    self.bus_to_host_bytes[i] += packet.len_bytes as u64;
+                    let to = Host::Station(station);
+                    return Some(NetOutput::Arrived { at, to, packet });
                 }
-                Frame::Output(o) => {
-                    *frame = Frame::Done;
-                    return Some(o);
+                BusOutput::Dropped { at, packet, reason } => {
+                    let place = DropPlace::HostBus { station };
+                    return Some(NetOutput::Dropped {
+                        at,
+                        packet,
+                        reason,
+                        place,
+                    });
                 }
-                Frame::Bus(i) => match self.buses[i].as_mut().and_then(HostBus::poll_output) {
-                    Some(BusOutput::ToDevice { at, packet }) => self.cell.handle_packet(at, packet),
-                    Some(BusOutput::ToHost { at, packet }) => {
-                        self.bus_to_host_bytes[i] += packet.len_bytes as u64;
-                        let to = Host::Station(i as u16 + 1);
-                        return Some(NetOutput::Arrived { at, to, packet });
-                    }
-                    Some(BusOutput::Dropped { at, packet, reason }) => {
-                        let place = DropPlace::HostBus {
-                            station: i as u16 + 1,
-                        };
-                        return Some(NetOutput::Dropped {
-                            at,
-                            packet,
-                            reason,
-                            place,
-                        });
-                    }
-                    None => {
-                        *frame = Frame::Done;
-                        let station = i as u16 + 1;
-                        let timer = Timer::HostBus { station };
-                        return Some(NetOutput::Reschedule { timer });
-                    }
-                },
             }
         }
     }

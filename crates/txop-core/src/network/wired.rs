@@ -124,6 +124,8 @@ impl WiredLink {
 
     /// Send `packet` at `now`: its arrival time at the far end, or the packet back if
     /// the queue was full (dropped).
+    // perf: inlined into the network's routing, as the drivers send on every packet.
+    #[inline(always)]
     pub fn send(&mut self, now: Nanos, packet: Packet) -> Result<Nanos, Packet> {
         match self.depart(now, packet.len_bytes) {
             Some((done, at)) => {
@@ -156,6 +158,7 @@ impl WiredLink {
 
     /// The oldest packet on the wire reaches the far end (at its
     /// [`WiredLink::next_arrival`]; packets arrive in sending order).
+    #[inline]
     pub fn arrive(&mut self) -> Option<Packet> {
         let w = self.on_wire.pop_front()?;
         self.head = self.on_wire.front().map(|w| w.at);
