@@ -1,5 +1,5 @@
-//! The real flows seen crossing the emulated network, each with the simulator's
-//! per-flow statistics ([`FlowStats`]): packets offered, delivered and dropped, one-way
+//! The real flows seen crossing the emulated network, each with the per-flow statistics
+//! the simulator keeps too ([`FlowStats`]): packets offered, delivered and dropped, one-way
 //! delay through the network, time in the driver and air, throughput per 0.2 s.
 //!
 //! Bounded: after [`MAX_FLOWS`] distinct flows, further ones share one "other" entry.
