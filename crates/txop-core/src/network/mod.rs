@@ -80,9 +80,6 @@ pub enum Link {
 }
 
 impl Link {
-    /// Both directions, in the order [`Link::index`] numbers them.
-    pub const BOTH: [Link; 2] = [Link::Down, Link::Up];
-
     /// 0 for [`Link::Down`], 1 for [`Link::Up`].
     pub fn index(self) -> usize {
         match self {
@@ -280,6 +277,7 @@ impl Network {
         Call::Done
     }
 
+    /// `packet` goes onto `link` at `now`, or is dropped if the link's queue is full.
     // perf: inlined into the drivers' loops with the rest of the call.
     #[inline(always)]
     fn send_on_wire(&mut self, now: Nanos, link: Link, packet: Packet) -> Call {
