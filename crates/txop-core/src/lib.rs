@@ -9,6 +9,7 @@ pub mod cell;
 pub mod driver;
 pub mod mac;
 pub mod mac80211;
+pub mod network;
 pub mod packet;
 pub mod phy;
 pub mod rng;

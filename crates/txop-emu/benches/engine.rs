@@ -15,12 +15,12 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use etherparse::PacketBuilder;
 use std::time::Duration;
 use txop_core::cell::{CellConfig, StationConfig};
+use txop_core::network::{NetworkConfig, WiredConfig};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::{stack, Nanos};
 use txop_emu::addr::Endpoint;
 use txop_emu::engine::{Engine, Port};
-use txop_sim::WiredConfig;
 
 const PACKETS: u64 = 10_000;
 
@@ -61,7 +61,12 @@ fn forward(packet: &[u8]) -> u64 {
         delay: Nanos::from_us(100),
         limit_packets: 1000,
     };
-    let mut e = Engine::new(vht80(), 1, wired, 32_768).unwrap();
+    let network = NetworkConfig {
+        cell: vht80(),
+        wired,
+        host_bus: Vec::new(),
+    };
+    let mut e = Engine::new(network, 1, 32_768).unwrap();
     let mut port = NullPort {
         now: Nanos::ZERO,
         written: 0,

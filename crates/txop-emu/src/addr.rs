@@ -10,6 +10,7 @@
 //! `unreachable` route, so nothing sent to it there can leave the machine.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use txop_core::network::Host;
 
 /// The IPv4 range txop owns, as `ip route` spells it.
 pub const NET4: &str = "198.18.0.0/16";
@@ -43,6 +44,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// The modelled network's host this endpoint is.
+    pub fn host(self) -> Host {
+        match self {
+            Endpoint::Server => Host::Server,
+            Endpoint::Station(n) => Host::Station(n),
+        }
+    }
+
     /// `server` or `staN`: the name users pass to `--in` and `txop emu exec`.
     pub fn name(self) -> String {
         match self {

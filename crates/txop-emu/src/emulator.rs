@@ -14,8 +14,8 @@ use crate::session::{Network, StopSignals};
 use std::ffi::OsString;
 use std::io::{Read, Seek, Write};
 use std::process::{Child, ExitStatus, Stdio};
-use txop_core::CellConfig;
-use txop_sim::{Results, WiredConfig};
+use txop_core::network::NetworkConfig;
+use txop_results::Results;
 
 /// What to run inside the emulated network.
 #[derive(Clone, Debug)]
@@ -53,19 +53,21 @@ impl Program {
 /// An emulator run's configuration.
 #[derive(Clone, Debug)]
 pub struct EmuConfig {
-    pub cell: CellConfig,
+    /// The modelled network: the cell, the wired link, the stations' host buses.
+    pub network: NetworkConfig,
+    /// The cell's seed.
     pub seed: u64,
-    pub wired: WiredConfig,
+    /// Packets the engine holds at most.
     pub slab_packets: usize,
     pub loop_options: LoopOptions,
 }
 
 impl EmuConfig {
-    pub fn new(cell: CellConfig, seed: u64, wired: WiredConfig) -> EmuConfig {
+    /// A run of `network` with the default slab and loop options.
+    pub fn new(network: NetworkConfig, seed: u64) -> EmuConfig {
         EmuConfig {
-            cell,
+            network,
             seed,
-            wired,
             slab_packets: DEFAULT_SLAB_PACKETS,
             loop_options: LoopOptions::default(),
         }
@@ -260,8 +262,8 @@ pub fn emulate(
         nsexec::resolve_program(program)?;
     }
     let signals = StopSignals::register()?;
-    let stations = cfg.cell.stations.len() as u16;
-    let mut engine = Engine::new(cfg.cell, cfg.seed, cfg.wired, cfg.slab_packets)?;
+    let stations = cfg.network.cell.stations.len() as u16;
+    let mut engine = Engine::new(cfg.network, cfg.seed, cfg.slab_packets)?;
     let mut net = Network::create(stations, &|| signals.stop_signal().is_some())?;
     on_ready(&net);
     let Started {
@@ -307,7 +309,7 @@ pub fn emulate(
         cfg.loop_options,
         clock,
     );
-    let secs = clock.now().as_secs_f64();
+    let end = clock.now();
     let tun_queue_drops = net
         .namespaces()
         .iter()
@@ -337,7 +339,7 @@ pub fn emulate(
     Ok(Outcome {
         status,
         stopped_by,
-        results: results::results(&engine, secs, cfg.seed),
+        results: results::results(&engine, end, cfg.seed),
         report: results::emu_report(&engine, loop_stats, tun_queue_drops),
         command_log,
     })

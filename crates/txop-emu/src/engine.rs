@@ -1,28 +1,31 @@
 //! The forwarding engine: real packets through the modelled network, sans-I/O.
 //!
-//! A packet read from an endpoint's TUN device enters at its arrival time: from the
-//! server it crosses the wired link (the shared [`WiredLink`], the scenario's rate,
-//! delay and limit) and enters the cell at the AP; from a station it enters the cell at
-//! that station. What the cell delivers is written to the destination's TUN device
-//! (from the AP to the server across the wired link again). Drops are real: the bytes
-//! are freed and never written. The engine never reads a clock: the caller passes
-//! the time, and the [`Port`] it writes through tells when the write really happened,
-//! which gives the timing error (actual − modelled write time).
+//! A packet read from an endpoint's TUN device enters the modelled network at its
+//! arrival time, as the simulator's hosts' packets do: the same
+//! [`Network`] (the cell, the wired link with the scenario's rate, delay and limit, and
+//! each station's host bus) carries it. From the server it crosses the wired link and
+//! enters the cell at the AP; from a station it crosses the station's host bus, if it
+//! has one, and enters the cell there. What reaches a host is written to its TUN
+//! device. Drops are real: the bytes are freed and never written. The engine never
+//! reads a clock: the caller passes the time, and the [`Port`] it writes through tells
+//! when the write really happened, which gives the timing error (actual − modelled
+//! write time).
 //!
-//! Events run in time order exactly as in the simulator (`txop_sim::sim`): at one
-//! instant the cell's deadline runs before the wire's arrivals.
+//! What runs first among things due at the same instant is the [`Agenda`]'s rule, the
+//! simulator's too: the cell's deadline, then the network's other timers in the order
+//! they were scheduled.
 
 use crate::addr::Endpoint;
 use crate::flows::FlowTable;
 use crate::parse::{self, PacketInfo, ParseError};
 use crate::slab::{PacketSlab, BUF_BYTES};
 use crate::timing::LatenessHistogram;
-use txop_core::cell::{Cell, CellConfig, Output};
+use txop_core::cell::{Cell, Output};
+use txop_core::network::{
+    Agenda, Call, DropPlace, Due, EventQueue, Host, NetOutput, Network, NetworkConfig, Timer,
+};
 use txop_core::packet::Ecn;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
-use txop_sim::events::EventQueue;
-use txop_sim::net::wired::WiredLink;
-use txop_sim::WiredConfig;
 
 /// Where the engine writes packets, and the clock that timestamps the writes.
 pub trait Port {
@@ -41,15 +44,6 @@ pub struct Meta {
     pub read_at: Nanos,
     /// Its entry in the flow table.
     pub flow: u32,
-}
-
-/// Events outside the cell: arrivals at the far end of the wired link.
-#[derive(Clone, Copy, Debug)]
-enum WireEvent {
-    /// A downlink packet reaches the AP.
-    ToAp(Packet),
-    /// An uplink packet reaches the server.
-    ToServer { token: u64, sent: Nanos },
 }
 
 /// Packet counters of a run.
@@ -76,19 +70,22 @@ pub struct Counters {
     pub wire_drops: u64,
     /// Dropped by the cell (queues, AQM, retry limit).
     pub cell_drops: u64,
+    /// Dropped by a station's host bus (its host backlog, host → device queue or
+    /// chip receive buffers full).
+    pub bus_drops: u64,
     /// Writes that failed (EIO while a TUN device is not up yet, …): dropped.
     pub write_errors: u64,
     /// Packets the model marked CE (rewritten in the IP header).
     pub ce_marks: u64,
 }
 
-/// The engine: the cell, the wired link both ways, and the packets in flight.
+/// The engine: the modelled network, and the packets in flight.
 pub struct Engine {
-    cell: Cell,
-    /// Server → AP and AP → server.
-    down: WiredLink,
-    up: WiredLink,
-    events: EventQueue<WireEvent>,
+    net: Network,
+    /// The order of what is due in `net` ([`Agenda`]).
+    agenda: Agenda,
+    /// The network's timers the agenda queues (the engine has no events of its own).
+    timers: EventQueue<Timer>,
     slab: PacketSlab<Meta>,
     stations: u16,
     next_id: u64,
@@ -109,25 +106,21 @@ pub struct Engine {
 pub const DEFAULT_SLAB_PACKETS: usize = 32_768;
 
 impl Engine {
-    pub fn new(
-        cell: CellConfig,
-        seed: u64,
-        wired: WiredConfig,
-        slab_packets: usize,
-    ) -> Result<Engine, String> {
-        let stations = cell.stations.len();
+    /// An engine around `network` (its cell seeded with `seed`) that holds at most
+    /// `slab_packets` packets. Errors name the problem (too many stations, an
+    /// invalid network).
+    pub fn new(network: NetworkConfig, seed: u64, slab_packets: usize) -> Result<Engine, String> {
+        let stations = network.cell.stations.len();
         if stations > crate::addr::MAX_STATIONS as usize {
             return Err(format!(
                 "stations: the emulator runs at most {} stations (one namespace each), not {stations}",
                 crate::addr::MAX_STATIONS
             ));
         }
-        let cell = Cell::new(cell, seed)?;
         Ok(Engine {
-            cell,
-            down: WiredLink::new(wired.rate_bps, wired.delay, wired.limit_packets),
-            up: WiredLink::new(wired.rate_bps, wired.delay, wired.limit_packets),
-            events: EventQueue::default(),
+            net: Network::new(network, seed)?,
+            agenda: Agenda::new(),
+            timers: EventQueue::default(),
             slab: PacketSlab::new(slab_packets),
             stations: stations as u16,
             next_id: 0,
@@ -141,7 +134,12 @@ impl Engine {
     }
 
     pub fn cell(&self) -> &Cell {
-        &self.cell
+        self.net.cell()
+    }
+
+    /// The modelled network (the cell, the wired link, the host buses).
+    pub fn network(&self) -> &Network {
+        &self.net
     }
 
     pub fn stations(&self) -> u16 {
@@ -164,36 +162,23 @@ impl Engine {
     }
 
     /// The next time something happens inside the network.
-    pub fn next_deadline(&self) -> Option<Nanos> {
-        match (self.cell.poll_timeout(), self.events.peek_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    pub fn next_deadline(&mut self) -> Option<Nanos> {
+        self.agenda.next_at(&self.net, &self.timers)
     }
 
     /// Run everything due up to and including `now`.
     pub fn advance(&mut self, now: Nanos, port: &mut dyn Port) {
-        loop {
-            let tc = self.cell.poll_timeout();
-            let te = self.events.peek_time();
-            let next = match (tc, te) {
-                (Some(c), Some(e)) => c.min(e),
-                (Some(c), None) => c,
-                (None, Some(e)) => e,
-                (None, None) => break,
-            };
+        while let Some(next) = self.agenda.next_at(&self.net, &self.timers) {
             if next > now {
                 break;
             }
-            if tc == Some(next) {
-                self.cell.handle_timeout(next);
-            } else if let Some((at, ev)) = self.events.pop() {
-                match ev {
-                    WireEvent::ToAp(p) => self.cell.handle_packet(at, p),
-                    WireEvent::ToServer { token, sent } => {
-                        self.write_out(at, token, Endpoint::Server, sent, port)
-                    }
+            match self.agenda.take(next, &mut self.timers) {
+                Some(Due::Cell) => self.net.handle_cell_timeout(next),
+                Some(Due::Network(timer)) => {
+                    let call = self.net.handle_timeout(next, timer);
+                    self.pump(call, port);
                 }
+                Some(Due::Event(_) | Due::Superseded) | None => {}
             }
             self.drain(port);
         }
@@ -259,14 +244,8 @@ impl Engine {
         p.dscp = info.dscp;
         p.ecn = info.ecn;
         p.token = token;
-        if from == Endpoint::Server {
-            match self.down.send(now, p.len_bytes) {
-                Some(arrival) => self.events.push(arrival, WireEvent::ToAp(p)),
-                None => self.lost(p, None),
-            }
-        } else {
-            self.cell.handle_packet(now, p);
-        }
+        let call = self.net.handle_packet(now, from.host(), p);
+        self.pump(call, port);
         self.drain(port);
     }
 
@@ -275,12 +254,38 @@ impl Engine {
         self.next_id
     }
 
+    /// Act on what a call into the network produced: write what reached a host,
+    /// count what was dropped.
+    fn pump(&mut self, call: Call, port: &mut dyn Port) {
+        match call {
+            Call::Done => {}
+            Call::Output(o) => self.network_output(o, port),
+            Call::OnWire { link } => self.agenda.on_wire(link, &mut self.timers),
+            Call::HostBus { station } => {
+                while let Some(o) =
+                    self.agenda
+                        .poll_host_bus(&mut self.net, &mut self.timers, station)
+                {
+                    self.network_output(o, port);
+                }
+            }
+        }
+    }
+
+    /// A packet reached its host (written out), or was dropped on a wire or a bus.
+    fn network_output(&mut self, o: NetOutput, port: &mut dyn Port) {
+        match o {
+            NetOutput::Arrived { at, packet, .. } => self.write_out(at, packet.token, port),
+            NetOutput::Dropped { packet, place, .. } => self.lost(packet, Loss::Place(place)),
+        }
+    }
+
     /// Handle what the cell reported.
     fn drain(&mut self, port: &mut dyn Port) {
-        while let Some(o) = self.cell.poll_output() {
+        while let Some(o) = self.net.poll_cell_output() {
             match o {
                 Output::Delivered { at, packet } => self.delivered(at, packet, port),
-                Output::Dropped { packet, reason, .. } => self.lost(packet, Some(reason)),
+                Output::Dropped { packet, reason, .. } => self.lost(packet, Loss::Cell(reason)),
                 Output::Airtime(_) => {}
             }
         }
@@ -300,17 +305,7 @@ impl Engine {
             self.marks[station.index()][if uplink { 0 } else { 1 }] += 1;
         }
         self.flows.stats(meta.flow).air_delivered(at, &packet);
-        match meta.to {
-            Endpoint::Server => match self.up.send(at, packet.len_bytes) {
-                Some(arrival) => self.events.push(
-                    arrival,
-                    WireEvent::ToServer {
-                        token: packet.token,
-                        sent: meta.read_at,
-                    },
-                ),
-                None => self.lost(packet, None),
-            },
+        let call = match meta.to {
             Endpoint::Station(m) if packet.dst.is_ap() => {
                 // Station to station: the AP sends it on.
                 let mut p = packet;
@@ -319,26 +314,22 @@ impl Engine {
                 p.dst = NodeId(m);
                 p.tid = 0;
                 p.aql_us = 0;
-                self.cell.handle_packet(at, p);
+                self.net.handle_packet(at, Host::Ap, p)
             }
-            to => self.write_out(at, packet.token, to, meta.read_at, port),
-        }
+            to => self.net.forward(at, packet, to.host()),
+        };
+        self.pump(call, port);
     }
 
-    /// Write a packet to its destination; it leaves the network.
-    fn write_out(
-        &mut self,
-        at: Nanos,
-        token: u64,
-        to: Endpoint,
-        read_at: Nanos,
-        port: &mut dyn Port,
-    ) {
+    /// Write a packet to its destination at `at`; it leaves the network.
+    fn write_out(&mut self, at: Nanos, token: u64, port: &mut dyn Port) {
         let Some(slot) = self.slab.get(token) else {
             return;
         };
         let len = slot.bytes().len();
-        let flow = slot.meta.flow;
+        let Meta {
+            flow, to, read_at, ..
+        } = slot.meta;
         let result = port.write(to, slot.bytes());
         let late = port.now().saturating_sub(at);
         self.lateness.record(late);
@@ -360,16 +351,33 @@ impl Engine {
         }
     }
 
-    /// A packet was dropped: by the cell (`reason`) or by a wire's full queue.
-    fn lost(&mut self, packet: Packet, reason: Option<DropReason>) {
-        match reason {
-            Some(_) => self.counters.cell_drops += 1,
-            None => self.counters.wire_drops += 1,
-        }
+    /// A packet was dropped: by the cell, a wire's or a host bus's full queue.
+    fn lost(&mut self, packet: Packet, loss: Loss) {
+        let reason = match loss {
+            Loss::Cell(reason) => {
+                self.counters.cell_drops += 1;
+                reason
+            }
+            Loss::Place(DropPlace::Wire(_)) => {
+                self.counters.wire_drops += 1;
+                DropReason::QueueFull
+            }
+            Loss::Place(DropPlace::HostBus { .. }) => {
+                self.counters.bus_drops += 1;
+                DropReason::QueueFull
+            }
+        };
         if let Some(meta) = self.slab.remove(packet.token) {
-            self.flows
-                .stats(meta.flow)
-                .dropped(reason.unwrap_or(DropReason::QueueFull));
+            self.flows.stats(meta.flow).dropped(reason);
         }
     }
+}
+
+/// Where a packet was lost, as the counters tell them apart.
+#[derive(Clone, Copy, Debug)]
+enum Loss {
+    /// By the cell, for `reason`.
+    Cell(DropReason),
+    /// By a wired link or a host bus (a full queue).
+    Place(DropPlace),
 }

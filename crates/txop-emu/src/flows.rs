@@ -1,5 +1,5 @@
-//! The real flows seen crossing the emulated network, each with the simulator's
-//! per-flow statistics ([`FlowStats`]): packets offered, delivered and dropped, one-way
+//! The real flows seen crossing the emulated network, each with the per-flow statistics
+//! the simulator keeps too ([`FlowStats`]): packets offered, delivered and dropped, one-way
 //! delay through the network, time in the driver and air, throughput per 0.2 s.
 //!
 //! Bounded: after [`MAX_FLOWS`] distinct flows, further ones share one "other" entry.
@@ -8,9 +8,7 @@ use crate::addr::Endpoint;
 use crate::parse::PacketInfo;
 use std::collections::HashMap;
 use std::net::IpAddr;
-use txop_sim::flowstats::FlowStats;
-use txop_sim::results::FlowResult;
-use txop_sim::traffic::Host;
+use txop_results::{FlowResult, FlowStats};
 
 /// Distinct flows tracked one by one.
 pub const MAX_FLOWS: usize = 1024;
@@ -40,13 +38,6 @@ pub struct FlowTable {
     entries: Vec<FlowEntry>,
     /// The shared entry's index, once there is one.
     other: Option<u32>,
-}
-
-fn host(e: Endpoint) -> Host {
-    match e {
-        Endpoint::Server => Host::Server,
-        Endpoint::Station(n) => Host::Station(n),
-    }
 }
 
 fn proto_name(p: u8) -> &'static str {
@@ -119,7 +110,7 @@ impl FlowTable {
                     None => ("other", format!("flows beyond the first {MAX_FLOWS}")),
                 };
                 e.stats
-                    .result(i, (kind, &label), host(e.from), host(e.to), secs)
+                    .result(i, (kind, &label), e.from.host(), e.to.host(), secs)
             })
             .collect()
     }

@@ -1,7 +1,8 @@
 //! txop-emu: the real-time emulator. Real programs in network namespaces send through
-//! TUN devices into the modelled cell (the same sans-I/O `txop_core::Cell` the
-//! simulator drives, and the simulator's `WiredLink` between the server and the AP),
-//! and the cell's deliveries are written back at their modelled time.
+//! TUN devices into the modelled network (the same sans-I/O `txop_core::network` the
+//! simulator drives: the cell, the wired link between the server and the AP, the
+//! stations' host buses, and the order of things at one instant), and what reaches a
+//! host is written back at its modelled time.
 //!
 //! ```text
 //! netns txop-PID-srv  ── txop0 (198.18.0.1) ─┐                  ┌─ txop0 (198.18.1.1) ── netns txop-PID-sta1
@@ -22,7 +23,7 @@
 //! - [`addr`]: txop's own address range, namespace and device names;
 //! - [`parse`]: IP headers (etherparse) → flow hash, DSCP, ECN; CE rewriting;
 //! - [`slab`]: the bounded store of packet bytes (the model's `token`);
-//! - [`engine`]: forwarding through the wired link and the cell, sans-I/O;
+//! - [`engine`]: forwarding through the modelled network, sans-I/O;
 //! - [`flows`], [`timing`]: per-flow statistics and the timing error;
 //! - [`netns`], [`tun`]: namespaces, TUN devices, routes, process cleanup;
 //! - [`nsexec`]: starting a program inside a namespace (what `ip netns exec` does);

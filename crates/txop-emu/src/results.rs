@@ -1,15 +1,17 @@
-//! The cell's own view of an emulator run, in the simulator's results format
-//! ([`txop_sim::Results`]: per-station airtime, throughput, drops; per-flow latency and
-//! throughput series), plus what only the emulator has: CE marks written into real
-//! headers, packets refused at the edge, and the timing error.
+//! The model's own view of an emulator run, in the simulator's results format
+//! ([`txop_results::Results`]: per-station airtime, throughput, drops, host buses;
+//! per-flow latency and throughput series), plus what only the emulator has: CE marks
+//! written into real headers, packets refused at the edge, and the timing error.
 
 use crate::engine::{Counters, Engine};
 use crate::runloop::LoopStats;
 use crate::timing::TimingSummary;
 use serde::Serialize;
-use txop_sim::results::Conservation;
-use txop_sim::sim::jain_index;
-use txop_sim::Results;
+use txop_core::Nanos;
+use txop_results::results::{
+    beacon_airtime, bits_per_s, bus_results, host_bus_rows, jain_index, station_results,
+};
+use txop_results::{Conservation, Results};
 
 /// What only the emulator reports.
 #[derive(Clone, Debug, Serialize)]
@@ -31,33 +33,36 @@ pub struct EmuReport {
     pub cpu_fraction: f64,
 }
 
-/// Build the run's results after `secs` seconds (`seed` is the cell's).
-pub fn results(engine: &Engine, secs: f64, seed: u64) -> Results {
-    let cell = engine.cell();
+/// Build the run's results at `end` (its duration; `seed` is the cell's).
+pub fn results(engine: &Engine, end: Nanos, seed: u64) -> Results {
+    let secs = end.as_secs_f64();
+    let net = engine.network();
+    let cell = net.cell();
     let busy = cell.busy_ns();
-    let (stations, total_bytes) = txop_sim::results::station_results(cell, secs);
+    let (mut stations, mut total_bytes) = station_results(cell, secs);
+    host_bus_rows(net, &mut stations, &mut total_bytes, secs);
     let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
     let c = &engine.counters;
     Results {
         seed,
         duration_s: secs,
-        series_step_s: txop_sim::flowstats::series_step(secs).as_secs_f64(),
-        total_throughput_bps: txop_sim::results::bits_per_s(total_bytes, secs),
+        series_step_s: txop_results::flowstats::series_step(secs).as_secs_f64(),
+        total_throughput_bps: bits_per_s(total_bytes, secs),
         busy_fraction: if secs > 0.0 {
             busy as f64 / (secs * 1e9)
         } else {
             0.0
         },
         airtime_jain_index: jain_index(&shares),
-        beacon_airtime_ns: txop_sim::results::beacon_airtime(cell).0,
-        beacon_airtime_share: txop_sim::results::beacon_airtime(cell).1,
+        beacon_airtime_ns: beacon_airtime(cell).0,
+        beacon_airtime_share: beacon_airtime(cell).1,
         stations,
         flows: engine.flows.results(secs),
-        host_buses: Vec::new(),
+        host_buses: bus_results(net, end, secs),
         conservation: Conservation {
             offered_packets: c.offered_packets,
             delivered_packets: c.written_packets,
-            dropped_packets: c.cell_drops + c.wire_drops + c.write_errors,
+            dropped_packets: c.cell_drops + c.wire_drops + c.bus_drops + c.write_errors,
             inside_packets: engine.packets_inside() as u64,
         },
     }
@@ -91,6 +96,12 @@ pub fn emu_summary(r: &EmuReport) -> String {
         c.wire_drops,
         c.ce_marks
     ));
+    if c.bus_drops > 0 {
+        s.push_str(&format!(
+            "          {} dropped by the stations' host buses\n",
+            c.bus_drops
+        ));
+    }
     if r.tun_queue_drops > 0 {
         s.push_str(&format!(
             "          warning: the TUN devices dropped {} packets before the emulator read them (it fell behind)\n",

@@ -1,7 +1,8 @@
 //! The real-time loop: one thread, epoll over the TUN devices and the signal pipe,
 //! the monotonic clock as the model's time axis.
 //!
-//! Each turn runs everything the model has due (cell deadlines, wired-link arrivals)
+//! Each turn runs everything the model has due (cell deadlines, wired-link arrivals,
+//! host bus deadlines)
 //! and writes what leaves the network, then sleeps until the next deadline or a packet
 //! — `epoll_pwait2` with a nanosecond timeout and the thread's timer slack at 1 ns
 //! (the default 50 µs slack would be most of the timing error) — and reads what

@@ -1,9 +1,13 @@
 //! The forwarding engine without root: real packet bytes through the model on a
-//! virtual clock, checked against the simulator and the packets' own headers.
+//! virtual clock, checked against the packets' own headers and the model's counters.
+//! (Its comparisons with the simulator are in the `txop` crate's `tests/emu_engine.rs`:
+//! this crate does not depend on the simulator.)
 
 use etherparse::PacketBuilder;
 use std::cell::Cell as StdCell;
 use txop_core::cell::{CellConfig, StationConfig};
+use txop_core::driver::bus::BusConfig;
+use txop_core::network::{NetworkConfig, WiredConfig};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::{stack, Nanos};
@@ -11,9 +15,6 @@ use txop_emu::addr::Endpoint;
 use txop_emu::engine::{Engine, Port};
 use txop_emu::parse::PacketInfo;
 use txop_emu::slab::BUF_BYTES;
-use txop_sim::traffic::ping::Ping;
-use txop_sim::traffic::{Flow, Host};
-use txop_sim::{SimConfig, Simulation, WiredConfig};
 
 /// A port on a virtual clock that records every write.
 #[derive(Default)]
@@ -62,6 +63,15 @@ fn cell(stack_name: &str, stations: usize) -> CellConfig {
     c
 }
 
+/// The network of `cell` behind the default wired link, without host buses.
+fn network(cell: CellConfig) -> NetworkConfig {
+    NetworkConfig {
+        cell,
+        wired: WiredConfig::default(),
+        host_bus: Vec::new(),
+    }
+}
+
 fn buf(bytes: &[u8], e: &mut Engine) -> Box<[u8; BUF_BYTES]> {
     let mut b = e.buffer();
     b[..bytes.len()].copy_from_slice(bytes);
@@ -105,65 +115,8 @@ fn run_to_write(e: &mut Engine, port: &mut FakePort) {
 }
 
 #[test]
-fn a_ping_through_the_engine_takes_exactly_the_simulators_round_trip() {
-    let seed = 7;
-    let wired = WiredConfig::default();
-    // The simulator: one echo from the server to station 1, answered at once.
-    let mut ping = Ping::new(Host::Server, Host::Station(1), 1);
-    ping.stop = Some(Nanos::from_ms(1));
-    let sim = SimConfig {
-        wired,
-        ..SimConfig::new(
-            cell("linux-6.16", 1),
-            vec![Flow::Ping(ping)],
-            Nanos::from_secs(1),
-            seed,
-        )
-    };
-    let r = Simulation::new(sim).unwrap().run();
-    let sim_rtt_ms = r.flows[0].rtt_samples[0].1;
-
-    // The engine: the same request as real bytes; station 1's "kernel" replies the
-    // moment the request is written to it.
-    let mut e = Engine::new(cell("linux-6.16", 1), seed, wired, 1024).unwrap();
-    let mut port = FakePort::default();
-    let req = icmp_echo(Endpoint::Server, Endpoint::Station(1), true, 1);
-    assert_eq!(req.len(), 84, "ping's default size, as the simulator's");
-    let b = buf(&req, &mut e);
-    e.packet_in(Nanos::ZERO, Endpoint::Server, b, req.len(), &mut port);
-    run_to_write(&mut e, &mut port);
-    let (t_req, to, bytes) = port.writes[0].clone();
-    assert_eq!(to, Endpoint::Station(1));
-    assert_eq!(bytes, req, "delivered unchanged");
-    port.writes.clear();
-    port.now.set(t_req);
-    let rep = icmp_echo(Endpoint::Station(1), Endpoint::Server, false, 1);
-    let b = buf(&rep, &mut e);
-    e.packet_in(t_req, Endpoint::Station(1), b, rep.len(), &mut port);
-    run_to_write(&mut e, &mut port);
-    let (t_rep, to, bytes) = port.writes[0].clone();
-    assert_eq!((to, bytes), (Endpoint::Server, rep));
-    let emu_rtt_ms = t_rep.as_ms_f64();
-    assert!(
-        (emu_rtt_ms - sim_rtt_ms).abs() < 1e-6,
-        "engine {emu_rtt_ms} ms, simulator {sim_rtt_ms} ms"
-    );
-    // Independent check of the wired part: 2 × (1 ms + (84 + 38) B at 1 Gbit/s).
-    let wire_ms = 2.0 * (1.0 + (84.0 + 38.0) * 8.0 / 1e9 * 1e3);
-    assert!(emu_rtt_ms > wire_ms, "{emu_rtt_ms} ms");
-    run_until(&mut e, &mut port, Nanos::from_secs(1));
-    assert_eq!(e.packets_inside(), 0);
-    assert_eq!(e.counters.written_packets, 2);
-    assert_eq!(
-        e.lateness.summary().p99_us,
-        0.001,
-        "virtual clock: no lateness"
-    );
-}
-
-#[test]
 fn non_ip_malformed_and_foreign_packets_are_counted_and_dropped() {
-    let mut e = Engine::new(cell("linux-6.16", 2), 1, WiredConfig::default(), 64).unwrap();
+    let mut e = Engine::new(network(cell("linux-6.16", 2)), 1, 64).unwrap();
     let mut port = FakePort::default();
     let good = icmp_echo(Endpoint::Station(1), Endpoint::Server, true, 1);
     let cases: Vec<(Vec<u8>, &str)> = vec![
@@ -222,7 +175,7 @@ fn non_ip_malformed_and_foreign_packets_are_counted_and_dropped() {
 
 #[test]
 fn writes_to_a_device_that_is_down_are_counted_as_drops() {
-    let mut e = Engine::new(cell("linux-6.16", 1), 1, WiredConfig::default(), 64).unwrap();
+    let mut e = Engine::new(network(cell("linux-6.16", 1)), 1, 64).unwrap();
     let mut port = FakePort {
         down: Some(Endpoint::Station(1)),
         ..FakePort::default()
@@ -243,7 +196,7 @@ fn writes_to_a_device_that_is_down_are_counted_as_drops() {
 /// valid IPv4 checksum), and every packet is accounted for.
 #[test]
 fn codel_marks_reach_the_real_headers_and_packets_are_conserved() {
-    let mut e = Engine::new(cell("linux-6.16", 1), 3, WiredConfig::default(), 4096).unwrap();
+    let mut e = Engine::new(network(cell("linux-6.16", 1)), 3, 4096).unwrap();
     let mut port = FakePort::default();
     let gap = Nanos::from_us(1_000); // 1500 B per ms = 12 Mbit/s
     let mut t = Nanos::ZERO;
@@ -299,7 +252,7 @@ fn codel_marks_reach_the_real_headers_and_packets_are_conserved() {
 #[test]
 fn the_slab_bounds_the_packets_inside() {
     // A bloated stack queues 1000 packets per AC; a 32-packet slab refuses the rest.
-    let mut e = Engine::new(cell("linux-4.8-bloated", 1), 1, WiredConfig::default(), 32).unwrap();
+    let mut e = Engine::new(network(cell("linux-4.8-bloated", 1)), 1, 32).unwrap();
     let mut port = FakePort::default();
     for i in 0..100u16 {
         let p = icmp_echo(Endpoint::Server, Endpoint::Station(1), true, i);
@@ -310,4 +263,108 @@ fn the_slab_bounds_the_packets_inside() {
     assert_eq!(e.counters.slab_full, 68);
     run_until(&mut e, &mut port, Nanos::from_secs(5));
     assert_eq!(port.writes.len(), 32);
+}
+
+/// The network of `cell` with `bus` between station 1's host and its chip.
+fn network_with_bus(cell: CellConfig, bus: BusConfig) -> NetworkConfig {
+    NetworkConfig {
+        host_bus: vec![Some(bus)],
+        ..network(cell)
+    }
+}
+
+/// When station 1's "kernel" gets the server's echo request, and when the server gets
+/// the reply it sends back at once.
+fn echo_times(e: &mut Engine) -> (Nanos, Nanos) {
+    let mut port = FakePort::default();
+    let req = icmp_echo(Endpoint::Server, Endpoint::Station(1), true, 1);
+    let b = buf(&req, e);
+    e.packet_in(Nanos::ZERO, Endpoint::Server, b, req.len(), &mut port);
+    run_to_write(e, &mut port);
+    let (t_req, to, _) = port.writes[0].clone();
+    assert_eq!(to, Endpoint::Station(1));
+    port.writes.clear();
+    let rep = icmp_echo(Endpoint::Station(1), Endpoint::Server, false, 1);
+    let b = buf(&rep, e);
+    e.packet_in(t_req, Endpoint::Station(1), b, rep.len(), &mut port);
+    run_to_write(e, &mut port);
+    let (t_rep, to, _) = port.writes[0].clone();
+    assert_eq!(to, Endpoint::Server);
+    run_until(e, &mut port, t_rep + Nanos::from_secs(1));
+    (t_req, t_rep)
+}
+
+/// A station with a host bus gets its packets across the bus, both ways: the bus
+/// counts them, the echo waits for the polling thread on the way in and for the bus
+/// on the way out, and the results report the bus.
+#[test]
+fn a_stations_host_bus_carries_its_packets_both_ways() {
+    let bus = BusConfig::sdio_generic();
+    let mut plain = Engine::new(network(cell("linux-6.16", 1)), 1, 64).unwrap();
+    let mut bussed = Engine::new(network_with_bus(cell("linux-6.16", 1), bus), 1, 64).unwrap();
+    let (req_plain, rep_plain) = echo_times(&mut plain);
+    let (req_bus, rep_bus) = echo_times(&mut bussed);
+    let s = *bussed
+        .network()
+        .host_bus(1)
+        .expect("station 1 has a bus")
+        .stats();
+    assert_eq!((s.packets_to_host, s.packets_to_device), (1, 1), "{s:?}");
+    // In: the chip holds the request until a poll (every 5 ms jiffy at most two
+    // jiffies apart) reads it, which takes at least the read's data phase.
+    let (read, _) = bus.data_phase(84 + bus.frame_overhead_bytes, true);
+    let delay_in = req_bus - req_plain;
+    assert!(
+        delay_in >= read && delay_in <= Nanos::from_ms(10) + Nanos::from_ms(5),
+        "{delay_in:?}"
+    );
+    // Out: the host's own work and a write before the reply reaches the chip.
+    assert!(
+        rep_bus - req_bus > rep_plain - req_plain,
+        "{:?} vs {:?} without the bus",
+        rep_bus - req_bus,
+        rep_plain - req_plain
+    );
+    let r = txop_emu::results::results(&bussed, rep_bus + Nanos::from_secs(1), 1);
+    assert_eq!(r.host_buses.len(), 1);
+    assert_eq!(r.host_buses[0].station, 1);
+    assert_eq!(r.host_buses[0].packets_to_host, 1);
+    let c = r.conservation;
+    assert_eq!((c.offered_packets, c.delivered_packets), (2, 2), "{c:?}");
+    assert_eq!((c.dropped_packets, c.inside_packets), (0, 0), "{c:?}");
+    assert!(plain.network().host_bus(1).is_none());
+    let r = txop_emu::results::results(&plain, rep_plain + Nanos::from_secs(1), 1);
+    assert!(r.host_buses.is_empty());
+}
+
+/// A burst the air delivers faster than the polled bus reads overflows the chip's
+/// receive buffers: the bus drops, the engine counts those drops as the bus's, and
+/// every packet is accounted for.
+#[test]
+fn host_bus_drops_are_counted_and_packets_conserved() {
+    let bus = BusConfig::sdio_generic();
+    let mut fast = cell("linux-6.16", 1);
+    fast.stations[0] = ht20(7);
+    let mut e = Engine::new(network_with_bus(fast, bus), 1, 4096).unwrap();
+    let mut port = FakePort::default();
+    let n = 200u64;
+    for i in 0..n {
+        let b = PacketBuilder::ipv4([198, 18, 0, 1], [198, 18, 1, 1], 64).udp(5000, 6000);
+        let mut v = Vec::new();
+        b.write(&mut v, &[i as u8; 1472]).unwrap();
+        let bb = buf(&v, &mut e);
+        e.packet_in(Nanos::ZERO, Endpoint::Server, bb, v.len(), &mut port);
+    }
+    run_until(&mut e, &mut port, Nanos::from_secs(10));
+    let c = e.counters;
+    let s = *e.network().host_bus(1).unwrap().stats();
+    assert!(c.bus_drops > 0, "{c:?}");
+    assert_eq!(c.bus_drops, s.dropped_device_rx, "{s:?}");
+    assert_eq!(c.written_packets, s.packets_to_host, "{s:?}");
+    assert_eq!(
+        c.offered_packets,
+        c.written_packets + c.cell_drops + c.wire_drops + c.bus_drops + c.write_errors,
+        "{c:?}"
+    );
+    assert_eq!((c.offered_packets, e.packets_inside()), (n, 0), "{c:?}");
 }

@@ -42,9 +42,10 @@ use txop_core::cell::{CellConfig, StationConfig};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::{Nanos, NodeId};
+use txop_results::Results;
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_sim::{SimConfig, Simulation};
 
 const PAYLOAD_BYTES: u32 = 1500;
 const SEED: u64 = 1;

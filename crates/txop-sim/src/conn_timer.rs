@@ -15,7 +15,7 @@
 //! push). Stale entries are bounded: at most one per change to an earlier deadline, and
 //! each is popped by its time.
 
-use crate::events::EventQueue;
+use txop_core::network::EventQueue;
 use txop_core::Nanos;
 
 /// One connection's timer (see the module documentation).

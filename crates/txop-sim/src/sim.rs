@@ -13,42 +13,25 @@
 //! to, where it is going, and what it carries (data, a ping request or reply). The cell
 //! sees only the packet's metadata.
 //!
-//! A station may have a host bus ([`SimConfig::host_bus`], `txop_core::driver::bus`)
-//! between its host and its WLAN chip: then what the station's host sends crosses the
-//! bus before it enters the cell, and what the cell delivers to the station crosses it
-//! before it reaches the host. Without one the host hands packets to the cell at once.
+//! The cell, the wired link and the stations' host buses are one
+//! [`txop_core::network::Network`], the same the emulator drives; a station may have a
+//! host bus ([`SimConfig::host_bus`], `txop_core::driver::bus`) between its host and its
+//! WLAN chip. Which of two things due at the same instant runs first is the network's
+//! [`Agenda`]'s rule, shared with the emulator.
 
-use crate::events::EventQueue;
-use crate::flowstats::FlowStats;
-use crate::net::wired::WiredLink;
-use crate::results::{BusResult, Conservation, Results, StationResult};
 use crate::tcp::{Segment, TcpConn};
 use crate::traffic::saturated::{SaturatedWriter, WriteInProgress};
 use crate::traffic::web::WebState;
 use crate::traffic::{Flow, Host};
 use txop_core::cell::{Cell, CellConfig, Output};
-use txop_core::driver::bus::{BusConfig, BusOutput, HostBus};
+use txop_core::driver::bus::{BusConfig, HostBus};
+use txop_core::network::{
+    Agenda, AgendaEvent, Call, Due, EventQueue, NetOutput, Network, NetworkConfig, Timer,
+    WiredConfig,
+};
 use txop_core::{DropReason, Nanos, Packet};
-
-/// The wired link between the AP and the servers (each direction alike).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WiredConfig {
-    pub rate_bps: u64,
-    /// One-way propagation delay.
-    pub delay: Nanos,
-    pub limit_packets: usize,
-}
-
-impl Default for WiredConfig {
-    /// Gigabit Ethernet to a server on the LAN: 1 Gbit/s, 1 ms one way, 1000 packets.
-    fn default() -> Self {
-        WiredConfig {
-            rate_bps: 1_000_000_000,
-            delay: Nanos::from_ms(1),
-            limit_packets: 1000,
-        }
-    }
-}
+use txop_results::results::{bus_results, host_bus_rows, jain_index};
+use txop_results::{Conservation, FlowStats, Results};
 
 /// A simulation run: the cell, its traffic, and how long to run.
 #[derive(Clone, Debug)]
@@ -169,9 +152,9 @@ pub(crate) struct Marking {
     pub(crate) flow_hash: u32,
 }
 
-/// Things that happen outside the cell (besides packets reaching the end of a wired
-/// link, which the links hold in order: see [`Simulation::run_until`]). Indices are
-/// `u32` so that queue entries are small.
+/// Things that happen outside the cell: the traffic's, and the network's timers that
+/// the [`Agenda`] queues (packets reaching the end of a wired link are not queued: the
+/// agenda keeps their order). Indices are `u32` so that queue entries are small.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// The next packet (or request) of a flow.
@@ -186,8 +169,23 @@ pub(crate) enum Event {
     SynTimer { conn: u32, n: u32 },
     /// The server's SYN-ACK number `n` went unacknowledged for its timeout.
     SynAckTimer { conn: u32, n: u32 },
-    /// A station's host bus has a deadline (index into `buses`).
-    BusTimer { bus: u32 },
+    /// One of the network's timers (a host bus's deadline).
+    Network(Timer),
+}
+
+impl From<Timer> for Event {
+    fn from(timer: Timer) -> Event {
+        Event::Network(timer)
+    }
+}
+
+impl AgendaEvent for Event {
+    fn timer(&self) -> Option<Timer> {
+        match self {
+            Event::Network(timer) => Some(*timer),
+            _ => None,
+        }
+    }
 }
 
 /// Steps (events and cell deadlines) at one instant after which the run is declared
@@ -220,15 +218,17 @@ impl std::error::Error for Stuck {}
 
 /// A running simulation.
 pub struct Simulation {
-    cell: Cell,
+    /// The cell, the wired link and the host buses.
+    net: Network,
+    /// The order of what is due ([`Agenda`]): the cell's deadline, `events`, the
+    /// packets on the wires.
+    agenda: Agenda,
     pub(crate) flows: Vec<Flow>,
     pub(crate) flow_stats: Vec<FlowStats>,
     pub(crate) events: EventQueue<Event>,
     /// Each packet in flight by its token, and the tokens free for reuse.
     pub(crate) slab: Vec<Option<InFlight>>,
     pub(crate) free: Vec<u32>,
-    down: WiredLink,
-    up: WiredLink,
     /// Each ping flow's next request number (index = flow).
     pub(crate) ping_seq: Vec<u64>,
     /// Every TCP connection opened so far (index = the connection's id).
@@ -237,12 +237,6 @@ pub struct Simulation {
     pub(crate) flow_conn: Vec<Option<usize>>,
     /// Each web flow's page load (index = flow).
     pub(crate) web: Vec<WebState>,
-    /// Each station's host bus (index = station − 1), and its scheduled deadline
-    /// (other `BusTimer` events are stale).
-    buses: Vec<Option<HostBus>>,
-    bus_deadline: Vec<Option<Nanos>>,
-    /// Bytes each host bus handed to its station's host (index = station − 1).
-    bus_to_host_bytes: Vec<u64>,
     /// Each saturated flow's writer (`None` for other flows), the flows whose writers
     /// are stalled (see [`crate::traffic::saturated`]), and while a saturated flow's
     /// packet is being written, whether the network refused a packet in the write.
@@ -279,23 +273,14 @@ impl Simulation {
                 ));
             }
         }
-        if cfg.host_bus.len() > stations as usize {
-            return Err(format!(
-                "host_bus: {} entries for {stations} stations",
-                cfg.host_bus.len()
-            ));
-        }
-        let buses = cfg
-            .host_bus
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                b.map(HostBus::new)
-                    .transpose()
-                    .map_err(|e| format!("station {}: {e}", i + 1))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let cell = Cell::new(cfg.cell, cfg.seed)?;
+        let net = Network::new(
+            NetworkConfig {
+                cell: cfg.cell,
+                wired: cfg.wired,
+                host_bus: cfg.host_bus,
+            },
+            cfg.seed,
+        )?;
         let mut events = EventQueue::default();
         for (i, f) in cfg.flows.iter().enumerate() {
             match f {
@@ -323,9 +308,9 @@ impl Simulation {
                 _ => None,
             })
             .collect();
-        let w = cfg.wired;
         Ok(Simulation {
-            cell,
+            net,
+            agenda: Agenda::new(),
             flow_stats: cfg
                 .flows
                 .iter()
@@ -342,11 +327,6 @@ impl Simulation {
             events,
             slab: Vec::new(),
             free: Vec::new(),
-            down: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
-            up: WiredLink::new(w.rate_bps, w.delay, w.limit_packets),
-            bus_deadline: vec![None; buses.len()],
-            bus_to_host_bytes: vec![0; buses.len()],
-            buses,
             writers,
             stalled: Vec::new(),
             writing: None,
@@ -363,7 +343,7 @@ impl Simulation {
     }
 
     pub fn cell(&self) -> &Cell {
-        &self.cell
+        self.net.cell()
     }
 
     /// Each flow's counters, in flow order.
@@ -373,21 +353,14 @@ impl Simulation {
 
     /// Station `station`'s host bus, if it has one.
     pub fn host_bus(&self, station: u16) -> Option<&HostBus> {
-        self.buses.get(station.checked_sub(1)? as usize)?.as_ref()
+        self.net.host_bus(station)
     }
 
     /// Run until `until` (or the configured end, whichever is earlier).
     ///
-    /// Three sources, in time order: the cell's deadline, the event queue, and the
-    /// packets reaching the end of the two wired links. A packet on a wire is an event
-    /// in all but storage: it took its sequence number from the queue when it was sent,
-    /// and the loop takes whichever of the queue's and the wires' oldest has the
-    /// smaller (time, sequence), exactly as if it were in the queue.
-    ///
-    /// Most turns only run the cell's deadline, and most of those add nothing to the
-    /// queue or the wires: the earliest of those two is looked up again only after an
-    /// event or a wire arrival (pops) or when [`EventQueue::pushes`] moved (every
-    /// push, and every packet put on a wire, takes a number from the queue).
+    /// Each turn takes what the [`Agenda`] says is due next (the cell's deadline, an
+    /// event, a packet reaching the end of a wire), handles it, then acts on what the
+    /// cell reported.
     ///
     /// A watchdog counts the steps (events and cell deadlines) taken without simulated
     /// time advancing; at [`WATCHDOG_STEPS`] the run stops where it is and
@@ -398,22 +371,7 @@ impl Simulation {
             return;
         }
         let until = until.min(self.end);
-        // The queue's push count when `tw` (the wires' oldest packet) and `tx` (the
-        // earliest of the queue and the wires) were looked up (`None`: not since the
-        // last event or wire arrival).
-        let mut looked_at: Option<u64> = None;
-        let (mut tw, mut tx) = (None, None);
-        loop {
-            let pushes = self.events.pushes();
-            if looked_at != Some(pushes) {
-                tw = self.wire_next();
-                tx = earliest(self.events.peek_time(), tw.map(|(t, _)| t));
-                looked_at = Some(pushes);
-            }
-            let tc = self.cell.poll_timeout();
-            let Some(next) = earliest(tc, tx) else {
-                break;
-            };
+        while let Some(next) = self.agenda.next_at(&self.net, &self.events) {
             if next > until {
                 break;
             }
@@ -431,44 +389,18 @@ impl Simulation {
                 }
             }
             self.now = next;
-            // At one instant the cell's own deadline runs before external events (as
-            // `Cell::handle_packet` would run it anyway).
-            if tc == Some(next) {
-                self.cell.handle_timeout(next);
-            } else {
-                looked_at = None;
-                if let Some((_, wire_seq)) = tw.filter(|&(t, seq)| {
-                    t == next && self.events.peek_seq_at(next).is_none_or(|e| seq < e)
-                }) {
-                    self.wire_arrival(next, wire_seq);
-                } else if let Some((at, ev)) = self.events.pop() {
-                    self.handle_event(at, ev);
+            match self.agenda.take(next, &mut self.events) {
+                Some(Due::Cell) => self.net.handle_cell_timeout(next),
+                Some(Due::Network(timer)) => {
+                    let call = self.net.handle_timeout(next, timer);
+                    self.pump_network(call);
                 }
+                Some(Due::Event(ev)) => self.handle_event(next, ev),
+                Some(Due::Superseded) | None => {}
             }
             self.drain_outputs();
         }
         self.now = until;
-    }
-
-    /// Arrival time and sequence number of the earlier of the two wires' oldest
-    /// packets.
-    fn wire_next(&self) -> Option<(Nanos, u64)> {
-        match (self.down.next_arrival(), self.up.next_arrival()) {
-            (Some(d), Some(u)) => Some(d.min(u)),
-            (d, u) => d.or(u),
-        }
-    }
-
-    /// The oldest packet of a wired link (the one whose sequence number is `seq`)
-    /// reaches its end: the AP (into the cell) or the server.
-    fn wire_arrival(&mut self, at: Nanos, seq: u64) {
-        if self.down.next_arrival().is_some_and(|(_, s)| s == seq) {
-            if let Some(p) = self.down.arrive() {
-                self.cell.handle_packet(at, p);
-            }
-        } else if let Some(p) = self.up.arrive() {
-            self.arrive(at, p);
-        }
     }
 
     /// A slab entry for `f`: the token its packet carries.
@@ -497,17 +429,8 @@ impl Simulation {
             Event::TcpTimer { conn } => self.tcp_timer(at, conn),
             Event::SynTimer { conn, n } => self.syn_timer(at, conn as usize, n),
             Event::SynAckTimer { conn, n } => self.syn_ack_timer(at, conn as usize, n),
-            Event::BusTimer { bus } => {
-                let bus = bus as usize;
-                if self.bus_deadline[bus] != Some(at) {
-                    return; // superseded
-                }
-                self.bus_deadline[bus] = None;
-                if let Some(b) = &mut self.buses[bus] {
-                    b.handle_timeout(at);
-                }
-                self.pump_bus(bus);
-            }
+            // The agenda hands the network's timers over as `Due::Network`.
+            Event::Network(_) => {}
             Event::TcpStop { flow } => self.tcp_flow_stop(flow as usize),
             Event::WebRetry { conn, object } => self.web_retry(at, conn as usize, object),
         }
@@ -572,55 +495,47 @@ impl Simulation {
     /// A host hands a packet to the network.
     pub(crate) fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
-        match from {
-            Host::Server => {
-                let events = &mut self.events;
-                if let Err(p) = self.down.send_packet(now, p, || events.reserve_seq()) {
-                    self.lost(now, p, DropReason::QueueFull);
-                }
-            }
-            Host::Station(n) => match self.bus_index(n) {
-                Some(i) => {
-                    if let Some(b) = &mut self.buses[i] {
-                        b.handle_host_packet(now, p);
-                    }
-                    self.pump_bus(i);
-                }
-                None => self.cell.handle_packet(now, p),
-            },
-            Host::Ap => self.cell.handle_packet(now, p),
-        }
+        let call = self.net.handle_packet(now, from, p);
+        self.pump_network(call);
     }
 
-    /// The index of station `n`'s host bus, if it has one.
-    fn bus_index(&self, n: u16) -> Option<usize> {
-        let i = (n as usize).checked_sub(1)?;
-        self.buses.get(i)?.as_ref().map(|_| i)
-    }
-
-    /// Act on what host bus `i` produced, then schedule its next deadline.
-    fn pump_bus(&mut self, i: usize) {
-        while let Some(o) = self.buses[i].as_mut().and_then(|b| b.poll_output()) {
-            match o {
-                BusOutput::ToDevice { at, packet } => self.cell.handle_packet(at, packet),
-                BusOutput::ToHost { at, packet } => {
-                    self.bus_to_host_bytes[i] += packet.len_bytes as u64;
-                    self.arrive(at, packet)
+    /// Act on what a call into the network produced (packets that reached a host or
+    /// were dropped on a wire or a bus), as it comes: a host answers a packet before
+    /// the next one is taken.
+    // perf: inlined where the call is made, so that the call's result is matched
+    // where it is built.
+    #[inline(always)]
+    fn pump_network(&mut self, call: Call) {
+        match call {
+            Call::Done => {}
+            Call::Output(o) => self.network_output(o),
+            Call::OnWire { link } => self.agenda.on_wire(link, &mut self.events),
+            Call::HostBus { station } => {
+                while let Some(o) =
+                    self.agenda
+                        .poll_host_bus(&mut self.net, &mut self.events, station)
+                {
+                    self.network_output(o);
                 }
-                BusOutput::Dropped { at, packet, reason } => self.lost(at, packet, reason),
-            }
-        }
-        let next = self.buses[i].as_ref().and_then(|b| b.poll_timeout());
-        if let Some(t) = next {
-            if self.bus_deadline[i] != Some(t) {
-                self.bus_deadline[i] = Some(t);
-                self.events.push(t, Event::BusTimer { bus: i as u32 });
             }
         }
     }
 
+    /// A packet reached its host, or was dropped on a wire or a bus.
+    #[inline(always)]
+    fn network_output(&mut self, o: NetOutput) {
+        match o {
+            NetOutput::Arrived { at, packet, .. } => self.arrive(at, packet),
+            NetOutput::Dropped {
+                at, packet, reason, ..
+            } => self.lost(at, packet, reason),
+        }
+    }
+
+    /// Act on what the cell reported: a delivered packet goes on to its host (across
+    /// the wire to the server, across its bus to a station's host).
     pub(crate) fn drain_outputs(&mut self) {
-        while let Some(o) = self.cell.poll_output() {
+        while let Some(o) = self.net.poll_cell_output() {
             match o {
                 Output::Delivered { at, packet } => {
                     self.wake_stalled(at, packet.src);
@@ -632,24 +547,12 @@ impl Simulation {
                         self.flow_stats[f.flow as usize].air_delivered(at, &packet);
                         f.to
                     });
-                    if to == Some(Host::Server) {
-                        let events = &mut self.events;
-                        if let Err(packet) =
-                            self.up.send_packet(at, packet, || events.reserve_seq())
-                        {
-                            self.lost(at, packet, DropReason::QueueFull);
+                    match to {
+                        Some(to) => {
+                            let call = self.net.forward(at, packet, to);
+                            self.pump_network(call);
                         }
-                    } else if let Some(i) = to.and_then(|h| match h {
-                        Host::Station(n) => self.bus_index(n),
-                        _ => None,
-                    }) {
-                        // Into the station's chip; the host reads it over its bus.
-                        if let Some(b) = &mut self.buses[i] {
-                            b.handle_device_packet(at, packet);
-                        }
-                        self.pump_bus(i);
-                    } else {
-                        self.arrive(at, packet);
+                        None => self.arrive(at, packet),
                     }
                 }
                 Output::Dropped {
@@ -742,17 +645,18 @@ impl Simulation {
     /// Summarise what happened so far.
     pub fn results(&self) -> Results {
         let secs = self.now.as_secs_f64();
-        let busy = self.cell.busy_ns();
-        let (mut stations, mut total_bytes) = crate::results::station_results(&self.cell, secs);
-        self.host_bus_rows(&mut stations, &mut total_bytes, secs);
+        let cell = self.net.cell();
+        let busy = cell.busy_ns();
+        let (mut stations, mut total_bytes) = txop_results::results::station_results(cell, secs);
+        host_bus_rows(&self.net, &mut stations, &mut total_bytes, secs);
         let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
-        let (beacon_airtime_ns, beacon_airtime_share) = crate::results::beacon_airtime(&self.cell);
+        let (beacon_airtime_ns, beacon_airtime_share) = txop_results::results::beacon_airtime(cell);
         let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {
             seed: self.seed,
             duration_s: secs,
-            series_step_s: crate::flowstats::series_step(secs).as_secs_f64(),
-            total_throughput_bps: crate::results::bits_per_s(total_bytes, secs),
+            series_step_s: txop_results::flowstats::series_step(secs).as_secs_f64(),
+            total_throughput_bps: txop_results::results::bits_per_s(total_bytes, secs),
             busy_fraction: if secs > 0.0 {
                 busy as f64 / self.now.as_ns() as f64
             } else {
@@ -775,99 +679,7 @@ impl Simulation {
                 dropped_packets: self.dropped,
                 inside_packets: inside_wired,
             },
-            host_buses: self.bus_results(secs),
+            host_buses: bus_results(&self.net, self.now, secs),
         }
-    }
-}
-
-impl Simulation {
-    /// The rows of stations with a host bus count what their host got: downlink is
-    /// what crossed the bus to the host (not what reached the chip over the air), and
-    /// the bus's drops (host backlog, host → device queue, chip receive buffers: full
-    /// queues all) are in `dropped_queue_full`. `total_bytes` follows.
-    fn host_bus_rows(&self, stations: &mut [StationResult], total_bytes: &mut u64, secs: f64) {
-        for (i, bus) in self.buses.iter().enumerate() {
-            let (Some(bus), Some(row)) = (bus, stations.get_mut(i)) else {
-                continue;
-            };
-            let air = &self.cell.stats()[i + 1];
-            let (up, down) = (air.up.delivered_bytes, self.bus_to_host_bytes[i]);
-            *total_bytes = *total_bytes - air.down.delivered_bytes + down;
-            row.downlink_bps = crate::results::bits_per_s(down, secs);
-            row.throughput_bps = crate::results::bits_per_s(up + down, secs);
-            let s = bus.stats();
-            row.dropped_queue_full +=
-                s.dropped_host_backlog + s.dropped_host_tx_queue + s.dropped_device_rx;
-        }
-    }
-
-    /// The host buses' counters over the run so far, busy times counted up to now
-    /// ([`HostBus::stats_until`]: a transfer that would outlast the run counts only
-    /// its part inside it).
-    fn bus_results(&self, secs: f64) -> Vec<BusResult> {
-        let frac = |ns: u64| {
-            if secs > 0.0 {
-                ns as f64 / 1e9 / secs
-            } else {
-                0.0
-            }
-        };
-        self.buses
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| {
-                let s = b.as_ref()?.stats_until(self.now);
-                Some(BusResult {
-                    station: i as u16 + 1,
-                    packets_to_device: s.packets_to_device,
-                    packets_to_host: s.packets_to_host,
-                    transfers_to_device: s.transfers_to_device,
-                    transfers_to_host: s.transfers_to_host,
-                    bytes_to_device: s.bytes_to_device,
-                    bytes_to_host: s.bytes_to_host,
-                    interrupts: s.interrupts,
-                    polls: s.polls,
-                    polls_with_work: s.polls_with_work,
-                    context_switches: s.context_switches,
-                    cpu_busy_fraction: frac(s.cpu_busy_ns()),
-                    cpu_driver_fraction: frac(s.cpu_driver_ns),
-                    bus_busy_fraction: frac(s.bus_busy_ns),
-                    dropped_host_backlog: s.dropped_host_backlog,
-                    dropped_host_tx_queue: s.dropped_host_tx_queue,
-                    dropped_device_rx: s.dropped_device_rx,
-                })
-            })
-            .collect()
-    }
-}
-
-/// The earlier of two optional times.
-fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// Jain's fairness index (Σx)² / (n·Σx²): 1 when all equal, 1/n when one takes all.
-pub fn jain_index(xs: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let sum: f64 = xs.iter().sum();
-    let sq: f64 = xs.iter().map(|x| x * x).sum();
-    if sq == 0.0 {
-        1.0
-    } else {
-        sum * sum / (n * sq)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jain_index_bounds() {
-        assert!((jain_index(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
-        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
     }
 }

@@ -27,10 +27,11 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, Standard, TxVector};
 use txop_core::stack::preset;
 use txop_core::Nanos;
+use txop_results::{BusResult, Results};
 use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::{Flow, Host};
-use txop_sim::{BusConfig, BusResult, Results, SimConfig, Simulation, WiredConfig};
+use txop_sim::{BusConfig, SimConfig, Simulation, WiredConfig};
 
 /// The seed's network, where it is silent: the AR6001 is an 802.11b/g chip, so an
 /// 802.11g BSS at 2.4 GHz with the Neo near the AP at 54 Mbit/s and no losses (the air

@@ -1,5 +1,5 @@
 //! Memory does not grow with simulated time: after a long run every flow's time series
-//! and sample lists hold at most their caps (`txop_sim::flowstats`), counted in
+//! and sample lists hold at most their caps (`txop_results::flowstats`), counted in
 //! entries, not measured in bytes or seconds.
 
 use txop_core::cell::{CellConfig, StationConfig};
@@ -7,7 +7,7 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::stack::preset;
 use txop_core::{Nanos, NodeId};
-use txop_sim::flowstats::{SAMPLES_MAX, SERIES_MAX_STEPS};
+use txop_results::flowstats::{SAMPLES_MAX, SERIES_MAX_STEPS};
 use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::web::WebPage;

@@ -17,11 +17,12 @@ use txop_core::phy::rates::lowest_basic_rate;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::stack::preset;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
-use txop_sim::results::{FlowResult, LatencySummary};
+use txop_results::results::{FlowResult, LatencySummary};
+use txop_results::Results;
 use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::{Flow, Host};
-use txop_sim::{Results, SimConfig, Simulation, WiredConfig};
+use txop_sim::{SimConfig, Simulation, WiredConfig};
 
 /// 100 TU.
 const BEACON_INTERVAL_MS: f64 = 102.4;

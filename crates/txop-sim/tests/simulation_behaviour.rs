@@ -26,9 +26,10 @@ use txop_core::cell::CellConfig;
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, Standard, TxVector};
 use txop_core::Nanos;
+use txop_results::Results;
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow as SimFlow;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_sim::{SimConfig, Simulation};
 
 /// The simulator's saturated flows for the driver's [`Flow`]s.
 fn saturated(flows: &[Flow]) -> Vec<SimFlow> {

@@ -5,10 +5,11 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::stack::preset;
 use txop_core::Nanos;
+use txop_results::Results;
 use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::{Flow, Host};
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_sim::{SimConfig, Simulation};
 
 fn ht20(mcs: u8) -> StationConfig {
     StationConfig::new(

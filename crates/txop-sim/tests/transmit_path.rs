@@ -10,10 +10,11 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{preset, DriverKind, QueueLimit, StackConfig};
 use txop_core::{Nanos, NodeId};
-use txop_sim::results::FlowResult;
+use txop_results::results::FlowResult;
+use txop_results::Results;
 use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::Flow;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_sim::{SimConfig, Simulation};
 
 fn ht20(mcs: u8) -> StationConfig {
     StationConfig {

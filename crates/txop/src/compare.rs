@@ -4,8 +4,8 @@
 //! key, as `--set` takes it); several of them multiply (every stack with every value).
 
 use std::fmt::Write;
-use txop_sim::results::{FlowResult, LatencySummary};
-use txop_sim::Results;
+use txop_results::results::{FlowResult, LatencySummary};
+use txop_results::Results;
 
 /// One setting of the comparison: a label for tables and legends, and the `--set`
 /// overrides that make it.

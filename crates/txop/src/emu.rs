@@ -6,11 +6,11 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use txop::runner::{parse_sets, prepare};
+use txop::runner::{emulated, parse_sets, prepare};
 use txop::scenario::Scenario;
 use txop_emu::results::EmuReport;
-use txop_emu::{netns, EmuConfig, Endpoint, Program};
-use txop_sim::Results;
+use txop_emu::{netns, Endpoint, Program};
+use txop_results::Results;
 
 /// `txop emu …`
 #[derive(Args)]
@@ -30,7 +30,9 @@ use txop_sim::Results;
         refused (bad input, a command that cannot be started); 1 for an internal error.\n\n\
         Addresses: the server is 198.18.0.1 (fd74:786f:7000::1), station N is 198.18.1.N\n\
         (fd74:786f:7000::1:N). Programs get TXOP_SERVER, TXOP_STA1…, TXOP_EMU_ID and TXOP_EXE\n\
-        in their environment. The scenario's [traffic] is not used: the programs are the traffic."
+        in their environment. The scenario's cell, stack, host buses and wired link are\n\
+        emulated; its [traffic], [[flows]] and duration_s are not used: the programs are\n\
+        the traffic, and the run lasts as long as they do."
 )]
 pub struct EmuArgs {
     #[command(subcommand)]
@@ -176,7 +178,6 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     }
     let p = prepare(spec, &parse_sets(&args.set)?, args.seed)?;
     let (scenario, cfg, name) = (p.scenario, p.cfg, p.name);
-    let seed = cfg.seed;
     let stations = cfg.cell.stations.len() as u16;
     let endpoint = node(&args.node, stations)?;
     if let Some(dir) = &args.output {
@@ -192,7 +193,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         }
     };
     let (shell, quiet) = (args.shell, args.quiet);
-    let mut emu_cfg = EmuConfig::new(cfg.cell, seed, cfg.wired);
+    let mut emu_cfg = emulated(cfg);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
     // Everything txop says while the command runs goes to stderr: stdout is the

@@ -14,7 +14,7 @@ use txop::runner::{
 };
 use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
-use txop_sim::Results;
+use txop_results::Results;
 
 mod emu;
 
@@ -284,7 +284,8 @@ fn flent_file(p: &Prepared, results: &Results) -> Result<Option<(String, Vec<u8>
     let Some(test) = &p.scenario.traffic.test else {
         return Ok(None);
     };
-    let data = txop_sim::flentfile::flent_data(results, test, &p.name, p.scenario.traffic.length_s);
+    let data =
+        txop_results::flentfile::flent_data(results, test, &p.name, p.scenario.traffic.length_s);
     let bytes = serde_json::to_vec(&data)
         .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
         .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;

@@ -22,7 +22,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_backend::{BackendColor, BackendCoord, DrawingErrorKind};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use txop_sim::results::{FlowResult, Results};
+use txop_results::results::{FlowResult, Results};
 
 /// One run to draw, named as the legend should name it (a scenario name, or for `txop
 /// compare` the setting that differs, e.g. `stack=linux-4.8-bloated`).
@@ -754,22 +754,23 @@ fn stations_figure(title: &str, runs: &[PlotRun]) -> Option<BarFigure> {
     } else {
         "station (link rate)".into()
     };
-    let column = |value: fn(&txop_sim::results::StationResult) -> f64| -> Vec<Vec<Option<f64>>> {
-        runs.iter()
-            .map(|r| {
-                stations
-                    .iter()
-                    .map(|&n| {
-                        r.results
-                            .stations
-                            .iter()
-                            .find(|s| s.station == n)
-                            .map(value)
-                    })
-                    .collect()
-            })
-            .collect()
-    };
+    let column =
+        |value: fn(&txop_results::results::StationResult) -> f64| -> Vec<Vec<Option<f64>>> {
+            runs.iter()
+                .map(|r| {
+                    stations
+                        .iter()
+                        .map(|&n| {
+                            r.results
+                                .stations
+                                .iter()
+                                .find(|s| s.station == n)
+                                .map(value)
+                        })
+                        .collect()
+                })
+                .collect()
+        };
     let counts: Vec<usize> = runs.iter().map(|r| r.results.stations.len()).collect();
     let equal_share =
         (counts.iter().all(|&c| c == counts[0]) && counts[0] > 1).then(|| 100.0 / counts[0] as f64);

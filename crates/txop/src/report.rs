@@ -3,7 +3,7 @@
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::fmt::Write;
-use txop_sim::Results;
+use txop_results::Results;
 
 /// The `--json` object: the run's results plus what produced them; with `resolved`,
 /// results.json.

@@ -1,11 +1,15 @@
 //! Loading a scenario (built-in or file), applying overrides and running it: shared by
-//! `txop run`, `txop compare` and `txop reproduce`.
+//! `txop run`, `txop compare` and `txop reproduce` (and, for the network it models,
+//! `txop emu`).
 
 use crate::builtin;
 use crate::scenario::{self, Scenario};
 use std::path::Path;
+use txop_core::network::NetworkConfig;
 use txop_core::Nanos;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_emu::EmuConfig;
+use txop_results::Results;
+use txop_sim::{SimConfig, Simulation};
 
 /// A scenario loaded, overridden and resolved, ready to simulate.
 pub struct Prepared {
@@ -18,6 +22,28 @@ pub struct Prepared {
     pub setting: String,
     pub scenario: Scenario,
     pub cfg: SimConfig,
+}
+
+/// The emulator's run of a resolved scenario: all of it but the traffic (`[traffic]`,
+/// `[[flows]]`) and the duration, which the programs replace. Every part of
+/// [`SimConfig`] is named here, so that a part added to the simulator's runs (rate
+/// control, several cells) is either carried by the emulator or refused with its key,
+/// never left out unseen.
+pub fn emulated(cfg: SimConfig) -> EmuConfig {
+    let SimConfig {
+        cell,
+        flows: _,
+        duration: _,
+        seed,
+        wired,
+        host_bus,
+    } = cfg;
+    let network = NetworkConfig {
+        cell,
+        wired,
+        host_bus,
+    };
+    EmuConfig::new(network, seed)
 }
 
 /// The largest scenario file read: 1 MiB. Scenario files are a few kB of TOML; the

@@ -939,6 +939,51 @@ fn idle_ping_matches_the_models_round_trip_within_a_millisecond() {
     assert!(emu_ms - model_ms < 1.0, "{emu_ms} vs {model_ms}");
 }
 
+/// `txop emu e5-sdio-ping` carries station 1's polled SDIO host bus: a real ping from
+/// the server to station 1 waits for the bus's polls as the simulator's does (3.3 to
+/// 13.1 ms over the poll phases), not the 1.7 ms of a station without a bus (station
+/// 2, and what the emulator answered before it carried host buses).
+#[test]
+fn e5_sdio_ping_waits_for_the_bus_as_the_simulators_does() {
+    require_root();
+    require_tool("ping");
+    let _g = serial();
+    let sim = simulate("e5-sdio-ping", &[]);
+    let flows = sim["flows"].as_array().unwrap();
+    let rtts = |to: &str| -> Vec<f64> {
+        let f = flows.iter().find(|f| f["dst"] == to).expect("a ping flow");
+        f["rtt_samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[1].as_f64().unwrap())
+            .collect()
+    };
+    let (bussed, plain) = (rtts("sta1"), rtts("sta2"));
+    let lo = bussed.iter().copied().fold(f64::MAX, f64::min);
+    let hi = bussed.iter().copied().fold(f64::MIN, f64::max);
+    let plain_hi = plain.iter().copied().fold(f64::MIN, f64::max);
+    assert!(
+        lo > plain_hi + 1.0,
+        "the model's bus: {lo} vs {plain_hi} ms"
+    );
+    // Requests 0.3 s apart meet the bus's 5 ms polls at spread phases.
+    let out = emu_sh(
+        "e5-sdio-ping",
+        &[],
+        "server",
+        "ping -c 15 -i 0.3 $TXOP_STA1",
+    );
+    let samples = ping_samples(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(samples.len(), 15, "every echo answered");
+    let emu: Vec<f64> = samples.iter().map(|s| s.1).collect();
+    eprintln!("e5-sdio-ping: model {lo:.2} to {hi:.2} ms, emulated {emu:?}");
+    // The model's phases are 0.37 ms apart; real stacks add less than a millisecond.
+    for rtt in &emu {
+        assert!(*rtt >= lo - 0.5 && *rtt <= hi + 1.5, "{rtt} ms");
+    }
+}
+
 /// What an iperf3 TCP download with a concurrent ping measured.
 struct Download {
     /// iperf3's receiver throughput over the whole test, Mbit/s.

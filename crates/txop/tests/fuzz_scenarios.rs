@@ -52,7 +52,7 @@ use support::guard::{check_conservation, guarded, guarded_cancellable, Failure, 
 use txop::report::JsonReport;
 use txop::runner::{self, Prepared};
 use txop::scenario;
-use txop_sim::Results;
+use txop_results::Results;
 
 /// Cases `cargo test` runs: 25–35 s in release on two cores shared with other builds.
 const DEFAULT_CASES: u64 = 800;

@@ -64,7 +64,7 @@ impl BeaconClock {
 
     /// Whether beacon `k` is a DTIM (its DTIM count is 0).
     pub fn is_dtim(&self, k: u64) -> bool {
-        k % self.dtim_period as u64 == 0
+        k.is_multiple_of(self.dtim_period as u64)
     }
 }
 
@@ -334,7 +334,7 @@ impl StaPowerSave {
 
     /// Whether a dozing station wakes for beacon `k`.
     pub fn wakes_for(&self, k: u64) -> bool {
-        self.state == PsState::Dozing && k % self.cfg.wake_every_beacons as u64 == 0
+        self.state == PsState::Dozing && k.is_multiple_of(self.cfg.wake_every_beacons as u64)
     }
 
     /// The radio turns on for a beacon.

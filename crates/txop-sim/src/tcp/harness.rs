@@ -5,9 +5,9 @@
 //! Driven by the simulator's [`EventQueue`].
 
 use super::{Segment, TcpConfig, TcpReceiver, TcpSender};
-use crate::events::EventQueue;
 use std::collections::{BTreeMap, VecDeque};
 use txop_core::aqm::fq_codel::{FqCodel, FqCodelParams};
+use txop_core::network::EventQueue;
 use txop_core::packet::Ecn;
 use txop_core::rng::{RngStream, StreamKind};
 use txop_core::{Nanos, NodeId, Packet};

@@ -17,34 +17,8 @@ use tcp::TcpFlow;
 use txop_core::{NodeId, Packet};
 use web::WebPage;
 
-/// Where an application runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Host {
-    /// A server on the wired side, behind the AP's wired link.
-    Server,
-    /// The AP itself: packets enter the cell at the AP directly (no wired hop).
-    Ap,
-    /// The host of station `n` (1-based).
-    Station(u16),
-}
-
-impl Host {
-    /// The cell node through which this host's packets enter or leave the air.
-    pub fn node(self) -> NodeId {
-        match self {
-            Host::Server | Host::Ap => NodeId::AP,
-            Host::Station(n) => NodeId(n),
-        }
-    }
-
-    pub fn name(self) -> String {
-        match self {
-            Host::Server => "server".into(),
-            Host::Ap => "AP".into(),
-            Host::Station(n) => format!("sta{n}"),
-        }
-    }
-}
+/// Where an application runs (the network's edges: `txop_core::network::Host`).
+pub use txop_core::network::Host;
 
 /// A traffic flow the simulator feeds into the cell.
 #[derive(Clone, Debug)]

@@ -3,7 +3,7 @@
 //! it, and how long a full scan takes.
 
 use super::{mean_min_max, Ctx, Report};
-use txop_sim::Results;
+use txop_results::Results;
 
 const PING: &str = "e1-scan-ping";
 const BULK: &str = "e1-scan-bulk";

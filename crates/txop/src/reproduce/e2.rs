@@ -2,7 +2,7 @@
 //! rework; 100 stations starting flows at once.
 
 use super::{icmp_ping, median, ms, rtts, Ctx, Report};
-use txop_sim::Results;
+use txop_results::Results;
 
 const SCENARIO: &str = "e2-bufferbloat";
 const CROWD: &str = "e2-100-stations";

@@ -2,7 +2,7 @@
 //! and over a fast and a slow station.
 
 use super::{median, ms, rtts, station_ping, tcp_bps, Ctx, Report};
-use txop_sim::Results;
+use txop_results::Results;
 
 const SLOW: &str = "e3-ath10k-6mbit";
 const PAIR: &str = "e3-rtt-fair-up";

@@ -2,7 +2,7 @@
 //! generation of the transmit path.
 
 use super::{icmp_ping, median, ms, rtts, station_ping, tcp_bps, Ctx, Report};
-use txop_sim::Results;
+use txop_results::Results;
 
 const SCENARIO: &str = "e4-near-far";
 const TWO: &str = "e4-two-downloads";

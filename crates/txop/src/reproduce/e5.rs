@@ -6,7 +6,7 @@
 //! words.
 
 use super::{mean_min_max, Ctx, Report};
-use txop_sim::Results;
+use txop_results::Results;
 
 const TTCP: &str = "e5-sdio-ttcp";
 const PING: &str = "e5-sdio-ping";

@@ -13,8 +13,8 @@ mod e5;
 
 use crate::runner::{prepare, simulate, InternalError, SimError};
 use std::fmt::Write;
-use txop_sim::results::FlowResult;
-use txop_sim::Results;
+use txop_results::results::FlowResult;
+use txop_results::Results;
 
 /// One compared quantity.
 #[derive(Clone, Debug)]

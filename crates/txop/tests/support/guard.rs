@@ -8,7 +8,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Once};
 use std::time::Duration;
-use txop_sim::{Results, SimConfig, Simulation};
+use txop_results::Results;
+use txop_sim::{SimConfig, Simulation};
 
 /// How long one short run may take before it counts as hung: runs take milliseconds to
 /// a second; the event loop's watchdog stops a run stuck at one instant after a few

@@ -4,19 +4,19 @@
 //! address, so the same inputs always pop in the same order.
 //!
 //! It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the
-//! shortest path problem", 1990) over the event time: the simulator never schedules
+//! shortest path problem", 1990) over the event time: a driver never schedules
 //! before the time it last popped, so an entry can wait in the bucket of the highest
 //! bit where its time differs from that last time, and only the lowest non-empty bucket
 //! is ever looked into. An entry moves down a few buckets in its life instead of being
 //! sifted through a binary heap on every pop; stale timers that the loop ignores when
 //! they come (TCP re-arms its retransmission timer on every ACK) cost almost nothing.
 //! Entries of equal time pop in insertion order. An entry scheduled in the past (never
-//! done by the simulator, allowed for generality) goes to a small binary heap that is
+//! done by the drivers, allowed for generality) goes to a small binary heap that is
 //! served first, so the order is exactly that of a binary heap on (time, sequence).
 
+use crate::Nanos;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
-use txop_core::Nanos;
 
 struct Entry<E> {
     at: u64,
@@ -83,6 +83,8 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    /// Queue `event` at `at`: it pops after every entry earlier than `at` and after
+    /// the entries at `at` pushed (or whose numbers were reserved) before it.
     pub fn push(&mut self, at: Nanos, event: E) {
         let seq = self.reserve_seq();
         self.insert(at.as_ns(), seq, event);
@@ -194,6 +196,7 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// The earliest event and its time (of those at the same time, the first pushed).
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         self.pop_with_seq().map(|(at, _, e)| (at, e))
     }
@@ -214,16 +217,18 @@ impl<E> EventQueue<E> {
     /// Sequence numbers taken plus entries queued: it grows with every number taken
     /// and every entry pushed (a pop lowers it). Between pops, while it stays the
     /// same, so does [`EventQueue::peek_time`], and no one took a number for an entry
-    /// kept elsewhere (a packet on a wired link). The event loop uses it to skip
+    /// kept elsewhere (a packet on a wired link). The agenda uses it to skip
     /// looking again at sources that did not change.
     pub fn pushes(&self) -> u64 {
         self.next_seq + self.len as u64
     }
 
+    /// Entries queued.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether no entry is queued.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -232,7 +237,7 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use txop_core::rng::{RngStream, StreamKind};
+    use crate::rng::{RngStream, StreamKind};
 
     #[test]
     fn pops_by_time_then_insertion_order() {
@@ -265,7 +270,7 @@ mod tests {
                     10..=14 => now + (r >> 8) % 1_000_000_000,
                     _ => now.saturating_sub((r >> 8) % 5_000),
                 };
-                if r % 7 == 0 {
+                if r.is_multiple_of(7) {
                     // A number reserved now, the entry pushed later (not before the
                     // pops reach its time: then at `now` or later).
                     deferred.push((at.max(now), q.reserve_seq(), step));

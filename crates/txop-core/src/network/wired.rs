@@ -1,54 +1,78 @@
 //! A wired link in one direction: serialisation at a rate, a FIFO with a packet limit
-//! (tail drop) and a propagation delay. Between the AP and the servers behind it.
+//! (tail drop) and a propagation delay. Between the AP and the server behind it.
 //!
 //! The link carries its packets itself: they reach the far end in the order they were
-//! sent (one rate, one delay), each with its arrival time and the event-queue sequence
-//! number its arrival would have had as an event, so the event loop merges the link's
-//! oldest packet with its queue ([`WiredLink::next_arrival`], [`WiredLink::arrive`])
-//! instead of queueing an event per packet.
+//! sent (one rate, one delay), each at its arrival time ([`WiredLink::next_arrival`],
+//! [`WiredLink::arrive`]). How an arrival is ordered among other things that happen at
+//! the same instant is the driver's business (`super::agenda`), not the link's.
 //!
 //! The same record serves as the FIFO: a packet is queued or being serialised until its
 //! departure time, and it arrives only after it (one delay later), so the packets
 //! still queued are the newest ones on the wire whose departure is ahead.
 
+use crate::{Nanos, Packet};
 use std::collections::VecDeque;
-use txop_core::{Nanos, Packet};
 
-/// A transmission on the wire.
+/// The wired link between the AP and the server (each direction alike).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WiredConfig {
+    /// Line rate, bit/s.
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Nanos,
+    /// Packets the sending end queues at most (tail drop beyond).
+    pub limit_packets: usize,
+}
+
+impl Default for WiredConfig {
+    /// Gigabit Ethernet to a server on the LAN: 1 Gbit/s, 1 ms one way, 1000 packets.
+    fn default() -> Self {
+        WiredConfig {
+            rate_bps: 1_000_000_000,
+            delay: Nanos::from_ms(1),
+            limit_packets: 1000,
+        }
+    }
+}
+
+/// A packet on the wire.
 #[derive(Clone, Debug)]
 struct OnWire {
     /// End of its serialisation (it leaves the queue).
     done: Nanos,
     /// Arrival at the far end.
     at: Nanos,
-    /// Orders the arrival among simultaneous events.
-    seq: u64,
-    /// `None` for a transmission of [`WiredLink::send`] (a length without a packet).
-    packet: Option<Packet>,
+    packet: Packet,
 }
 
 /// One direction of a wired link.
 #[derive(Clone, Debug)]
 pub struct WiredLink {
+    /// Line rate, bit/s (at least 1).
     pub rate_bps: u64,
+    /// One-way propagation delay.
     pub delay: Nanos,
+    /// Packets queued at most (at least 1).
     pub limit_packets: usize,
-    /// Transmissions sent and not yet arrived, oldest first (departure and arrival
-    /// times never decrease). The queue's backlog is its newest entries whose
-    /// departure is ahead: an entry leaves this record only by arriving, at its arrival
-    /// time, which is after its departure (the event loop never sends at an earlier
-    /// time than a past arrival). Bounded: at most `limit_packets` queued plus what
-    /// fits in the propagation delay.
+    /// Packets sent and not yet arrived, oldest first (departure and arrival times
+    /// never decrease). The queue's backlog is its newest entries whose departure is
+    /// ahead: an entry leaves this record only by arriving, at its arrival time, which
+    /// is after its departure (a driver never sends at an earlier time than a past
+    /// arrival). Bounded: at most `limit_packets` queued plus what fits in the
+    /// propagation delay.
     on_wire: VecDeque<OnWire>,
-    /// Arrival time and sequence number of `on_wire`'s front, kept where the front
-    /// changes (a packet put on an empty wire, an arrival): the event loop asks for it
-    /// more often than packets arrive, and a field is cheaper to read than a ring
-    /// buffer's front.
-    head: Option<(Nanos, u64)>,
+    /// Arrival time of `on_wire`'s front, kept where the front changes (a packet put
+    /// on an empty wire, an arrival).
+    // perf: the drivers ask for it more often than packets arrive, and a field is
+    // cheaper to read than a ring buffer's front.
+    head: Option<Nanos>,
+    /// Packets tail-dropped so far.
     pub dropped: u64,
 }
 
 impl WiredLink {
+    /// An idle link of `rate_bps` bit/s, `delay` one way and room for
+    /// `limit_packets` (a rate or limit of 0 counts as 1).
     pub fn new(rate_bps: u64, delay: Nanos, limit_packets: usize) -> WiredLink {
         WiredLink {
             rate_bps: rate_bps.max(1),
@@ -98,67 +122,47 @@ impl WiredLink {
         Some((done, done + self.delay))
     }
 
-    /// Record a transmission (after [`WiredLink::depart`] accepted it).
-    #[inline]
-    fn push(&mut self, w: OnWire) {
-        if self.on_wire.is_empty() {
-            self.head = Some((w.at, w.seq));
-        }
-        self.on_wire.push_back(w);
-    }
-
-    /// Send a transmission of `len_bytes` (without a packet) at `now`: its arrival time
-    /// at the far end, or `None` if the queue was full (dropped). It occupies the line
-    /// and the queue like a packet, and reaches the far end as one that
-    /// [`WiredLink::arrive`] gives as `None` (with sequence number 0).
-    pub fn send(&mut self, now: Nanos, len_bytes: u32) -> Option<Nanos> {
-        let (done, at) = self.depart(now, len_bytes)?;
-        self.push(OnWire {
-            done,
-            at,
-            seq: 0,
-            packet: None,
-        });
-        Some(at)
-    }
-
-    /// Send `packet` at `now`; `seq()` gives the sequence number that orders its
-    /// arrival among simultaneous events (taken only if the packet is sent). Returns
-    /// the arrival time at the far end, or the packet back if the queue was full
-    /// (dropped).
-    pub fn send_packet(
-        &mut self,
-        now: Nanos,
-        packet: Packet,
-        seq: impl FnOnce() -> u64,
-    ) -> Result<Nanos, Packet> {
+    /// Send `packet` at `now`: its arrival time at the far end, or the packet back if
+    /// the queue was full (dropped).
+    // perf: inlined into the network's routing, as the drivers send on every packet.
+    #[inline(always)]
+    pub fn send(&mut self, now: Nanos, packet: Packet) -> Result<Nanos, Packet> {
         match self.depart(now, packet.len_bytes) {
             Some((done, at)) => {
-                self.push(OnWire {
-                    done,
-                    at,
-                    seq: seq(),
-                    packet: Some(packet),
-                });
+                if self.on_wire.is_empty() {
+                    self.head = Some(at);
+                }
+                self.on_wire.push_back(OnWire { done, at, packet });
                 Ok(at)
             }
             None => Err(packet),
         }
     }
 
-    /// Arrival time and sequence number of the oldest packet on the wire.
+    /// Arrival time of the oldest packet on the wire.
     #[inline]
-    pub fn next_arrival(&self) -> Option<(Nanos, u64)> {
-        debug_assert_eq!(self.head, self.on_wire.front().map(|w| (w.at, w.seq)));
+    pub fn next_arrival(&self) -> Option<Nanos> {
+        debug_assert_eq!(self.head, self.on_wire.front().map(|w| w.at));
         self.head
+    }
+
+    /// Packets on the wire (queued, being serialised or propagating).
+    pub fn len(&self) -> usize {
+        self.on_wire.len()
+    }
+
+    /// Whether the wire carries nothing.
+    pub fn is_empty(&self) -> bool {
+        self.on_wire.is_empty()
     }
 
     /// The oldest packet on the wire reaches the far end (at its
     /// [`WiredLink::next_arrival`]; packets arrive in sending order).
+    #[inline]
     pub fn arrive(&mut self) -> Option<Packet> {
         let w = self.on_wire.pop_front()?;
-        self.head = self.on_wire.front().map(|w| (w.at, w.seq));
-        w.packet
+        self.head = self.on_wire.front().map(|w| w.at);
+        Some(w.packet)
     }
 }
 
@@ -166,36 +170,42 @@ impl WiredLink {
 mod tests {
     use super::*;
 
+    use crate::NodeId;
+
+    fn packet(id: u64, len_bytes: u32) -> Packet {
+        Packet::new(id, NodeId(1), NodeId::AP, len_bytes)
+    }
+
     #[test]
     fn serialises_at_rate_then_delays() {
         // 100 Mbit/s: (1500 + 38) B × 8 = 12304 bits → 123.04 µs.
         let mut l = WiredLink::new(100_000_000, Nanos::from_ms(5), 10);
-        let a = l.send(Nanos::ZERO, 1500).unwrap();
+        let a = l.send(Nanos::ZERO, packet(1, 1500)).unwrap();
         assert_eq!(a, Nanos(123_040) + Nanos::from_ms(5));
         // A second packet at the same instant waits for the first.
-        let b = l.send(Nanos::ZERO, 1500).unwrap();
+        let b = l.send(Nanos::ZERO, packet(2, 1500)).unwrap();
         assert_eq!(b, Nanos(246_080) + Nanos::from_ms(5));
         // After both left, the line is idle again.
-        let c = l.send(Nanos::from_ms(1), 1500).unwrap();
+        let c = l.send(Nanos::from_ms(1), packet(3, 1500)).unwrap();
         assert_eq!(c, Nanos::from_ms(1) + Nanos(123_040) + Nanos::from_ms(5));
     }
 
     #[test]
     fn packets_arrive_in_sending_order() {
         let mut l = WiredLink::new(100_000_000, Nanos::from_ms(5), 10);
-        let p = |id, len| Packet::new(id, txop_core::NodeId(1), txop_core::NodeId::AP, len);
-        let a = l.send_packet(Nanos::ZERO, p(1, 1500), || 7).unwrap();
-        let b = l.send_packet(Nanos::ZERO, p(2, 40), || 8).unwrap();
+        let a = l.send(Nanos::ZERO, packet(1, 1500)).unwrap();
+        let b = l.send(Nanos::ZERO, packet(2, 40)).unwrap();
         assert!(b > a, "the short packet waits behind the long one");
-        assert_eq!(l.next_arrival(), Some((a, 7)));
+        assert_eq!((l.len(), l.next_arrival()), (2, Some(a)));
         assert_eq!(l.arrive().map(|p| p.id), Some(1));
-        assert_eq!(l.next_arrival(), Some((b, 8)));
+        assert_eq!(l.next_arrival(), Some(b));
         assert_eq!(l.arrive().map(|p| p.id), Some(2));
         assert_eq!(l.next_arrival(), None);
         assert_eq!(l.arrive(), None);
+        assert!(l.is_empty());
         // A packet put on the empty wire is its next arrival again.
-        let c = l.send_packet(Nanos::from_ms(1), p(3, 40), || 9).unwrap();
-        assert_eq!(l.next_arrival(), Some((c, 9)));
+        let c = l.send(Nanos::from_ms(1), packet(3, 40)).unwrap();
+        assert_eq!(l.next_arrival(), Some(c));
     }
 
     /// The backlog read off the wire's record matches a queue of departure times (the
@@ -218,7 +228,7 @@ mod tests {
                 (x >> 33) % 400_000
             };
             now += Nanos(gap);
-            while l.next_arrival().is_some_and(|(at, _)| at <= now) {
+            while l.next_arrival().is_some_and(|at| at <= now) {
                 assert!(l.arrive().is_some());
             }
             let len = 40 + ((x >> 20) % 1461) as u32;
@@ -235,8 +245,7 @@ mod tests {
                 Some(done + l.delay)
             };
             assert_eq!(l.backlog(now), departures.len() - expect.is_some() as usize);
-            let p = Packet::new(id, txop_core::NodeId(1), txop_core::NodeId::AP, len);
-            let got = l.send_packet(now, p, || id).ok();
+            let got = l.send(now, packet(id, len)).ok();
             assert_eq!(got, expect);
             assert_eq!(l.backlog(now), departures.len());
             if got.is_some() {
@@ -255,10 +264,13 @@ mod tests {
     #[test]
     fn tail_drops_beyond_the_limit() {
         let mut l = WiredLink::new(1_000_000, Nanos::ZERO, 3);
-        for _ in 0..3 {
-            assert!(l.send(Nanos::ZERO, 1000).is_some());
+        for id in 0..3 {
+            assert!(l.send(Nanos::ZERO, packet(id, 1000)).is_ok());
         }
-        assert!(l.send(Nanos::ZERO, 1000).is_none());
+        assert_eq!(
+            l.send(Nanos::ZERO, packet(3, 1000)).map_err(|p| p.id),
+            Err(3)
+        );
         assert_eq!(l.dropped, 1);
         assert_eq!(l.backlog(Nanos::ZERO), 3);
     }

@@ -5,9 +5,9 @@
 //! (every other is dropped, doubling the stride, when a flow outgrows them).
 
 use crate::results::{FlowResult, LatencySummary};
-use crate::traffic::Host;
 #[cfg(test)]
 use hdrhistogram::Histogram;
+use txop_core::network::Host;
 use txop_core::{DropReason, Nanos, Packet};
 
 /// flent's sampling step: throughput is reported per 0.2 s (the finest step; a run
@@ -122,7 +122,7 @@ impl<T> Thinned<T> {
     fn push(&mut self, item: T) {
         let i = self.seen;
         self.seen += 1;
-        if i % self.stride != 0 {
+        if !i.is_multiple_of(self.stride) {
             return;
         }
         if self.kept.len() >= SAMPLES_MAX {
@@ -132,7 +132,7 @@ impl<T> Thinned<T> {
                 k % 2 == 1
             });
             self.stride *= 2;
-            if i % self.stride != 0 {
+            if !i.is_multiple_of(self.stride) {
                 return;
             }
         }

@@ -5,6 +5,8 @@ use serde::Serialize;
 use txop_core::cell::Cell;
 use txop_core::mac80211::powersave::PsStats;
 use txop_core::mac80211::scan::ScanStats;
+use txop_core::network::Network;
+use txop_core::Nanos;
 
 /// One run's results.
 #[derive(Clone, Debug, Serialize)]
@@ -246,4 +248,91 @@ pub struct Conservation {
     pub dropped_packets: u64,
     /// Still queued, in the air, or held in a reorder buffer at the end.
     pub inside_packets: u64,
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²): 1 when all equal, 1/n when one takes all.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n * sq)
+    }
+}
+
+/// The rows of stations with a host bus count what their host got: downlink is what
+/// crossed the bus to the host (not what reached the chip over the air), and the bus's
+/// drops (host backlog, host → device queue, chip receive buffers: full queues all)
+/// are in `dropped_queue_full`. `total_bytes` follows. `stations` are
+/// [`station_results`] of `net`'s cell over `secs` seconds.
+pub fn host_bus_rows(
+    net: &Network,
+    stations: &mut [StationResult],
+    total_bytes: &mut u64,
+    secs: f64,
+) {
+    for (station, bus) in net.host_buses() {
+        let i = station as usize - 1;
+        let Some(row) = stations.get_mut(i) else {
+            continue;
+        };
+        let air = &net.cell().stats()[i + 1];
+        let (up, down) = (air.up.delivered_bytes, net.bus_to_host_bytes(station));
+        *total_bytes = *total_bytes - air.down.delivered_bytes + down;
+        row.downlink_bps = bits_per_s(down, secs);
+        row.throughput_bps = bits_per_s(up + down, secs);
+        let s = bus.stats();
+        row.dropped_queue_full +=
+            s.dropped_host_backlog + s.dropped_host_tx_queue + s.dropped_device_rx;
+    }
+}
+
+/// The host buses' counters over a run of `secs` seconds ending at `now`, busy times
+/// counted up to `now` (`HostBus::stats_until`: a transfer that would outlast the run
+/// counts only its part inside it).
+pub fn bus_results(net: &Network, now: Nanos, secs: f64) -> Vec<BusResult> {
+    let frac = |ns: u64| {
+        if secs > 0.0 {
+            ns as f64 / 1e9 / secs
+        } else {
+            0.0
+        }
+    };
+    net.host_buses()
+        .map(|(station, bus)| {
+            let s = bus.stats_until(now);
+            BusResult {
+                station,
+                packets_to_device: s.packets_to_device,
+                packets_to_host: s.packets_to_host,
+                transfers_to_device: s.transfers_to_device,
+                transfers_to_host: s.transfers_to_host,
+                bytes_to_device: s.bytes_to_device,
+                bytes_to_host: s.bytes_to_host,
+                interrupts: s.interrupts,
+                polls: s.polls,
+                polls_with_work: s.polls_with_work,
+                context_switches: s.context_switches,
+                cpu_busy_fraction: frac(s.cpu_busy_ns()),
+                cpu_driver_fraction: frac(s.cpu_driver_ns),
+                bus_busy_fraction: frac(s.bus_busy_ns),
+                dropped_host_backlog: s.dropped_host_backlog,
+                dropped_host_tx_queue: s.dropped_host_tx_queue,
+                dropped_device_rx: s.dropped_device_rx,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_bounds() {
+        assert!((jain_index(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+    }
 }

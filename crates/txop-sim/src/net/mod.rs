@@ -1,3 +1,0 @@
-//! The network around the cell: the wired link to the servers behind the AP.
-
-pub mod wired;
