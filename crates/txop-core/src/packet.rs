@@ -165,8 +165,8 @@ enum PadWord {
     Zero = 0,
 }
 
-const _: () = assert!(std::mem::size_of::<Packet>() == 64);
-const _: () = assert!(std::mem::size_of::<Option<Packet>>() == 64);
+const _: () = assert!(size_of::<Packet>() == 64);
+const _: () = assert!(size_of::<Option<Packet>>() == 64);
 
 impl Ecn {
     /// Set CE the way Linux's `INET_ECN_set_ce` does: ECT(0) and ECT(1) become CE and

@@ -850,7 +850,7 @@ impl TxPath {
     /// refill. A lone MPDU without block ack that failed is retried by the hardware in
     /// place (it goes back to the head of the hardware queue); failed subframes of an
     /// A-MPDU go back to the driver for software retransmission.
-    pub fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport) {
+    pub fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport<'_>) {
         let ac = ppdu.ac();
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;

@@ -387,7 +387,7 @@ struct CompareArgs<'a> {
     seed: Option<u64>,
 }
 
-fn compare(a: CompareArgs, out: Output) -> Result<(), Failure> {
+fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
     let variants = compare::variants(a.stacks, a.vary).map_err(UserError)?;
     let common = parse_sets(a.sets).map_err(UserError)?;
     let mut prepared = Vec::with_capacity(variants.len());
@@ -492,7 +492,7 @@ fn compare(a: CompareArgs, out: Output) -> Result<(), Failure> {
             ("summary.txt".to_string(), table.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
-        let runs: Vec<PlotRun> = labelled
+        let runs: Vec<PlotRun<'_>> = labelled
             .iter()
             .map(|&(label, results)| PlotRun { label, results })
             .collect();
@@ -734,7 +734,7 @@ fn parse_args() -> Result<Cli, ExitCode> {
 /// The panic hook: one line naming what was running (the thread's context: scenario
 /// and seed) and where it broke, whatever `RUST_BACKTRACE` says; only the first panic
 /// of the process prints (a comparison runs on several threads).
-fn report_panic(info: &std::panic::PanicHookInfo) {
+fn report_panic(info: &std::panic::PanicHookInfo<'_>) {
     static PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if PRINTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
         return;

@@ -36,7 +36,7 @@ pub struct PlotRun<'a> {
 /// (which must exist); returns the paths written. One run: that run's flows in one colour
 /// each. Several runs: overlays, one colour per run, the legend naming each run's label.
 /// A plot for which the results hold no data is not written.
-pub fn write_plots(dir: &Path, title: &str, runs: &[PlotRun]) -> Result<Vec<PathBuf>, String> {
+pub fn write_plots(dir: &Path, title: &str, runs: &[PlotRun<'_>]) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     for (name, bytes) in render_plots(title, runs)? {
         let path = dir.join(&name);
@@ -48,7 +48,7 @@ pub fn write_plots(dir: &Path, title: &str, runs: &[PlotRun]) -> Result<Vec<Path
 
 /// The files [`write_plots`] writes, in memory: `(file name, bytes)`, for a caller that
 /// writes its results directory all at once.
-pub fn render_plots(title: &str, runs: &[PlotRun]) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn render_plots(title: &str, runs: &[PlotRun<'_>]) -> Result<Vec<(String, Vec<u8>)>, String> {
     register_font()?;
     let mut files = Vec::new();
     for figure in figures(title, runs) {
@@ -206,7 +206,7 @@ struct BarPanel {
     reference: Option<f64>,
 }
 
-fn figures(title: &str, runs: &[PlotRun]) -> Vec<Figure> {
+fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
     let mut out = Vec::new();
     out.extend(latency_time_figure(title, runs).map(Figure::Lines));
     out.extend(latency_cdf_figure(title, runs).map(Figure::Lines));
@@ -367,7 +367,7 @@ fn envelope(points: &[(f64, f64)], max_points: usize) -> Vec<(f64, f64)> {
 /// Matches the flows to draw across runs by position: panel k holds each run's k-th
 /// flow of `pick`, titled with the first run's name for it.
 fn panels_by_flow(
-    runs: &[PlotRun],
+    runs: &[PlotRun<'_>],
     pick: fn(&Results) -> Vec<usize>,
     series: impl Fn(&FlowResult) -> Option<(Vec<(f64, f64)>, Mark)>,
 ) -> Vec<Panel> {
@@ -405,7 +405,7 @@ fn panels_by_flow(
         .collect()
 }
 
-fn runs_legend(runs: &[PlotRun]) -> Legend {
+fn runs_legend(runs: &[PlotRun<'_>]) -> Legend {
     Legend {
         header: "run".into(),
         entries: runs
@@ -423,7 +423,7 @@ fn runs_legend(runs: &[PlotRun]) -> Legend {
 
 /// Latency over time: every echo reply's RTT at the time it arrived (flent's `ping`
 /// plot). Flows without echo samples have only summaries and are not drawn here.
-fn latency_time_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
+fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
     let rtt_points = |f: &FlowResult| envelope(&f.rtt_samples, SERIES_MAX_POINTS);
     let (panels, legend) = if let [run] = runs {
         let names = flow_names(run.results);
@@ -484,7 +484,7 @@ fn latency_time_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
 
 /// Latency CDF (flent's `ping_cdf`): the fraction of replies at or under each RTT; for
 /// flows with only a one-way summary, its percentiles as dots.
-fn latency_cdf_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
+fn latency_cdf_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
     let (panels, legend) = if let [run] = runs {
         let names = flow_names(run.results);
         let mut series = Vec::new();
@@ -611,7 +611,7 @@ fn latency_axis(label: &str, panels: &[Panel]) -> Axis {
 /// Throughput over time: each bulk flow's samples (per 0.2 s, or the run's coarser
 /// `series_step_s`) and, with several flows, their total (flent's `tcp_download` and
 /// `totals`). For a comparison, each run's total.
-fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
+fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
     let mbps_points = |series: &[f64], step_s: f64| -> Vec<(f64, f64)> {
         let points: Vec<(f64, f64)> = series
             .iter()
@@ -731,7 +731,7 @@ fn throughput_figure(title: &str, runs: &[PlotRun]) -> Option<LineFigure> {
 }
 
 /// Per-station throughput and airtime share, one bar per run in each station's group.
-fn stations_figure(title: &str, runs: &[PlotRun]) -> Option<BarFigure> {
+fn stations_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<BarFigure> {
     let mut stations: Vec<u16> = runs
         .iter()
         .flat_map(|r| r.results.stations.iter().map(|s| s.station))

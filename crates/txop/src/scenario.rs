@@ -834,7 +834,7 @@ fn bus_from_name_or_table<'de, D: serde::Deserializer<'de>>(
     struct V;
     impl<'de> serde::de::Visitor<'de> for V {
         type Value = BusSpec;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a bus preset name or a table with `preset` and overrides")
         }
         fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BusSpec, E> {

@@ -57,7 +57,7 @@ pub(crate) enum PadWord {
     Zero = 0,
 }
 
-const _: () = assert!(std::mem::size_of::<Option<Segment>>() == std::mem::size_of::<Segment>());
+const _: () = assert!(size_of::<Option<Segment>>() == size_of::<Segment>());
 
 impl Segment {
     /// One past the last payload byte.

@@ -30,7 +30,7 @@ fn avg_max(v: (f64, f64, f64)) -> String {
     format!("{:.1} / {:.0} ms", v.0, v.2)
 }
 
-pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
+pub(super) fn run(ctx: &mut Ctx<'_>) -> Result<Report, String> {
     let mut rep = Report::new("E1", "background scanning (seed 000)", &[PING, BULK]);
     let policy = |p: &'static str| ("stations.scan.policy", p);
     let local = [("flows[0].from", "sta1"), ("flows[0].to", "ap")];

@@ -25,7 +25,7 @@ fn driver_ms(r: &Results) -> f64 {
     )
 }
 
-pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
+pub(super) fn run(ctx: &mut Ctx<'_>) -> Result<Report, String> {
     let mut rep = Report::new(
         "E2",
         "bufferbloat and the mac80211 rework (seed 001)",

@@ -23,7 +23,7 @@ fn station_tcp_mbps(r: &Results, sta: &str, secs: f64) -> f64 {
         / 1e6
 }
 
-pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
+pub(super) fn run(ctx: &mut Ctx<'_>) -> Result<Report, String> {
     let mut rep = Report::new(
         "E3",
         "fq_codel on ath10k (seed 002)",
@@ -168,7 +168,7 @@ fn ping_only_phases(r: &Results) -> Result<Vec<(f64, f64)>, String> {
 
 /// Power save in the ping-only phases (seed 002): spikes, each ending just after a
 /// beacon, none longer than the beacon interval the station wakes for.
-fn power_save(ctx: &mut Ctx, rep: &mut Report) -> Result<(), String> {
+fn power_save(ctx: &mut Ctx<'_>, rep: &mut Report) -> Result<(), String> {
     let ps = ctx.sim(POWER_SAVE, &[])?;
     // `wake_every_beacons` so large that the station would never doze between pings is
     // not the same as awake; a timeout longer than the run is: it never dozes.

@@ -12,7 +12,7 @@ fn near_ping(r: &Results) -> Result<f64, String> {
     Ok(median(rtts(icmp_ping(r)?, 7.0, 40.0)))
 }
 
-pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
+pub(super) fn run(ctx: &mut Ctx<'_>) -> Result<Report, String> {
     let mut rep = Report::new(
         "E4",
         "reducing latency in wireless drivers (seed 003)",

@@ -53,7 +53,7 @@ fn min_avg_max(v: (f64, f64, f64)) -> String {
     format!("{:.2} / {:.2} / {:.2} ms", v.1, v.0, v.2)
 }
 
-pub(super) fn run(ctx: &mut Ctx) -> Result<Report, String> {
+pub(super) fn run(ctx: &mut Ctx<'_>) -> Result<Report, String> {
     let mut rep = Report::new("E5", "host-bus stack (seed 004, SDIO)", &[TTCP, PING]);
     let from_neo = [("flows[0].from", "sta1"), ("flows[0].to", "server")];
     // [stack][direction] = (rate 1000 B/s, switches per run), direction 0 = to the Neo.

@@ -135,7 +135,7 @@ pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, SimError>
 }
 
 /// [`run`]'s work: experiment `id` with `ctx`.
-fn run_in(id: &str, ctx: &mut Ctx) -> Result<Report, String> {
+fn run_in(id: &str, ctx: &mut Ctx<'_>) -> Result<Report, String> {
     match id.to_ascii_uppercase().as_str() {
         "E1" => e1::run(ctx),
         "E2" => e2::run(ctx),
@@ -309,7 +309,7 @@ pub fn markdown(reports: &[Report]) -> String {
 pub fn files(md: &str, reports: &[Report]) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut files = vec![("report.md".to_string(), md.as_bytes().to_vec())];
     for f in reports.iter().flat_map(|r| &r.figures) {
-        let runs: Vec<crate::plot::PlotRun> = f
+        let runs: Vec<crate::plot::PlotRun<'_>> = f
             .runs
             .iter()
             .map(|(label, results)| crate::plot::PlotRun { label, results })
