@@ -40,8 +40,8 @@
 //! And DRR++ (§3.5) as a property: two always-backlogged flows of equal packet size `L`
 //! in one tin never differ by more than `ceil(quantum / L)` packets sent.
 //!
-//! 256 sequences of up to 60 operations and 512 DRR runs by default (about 0.1 s each
-//! in release); `PROPTEST_CASES` sets both (50 000 take about 20 s).
+//! 256 sequences of up to 60 operations and 512 DRR runs by default (0.2 s together in
+//! release); `PROPTEST_CASES` sets both (50 000 take about 20 s).
 
 use proptest::prelude::*;
 use std::collections::{BTreeMap, VecDeque};

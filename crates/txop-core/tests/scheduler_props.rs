@@ -54,7 +54,7 @@
 //! - **determinism**: the same sequence gives the same hand-outs and the same state.
 //!
 //! 512 sequences of up to 60 operations, each followed by the starvation phases, by
-//! default (about 0.2 s in release); `PROPTEST_CASES` sets the count (30 000 take about
+//! default (0.4 s in release); `PROPTEST_CASES` sets the count (30 000 take about
 //! 10 s).
 
 use proptest::prelude::*;
