@@ -17,5 +17,6 @@ pub mod time;
 pub mod txpath;
 
 pub use cell::{Cell, CellConfig, Output, StationConfig};
-pub use packet::{DropReason, Dropped, NodeId, Packet};
+pub use mac80211::txq::{LinkId, Tid};
+pub use packet::{DropReason, Dropped, NodeId, Packet, StationId};
 pub use time::Nanos;

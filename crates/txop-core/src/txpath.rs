@@ -143,9 +143,22 @@ pub struct TxPath {
     any_paused: bool,
     /// Packets dropped since the caller last drained them.
     pub drops: Vec<Dropped>,
-    /// (link, TID, sequence number) of MPDUs given up since the caller last drained
-    /// them: the recipient must stop waiting for them.
-    pub gave_up: Vec<(u16, u8, u64)>,
+    /// MPDUs given up since the caller last drained them: the recipient must stop
+    /// waiting for them.
+    pub gave_up: Vec<GivenUpMpdu>,
+}
+
+/// An MPDU the path gave up after its last allowed attempt, as the recipient's reorder
+/// buffer knows it: it must stop waiting for that sequence number
+/// ([`RxReorder::give_up`](crate::mac::blockack::RxReorder::give_up)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GivenUpMpdu {
+    /// The link it was sent on.
+    pub link: LinkId,
+    /// Its TID.
+    pub tid: Tid,
+    /// Its sequence number.
+    pub seq: u64,
 }
 
 impl TxPath {
@@ -236,13 +249,9 @@ impl TxPath {
         &self.cfg
     }
 
-    /// The link a packet for `dst` leaves on ([`LinkId`]'s number).
-    pub fn link_to(&self, dst: NodeId) -> Option<u16> {
-        self.link_of(dst).map(u16::from)
-    }
-
-    /// The link a packet for `dst` leaves on.
-    fn link_of(&self, dst: NodeId) -> Option<LinkId> {
+    /// The link a packet for `dst` leaves on, or `None` if `dst` is not at the other
+    /// end of one of the node's links.
+    pub fn link_to(&self, dst: NodeId) -> Option<LinkId> {
         if self.is_ap {
             let link = dst.as_station()?.ap_link();
             (link.index() < self.links.len()).then_some(link)
@@ -282,8 +291,7 @@ impl TxPath {
     /// The station of `link` starts power saving (`sta_ps_start`, §9.1): its TXQs leave
     /// the scheduler, the driver stops serving it and takes back the PPDUs it had built
     /// for it. Its frames stay where they are until [`TxPath::resume_link`].
-    pub fn pause_link(&mut self, now: Nanos, link: u16) {
-        let link = LinkId(link);
+    pub fn pause_link(&mut self, now: Nanos, link: LinkId) {
         if self.paused[link.index()] {
             return;
         }
@@ -300,8 +308,7 @@ impl TxPath {
 
     /// The station of `link` woke: its TXQs are rescheduled (`schedule_and_wake_txq`)
     /// and the driver serves it again.
-    pub fn resume_link(&mut self, now: Nanos, link: u16) {
-        let link = LinkId(link);
+    pub fn resume_link(&mut self, now: Nanos, link: LinkId) {
         if !self.paused[link.index()] {
             return;
         }
@@ -325,8 +332,7 @@ impl TxPath {
 
     /// Packets held for `link` in its TXQs and the driver (not the shared qdisc, not
     /// the air).
-    pub fn link_backlog_packets(&self, link: u16) -> u64 {
-        let link = LinkId(link);
+    pub fn link_backlog_packets(&self, link: LinkId) -> u64 {
         let fq = self.fq.as_ref().map_or(0, |fq| {
             Tid::all()
                 .map(|tid| fq.tin_backlog(TxqId::new(link, tid)).packets as u64)
@@ -351,8 +357,7 @@ impl TxPath {
     }
 
     /// A packet from the host (or the wired side) for `link`.
-    pub fn enqueue(&mut self, now: Nanos, link: u16, mut packet: Packet) {
-        let link = LinkId(link);
+    pub fn enqueue(&mut self, now: Nanos, link: LinkId, mut packet: Packet) {
         if !self.qos {
             packet.tid = 0;
         } else if packet.dscp != 0 {
@@ -370,7 +375,10 @@ impl TxPath {
             self.dql_queued(ac, packet.len_bytes);
         } else {
             // noqueue on a stopped device: the packet is dropped.
-            self.drops.push((packet, DropReason::QueueFull));
+            self.drops.push(Dropped {
+                packet,
+                reason: DropReason::QueueFull,
+            });
         }
         self.kick(now, ac);
     }
@@ -471,8 +479,11 @@ impl TxPath {
             let Some(mut p) = self.qdisc[ac.index()].dequeue(now, &mut self.drops) else {
                 break;
             };
-            let Some(link) = self.link_of(if self.is_ap { p.dst } else { NodeId::AP }) else {
-                self.drops.push((p, DropReason::NoRoute));
+            let Some(link) = self.link_to(if self.is_ap { p.dst } else { NodeId::AP }) else {
+                self.drops.push(Dropped {
+                    packet: p,
+                    reason: DropReason::NoRoute,
+                });
                 continue;
             };
             let txq = TxqId::new(link, Tid(p.tid));
@@ -851,7 +862,7 @@ impl TxPath {
     /// place (it goes back to the head of the hardware queue); failed subframes of an
     /// A-MPDU go back to the driver for software retransmission.
     pub fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport) {
-        let ac = ppdu.ac();
+        let ac = ppdu.ac;
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
         let txq = ppdu.txq();
@@ -880,8 +891,15 @@ impl TxPath {
                 }
                 completed_bytes += m.packet.len_bytes;
                 if !acked {
-                    self.drops.push((m.packet, DropReason::RetryLimit));
-                    self.gave_up.push((ppdu.link, ppdu.tid, m.seq));
+                    self.drops.push(Dropped {
+                        packet: m.packet,
+                        reason: DropReason::RetryLimit,
+                    });
+                    self.gave_up.push(GivenUpMpdu {
+                        link: ppdu.link,
+                        tid: ppdu.tid,
+                        seq: m.seq,
+                    });
                 }
             } else {
                 self.drv.requeue(txq, ac, *m);
@@ -902,8 +920,7 @@ impl TxPath {
 
     /// Charge airtime to a station's TXQ in the scheduler
     /// (`ieee80211_sta_register_airtime`).
-    pub fn register_airtime(&mut self, now: Nanos, link: u16, tid: u8, tx_us: u32, rx_us: u32) {
-        let (link, tid) = (LinkId(link), Tid(tid));
+    pub fn register_airtime(&mut self, now: Nanos, link: LinkId, tid: Tid, tx_us: u32, rx_us: u32) {
         let ac = self.tid_ac(tid);
         if let Some(s) = self.sched.as_mut() {
             s.register_airtime(now, TxqKey::station(link, tid), ac, tx_us, rx_us);
@@ -918,9 +935,9 @@ impl TxPath {
     }
 
     /// Pending AQL airtime of a station's AC (0 without AQL).
-    pub fn aql_pending_us(&self, link: u16, ac: Ac) -> u32 {
+    pub fn aql_pending_us(&self, link: LinkId, ac: Ac) -> u32 {
         self.aql
             .as_ref()
-            .map_or(0, |gate| gate.aql.pending_us(LinkId(link), ac))
+            .map_or(0, |gate| gate.aql.pending_us(link, ac))
     }
 }

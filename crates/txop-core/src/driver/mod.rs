@@ -28,14 +28,14 @@ pub const ATH_NON_AGGR_MIN_QDEPTH: u32 = 8;
 pub const ATH_BURST_FRAMES: u32 = 2;
 
 /// One PPDU built by the driver: MPDUs of one (link, TID).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Ppdu {
-    /// The link it goes out on ([`LinkId`]'s number).
-    pub link: u16,
-    /// The TID of its MPDUs ([`Tid`]'s number).
-    pub tid: u8,
-    /// Its access category, as [`Ac::index`].
-    pub ac_index: u8,
+    /// The link it goes out on.
+    pub link: LinkId,
+    /// The TID of its MPDUs.
+    pub tid: Tid,
+    /// Its access category (the TID's, or BE without QoS).
+    pub ac: Ac,
     /// Its MPDUs, in transmission order.
     pub mpdus: Vec<Mpdu>,
     /// Sent as an A-MPDU under block ack (answered by a BlockAck).
@@ -45,15 +45,25 @@ pub struct Ppdu {
     pub psdu_bytes: u32,
 }
 
-impl Ppdu {
-    /// Its access category.
-    pub fn ac(&self) -> Ac {
-        Ac::ALL[self.ac_index as usize]
+impl Default for Ppdu {
+    /// An empty PPDU: no MPDU, link 0, TID 0, BE. What a transmission of one of the
+    /// MAC's own frames carries in place of a data PPDU.
+    fn default() -> Ppdu {
+        Ppdu {
+            link: LinkId(0),
+            tid: Tid(0),
+            ac: Ac::Be,
+            mpdus: Vec::new(),
+            aggregated: false,
+            psdu_bytes: 0,
+        }
     }
+}
 
+impl Ppdu {
     /// The TXQ its MPDUs came from.
     pub fn txq(&self) -> TxqId {
-        TxqId::new(LinkId(self.link), Tid(self.tid))
+        TxqId::new(self.link, self.tid)
     }
 }
 
@@ -310,7 +320,7 @@ impl DriverQueues {
             self.active[ac].retain(|txq| txq.link() != link);
             let mut i = 0;
             while i < self.hw[ac].len() {
-                if self.hw[ac][i].link != link.0 {
+                if self.hw[ac][i].link != link {
                     i += 1;
                     continue;
                 }
@@ -347,7 +357,7 @@ impl DriverQueues {
             .hw
             .iter()
             .flatten()
-            .filter(|p| p.link == link.0)
+            .filter(|p| p.link == link)
             .map(|p| p.mpdus.len())
             .sum();
         queued + hw
@@ -432,9 +442,9 @@ impl DriverQueues {
             mpdus[0].packet.len_bytes + limits.overhead_bytes
         };
         Some(Ppdu {
-            link: txq.link().0,
-            tid: txq.tid().0,
-            ac_index: ac.index() as u8,
+            link: txq.link(),
+            tid: txq.tid(),
+            ac,
             mpdus,
             aggregated: limits.aggregated,
             psdu_bytes,
