@@ -19,20 +19,13 @@ pub const BA_WINDOW: u16 = 64;
 /// aPPDUMaxTime for HT/VHT (5.484 ms; reference §11.2 marks it [U]).
 pub const PPDU_MAX_TIME: Nanos = Nanos(5_484_000);
 
-/// Limits for one aggregate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AggregationLimits {
-    pub max_subframes: u16,
-    pub max_bytes: u32,
-    pub max_duration: Nanos,
-}
-
 /// Running PSDU length of an A-MPDU as subframes are appended: every subframe but the
 /// last is padded to a multiple of 4 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AmpduLength {
     /// Length if the aggregate ended now.
     pub psdu_bytes: u32,
+    /// Subframes appended so far.
     pub subframes: u16,
     pad_of_last: u32,
 }
@@ -43,6 +36,8 @@ impl AmpduLength {
         self.psdu_bytes + self.pad_of_last + DELIMITER_BYTES + mpdu_bytes
     }
 
+    /// Append a subframe carrying `mpdu_bytes`: its delimiter, the MPDU, and (once
+    /// another follows) the padding to a multiple of 4 bytes.
     pub fn push(&mut self, mpdu_bytes: u32) {
         self.psdu_bytes = self.with(mpdu_bytes);
         self.pad_of_last = (4 - (DELIMITER_BYTES + mpdu_bytes) % 4) % 4;

@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 /// An MPDU: a packet with its sequence number and retry state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mpdu {
+    /// The MSDU it carries.
     pub packet: Packet,
+    /// Its sequence number on its (link, TID), monotonic (no 12-bit wrap).
     pub seq: u64,
     /// Transmission attempts so far.
     pub attempts: u8,
@@ -27,6 +29,7 @@ pub struct TxTid {
     pub fifo: VecDeque<Packet>,
     /// MPDUs sent but not acknowledged, in sequence order; they go out again first.
     pub retry: VecDeque<Mpdu>,
+    /// The sequence number the next new MPDU gets.
     pub next_seq: u64,
     /// Oldest sequence number not yet acknowledged or given up.
     win_start: u64,
@@ -40,6 +43,7 @@ impl TxTid {
         self.fifo.len() + self.retry.len()
     }
 
+    /// Nothing is held here: no new packet and nothing to retransmit.
     pub fn is_empty(&self) -> bool {
         self.fifo.is_empty() && self.retry.is_empty()
     }
