@@ -14,7 +14,7 @@ pub mod phy;
 pub mod rng;
 pub mod stack;
 pub mod time;
-pub mod txpath;
+pub(crate) mod txpath;
 
 pub use cell::{Cell, CellConfig, Output, StationConfig};
 pub use mac80211::txq::{LinkId, Tid};

@@ -265,7 +265,7 @@ mod tests {
                     10..=14 => now + (r >> 8) % 1_000_000_000,
                     _ => now.saturating_sub((r >> 8) % 5_000),
                 };
-                if r % 7 == 0 {
+                if r.is_multiple_of(7) {
                     // A number reserved now, the entry pushed later (not before the
                     // pops reach its time: then at `now` or later).
                     deferred.push((at.max(now), q.reserve_seq(), step));

@@ -122,7 +122,7 @@ impl<T> Thinned<T> {
     fn push(&mut self, item: T) {
         let i = self.seen;
         self.seen += 1;
-        if i % self.stride != 0 {
+        if !i.is_multiple_of(self.stride) {
             return;
         }
         if self.kept.len() >= SAMPLES_MAX {
@@ -132,7 +132,7 @@ impl<T> Thinned<T> {
                 k % 2 == 1
             });
             self.stride *= 2;
-            if i % self.stride != 0 {
+            if !i.is_multiple_of(self.stride) {
                 return;
             }
         }

@@ -2617,7 +2617,7 @@ mod tests {
             c.station_scans,
             vec![StationScan {
                 station: StationId(1),
-                scan: scan
+                scan
             }]
         );
         assert_eq!(

@@ -328,11 +328,9 @@ pub(super) fn build_limits(
     }
     BuildLimits {
         txv: *txv,
-        band: cfg.band,
         aggregated,
         max_subframes: cfg.max_ampdu_subframes.min(cfg.stack.max_ampdu_subframes),
         max_bytes,
-        max_duration,
         overhead_bytes: mpdu_overhead(cfg.qos),
         max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
     }

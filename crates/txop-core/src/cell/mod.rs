@@ -14,7 +14,7 @@
 //!   TXOP continuation);
 //! - `mac/frame.rs`: the frames the MAC sends on its own (beacon, PS-Poll, null-data).
 //!
-//! Above the MAC every node runs a transmit path ([`TxPath`]): the qdisc, mac80211's
+//! Above the MAC every node runs a transmit path (`TxPath`, `txpath.rs`): the qdisc, mac80211's
 //! TXQs, the airtime scheduler, AQL and the driver, configured by a
 //! [`StackConfig`](crate::stack::StackConfig) (a kernel era). The MAC transmits the
 //! PPDUs the driver put in the hardware queue, reports their outcome back, and charges
@@ -280,8 +280,7 @@ impl Cell {
             let path_links = peers
                 .iter()
                 .zip(&airs)
-                .map(|((peer, sc), air)| PathLink {
-                    peer: *peer,
+                .map(|((_, sc), air)| PathLink {
                     weight: sc.weight,
                     limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx, air)),
                     slow_station: expected_kbps(sc) < 6_000 * num_sta,

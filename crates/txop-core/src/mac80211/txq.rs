@@ -361,7 +361,9 @@ mod tests {
             let mut set = TxqSet::default();
             set.grow(n);
             let density = rng.next_u64() % 20 + 1;
-            let members: Vec<bool> = (0..n).map(|_| rng.next_u64() % density == 0).collect();
+            let members: Vec<bool> = (0..n)
+                .map(|_| rng.next_u64().is_multiple_of(density))
+                .collect();
             for (i, &m) in members.iter().enumerate() {
                 if m {
                     set.insert(TxqId::from_index(i));
@@ -370,9 +372,9 @@ mod tests {
             let tids = TidSet((rng.next_u64() & 0xff) as u8);
             let mut links = LinkSet::with_links(n / NUM_TIDS + 1);
             for l in LinkId::all(n / NUM_TIDS + 1) {
-                links.set(l, rng.next_u64() % 2 == 0);
+                links.set(l, rng.next_u64().is_multiple_of(2));
             }
-            let links = (rng.next_u64() % 2 == 0).then_some(&links);
+            let links = rng.next_u64().is_multiple_of(2).then_some(&links);
             let from = (rng.next_u64() % 160) as usize;
             let end = (rng.next_u64() % 160) as usize;
             let expect = (from..end.min(n)).map(TxqId::from_index).find(|&t| {
