@@ -4,6 +4,9 @@
 //! (in the style of quinn-proto and smoltcp). It never reads a clock or a socket: the
 //! simulator drives it with virtual time, the emulator with the wall clock.
 
+// The model's public items are its API: each says what it is and why (CONTRIBUTING.md).
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod aqm;
 pub mod cell;
 pub mod driver;
@@ -15,8 +18,9 @@ pub mod phy;
 pub mod rng;
 pub mod stack;
 pub mod time;
-pub mod txpath;
+pub(crate) mod txpath;
 
 pub use cell::{Cell, CellConfig, Output, StationConfig};
-pub use packet::{DropReason, Dropped, NodeId, Packet};
+pub use mac80211::txq::{LinkId, Tid};
+pub use packet::{DropReason, Dropped, NodeId, Packet, StationId};
 pub use time::Nanos;

@@ -56,6 +56,17 @@ impl StationId {
     pub const fn on_ap_link(link: LinkId) -> StationId {
         StationId(link.0 + 1)
     }
+
+    /// The station as an index into tables of the cell's stations (0-based: station
+    /// `n` at `n − 1`, the index of the AP's link to it).
+    pub const fn index(self) -> usize {
+        self.ap_link().index()
+    }
+
+    /// The stations of a cell of `n` stations, in order (1 to `n`).
+    pub fn all(n: usize) -> impl Iterator<Item = StationId> {
+        LinkId::all(n).map(StationId::on_ap_link)
+    }
 }
 
 impl From<StationId> for NodeId {
@@ -113,8 +124,15 @@ impl DropReason {
     }
 }
 
-/// A dropped packet and why, as queues report them.
-pub type Dropped = (Packet, DropReason);
+/// A packet a queue dropped, and why: what every queue of the path appends to the
+/// caller's drop list, and the cell reports as [`Output::Dropped`](crate::Output::Dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    /// The packet as it was when dropped.
+    pub packet: Packet,
+    /// Why it was dropped.
+    pub reason: DropReason,
+}
 
 /// One packet (an MSDU) crossing the cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,6 +244,9 @@ mod tests {
             assert_eq!(NodeId::from(s), NodeId(n));
             assert_eq!(s.ap_link(), LinkId(n - 1));
             assert_eq!(StationId::on_ap_link(s.ap_link()), s);
+            assert_eq!(s.index(), n as usize - 1);
         }
+        let all: Vec<StationId> = StationId::all(3).collect();
+        assert_eq!(all, [StationId(1), StationId(2), StationId(3)]);
     }
 }

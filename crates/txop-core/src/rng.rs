@@ -20,9 +20,13 @@ pub fn mix64(mut z: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 pub enum StreamKind {
+    /// A node's backoff draws (one stream per node).
     Backoff = 1,
+    /// A link's channel-error draws (one stream per direction of a link).
     Channel = 2,
+    /// Kept for traffic sources' draws; today's traffic models draw nothing.
     Traffic = 3,
+    /// Anything else: tests, fuzz cases, the TCP test harness.
     Misc = 4,
 }
 
@@ -41,6 +45,7 @@ impl RngStream {
         }
     }
 
+    /// The next 64 uniformly random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.rng.next_u64()
     }

@@ -18,11 +18,17 @@ pub enum QdiscKind {
     /// `IFF_NO_QUEUE`: packets go straight to mac80211's TXQs (or the driver).
     NoQueue,
     /// pfifo_fast, 3 bands, `txqueuelen` packets.
-    PfifoFast { limit_packets: u32 },
+    PfifoFast {
+        /// `txqueuelen`: packets held over the three bands before tail drop (1000).
+        limit_packets: u32,
+    },
     /// The fq_codel qdisc with Linux defaults (RFC 8290).
     FqCodel,
     /// Plain tail-drop FIFO.
-    Fifo { limit_packets: u32 },
+    Fifo {
+        /// Packets held before tail drop.
+        limit_packets: u32,
+    },
 }
 
 /// The driver (and firmware) model below mac80211.
@@ -52,7 +58,9 @@ pub enum QueueLimit {
     None,
     /// Airtime Queue Limits (Linux 5.5+), per station and AC.
     Aql {
+        /// The per-AC limits, the radio threshold and the switches (§6.2).
         params: AqlParams,
+        /// How a packet's airtime is estimated: the era's formula (§6.5).
         estimator: AqlEstimator,
     },
     /// Byte-based dynamic queue limit (BQL-style DQL) per AC, for the bytes-vs-airtime
@@ -63,23 +71,33 @@ pub enum QueueLimit {
 /// Every knob of a node's transmit stack.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StackConfig {
+    /// The preset it was built from (or the scenario's name for it), shown in results.
     pub name: String,
+    /// The qdisc on the netdev, one instance per AC.
     pub qdisc: QdiscKind,
     /// mac80211 intermediate TXQs with fq + CoDel (4.8+ for TXQ drivers).
     pub mac80211_txqs: bool,
+    /// Flows of mac80211's fq, shared by every TXQ of the radio (4096, §3.1).
     pub fq_flows: u32,
+    /// fq's DRR quantum in bytes (300, §3.2).
     pub fq_quantum_bytes: u32,
+    /// Packets fq holds over all TXQs before its overload drops (8192, §3.2).
     pub fq_limit_packets: u32,
     /// 0 = automatic: 16 MiB with VHT, 4 MiB without (reference §3.2).
     pub fq_memory_limit_bytes: u64,
+    /// What fq drops when it is over its packet or memory limit (§3.4).
     pub fq_overload: OverloadPolicy,
-    /// CoDel of the TXQs (mac80211: 20 ms / 100 ms, ECN).
+    /// CoDel of the TXQs (mac80211: 20 ms / 100 ms, ECN, §2.1): the target sojourn.
     pub codel_target: Nanos,
+    /// CoDel's interval: how long the sojourn must stay above target before a drop.
     pub codel_interval: Nanos,
+    /// CoDel marks ECN-capable packets CE instead of dropping them (on in mac80211).
     pub codel_ecn: bool,
     /// Per-station CoDel parameters for slow stations (≈4.10 → 6.15, §2.2).
     pub per_station_codel: bool,
+    /// How a packet's DSCP becomes its user priority (§4.2).
     pub dscp_mapping: DscpMapping,
+    /// Which airtime scheduler generation picks the next TXQ (§5).
     pub scheduler: SchedulerKind,
     /// `airtime_flags` (3 = TX|RX charged; 0 = plain round robin, §5.1).
     pub airtime_flags: u8,
@@ -88,7 +106,9 @@ pub struct StackConfig {
     /// How 6.0+'s `may_transmit` uses the per-AC AQL check: as written, or flipped
     /// (a kernel patch to try, §5.4).
     pub may_transmit_aql_check: MayTransmitAqlCheck,
+    /// What bounds the packets below the TXQs: AQL, DQL or the driver's depth alone.
     pub queue_limit: QueueLimit,
+    /// The driver (and firmware) below mac80211.
     pub driver: DriverKind,
     /// Driver (legacy ath9k) or firmware queue depth in packets; see [`DriverKind`].
     pub driver_queue_packets: u32,

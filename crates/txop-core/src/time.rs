@@ -17,18 +17,24 @@ use std::ops::{Add, AddAssign, Mul, Sub, SubAssign};
 pub struct Nanos(pub u64);
 
 impl Nanos {
+    /// The start of the run; the empty duration.
     pub const ZERO: Nanos = Nanos(0);
+    /// The largest time: "never" where a deadline is required.
     pub const MAX: Nanos = Nanos(u64::MAX);
 
+    /// `ns` nanoseconds.
     pub const fn from_ns(ns: u64) -> Nanos {
         Nanos(ns)
     }
+    /// `us` microseconds.
     pub const fn from_us(us: u64) -> Nanos {
         Nanos(us * 1_000)
     }
+    /// `ms` milliseconds.
     pub const fn from_ms(ms: u64) -> Nanos {
         Nanos(ms * 1_000_000)
     }
+    /// `s` seconds.
     pub const fn from_secs(s: u64) -> Nanos {
         Nanos(s * 1_000_000_000)
     }
@@ -36,6 +42,7 @@ impl Nanos {
     pub fn from_secs_f64(s: f64) -> Nanos {
         Nanos((s * 1e9).round().max(0.0) as u64)
     }
+    /// In nanoseconds.
     pub const fn as_ns(self) -> u64 {
         self.0
     }
@@ -43,18 +50,23 @@ impl Nanos {
     pub const fn as_us(self) -> u64 {
         self.0 / 1_000
     }
+    /// In microseconds, with the fraction (for results).
     pub fn as_us_f64(self) -> f64 {
         self.0 as f64 / 1e3
     }
+    /// In milliseconds, with the fraction (for results).
     pub fn as_ms_f64(self) -> f64 {
         self.0 as f64 / 1e6
     }
+    /// In seconds, with the fraction (for results).
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
+    /// `self − other`, or zero if `other` is later: the time left until a deadline.
     pub const fn saturating_sub(self, other: Nanos) -> Nanos {
         Nanos(self.0.saturating_sub(other.0))
     }
+    /// The later of the two.
     pub fn max(self, other: Nanos) -> Nanos {
         if self >= other {
             self
@@ -62,6 +74,7 @@ impl Nanos {
             other
         }
     }
+    /// The earlier of the two.
     pub fn min(self, other: Nanos) -> Nanos {
         if self <= other {
             self

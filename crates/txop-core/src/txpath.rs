@@ -78,25 +78,23 @@ impl Qdisc {
 
 /// What the path needs to know about one link (peer).
 #[derive(Clone, Debug)]
-pub struct PathLink {
-    /// The node at the other end.
-    pub peer: NodeId,
+pub(crate) struct PathLink {
     /// How PPDUs to this peer are bounded, per AC.
-    pub limits: [BuildLimits; 4],
+    pub(crate) limits: [BuildLimits; 4],
     /// Airtime-fairness weight of the peer station (256 = default).
-    pub weight: u16,
+    pub(crate) weight: u16,
     /// Whether mac80211 would give this station the slow-station CoDel parameters
     /// (expected throughput below 6 Mbit/s × stations, reference §2.2).
-    pub slow_station: bool,
+    pub(crate) slow_station: bool,
 }
 
 /// The outcome of one PPDU, as the MAC reports it.
 #[derive(Clone, Copy, Debug)]
-pub struct TxReport<'a> {
+pub(crate) struct TxReport<'a> {
     /// Per MPDU: acknowledged (ACK, or its bit in the BlockAck).
-    pub acked: &'a [bool],
+    pub(crate) acked: &'a [bool],
     /// Attempts after which an unacknowledged MPDU is given up.
-    pub retry_limit: u8,
+    pub(crate) retry_limit: u8,
 }
 
 /// AQL as the path runs it: the accounting and the estimator of the era.
@@ -117,7 +115,7 @@ struct AqlEstimateMemo {
 
 /// One node's transmit path.
 #[derive(Clone, Debug)]
-pub struct TxPath {
+pub(crate) struct TxPath {
     cfg: StackConfig,
     qos: bool,
     is_ap: bool,
@@ -142,15 +140,28 @@ pub struct TxPath {
     /// Some link is paused (keeps the checks off the common path).
     any_paused: bool,
     /// Packets dropped since the caller last drained them.
-    pub drops: Vec<Dropped>,
-    /// (link, TID, sequence number) of MPDUs given up since the caller last drained
-    /// them: the recipient must stop waiting for them.
-    pub gave_up: Vec<(u16, u8, u64)>,
+    pub(crate) drops: Vec<Dropped>,
+    /// MPDUs given up since the caller last drained them: the recipient must stop
+    /// waiting for them.
+    pub(crate) gave_up: Vec<GivenUpMpdu>,
+}
+
+/// An MPDU the path gave up after its last allowed attempt, as the recipient's reorder
+/// buffer knows it: it must stop waiting for that sequence number
+/// ([`RxReorder::give_up`](crate::mac::blockack::RxReorder::give_up)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GivenUpMpdu {
+    /// The link it was sent on.
+    pub(crate) link: LinkId,
+    /// Its TID.
+    pub(crate) tid: Tid,
+    /// Its sequence number.
+    pub(crate) seq: u64,
 }
 
 impl TxPath {
     /// `fq_memory_limit` is resolved by the caller (16 MiB with VHT, 4 MiB without).
-    pub fn new(
+    pub(crate) fn new(
         cfg: &StackConfig,
         qos: bool,
         is_ap: bool,
@@ -231,18 +242,9 @@ impl TxPath {
         }
     }
 
-    /// The stack configuration the path was built for.
-    pub fn config(&self) -> &StackConfig {
-        &self.cfg
-    }
-
-    /// The link a packet for `dst` leaves on ([`LinkId`]'s number).
-    pub fn link_to(&self, dst: NodeId) -> Option<u16> {
-        self.link_of(dst).map(u16::from)
-    }
-
-    /// The link a packet for `dst` leaves on.
-    fn link_of(&self, dst: NodeId) -> Option<LinkId> {
+    /// The link a packet for `dst` leaves on, or `None` if `dst` is not at the other
+    /// end of one of the node's links.
+    pub(crate) fn link_to(&self, dst: NodeId) -> Option<LinkId> {
         if self.is_ap {
             let link = dst.as_station()?.ap_link();
             (link.index() < self.links.len()).then_some(link)
@@ -265,7 +267,7 @@ impl TxPath {
 
     /// The AC `packet` will be queued in (after DSCP classification, as
     /// [`TxPath::enqueue`] does it).
-    pub fn classify_ac(&self, packet: &Packet) -> Ac {
+    pub(crate) fn classify_ac(&self, packet: &Packet) -> Ac {
         if !self.qos {
             Ac::Be
         } else if packet.dscp != 0 {
@@ -282,8 +284,7 @@ impl TxPath {
     /// The station of `link` starts power saving (`sta_ps_start`, §9.1): its TXQs leave
     /// the scheduler, the driver stops serving it and takes back the PPDUs it had built
     /// for it. Its frames stay where they are until [`TxPath::resume_link`].
-    pub fn pause_link(&mut self, now: Nanos, link: u16) {
-        let link = LinkId(link);
+    pub(crate) fn pause_link(&mut self, now: Nanos, link: LinkId) {
         if self.paused[link.index()] {
             return;
         }
@@ -300,8 +301,7 @@ impl TxPath {
 
     /// The station of `link` woke: its TXQs are rescheduled (`schedule_and_wake_txq`)
     /// and the driver serves it again.
-    pub fn resume_link(&mut self, now: Nanos, link: u16) {
-        let link = LinkId(link);
+    pub(crate) fn resume_link(&mut self, now: Nanos, link: LinkId) {
         if !self.paused[link.index()] {
             return;
         }
@@ -325,8 +325,7 @@ impl TxPath {
 
     /// Packets held for `link` in its TXQs and the driver (not the shared qdisc, not
     /// the air).
-    pub fn link_backlog_packets(&self, link: u16) -> u64 {
-        let link = LinkId(link);
+    pub(crate) fn link_backlog_packets(&self, link: LinkId) -> u64 {
         let fq = self.fq.as_ref().map_or(0, |fq| {
             Tid::all()
                 .map(|tid| fq.tin_backlog(TxqId::new(link, tid)).packets as u64)
@@ -340,7 +339,7 @@ impl TxPath {
     /// without mac80211 TXQs, everything below it not yet in the air (the model keeps
     /// feeding the driver where the kernel's stopped queues would keep the packets in
     /// the qdisc). With TXQs and no qdisc this is 0, as in the kernel.
-    pub fn netdev_backlog_packets(&self) -> u64 {
+    pub(crate) fn netdev_backlog_packets(&self) -> u64 {
         let q: usize = self.qdisc.iter().map(|q| q.len_packets()).sum();
         let drv = if self.fq.is_none() {
             self.drv.packets()
@@ -351,8 +350,7 @@ impl TxPath {
     }
 
     /// A packet from the host (or the wired side) for `link`.
-    pub fn enqueue(&mut self, now: Nanos, link: u16, mut packet: Packet) {
-        let link = LinkId(link);
+    pub(crate) fn enqueue(&mut self, now: Nanos, link: LinkId, mut packet: Packet) {
         if !self.qos {
             packet.tid = 0;
         } else if packet.dscp != 0 {
@@ -370,7 +368,10 @@ impl TxPath {
             self.dql_queued(ac, packet.len_bytes);
         } else {
             // noqueue on a stopped device: the packet is dropped.
-            self.drops.push((packet, DropReason::QueueFull));
+            self.drops.push(Dropped {
+                packet,
+                reason: DropReason::QueueFull,
+            });
         }
         self.kick(now, ac);
     }
@@ -416,7 +417,7 @@ impl TxPath {
 
     /// Move packets down the path for `ac` and refill the hardware queue.
     #[inline]
-    pub fn kick(&mut self, now: Nanos, ac: Ac) {
+    pub(crate) fn kick(&mut self, now: Nanos, ac: Ac) {
         self.kick_with(now, ac, false);
     }
 
@@ -471,8 +472,11 @@ impl TxPath {
             let Some(mut p) = self.qdisc[ac.index()].dequeue(now, &mut self.drops) else {
                 break;
             };
-            let Some(link) = self.link_of(if self.is_ap { p.dst } else { NodeId::AP }) else {
-                self.drops.push((p, DropReason::NoRoute));
+            let Some(link) = self.link_to(if self.is_ap { p.dst } else { NodeId::AP }) else {
+                self.drops.push(Dropped {
+                    packet: p,
+                    reason: DropReason::NoRoute,
+                });
                 continue;
             };
             let txq = TxqId::new(link, Tid(p.tid));
@@ -737,7 +741,7 @@ impl TxPath {
     }
 
     /// Is a PPDU ready for `ac` (or, on demand, could one be built)?
-    pub fn has_ppdu(&self, ac: Ac) -> bool {
+    pub(crate) fn has_ppdu(&self, ac: Ac) -> bool {
         !self.drv.hw[ac.index()].is_empty()
             || (self.on_demand() && self.drv.next_active(ac).is_some())
     }
@@ -832,13 +836,13 @@ impl TxPath {
     }
 
     /// The next PPDU of `ac` (built now if the driver builds on demand).
-    pub fn peek_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<&Ppdu> {
+    pub(crate) fn peek_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<&Ppdu> {
         self.build_on_demand(now, ac);
         self.drv.hw[ac.index()].front()
     }
 
     /// The MAC takes the next PPDU of `ac` for transmission.
-    pub fn take_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<Ppdu> {
+    pub(crate) fn take_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<Ppdu> {
         self.build_on_demand(now, ac);
         let p = self.drv.hw[ac.index()].pop_front()?;
         self.drv.in_air[ac.index()] += 1;
@@ -850,8 +854,8 @@ impl TxPath {
     /// refill. A lone MPDU without block ack that failed is retried by the hardware in
     /// place (it goes back to the head of the hardware queue); failed subframes of an
     /// A-MPDU go back to the driver for software retransmission.
-    pub fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport<'_>) {
-        let ac = ppdu.ac();
+    pub(crate) fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport<'_>) {
+        let ac = ppdu.ac;
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
         let txq = ppdu.txq();
@@ -880,8 +884,15 @@ impl TxPath {
                 }
                 completed_bytes += m.packet.len_bytes;
                 if !acked {
-                    self.drops.push((m.packet, DropReason::RetryLimit));
-                    self.gave_up.push((ppdu.link, ppdu.tid, m.seq));
+                    self.drops.push(Dropped {
+                        packet: m.packet,
+                        reason: DropReason::RetryLimit,
+                    });
+                    self.gave_up.push(GivenUpMpdu {
+                        link: ppdu.link,
+                        tid: ppdu.tid,
+                        seq: m.seq,
+                    });
                 }
             } else {
                 self.drv.requeue(txq, ac, *m);
@@ -902,8 +913,14 @@ impl TxPath {
 
     /// Charge airtime to a station's TXQ in the scheduler
     /// (`ieee80211_sta_register_airtime`).
-    pub fn register_airtime(&mut self, now: Nanos, link: u16, tid: u8, tx_us: u32, rx_us: u32) {
-        let (link, tid) = (LinkId(link), Tid(tid));
+    pub(crate) fn register_airtime(
+        &mut self,
+        now: Nanos,
+        link: LinkId,
+        tid: Tid,
+        tx_us: u32,
+        rx_us: u32,
+    ) {
         let ac = self.tid_ac(tid);
         if let Some(s) = self.sched.as_mut() {
             s.register_airtime(now, TxqKey::station(link, tid), ac, tx_us, rx_us);
@@ -911,16 +928,16 @@ impl TxPath {
     }
 
     /// Packets held anywhere in the path (not those in the air).
-    pub fn packets_inside(&self) -> u64 {
+    pub(crate) fn packets_inside(&self) -> u64 {
         let q: usize = self.qdisc.iter().map(|q| q.len_packets()).sum();
         let fq = self.fq.as_ref().map_or(0, |f| f.backlog_packets() as u64);
         q as u64 + fq + self.drv.packets()
     }
 
     /// Pending AQL airtime of a station's AC (0 without AQL).
-    pub fn aql_pending_us(&self, link: u16, ac: Ac) -> u32 {
+    pub(crate) fn aql_pending_us(&self, link: LinkId, ac: Ac) -> u32 {
         self.aql
             .as_ref()
-            .map_or(0, |gate| gate.aql.pending_us(LinkId(link), ac))
+            .map_or(0, |gate| gate.aql.pending_us(link, ac))
     }
 }

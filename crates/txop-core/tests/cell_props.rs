@@ -18,12 +18,12 @@
 
 use proptest::prelude::*;
 use std::collections::HashSet;
-use txop_core::cell::{Cell, CellConfig, Output, StationConfig};
+use txop_core::cell::{Cell, CellConfig, Output, StationConfig, StationPowerSave, StationScan};
 use txop_core::mac80211::powersave::PowerSaveConfig;
 use txop_core::mac80211::scan::{ScanBands, ScanConfig, ScanPolicy};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
-use txop_core::{Nanos, NodeId, Packet};
+use txop_core::{Nanos, NodeId, Packet, StationId};
 
 /// One step of the driver.
 #[derive(Clone, Debug)]
@@ -142,11 +142,16 @@ fn config(s: &Setup) -> CellConfig {
             Nanos::from_ms(20),
             Nanos::from_ms(300),
         );
-        cfg.station_scans.push((1, scan));
+        cfg.station_scans.push(StationScan {
+            station: StationId(1),
+            scan,
+        });
     }
     if s.power_save {
-        cfg.station_power_save
-            .push((s.stations, PowerSaveConfig::default()));
+        cfg.station_power_save.push(StationPowerSave {
+            station: StationId(s.stations),
+            power_save: PowerSaveConfig::default(),
+        });
     }
     cfg
 }

@@ -386,7 +386,7 @@ impl Driver {
         prop_assert!(over || drops.is_empty(), "dropped within the limits");
         let one_per_pass = self.setup.policy == OverloadPolicy::OneFromFattest;
         let mut victim = None;
-        for (i, (d, reason)) in drops.iter().enumerate() {
+        for (i, Dropped { packet: d, reason }) in drops.iter().enumerate() {
             let Place::Inside { queue, .. } = self.place[d.id as usize] else {
                 return Err(TestCaseError::fail(format!("dropped {} twice", d.id)));
             };
@@ -442,7 +442,7 @@ impl Driver {
         let mut drops = std::mem::take(&mut self.drops);
         drops.clear();
         let got = self.fq.dequeue(self.now, self.tins[tin], codel, &mut drops);
-        for (d, reason) in &drops {
+        for Dropped { packet: d, reason } in &drops {
             prop_assert_eq!(
                 *reason,
                 DropReason::Codel,

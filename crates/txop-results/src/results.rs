@@ -227,12 +227,12 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
                 scan: cfg
                     .station_scans
                     .iter()
-                    .any(|(n, _)| *n == sta)
+                    .any(|c| c.station.0 == sta)
                     .then_some(s.scan),
                 power_save: cfg
                     .station_power_save
                     .iter()
-                    .any(|(n, _)| *n == sta)
+                    .any(|c| c.station.0 == sta)
                     .then_some(s.ps),
             }
         })

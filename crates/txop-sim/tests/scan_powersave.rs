@@ -9,14 +9,16 @@
 //! `while true; do iw scan; sleep 3; done` from t = 1 s, `ping -i 0.2 -c 1000`, and
 //! scp as one TCP bulk transfer. The pings run alone, one direction per run.
 
-use txop_core::cell::{Cell, CellConfig, Output, StationConfig, StationStats};
+use txop_core::cell::{
+    Cell, CellConfig, Output, StationConfig, StationPowerSave, StationScan, StationStats,
+};
 use txop_core::mac80211::powersave::{PowerSaveConfig, BEACON_BYTES, STA_MAX_TX_BUFFER};
 use txop_core::mac80211::scan::{ScanBands, ScanConfig, ScanPolicy, ScanStats};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::rates::lowest_basic_rate;
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::stack::preset;
-use txop_core::{DropReason, Nanos, NodeId, Packet};
+use txop_core::{DropReason, Nanos, NodeId, Packet, StationId};
 use txop_results::results::{FlowResult, LatencySummary};
 use txop_results::Results;
 use txop_sim::traffic::ping::Ping;
@@ -52,7 +54,10 @@ fn e1_cell(policy: Option<ScanPolicy>) -> CellConfig {
     let mut cell = CellConfig::new(Standard::N, Band::Ghz5, vec![ht20(7)]);
     cell.stack = preset("linux-4.8-bloated").unwrap();
     if let Some(p) = policy {
-        cell.station_scans = vec![(1, scan(p))];
+        cell.station_scans = vec![StationScan {
+            station: StationId(1),
+            scan: scan(p),
+        }];
     }
     cell
 }
@@ -274,7 +279,10 @@ fn low_priority_scans_abort_only_with_a_real_qdisc() {
         cell.stack = preset(stack).unwrap();
         let mut sc = scan(ScanPolicy::Bounded);
         sc.low_priority = true;
-        cell.station_scans = vec![(1, sc)];
+        cell.station_scans = vec![StationScan {
+            station: StationId(1),
+            scan: sc,
+        }];
         let tcp = TcpFlow::bulk(Host::Station(1), Host::Server, 9);
         run(cell, vec![Flow::Tcp(tcp)], 30, 1).1.scan
     };
@@ -292,7 +300,10 @@ fn scanning_and_power_save_are_deterministic() {
     let go = || {
         let mut cell = e1_cell(Some(ScanPolicy::Bounded));
         cell.stations.push(ht20(4));
-        cell.station_power_save = vec![(2, PowerSaveConfig::default())];
+        cell.station_power_save = vec![StationPowerSave {
+            station: StationId(2),
+            power_save: PowerSaveConfig::default(),
+        }];
         let flows = vec![
             Flow::Tcp(TcpFlow::bulk(Host::Server, Host::Station(1), 1)),
             Flow::Ping(Ping::new(Host::Server, Host::Station(2), 2)),
@@ -317,7 +328,10 @@ fn e3_run(ps: Option<PowerSaveConfig>, download: bool) -> (Results, StationStats
     let mut cell = CellConfig::new(Standard::N, Band::Ghz5, vec![ht20(7)]);
     cell.stack = preset("linux-6.16").unwrap();
     if let Some(p) = ps {
-        cell.station_power_save = vec![(1, p)];
+        cell.station_power_save = vec![StationPowerSave {
+            station: StationId(1),
+            power_save: p,
+        }];
     }
     let mut flows = vec![Flow::Ping(Ping::new(Host::Server, Host::Station(1), 7))];
     if download {
@@ -466,7 +480,10 @@ fn drive(cell: &mut Cell, mut inputs: Vec<(Nanos, Packet)>, until: Nanos) -> Vec
 #[test]
 fn ps_buffer_keeps_the_newest_64_frames_per_ac() {
     let mut cfg = CellConfig::new(Standard::N, Band::Ghz5, vec![ht20(7)]);
-    cfg.station_power_save = vec![(1, PowerSaveConfig::default())];
+    cfg.station_power_save = vec![StationPowerSave {
+        station: StationId(1),
+        power_save: PowerSaveConfig::default(),
+    }];
     let mut cell = Cell::new(cfg, 1).unwrap();
     // The station dozes 100 ms after t = 0.
     let burst: Vec<(Nanos, Packet)> = (0..100)
@@ -542,10 +559,19 @@ fn cell_conserves_packets_with_scanning_and_power_save() {
     let mut cfg = CellConfig::new(Standard::N, Band::Ghz5, vec![lossy(7), lossy(4), lossy(2)]);
     cfg.stack = preset("linux-5.5").unwrap();
     cfg.station_scans = vec![
-        (1, scan(ScanPolicy::Legacy)),
-        (2, scan(ScanPolicy::Bounded)),
+        StationScan {
+            station: StationId(1),
+            scan: scan(ScanPolicy::Legacy),
+        },
+        StationScan {
+            station: StationId(2),
+            scan: scan(ScanPolicy::Bounded),
+        },
     ];
-    cfg.station_power_save = vec![(3, PowerSaveConfig::default())];
+    cfg.station_power_save = vec![StationPowerSave {
+        station: StationId(3),
+        power_save: PowerSaveConfig::default(),
+    }];
     let mut cell = Cell::new(cfg, 3).unwrap();
     let mut inputs = Vec::new();
     let mut id = 0;

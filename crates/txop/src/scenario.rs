@@ -7,7 +7,7 @@
 //! then checks the values against each other and builds the simulator's configuration.
 
 use serde::{Deserialize, Serialize};
-use txop_core::cell::{CellConfig, StationConfig};
+use txop_core::cell::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use txop_core::mac::edca::{Ac, BackoffRule, EdcaParams};
 use txop_core::mac::protection::Protection;
 use txop_core::mac80211::powersave::{
@@ -21,7 +21,7 @@ use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
 use txop_core::phy::timing::PhyTiming;
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{self, StackConfig};
-use txop_core::{Nanos, NodeId};
+use txop_core::{Nanos, NodeId, StationId};
 use txop_sim::tcp::CongestionControl;
 use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::flent::FlentTest;
@@ -2115,10 +2115,16 @@ impl Scenario {
                 link.snr_db = Some(self.snr_at(&format!("{key}.distance_m"), d, width)?);
             }
             if let Some(sc) = &link.scan {
-                scans.push((sta, sc.resolve(&format!("{key}.scan"))?));
+                scans.push(StationScan {
+                    station: StationId(sta),
+                    scan: sc.resolve(&format!("{key}.scan"))?,
+                });
             }
             if let Some(ps) = &link.power_save {
-                power_save.push((sta, ps.resolve(&format!("{key}.power_save"))?));
+                power_save.push(StationPowerSave {
+                    station: StationId(sta),
+                    power_save: ps.resolve(&format!("{key}.power_save"))?,
+                });
             }
             if let Some(b) = &link.bus {
                 buses.push((sta, b.resolve(&format!("{key}.bus"))?));
@@ -2607,8 +2613,20 @@ mod tests {
             Nanos::from_secs(1),
             Nanos::from_secs(2),
         );
-        assert_eq!(c.station_scans, vec![(1, scan)]);
-        assert_eq!(c.station_power_save, vec![(1, PowerSaveConfig::default())]);
+        assert_eq!(
+            c.station_scans,
+            vec![StationScan {
+                station: StationId(1),
+                scan
+            }]
+        );
+        assert_eq!(
+            c.station_power_save,
+            vec![StationPowerSave {
+                station: StationId(1),
+                power_save: PowerSaveConfig::default()
+            }]
+        );
         assert_eq!(cfg.host_bus, vec![Some(BusConfig::sdio_generic())]);
         // Without any of them: nobody scans, dozes or has a bus; hostapd's beacons.
         let cfg = resolved("");
@@ -2630,9 +2648,12 @@ mod tests {
              bus = { preset = \"sdio-vendor\", clock_hz = 50000000, completion = \"polled\", poll_jiffy_ms = 1 }\n",
         );
         let scans = &cfg.cell.station_scans;
-        assert_eq!(scans.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3]);
-        assert!(scans[0].1.low_priority && scans[1].1.policy == ScanPolicy::Bounded);
-        let third = &scans[2].1;
+        assert_eq!(
+            scans.iter().map(|s| s.station).collect::<Vec<_>>(),
+            [StationId(1), StationId(2), StationId(3)]
+        );
+        assert!(scans[0].scan.low_priority && scans[1].scan.policy == ScanPolicy::Bounded);
+        let third = &scans[2].scan;
         assert_eq!(third.policy, ScanPolicy::Legacy);
         assert!(
             !third.low_priority,
@@ -2642,14 +2663,14 @@ mod tests {
         assert_eq!(third.channel_switch, Nanos::from_us(2500));
         assert_eq!(
             cfg.cell.station_power_save,
-            vec![(
-                3,
-                PowerSaveConfig {
+            vec![StationPowerSave {
+                station: StationId(3),
+                power_save: PowerSaveConfig {
                     dynamic_timeout: Nanos::from_ms(50),
                     ps_poll: true,
                     wake_every_beacons: 2
                 }
-            )]
+            }]
         );
         let bus = cfg.host_bus[2].expect("station 3 has a bus");
         assert_eq!(bus.clock_hz, 50_000_000);

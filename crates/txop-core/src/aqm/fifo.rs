@@ -156,7 +156,10 @@ impl Fifo {
         };
         if !fits {
             self.stats.count_drops(DropReason::QueueFull, 1);
-            drops.push((packet, DropReason::QueueFull));
+            drops.push(Dropped {
+                packet,
+                reason: DropReason::QueueFull,
+            });
             return;
         }
         packet.queued_at = now;
@@ -214,7 +217,15 @@ mod tests {
         // Three fit; packets 3 and 4 are the ones dropped.
         assert_eq!(q.len_packets(), 3);
         assert_eq!(q.backlog_bytes(), 3000);
-        let dropped: Vec<_> = drops.iter().map(|(p, r)| (p.id, *r)).collect();
+        let dropped: Vec<_> = drops
+            .iter()
+            .map(
+                |Dropped {
+                     packet: p,
+                     reason: r,
+                 }| (p.id, *r),
+            )
+            .collect();
         assert_eq!(
             dropped,
             vec![(3, DropReason::QueueFull), (4, DropReason::QueueFull)]
@@ -249,7 +260,7 @@ mod tests {
         // Even a 1-byte packet (15 bytes with header) exceeds the limit now.
         q.enqueue(Nanos::ZERO, pkt(3, 1), &mut drops);
         assert_eq!(drops.len(), 1);
-        assert_eq!(drops[0].1, DropReason::QueueFull);
+        assert_eq!(drops[0].reason, DropReason::QueueFull);
         assert_eq!(q.backlog_bytes(), 4500);
         // After one dequeue 1514 bytes are free: a 1500 fits, then a 1-byte does not.
         q.dequeue(Nanos::ZERO, &mut drops).unwrap();

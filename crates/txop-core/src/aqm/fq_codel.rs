@@ -144,7 +144,10 @@ impl CodelQueue for FlowDequeue<'_> {
     }
     fn drop(&mut self, packet: Packet) {
         self.dropped += 1;
-        self.drops.push((packet, DropReason::Codel));
+        self.drops.push(Dropped {
+            packet,
+            reason: DropReason::Codel,
+        });
     }
 }
 
@@ -263,7 +266,7 @@ impl FqCodel {
         while let Some(p) = flow.queue.pop_front() {
             len += qdisc_pkt_len(&p);
             self.totals.remove(&p);
-            drops.push((p, reason));
+            drops.push(Dropped { packet: p, reason });
             i += 1;
             if i >= self.params.drop_batch_size || len >= threshold {
                 break;
@@ -533,9 +536,11 @@ mod tests {
         // Packet 51 (to the thin flow) exceeds the limit. Threshold = 62074 >> 1 =
         // 31037; 20 × 1514 = 30280 < 31037 ≤ 21 × 1514 = 31794: 21 head drops.
         q.enqueue(Nanos::ZERO, pkt(109, hash(6), 100), &mut drops);
-        let ids: Vec<u64> = drops.iter().map(|(p, _)| p.id).collect();
+        let ids: Vec<u64> = drops.iter().map(|Dropped { packet: p, .. }| p.id).collect();
         assert_eq!(ids, (0..21).collect::<Vec<_>>());
-        assert!(drops.iter().all(|(_, r)| *r == DropReason::Overlimit));
+        assert!(drops
+            .iter()
+            .all(|Dropped { reason: r, .. }| *r == DropReason::Overlimit));
         assert_eq!(q.flow_backlog(5), 20 * 1514);
         assert_eq!(q.flow_len(6), 10);
         assert_eq!(q.flow_codel(5).count, 21);
@@ -564,10 +569,15 @@ mod tests {
             q.enqueue(Nanos::ZERO, pkt(10_000 + id, hash(200), 100), &mut drops);
         }
         assert_eq!(drops.len(), 64);
-        assert!(drops
-            .iter()
-            .enumerate()
-            .all(|(i, (p, r))| p.id == i as u64 && *r == DropReason::Overlimit));
+        assert!(drops.iter().enumerate().all(
+            |(
+                i,
+                Dropped {
+                    packet: p,
+                    reason: r,
+                },
+            )| p.id == i as u64 && *r == DropReason::Overlimit
+        ));
         assert_eq!(q.len_packets(), 10241 - 64);
         assert_eq!(q.flow_len(200), 4241);
         assert_eq!(q.memory_usage(), 5936 * 2152 + 4241 * 744);
@@ -591,8 +601,10 @@ mod tests {
         // ⌈76457 / 1514⌉ = 51 drops (50 × 1514 = 75700 < 76457).
         q.enqueue(Nanos::ZERO, pkt(100, hash(1), 1500), &mut drops);
         assert_eq!(drops.len(), 51);
-        assert!(drops.iter().all(|(_, r)| *r == DropReason::Overmemory));
-        assert_eq!(drops[0].0.id, 0);
+        assert!(drops
+            .iter()
+            .all(|Dropped { reason: r, .. }| *r == DropReason::Overmemory));
+        assert_eq!(drops[0].packet.id, 0);
         let s = q.stats();
         assert_eq!((s.dropped_overmemory, s.dropped_overlimit), (51, 0));
         assert_eq!(q.memory_usage(), 50 * 2152);
@@ -637,9 +649,12 @@ mod tests {
     fn codel_controls_standing_queue_without_touching_sparse_flow() {
         let (q, drops, sojourns, first) = standing_queue(Ecn::NotEct);
         assert!(drops.len() > 10, "{}", drops.len());
-        assert!(drops
-            .iter()
-            .all(|(p, r)| *r == DropReason::Codel && p.flow == hash(10)));
+        assert!(drops.iter().all(
+            |Dropped {
+                 packet: p,
+                 reason: r,
+             }| *r == DropReason::Codel && p.flow == hash(10)
+        ));
         // By hand: at step s the bulk head was queued ≈ s/2 ms earlier (2 arrivals,
         // ≤ 1 departure per ms), so its sojourn passes 5 ms near s = 10 ms; CoDel drops
         // only once it has stayed above for more than an interval (100 ms).
@@ -719,7 +734,11 @@ mod tests {
                 assert!(prev.is_none_or(|prev| prev < p.id));
                 assert!(p.queued_at <= now);
             }
-            for (p, r) in drops.drain(..) {
+            for Dropped {
+                packet: p,
+                reason: r,
+            } in drops.drain(..)
+            {
                 assert!(inside.remove(&p.id).is_some(), "dropped twice or unknown");
                 n_drop += 1;
                 *reasons.entry(r).or_default() += 1;
@@ -736,7 +755,11 @@ mod tests {
             n_out += 1;
         }
         n_drop += drops.len() as u64;
-        for (p, r) in drops.drain(..) {
+        for Dropped {
+            packet: p,
+            reason: r,
+        } in drops.drain(..)
+        {
             assert!(inside.remove(&p.id).is_some());
             *reasons.entry(r).or_default() += 1;
         }

@@ -155,7 +155,10 @@ impl PfifoFast {
         };
         if occupied >= self.txqueuelen as usize {
             self.stats.count_drops(DropReason::QueueFull, 1);
-            drops.push((packet, DropReason::QueueFull));
+            drops.push(Dropped {
+                packet,
+                reason: DropReason::QueueFull,
+            });
             return;
         }
         packet.queued_at = now;
@@ -274,7 +277,9 @@ mod tests {
         q.enqueue(Nanos::ZERO, pkt(1000, 12), &mut drops);
         q.enqueue(Nanos::ZERO, pkt(1001, 10), &mut drops);
         assert_eq!(drops.len(), 2);
-        assert!(drops.iter().all(|(_, r)| *r == DropReason::QueueFull));
+        assert!(drops
+            .iter()
+            .all(|Dropped { reason: r, .. }| *r == DropReason::QueueFull));
         assert_eq!(q.len_packets(), 1000);
         assert_eq!(q.backlog_bytes(), 1_000_000);
         // One out, one in.

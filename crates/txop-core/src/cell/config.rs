@@ -14,6 +14,7 @@ use crate::mac80211::powersave::{
     PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD,
 };
 use crate::mac80211::scan::ScanConfig;
+use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{control_response_rate, BLOCK_ACK_BYTES};
 use crate::phy::timing::PhyTiming;
@@ -90,12 +91,30 @@ pub struct CellConfig {
     pub beacon_interval_tu: u16,
     /// Every n-th beacon is a DTIM (hostapd `dtim_period` = 2).
     pub dtim_period: u8,
-    /// Stations that scan in the background (§7): (station number from 1, its scan).
-    /// Empty by default: nobody scans.
-    pub station_scans: Vec<(u16, ScanConfig)>,
-    /// Stations in power save (§9): (station number from 1, its settings). Empty by
-    /// default: every station stays awake.
-    pub station_power_save: Vec<(u16, PowerSaveConfig)>,
+    /// Stations that scan in the background (§7), each listed at most once. Empty by
+    /// default: nobody scans.
+    pub station_scans: Vec<StationScan>,
+    /// Stations in power save (§9), each listed at most once. Empty by default: every
+    /// station stays awake.
+    pub station_power_save: Vec<StationPowerSave>,
+}
+
+/// A station that scans in the background (§7), and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StationScan {
+    /// The station (a station of the cell).
+    pub station: StationId,
+    /// Its scan: policy, bands, period, dwell and switch times.
+    pub scan: ScanConfig,
+}
+
+/// A station in power save (§9), and its settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StationPowerSave {
+    /// The station (a station of the cell).
+    pub station: StationId,
+    /// Its power-save settings: dynamic timeout, PS-Poll, listen interval.
+    pub power_save: PowerSaveConfig,
 }
 
 impl CellConfig {
@@ -186,8 +205,8 @@ impl CellConfig {
                 "mac.max_ampdu_subframes: must be 1 to {BA_WINDOW} (the block-ack window)"
             ));
         }
-        for (i, s) in self.stations.iter().enumerate() {
-            let key = format!("stations[{}]", i + 1);
+        for (sta, s) in StationId::all(self.stations.len()).zip(&self.stations) {
+            let key = format!("stations[{}]", sta.0);
             s.tx.validate().map_err(|e| format!("{key}: {e}"))?;
             s.error.validate().map_err(|e| format!("{key}: {e}"))?;
             if s.weight == 0 {
@@ -208,25 +227,29 @@ impl CellConfig {
             return Err("dtim_period: must be at least 1".into());
         }
         let n = self.stations.len();
-        let check_station = |what: &str, sta: u16, seen: &mut Vec<u16>| {
-            if sta == 0 || sta as usize > n {
-                return Err(format!("{what}: no station {sta} in this cell"));
+        let check_station = |what: &str, sta: StationId, seen: &mut Vec<StationId>| {
+            if sta.0 == 0 || sta.0 as usize > n {
+                return Err(format!("{what}: no station {} in this cell", sta.0));
             }
             if seen.contains(&sta) {
-                return Err(format!("{what}: station {sta} is listed twice"));
+                return Err(format!("{what}: station {} is listed twice", sta.0));
             }
             seen.push(sta);
             Ok(())
         };
         let mut seen = Vec::new();
-        for (sta, sc) in &self.station_scans {
-            check_station("scan", *sta, &mut seen)?;
-            sc.validate().map_err(|e| format!("stations[{sta}].{e}"))?;
+        for s in &self.station_scans {
+            check_station("scan", s.station, &mut seen)?;
+            s.scan
+                .validate()
+                .map_err(|e| format!("stations[{}].{e}", s.station.0))?;
         }
         let mut seen = Vec::new();
-        for (sta, ps) in &self.station_power_save {
-            check_station("power_save", *sta, &mut seen)?;
-            ps.validate().map_err(|e| format!("stations[{sta}].{e}"))?;
+        for s in &self.station_power_save {
+            check_station("power_save", s.station, &mut seen)?;
+            s.power_save
+                .validate()
+                .map_err(|e| format!("stations[{}].{e}", s.station.0))?;
         }
         Ok(())
     }
@@ -305,11 +328,9 @@ pub(super) fn build_limits(
     }
     BuildLimits {
         txv: *txv,
-        band: cfg.band,
         aggregated,
         max_subframes: cfg.max_ampdu_subframes.min(cfg.stack.max_ampdu_subframes),
         max_bytes,
-        max_duration,
         overhead_bytes: mpdu_overhead(cfg.qos),
         max_duration_psdu_bytes: BuildLimits::psdu_bytes_within(txv, cfg.band, max_duration),
     }

@@ -17,7 +17,7 @@ use crate::mac80211::powersave::{
     BeaconClock, PsAction, PsBuffers, PsState, StaPowerSave, BEACON_BYTES,
 };
 use crate::mac80211::scan::{ScanAction, ScanStats, Scanner};
-use crate::packet::Packet;
+use crate::packet::{NodeId, Packet, StationId};
 use crate::Nanos;
 
 /// Beacons, the AP's power-save state and the stations' scanners and power save
@@ -29,7 +29,7 @@ pub(crate) struct Mgmt {
     pub(crate) next_beacon: u64,
     /// A beacon whose TBTT has passed, waiting for the medium.
     pub(crate) beacon_pending: Option<u64>,
-    /// Per station (index station − 1): the AP believes it dozes.
+    /// Per station ([`StationId::index`]): the AP believes it dozes.
     pub(crate) ap_dozing: Vec<bool>,
     /// Per station: the AP serves its PS-Polls (its frames flow although it dozes).
     pub(crate) ap_service: Vec<bool>,
@@ -64,11 +64,11 @@ impl Mgmt {
         let n = cfg.stations.len();
         let clock = BeaconClock::new(cfg.beacon_interval_tu, cfg.dtim_period);
         let mut stas = vec![StaMgmt::default(); n];
-        for (sta, sc) in &cfg.station_scans {
-            stas[*sta as usize - 1].scan = Some(Scanner::new(sc.clone(), clock.interval));
+        for s in &cfg.station_scans {
+            stas[s.station.index()].scan = Some(Scanner::new(s.scan.clone(), clock.interval));
         }
-        for (sta, ps) in &cfg.station_power_save {
-            stas[*sta as usize - 1].ps = Some(StaPowerSave::new(*ps, Nanos::ZERO));
+        for s in &cfg.station_power_save {
+            stas[s.station.index()].ps = Some(StaPowerSave::new(s.power_save, Nanos::ZERO));
         }
         Box::new(Mgmt {
             clock,
@@ -97,10 +97,10 @@ impl Mgmt {
 }
 
 impl Cell {
-    /// Scan and power-save counters of station `sta` (1-based).
-    pub fn scan_stats(&self, sta: u16) -> Option<ScanStats> {
+    /// Scan counters of station `sta`, or `None` if it does not scan.
+    pub fn scan_stats(&self, sta: StationId) -> Option<ScanStats> {
         let m = self.mgmt.as_ref()?;
-        let s = m.stas.get((sta as usize).checked_sub(1)?)?.scan.as_ref()?;
+        let s = m.stas.get(sta.index())?.scan.as_ref()?;
         Some(*s.stats())
     }
 
@@ -110,19 +110,19 @@ impl Cell {
         }
     }
 
-    /// Station `n`'s null-data frame or PS-Poll completed (acknowledged, or given up).
-    pub(crate) fn frame_done(&mut self, t: Nanos, n: usize, f: Frame, acked: bool) {
+    /// Station `sta`'s null-data frame or PS-Poll completed (acknowledged, or given up).
+    pub(crate) fn frame_done(&mut self, t: Nanos, sta: StationId, f: Frame, acked: bool) {
         let Frame::Data(DataFrame::NullData { pm }) = f else {
             return;
         };
-        let nulls_left = self.nodes[n]
+        let nulls_left = self.nodes[sta.node().index()]
             .frames
             .iter()
             .any(|f| matches!(f, Frame::Data(DataFrame::NullData { .. })));
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        let sm = &mut m.stas[n - 1];
+        let sm = &mut m.stas[sta.index()];
         let ps_action = sm.ps.as_mut().and_then(|ps| ps.null_done(t, pm, acked));
         // mac80211 flushes before it tunes away, so the scanner waits until every
         // null-data frame queued so far has left.
@@ -133,16 +133,17 @@ impl Cell {
                 sc.null_done(t);
             }
         }
-        self.apply_ps_action(n, ps_action, t);
+        self.apply_ps_action(sta, ps_action, t);
         if scan_goes_on {
-            self.run_scanner(n, t);
+            self.run_scanner(sta, t);
         }
-        self.sync_station(n, t);
+        self.sync_station(sta, t);
     }
 
-    /// Queue a null-data frame or PS-Poll at station `n` (a queued, not yet sent null-data frame
-    /// takes the newer PM bit). Returns false if the queue is full.
-    pub(crate) fn queue_frame(&mut self, n: usize, frame: Frame, now: Nanos) -> bool {
+    /// Queue a null-data frame or PS-Poll at station `sta` (a queued, not yet sent
+    /// null-data frame takes the newer PM bit). Returns false if the queue is full.
+    pub(crate) fn queue_frame(&mut self, sta: StationId, frame: Frame, now: Nanos) -> bool {
+        let n = sta.node().index();
         let had = self.nodes[n].has_frame(Ac::Vo);
         let node = &mut self.nodes[n];
         let back_in_air = node.frame_in_air && node.frames.len() == 1;
@@ -185,11 +186,11 @@ impl Cell {
             new_beacon = Some(k);
         }
         if let Some(k) = new_beacon {
-            for s in 1..=n_sta {
+            for sta in StationId::all(n_sta) {
                 let listens = self
                     .mgmt
                     .as_mut()
-                    .and_then(|m| m.stas[s - 1].ps.as_mut())
+                    .and_then(|m| m.stas[sta.index()].ps.as_mut())
                     .is_some_and(|ps| {
                         let w = ps.wakes_for(k);
                         if w {
@@ -198,15 +199,15 @@ impl Cell {
                         w
                     });
                 if listens {
-                    self.sync_station(s, t);
+                    self.sync_station(sta, t);
                 }
             }
             if !self.busy {
                 self.timers.set(Timer::Access, self.idle_timer());
             }
         }
-        for s in 1..=n_sta {
-            let Some(sm) = self.mgmt.as_ref().map(|m| &m.stas[s - 1]) else {
+        for sta in StationId::all(n_sta) {
+            let Some(sm) = self.mgmt.as_ref().map(|m| &m.stas[sta.index()]) else {
                 return;
             };
             let scan_due = sm
@@ -220,22 +221,22 @@ impl Cell {
                 .and_then(|p| p.deadline())
                 .is_some_and(|d| d <= t);
             if scan_due {
-                self.run_scanner(s, t);
+                self.run_scanner(sta, t);
             }
             if ps_due {
-                self.ps_timeout(s, t);
+                self.ps_timeout(sta, t);
             }
         }
         self.refresh_mgmt_timer();
     }
 
-    /// Run station `s`'s scanner at `t` and carry out what it asks.
-    pub(crate) fn run_scanner(&mut self, s: usize, t: Nanos) {
-        let tx_pending = self.nodes[s].path.netdev_backlog_packets() > 0;
+    /// Run station `sta`'s scanner at `t` and carry out what it asks.
+    pub(crate) fn run_scanner(&mut self, sta: StationId, t: Nanos) {
+        let tx_pending = self.nodes[sta.node().index()].path.netdev_backlog_packets() > 0;
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        let sm = &mut m.stas[s - 1];
+        let sm = &mut m.stas[sta.index()];
         let Some(sc) = sm.scan.as_mut() else {
             return;
         };
@@ -255,121 +256,125 @@ impl Cell {
             }
         }
         // Back on the channel first, so frames queued now contend at once.
-        self.sync_station(s, t);
+        self.sync_station(sta, t);
         for a in actions {
             if let ScanAction::SendNullData { pm, wait } = a {
                 if wait {
                     if let Some(m) = self.mgmt.as_mut() {
-                        m.stas[s - 1].scan_waits_null = true;
+                        m.stas[sta.index()].scan_waits_null = true;
                     }
                 }
-                if !self.queue_frame(s, Frame::Data(DataFrame::NullData { pm }), t) && wait {
+                if !self.queue_frame(sta, Frame::Data(DataFrame::NullData { pm }), t) && wait {
                     // Cannot happen with the bounded queue; do not stall the scan.
-                    if let Some(sc) = self.mgmt.as_mut().and_then(|m| m.stas[s - 1].scan.as_mut()) {
+                    if let Some(sc) = self
+                        .mgmt
+                        .as_mut()
+                        .and_then(|m| m.stas[sta.index()].scan.as_mut())
+                    {
                         sc.null_done(t);
                     }
                 }
             }
         }
-        self.sync_station(s, t);
+        self.sync_station(sta, t);
     }
 
-    /// Station `s`'s dynamic power-save timeout may have expired.
-    pub(crate) fn ps_timeout(&mut self, s: usize, t: Nanos) {
-        let node = &self.nodes[s];
+    /// Station `sta`'s dynamic power-save timeout may have expired.
+    pub(crate) fn ps_timeout(&mut self, sta: StationId, t: Nanos) {
+        let node = &self.nodes[sta.node().index()];
         let idle = node.path.packets_inside() == 0
             && node.frames.is_empty()
-            && !(self.busy && self.exch.txs.iter().any(|x| x.node as usize == s));
+            && !(self.busy && self.exch.txs.iter().any(|x| x.node == sta.node()));
         let action = self
             .mgmt
             .as_mut()
-            .and_then(|m| m.stas[s - 1].ps.as_mut())
+            .and_then(|m| m.stas[sta.index()].ps.as_mut())
             .and_then(|ps| ps.timeout(t, idle));
-        self.apply_ps_action(s, action, t);
+        self.apply_ps_action(sta, action, t);
     }
 
-    pub(crate) fn apply_ps_action(&mut self, s: usize, action: Option<PsAction>, t: Nanos) {
+    pub(crate) fn apply_ps_action(&mut self, sta: StationId, action: Option<PsAction>, t: Nanos) {
         match action {
             Some(PsAction::SendNullData { pm }) => {
-                self.queue_frame(s, Frame::Data(DataFrame::NullData { pm }), t);
+                self.queue_frame(sta, Frame::Data(DataFrame::NullData { pm }), t);
             }
             Some(PsAction::SendPsPoll) => {
-                self.queue_frame(s, Frame::Ctl(CtlFrame::PsPoll), t);
+                self.queue_frame(sta, Frame::Ctl(CtlFrame::PsPoll), t);
             }
             Some(PsAction::Doze) | None => {}
         }
-        self.sync_station(s, t);
+        self.sync_station(sta, t);
     }
 
-    /// Bring station `s`'s node in line with its scanner and power save: account doze
+    /// Bring station `sta`'s node in line with its scanner and power save: account doze
     /// time, copy the scan counters, and take the radio off or back on the channel.
-    pub(crate) fn sync_station(&mut self, s: usize, t: Nanos) {
+    pub(crate) fn sync_station(&mut self, sta: StationId, t: Nanos) {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        let sm = &mut m.stas[s - 1];
+        let sm = &mut m.stas[sta.index()];
         let ps_off = sm.ps.as_ref().is_some_and(|p| !p.radio_on());
         match (ps_off, sm.doze_since) {
             (true, None) => {
                 sm.doze_since = Some(t);
-                self.stats[s].ps.dozes += 1;
+                self.stats[sta.node().index()].ps.dozes += 1;
             }
             (false, Some(since)) => {
-                self.stats[s].ps.doze_ns += (t - since).as_ns();
+                self.stats[sta.node().index()].ps.doze_ns += (t - since).as_ns();
                 sm.doze_since = None;
             }
             _ => {}
         }
         if let Some(sc) = sm.scan.as_ref() {
-            self.stats[s].scan = *sc.stats();
+            self.stats[sta.node().index()].scan = *sc.stats();
         }
         let away = sm.away();
-        if away && !self.nodes[s].away {
-            self.radio_gone(s, t);
-        } else if !away && self.nodes[s].away {
-            self.radio_back(s, t);
+        if away && !self.nodes[sta.node().index()].away {
+            self.radio_gone(sta.node().index(), t);
+        } else if !away && self.nodes[sta.node().index()].away {
+            self.radio_back(sta.node().index(), t);
         }
     }
 
-    /// The AP's TIM bit for station `s`: it dozes (as far as the AP knows) and frames
+    /// The AP's TIM bit for station `sta`: it dozes (as far as the AP knows) and frames
     /// wait for it, in the power-save buffer or in its TXQs and driver queues.
-    pub(crate) fn tim_bit(&self, s: usize) -> bool {
+    pub(crate) fn tim_bit(&self, sta: StationId) -> bool {
         self.mgmt.as_ref().is_some_and(|m| {
-            m.ap_dozing[s - 1]
-                && (m.buffers.buffered(s - 1) > 0
-                    || self.nodes[0].path.link_backlog_packets((s - 1) as u16) > 0)
+            m.ap_dozing[sta.index()]
+                && (m.buffers.buffered(sta) > 0
+                    || self.nodes[0].path.link_backlog_packets(sta.ap_link()) > 0)
         })
     }
 
     /// A beacon ended: every station whose radio is on may have heard it.
     pub(crate) fn beacon_received(&mut self, t: Nanos) {
         let v = self.timing.lowest_basic;
-        for s in 1..self.nodes.len() {
+        for sta in StationId::all(self.stations()) {
             let listening = self.mgmt.as_ref().is_some_and(|m| {
-                let sm = &m.stas[s - 1];
+                let sm = &m.stas[sta.index()];
                 sm.ps.is_some() || sm.scan.is_some()
             });
-            if !listening || self.nodes[s].away {
+            if !listening || self.nodes[sta.node().index()].away {
                 continue;
             }
-            let link = &mut self.nodes[0].links[s - 1];
+            let link = &mut self.nodes[0].link_mut(sta.ap_link());
             let per = link.error.per(&v, BEACON_BYTES);
             let heard = !link.rng.bernoulli(per);
-            let tim = self.tim_bit(s);
-            self.station_beacon(t, s, heard, tim);
+            let tim = self.tim_bit(sta);
+            self.station_beacon(t, sta, heard, tim);
         }
     }
 
-    /// Station `s` heard (or missed) a beacon with (or without) its TIM bit.
-    pub(crate) fn station_beacon(&mut self, t: Nanos, s: usize, heard: bool, tim: bool) {
+    /// Station `sta` heard (or missed) a beacon with (or without) its TIM bit.
+    pub(crate) fn station_beacon(&mut self, t: Nanos, sta: StationId, heard: bool, tim: bool) {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        let sm = &mut m.stas[s - 1];
+        let sm = &mut m.stas[sta.index()];
         if heard {
-            self.stats[s].ps.beacons_heard += 1;
+            self.stats[sta.node().index()].ps.beacons_heard += 1;
             if tim {
-                self.stats[s].ps.tim_wakeups += 1;
+                self.stats[sta.node().index()].ps.tim_wakeups += 1;
             }
         }
         let scanning = sm.scan.as_ref().is_some_and(|sc| sc.scanning());
@@ -388,62 +393,69 @@ impl Cell {
                 (heard && tim && answer).then_some(PsAction::SendNullData { pm: false })
             }
         };
-        self.apply_ps_action(s, action, t);
+        self.apply_ps_action(sta, action, t);
     }
 
-    /// A packet enters the cell where power save may hold it: at the AP for a dozing
-    /// station, into the power-save buffer (returns true); at a sleeping station, which
-    /// wakes to send it.
+    /// A packet enters the cell at node `src` for the `station` end of its link, where
+    /// power save may hold it: at the AP for a dozing station, into the power-save
+    /// buffer (returns true); at a sleeping station, which wakes to send it.
     pub(crate) fn mgmt_takes_packet(
         &mut self,
         now: Nanos,
         src: usize,
-        station: usize,
+        station: StationId,
         packet: Packet,
     ) -> bool {
         let Some(m) = self.mgmt.as_mut() else {
             return false;
         };
         if src == 0 {
-            if !m.ap_dozing[station - 1] {
+            if !m.ap_dozing[station.index()] {
                 return false;
             }
             let ac = self.nodes[0].path.classify_ac(&packet);
             let drops = &mut self.nodes[0].path.drops;
             let before = drops.len();
-            m.buffers.push(station - 1, ac, packet, drops);
+            m.buffers.push(station, ac, packet, drops);
             let dropped = (drops.len() - before) as u64;
-            let st = &mut self.stats[station].ps;
+            let st = &mut self.stats[station.node().index()].ps;
             st.ap_buffered += 1;
             st.ap_buffer_drops += dropped;
             self.drain_path(0, now);
             return true;
         }
-        if let Some(ps) = m.stas[src - 1].ps.as_mut() {
+        if let Some(ps) = m.stas[station.index()].ps.as_mut() {
             ps.tx_wake(now);
-            self.sync_station(src, now);
+            self.sync_station(station, now);
             self.refresh_mgmt_timer();
         }
         false
     }
 
-    /// Data from node `txn` reached node `rx`: uplink data carries PM=0 and ends power
+    /// Data from node `tx` reached node `rx`: uplink data carries PM=0 and ends power
     /// save at the AP (`ieee80211_rx_h_sta_process`); downlink data keeps a power-saving
     /// station awake, and answers its PS-Poll.
-    pub(crate) fn data_received(&mut self, t: Nanos, txn: usize, rx: usize) {
-        if rx == 0 {
-            if self.mgmt.as_ref().is_some_and(|m| m.ap_dozing[txn - 1]) {
-                self.ap_wake(txn, t);
+    pub(crate) fn data_received(&mut self, t: Nanos, tx: NodeId, rx: NodeId) {
+        let Some(sta) = rx.as_station() else {
+            // Uplink: from a station to the AP.
+            if let Some(sender) = tx.as_station() {
+                if self
+                    .mgmt
+                    .as_ref()
+                    .is_some_and(|m| m.ap_dozing[sender.index()])
+                {
+                    self.ap_wake(sender, t);
+                }
             }
             return;
-        }
-        let link = (rx - 1) as u16;
+        };
+        let link = sta.ap_link();
         let backlog = self.nodes[0].path.link_backlog_packets(link);
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        let more = m.buffers.buffered(rx - 1) > 0 || backlog > 0;
-        let Some(ps) = m.stas[rx - 1].ps.as_mut() else {
+        let more = m.buffers.buffered(sta) > 0 || backlog > 0;
+        let Some(ps) = m.stas[sta.index()].ps.as_mut() else {
             return;
         };
         ps.activity(t);
@@ -451,44 +463,44 @@ impl Cell {
             return;
         }
         let action = ps.polled_frame(more);
-        if !more && m.ap_service[rx - 1] {
+        if !more && m.ap_service[sta.index()] {
             // The poll sequence is over: the AP holds the station's frames again.
-            m.ap_service[rx - 1] = false;
-            if m.ap_dozing[rx - 1] {
+            m.ap_service[sta.index()] = false;
+            if m.ap_dozing[sta.index()] {
                 self.nodes[0].path.pause_link(t, link);
             }
         }
-        self.apply_ps_action(rx, action, t);
+        self.apply_ps_action(sta, action, t);
         self.refresh_mgmt_timer();
     }
 
-    /// The AP received PM=1 from station `s`: buffer from now on (`sta_ps_start`).
-    pub(crate) fn ap_doze(&mut self, s: usize, t: Nanos) {
+    /// The AP received PM=1 from station `sta`: buffer from now on (`sta_ps_start`).
+    pub(crate) fn ap_doze(&mut self, sta: StationId, t: Nanos) {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        if m.ap_dozing[s - 1] {
+        if m.ap_dozing[sta.index()] {
             return;
         }
-        m.ap_dozing[s - 1] = true;
-        m.ap_service[s - 1] = false;
-        self.nodes[0].path.pause_link(t, (s - 1) as u16);
+        m.ap_dozing[sta.index()] = true;
+        m.ap_service[sta.index()] = false;
+        self.nodes[0].path.pause_link(t, sta.ap_link());
     }
 
-    /// The AP learned that station `s` is awake (PM=0): release everything
+    /// The AP learned that station `sta` is awake (PM=0): release everything
     /// (`ieee80211_sta_ps_deliver_wakeup`).
-    pub(crate) fn ap_wake(&mut self, s: usize, t: Nanos) {
+    pub(crate) fn ap_wake(&mut self, sta: StationId, t: Nanos) {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        if !m.ap_dozing[s - 1] {
+        if !m.ap_dozing[sta.index()] {
             return;
         }
-        m.ap_dozing[s - 1] = false;
-        m.ap_service[s - 1] = false;
+        m.ap_dozing[sta.index()] = false;
+        m.ap_service[sta.index()] = false;
         let mut buf = std::mem::take(&mut m.scratch);
-        m.buffers.take_all(s - 1, &mut buf);
-        let link = (s - 1) as u16;
+        m.buffers.take_all(sta, &mut buf);
+        let link = sta.ap_link();
         let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
         self.nodes[0].path.resume_link(t, link);
         for p in buf.drain(..) {
@@ -501,20 +513,20 @@ impl Cell {
         self.wake_new_frames(0, had, t);
     }
 
-    /// A PS-Poll from station `s`: one buffered frame goes out (with the frames held in
+    /// A PS-Poll from station `sta`: one buffered frame goes out (with the frames held in
     /// its TXQs and driver, which the model releases for the whole poll sequence rather
     /// than one per poll).
-    pub(crate) fn ap_ps_poll(&mut self, s: usize, t: Nanos) {
+    pub(crate) fn ap_ps_poll(&mut self, sta: StationId, t: Nanos) {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        if !m.ap_dozing[s - 1] {
+        if !m.ap_dozing[sta.index()] {
             return;
         }
-        let link = (s - 1) as u16;
-        let one = m.buffers.take_one(s - 1).map(|(p, _)| p);
-        let resume = !m.ap_service[s - 1];
-        m.ap_service[s - 1] = true;
+        let link = sta.ap_link();
+        let one = m.buffers.take_one(sta).map(|f| f.packet);
+        let resume = !m.ap_service[sta.index()];
+        m.ap_service[sta.index()] = true;
         let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
         if resume {
             self.nodes[0].path.resume_link(t, link);
@@ -526,23 +538,23 @@ impl Cell {
         self.wake_new_frames(0, had, t);
         if one.is_none() && self.nodes[0].path.link_backlog_packets(link) == 0 {
             // Nothing to send after all: the station goes back to sleep.
-            self.data_received_nothing(s, t);
+            self.data_received_nothing(sta, t);
         }
     }
 
     /// A PS-Poll found nothing: end the poll sequence.
-    pub(crate) fn data_received_nothing(&mut self, s: usize, t: Nanos) {
+    pub(crate) fn data_received_nothing(&mut self, sta: StationId, t: Nanos) {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        m.ap_service[s - 1] = false;
-        if m.ap_dozing[s - 1] {
-            self.nodes[0].path.pause_link(t, (s - 1) as u16);
+        m.ap_service[sta.index()] = false;
+        if m.ap_dozing[sta.index()] {
+            self.nodes[0].path.pause_link(t, sta.ap_link());
         }
-        let action = m.stas[s - 1]
+        let action = m.stas[sta.index()]
             .ps
             .as_mut()
             .and_then(|ps| ps.polled_frame(false));
-        self.apply_ps_action(s, action, t);
+        self.apply_ps_action(sta, action, t);
     }
 }

@@ -14,7 +14,7 @@
 //!   TXOP continuation);
 //! - `mac/frame.rs`: the frames the MAC sends on its own (beacon, PS-Poll, null-data).
 //!
-//! Above the MAC every node runs a transmit path ([`TxPath`]): the qdisc, mac80211's
+//! Above the MAC every node runs a transmit path (`TxPath`, `txpath.rs`): the qdisc, mac80211's
 //! TXQs, the airtime scheduler, AQL and the driver, configured by a
 //! [`StackConfig`](crate::stack::StackConfig) (a kernel era). The MAC transmits the
 //! PPDUs the driver put in the hardware queue, reports their outcome back, and charges
@@ -26,7 +26,7 @@ mod stats;
 mod timer;
 
 use self::config::{build_limits, expected_kbps, mpdu_overhead};
-pub use self::config::{CellConfig, StationConfig};
+pub use self::config::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use self::management::Mgmt;
 pub use self::stats::{AirtimeRecord, LinkStats, StationStats};
 pub(crate) use self::timer::Timer;
@@ -39,7 +39,8 @@ use crate::mac::edca::{Ac, Backoff};
 use crate::mac::exchange::{Exchange, LinkAirtime};
 use crate::mac::frame::Frame;
 use crate::mac::protection::{needs_protection, Protection};
-use crate::packet::{DropReason, NodeId, Packet};
+use crate::mac80211::txq::LinkId;
+use crate::packet::{DropReason, Dropped, NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Standard, TxVector};
@@ -117,8 +118,19 @@ pub(crate) struct Node {
 }
 
 impl Node {
-    pub(crate) fn link_to(&self, peer: NodeId) -> Option<usize> {
-        self.path.link_to(peer).map(|l| l as usize)
+    /// The node's link to `peer`, if `peer` is at the other end of one.
+    pub(crate) fn link_to(&self, peer: NodeId) -> Option<LinkId> {
+        self.path.link_to(peer)
+    }
+
+    /// The node's `link`.
+    pub(crate) fn link(&self, link: LinkId) -> &Link {
+        &self.links[link.index()]
+    }
+
+    /// The node's `link`, to change.
+    pub(crate) fn link_mut(&mut self, link: LinkId) -> &mut Link {
+        &mut self.links[link.index()]
     }
 
     /// Whether `ac` has a frame to contend for: one of the MAC's own (VO) or a PPDU.
@@ -251,12 +263,13 @@ impl Cell {
                 b.counted_from = timing.aifs(b.params.aifsn);
                 b
             });
-            let peers: Vec<(NodeId, &StationConfig)> = if node_id.is_ap() {
-                (1..=n as u16)
-                    .map(|s| (NodeId(s), &cfg.stations[s as usize - 1]))
-                    .collect()
-            } else {
-                vec![(NodeId::AP, &cfg.stations[id as usize - 1])]
+            // The AP's link to each station, in station order; a station's to the AP.
+            let peers: Vec<(NodeId, &StationConfig)> = match node_id.as_station() {
+                None => StationId::all(n)
+                    .zip(&cfg.stations)
+                    .map(|(sta, sc)| (sta.node(), sc))
+                    .collect(),
+                Some(sta) => vec![(NodeId::AP, &cfg.stations[sta.index()])],
             };
             // mac80211 counts associated stations for the slow-station rule.
             let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
@@ -267,8 +280,7 @@ impl Cell {
             let path_links = peers
                 .iter()
                 .zip(&airs)
-                .map(|((peer, sc), air)| PathLink {
-                    peer: *peer,
+                .map(|((_, sc), air)| PathLink {
                     weight: sc.weight,
                     limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx, air)),
                     slow_station: expected_kbps(sc) < 6_000 * num_sta,
@@ -361,24 +373,20 @@ impl Cell {
     }
 
     /// Whether station `sta`'s radio is away from the operating channel or asleep.
-    pub fn station_away(&self, sta: u16) -> bool {
-        self.nodes.get(sta as usize).is_some_and(|n| n.away)
+    pub fn station_away(&self, sta: StationId) -> bool {
+        self.nodes.get(sta.node().index()).is_some_and(|n| n.away)
     }
 
     /// Whether the AP believes station `sta` dozes (and buffers its frames).
-    pub fn ap_buffers_for(&self, sta: u16) -> bool {
-        self.mgmt.as_ref().is_some_and(|m| {
-            sta.checked_sub(1)
-                .is_some_and(|i| m.ap_dozing.get(i as usize) == Some(&true))
-        })
+    pub fn ap_buffers_for(&self, sta: StationId) -> bool {
+        self.mgmt
+            .as_ref()
+            .is_some_and(|m| m.ap_dozing.get(sta.index()) == Some(&true))
     }
 
-    /// Pending AQL airtime the AP holds for `station`'s AC.
-    pub fn aql_pending_us(&self, station: u16, ac: Ac) -> u32 {
-        match station.checked_sub(1) {
-            Some(link) => self.nodes[0].path.aql_pending_us(link, ac),
-            None => 0,
-        }
+    /// Pending AQL airtime (µs) the AP holds for `station`'s AC.
+    pub fn aql_pending_us(&self, station: StationId, ac: Ac) -> u32 {
+        self.nodes[0].path.aql_pending_us(station.ap_link(), ac)
     }
 
     /// Packets inside the model: queued, in the air, held in a reorder buffer, or in
@@ -463,7 +471,7 @@ impl Cell {
             });
             return;
         };
-        let station = self.station_of(src, link as usize);
+        let station = self.station_of(src, link);
         self.link_stats(station, src != 0).offered_packets += 1;
         if self.mgmt.is_some() && self.mgmt_takes_packet(now, src, station, packet) {
             return;
@@ -501,15 +509,17 @@ impl Cell {
     #[inline(never)]
     fn report_path_losses(&mut self, n: usize, now: Nanos) {
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
-        for (packet, reason) in drops.drain(..) {
+        for Dropped { packet, reason } in drops.drain(..) {
             let uplink = !packet.src.is_ap();
-            let station = if uplink { packet.src } else { packet.dst }.index();
-            let s = self.link_stats(station, uplink);
-            match reason {
-                DropReason::QueueFull => s.dropped_queue_full += 1,
-                DropReason::RetryLimit => s.dropped_retry_limit += 1,
-                DropReason::PsBuffer => s.dropped_ps_buffer += 1,
-                _ => s.dropped_aqm += 1,
+            // Every packet in a path travels between the AP and a station.
+            if let Some(station) = if uplink { packet.src } else { packet.dst }.as_station() {
+                let s = self.link_stats(station, uplink);
+                match reason {
+                    DropReason::QueueFull => s.dropped_queue_full += 1,
+                    DropReason::RetryLimit => s.dropped_retry_limit += 1,
+                    DropReason::PsBuffer => s.dropped_ps_buffer += 1,
+                    _ => s.dropped_aqm += 1,
+                }
             }
             self.out.push_back(Output::Dropped {
                 at: now,
@@ -520,31 +530,38 @@ impl Cell {
         }
         self.nodes[n].path.drops = drops;
         let mut gave_up = std::mem::take(&mut self.nodes[n].path.gave_up);
-        for (link, tid, seq) in gave_up.drain(..) {
+        for m in gave_up.drain(..) {
             // The recipient stops waiting for it (see `RxReorder::give_up`).
-            let peer = self.nodes[n].links[link as usize].peer;
+            let peer = self.nodes[n].link(m.link).peer;
             let src_id = self.nodes[n].id;
             let rx_node = peer.index();
             if let Some(rx_link) = self.nodes[rx_node].link_to(src_id) {
                 let released = &mut self.released;
-                self.nodes[rx_node].links[rx_link].rx[tid as usize]
-                    .give_up(seq, &mut |p| released.push(p));
-                self.emit_released(now, n, link as usize);
+                self.nodes[rx_node].link_mut(rx_link).rx[m.tid.index()]
+                    .give_up(m.seq, &mut |p| released.push(p));
+                self.emit_released(now, n, m.link);
             }
         }
         self.nodes[n].path.gave_up = gave_up;
     }
 
-    pub(crate) fn station_of(&self, node: usize, link: usize) -> usize {
-        if node == 0 {
-            link + 1
-        } else {
-            node
+    /// The station at one end of node `node`'s `link`: the peer on the AP, the node
+    /// itself on a station.
+    pub(crate) fn station_of(&self, node: usize, link: LinkId) -> StationId {
+        match NodeId(node as u16).as_station() {
+            Some(sta) => sta,
+            None => StationId::on_ap_link(link),
         }
     }
 
-    pub(crate) fn link_stats(&mut self, station: usize, uplink: bool) -> &mut LinkStats {
-        let s = &mut self.stats[station];
+    /// Station `sta`'s counters.
+    pub(crate) fn station_stats(&mut self, sta: StationId) -> &mut StationStats {
+        &mut self.stats[sta.node().index()]
+    }
+
+    /// The counters of one direction of station `station`'s link.
+    pub(crate) fn link_stats(&mut self, station: StationId, uplink: bool) -> &mut LinkStats {
+        let s = self.station_stats(station);
         if uplink {
             &mut s.up
         } else {

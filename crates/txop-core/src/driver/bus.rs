@@ -125,7 +125,11 @@ pub struct BusConfig {
     /// Bytes the bus protocol adds to each packet (mailbox/HTC, WMI and 802.3/LLC
     /// headers for an AR6k).
     pub frame_overhead_bytes: u32,
+    /// How the host learns of the card's interrupt and of finished transfers: at once
+    /// by interrupt, or at the polling thread's next tick.
     pub completion: Completion,
+    /// Who moves a transfer's data: the controller's DMA (CPU free) or the CPU (PIO,
+    /// busy for the whole data phase).
     pub data: DataMode,
     /// CPU per transfer: set up the request and complete it.
     pub cpu_per_transfer_ns: u64,
@@ -291,12 +295,27 @@ impl BusConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BusOutput {
     /// A packet from the host reached the chip: it enters the air's queues now.
-    ToDevice { at: Nanos, packet: Packet },
-    /// A packet from the chip reached the host's application.
-    ToHost { at: Nanos, packet: Packet },
-    Dropped {
+    ToDevice {
+        /// When its write transfer ended.
         at: Nanos,
+        /// The packet as the host handed it in.
         packet: Packet,
+    },
+    /// A packet from the chip reached the host's application.
+    ToHost {
+        /// When the host's per-packet work on it ended.
+        at: Nanos,
+        /// The packet as the chip handed it in.
+        packet: Packet,
+    },
+    /// A packet found its queue full (the host's backlog, the host→device queue or the
+    /// chip's receive buffers) and was dropped.
+    Dropped {
+        /// When it was dropped.
+        at: Nanos,
+        /// The dropped packet.
+        packet: Packet,
+        /// Why: always [`DropReason::QueueFull`].
         reason: DropReason,
     },
 }
@@ -304,19 +323,24 @@ pub enum BusOutput {
 /// Counters of one host bus.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BusStats {
+    /// Packets written to the chip ([`BusOutput::ToDevice`]).
     pub packets_to_device: u64,
+    /// Packets handed to the host's application ([`BusOutput::ToHost`]).
     pub packets_to_host: u64,
     /// Transfers host → device (packet writes).
     pub transfers_to_device: u64,
     /// Transfers device → host (packet reads, status reads, CCCR_INTx polls).
     pub transfers_to_host: u64,
-    /// Bytes on the wire (headers and block padding included).
+    /// Bytes on the wire host → device (headers and block padding included).
     pub bytes_to_device: u64,
+    /// Bytes on the wire device → host (packet and status reads, headers and block
+    /// padding included).
     pub bytes_to_host: u64,
     /// Interrupts taken: card interrupts and DMA completions.
     pub interrupts: u64,
-    /// Polls, and those that found the card's interrupt pending.
+    /// Wake-ups of the polling thread (polled completion only).
     pub polls: u64,
+    /// Of those, the polls that found the card's interrupt pending.
     pub polls_with_work: u64,
     /// Wake-ups of the receiving process (see the module documentation).
     pub context_switches: u64,
@@ -326,8 +350,13 @@ pub struct BusStats {
     pub cpu_host_ns: u64,
     /// Time the bus was in a command or data phase, ns.
     pub bus_busy_ns: u64,
+    /// Packets dropped because the host's backlog for the CPU was full
+    /// (`host_backlog_packets`).
     pub dropped_host_backlog: u64,
+    /// Packets dropped because the host→device queue was full (`host_tx_queue_packets`).
     pub dropped_host_tx_queue: u64,
+    /// Packets from the air dropped because the chip's receive buffers were full
+    /// (`device_rx_buffers`).
     pub dropped_device_rx: u64,
 }
 
@@ -463,6 +492,9 @@ pub struct HostBus {
 }
 
 impl HostBus {
+    /// An idle bus with empty queues, built from `cfg`; the error names the offending
+    /// field of a bad configuration. With polled completion the thread first wakes
+    /// after its longest sleep.
     pub fn new(cfg: BusConfig) -> Result<HostBus, String> {
         cfg.validate()?;
         let (period, next_poll) = match cfg.completion {
@@ -488,6 +520,7 @@ impl HostBus {
         })
     }
 
+    /// The configuration the bus was built from.
     pub fn config(&self) -> &BusConfig {
         &self.cfg
     }
@@ -571,6 +604,8 @@ impl HostBus {
         self.advance(now);
     }
 
+    /// Run everything due at or before `now` (bus phases, CPU work, polls), in time
+    /// order. A call with nothing due does nothing.
     pub fn handle_timeout(&mut self, now: Nanos) {
         self.advance(now);
     }
@@ -590,6 +625,8 @@ impl HostBus {
         }
     }
 
+    /// The next packet that left the bus (to the chip, to the host, or dropped), in the
+    /// order the bus produced them; `None` once drained.
     pub fn poll_output(&mut self) -> Option<BusOutput> {
         self.outputs.pop_front()
     }

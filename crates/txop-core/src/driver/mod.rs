@@ -19,65 +19,72 @@ use crate::Nanos;
 use std::collections::VecDeque;
 
 /// Data TIDs per link (user priorities 0–7), as [`crate::mac80211::txq`] numbers them.
-pub use crate::mac80211::txq::NUM_TIDS;
+pub(crate) use crate::mac80211::txq::NUM_TIDS;
 /// ath9k `ATH_NON_AGGR_MIN_QDEPTH`: a TID without aggregation is served only while the
 /// hardware queue holds fewer PPDUs than this.
-pub const ATH_NON_AGGR_MIN_QDEPTH: u32 = 8;
+pub(crate) const ATH_NON_AGGR_MIN_QDEPTH: u32 = 8;
 /// ath9k `ath_tx_form_burst`: non-aggregated frames go to the hardware in bursts of at
 /// most two.
-pub const ATH_BURST_FRAMES: u32 = 2;
+pub(crate) const ATH_BURST_FRAMES: u32 = 2;
 
 /// One PPDU built by the driver: MPDUs of one (link, TID).
-#[derive(Clone, Debug, Default)]
-pub struct Ppdu {
-    /// The link it goes out on ([`LinkId`]'s number).
-    pub link: u16,
-    /// The TID of its MPDUs ([`Tid`]'s number).
-    pub tid: u8,
-    /// Its access category, as [`Ac::index`].
-    pub ac_index: u8,
+#[derive(Clone, Debug)]
+pub(crate) struct Ppdu {
+    /// The link it goes out on.
+    pub(crate) link: LinkId,
+    /// The TID of its MPDUs.
+    pub(crate) tid: Tid,
+    /// Its access category (the TID's, or BE without QoS).
+    pub(crate) ac: Ac,
     /// Its MPDUs, in transmission order.
-    pub mpdus: Vec<Mpdu>,
+    pub(crate) mpdus: Vec<Mpdu>,
     /// Sent as an A-MPDU under block ack (answered by a BlockAck).
-    pub aggregated: bool,
+    pub(crate) aggregated: bool,
     /// PSDU length in bytes (A-MPDU subframes with delimiters and padding, or the one
     /// MPDU).
-    pub psdu_bytes: u32,
+    pub(crate) psdu_bytes: u32,
+}
+
+impl Default for Ppdu {
+    /// An empty PPDU: no MPDU, link 0, TID 0, BE. What a transmission of one of the
+    /// MAC's own frames carries in place of a data PPDU.
+    fn default() -> Ppdu {
+        Ppdu {
+            link: LinkId(0),
+            tid: Tid(0),
+            ac: Ac::Be,
+            mpdus: Vec::new(),
+            aggregated: false,
+            psdu_bytes: 0,
+        }
+    }
 }
 
 impl Ppdu {
-    /// Its access category.
-    pub fn ac(&self) -> Ac {
-        Ac::ALL[self.ac_index as usize]
-    }
-
     /// The TXQ its MPDUs came from.
-    pub fn txq(&self) -> TxqId {
-        TxqId::new(LinkId(self.link), Tid(self.tid))
+    pub(crate) fn txq(&self) -> TxqId {
+        TxqId::new(self.link, self.tid)
     }
 }
 
 /// What bounds one PPDU.
 #[derive(Clone, Copy, Debug)]
-pub struct BuildLimits {
+pub(crate) struct BuildLimits {
     /// The PHY rate and format.
-    pub txv: TxVector,
-    /// The band (for preamble and symbol timing).
-    pub band: Band,
+    pub(crate) txv: TxVector,
     /// A-MPDU under block ack; otherwise exactly one MPDU.
-    pub aggregated: bool,
+    pub(crate) aggregated: bool,
     /// Most subframes in an A-MPDU.
-    pub max_subframes: u16,
+    pub(crate) max_subframes: u16,
     /// Longest PSDU, bytes.
-    pub max_bytes: u32,
-    /// Longest data PPDU.
-    pub max_duration: Nanos,
+    pub(crate) max_bytes: u32,
     /// Bytes an MSDU gains as an MPDU (MAC header, LLC/SNAP, FCS).
-    pub overhead_bytes: u32,
-    /// The longest PSDU whose PPDU at `txv` lasts at most `max_duration`
-    /// ([`BuildLimits::psdu_bytes_within`]; `None` if not even an empty one does), so
-    /// that the builder compares bytes instead of computing a duration per subframe.
-    pub max_duration_psdu_bytes: Option<u32>,
+    pub(crate) overhead_bytes: u32,
+    /// The longest PSDU whose PPDU at `txv` lasts at most the longest data PPDU allowed
+    /// (the aggregate's duration limit, aPPDUMaxTime and what the TXOP limit leaves;
+    /// [`BuildLimits::psdu_bytes_within`]), or `None` if not even an empty one fits: the
+    /// builder compares bytes instead of computing a duration per subframe.
+    pub(crate) max_duration_psdu_bytes: Option<u32>,
 }
 
 impl BuildLimits {
@@ -85,7 +92,11 @@ impl BuildLimits {
     /// `None` if none does. A PPDU's duration never decreases with its length (whole
     /// symbols, or bits at a fixed rate), so `duration(psdu) <= max_duration` exactly
     /// when `psdu` is at most this.
-    pub fn psdu_bytes_within(txv: &TxVector, band: Band, max_duration: Nanos) -> Option<u32> {
+    pub(crate) fn psdu_bytes_within(
+        txv: &TxVector,
+        band: Band,
+        max_duration: Nanos,
+    ) -> Option<u32> {
         let fits = |len: u32| txv.ppdu_duration(len, band) <= max_duration;
         if !fits(0) {
             return None;
@@ -136,16 +147,16 @@ fn remove_key_inside(list: &mut VecDeque<TxqId>, key: TxqId) {
 
 /// The driver's queues of one node.
 #[derive(Clone, Debug)]
-pub struct DriverQueues {
+pub(crate) struct DriverQueues {
     /// Per TXQ ([`TxqId::index`]): the packets the driver holds, the MPDUs to
     /// retransmit and the block-ack window.
     tids: Vec<TxTid>,
     /// Built PPDUs per AC, next to transmit first.
-    pub hw: [VecDeque<Ppdu>; 4],
+    pub(crate) hw: [VecDeque<Ppdu>; 4],
     /// PPDUs the MAC took from `hw` and has not completed.
-    pub in_air: [u32; 4],
+    pub(crate) in_air: [u32; 4],
     /// Of those, A-MPDUs.
-    pub in_air_aggr: [u32; 4],
+    pub(crate) in_air_aggr: [u32; 4],
     /// Packets inside the driver, firmware or hardware per AC, until their completion.
     held: [u32; 4],
     /// The sum of `held` (a firmware's limit is on all ACs together; summing the four
@@ -165,7 +176,7 @@ pub struct DriverQueues {
 
 impl DriverQueues {
     /// Empty queues for a node with `n_links` links.
-    pub fn new(n_links: usize) -> DriverQueues {
+    pub(crate) fn new(n_links: usize) -> DriverQueues {
         let n_txqs = TxqId::first_of_link(n_links).index();
         DriverQueues {
             tids: (0..n_txqs).map(|_| TxTid::default()).collect(),
@@ -182,12 +193,12 @@ impl DriverQueues {
     }
 
     /// A TXQ's driver queue: held packets, retransmissions, block-ack window.
-    pub fn tid_mut(&mut self, txq: TxqId) -> &mut TxTid {
+    pub(crate) fn tid_mut(&mut self, txq: TxqId) -> &mut TxTid {
         &mut self.tids[txq.index()]
     }
 
     /// Packets in a TXQ's driver queue (not yet built into PPDUs).
-    pub fn queued(&self, txq: TxqId) -> usize {
+    pub(crate) fn queued(&self, txq: TxqId) -> usize {
         self.tids[txq.index()].len()
     }
 
@@ -218,7 +229,7 @@ impl DriverQueues {
     /// A packet enters a TXQ's driver queue.
     // perf: inlined into the firmware push loop, one call per packet pushed.
     #[inline(always)]
-    pub fn hold(&mut self, txq: TxqId, ac: Ac, packet: Packet) {
+    pub(crate) fn hold(&mut self, txq: TxqId, ac: Ac, packet: Packet) {
         self.tids[txq.index()].fifo.push_back(packet);
         self.held[ac.index()] += 1;
         self.held_total += 1;
@@ -226,50 +237,50 @@ impl DriverQueues {
     }
 
     /// A failed MPDU goes back for software retransmission; its TXQ is served next.
-    pub fn requeue(&mut self, txq: TxqId, ac: Ac, mpdu: Mpdu) {
+    pub(crate) fn requeue(&mut self, txq: TxqId, ac: Ac, mpdu: Mpdu) {
         self.tids[txq.index()].requeue(mpdu);
         self.activate(txq, ac, true);
     }
 
     /// Packets of `ac` inside the driver, firmware or hardware, until their completion.
-    pub fn held(&self, ac: Ac) -> u32 {
+    pub(crate) fn held(&self, ac: Ac) -> u32 {
         self.held[ac.index()]
     }
 
     /// Packets of all ACs inside the driver, firmware or hardware.
-    pub fn held_total(&self) -> u32 {
+    pub(crate) fn held_total(&self) -> u32 {
         self.held_total
     }
 
     /// One packet of `ac` completed (acknowledged or given up).
-    pub fn release_held(&mut self, ac: Ac) {
+    pub(crate) fn release_held(&mut self, ac: Ac) {
         self.held[ac.index()] -= 1;
         self.held_total -= 1;
     }
 
     /// Number of TXQs with frames for `ac`.
-    pub fn active_len(&self, ac: Ac) -> usize {
+    pub(crate) fn active_len(&self, ac: Ac) -> usize {
         self.active[ac.index()].len()
     }
 
     /// The next TXQ in the driver's own round robin for `ac`.
-    pub fn next_active(&self, ac: Ac) -> Option<TxqId> {
+    pub(crate) fn next_active(&self, ac: Ac) -> Option<TxqId> {
         self.active[ac.index()].front().copied()
     }
 
     /// PPDUs of `ac` in the hardware queue or the air (ath9k's `axq_depth`).
-    pub fn hw_depth(&self, ac: Ac) -> u32 {
+    pub(crate) fn hw_depth(&self, ac: Ac) -> u32 {
         self.hw[ac.index()].len() as u32 + self.in_air[ac.index()]
     }
 
     /// A-MPDUs of `ac` in the hardware queue or the air (ath9k's `axq_ampdu_depth`).
-    pub fn hw_ampdu_depth(&self, ac: Ac) -> u32 {
+    pub(crate) fn hw_ampdu_depth(&self, ac: Ac) -> u32 {
         self.hw[ac.index()].iter().filter(|p| p.aggregated).count() as u32
             + self.in_air_aggr[ac.index()]
     }
 
     /// The front TXQ of `ac` could not be served: to the back of the list.
-    pub fn skip(&mut self, ac: Ac) {
+    pub(crate) fn skip(&mut self, ac: Ac) {
         if let Some(key) = self.active[ac.index()].pop_front() {
             self.active[ac.index()].push_back(key);
         }
@@ -301,7 +312,7 @@ impl DriverQueues {
     /// The station of `link` dozes: take its TXQs off the round robin and put the PPDUs
     /// already built for it back on their TXQs, as ath9k requeues the frames the
     /// hardware filtered for a sleeping station. Frames in the air complete as usual.
-    pub fn pause(&mut self, link: LinkId) {
+    pub(crate) fn pause(&mut self, link: LinkId) {
         self.paused[link.index()] = true;
         for tid in Tid::all() {
             self.listed[TxqId::new(link, tid).index()] = 0;
@@ -310,7 +321,7 @@ impl DriverQueues {
             self.active[ac].retain(|txq| txq.link() != link);
             let mut i = 0;
             while i < self.hw[ac].len() {
-                if self.hw[ac][i].link != link.0 {
+                if self.hw[ac][i].link != link {
                     i += 1;
                     continue;
                 }
@@ -327,7 +338,7 @@ impl DriverQueues {
 
     /// The station of `link` is awake again: its TXQs with frames rejoin the round
     /// robin (`ac_of` maps a TID to its AC).
-    pub fn resume(&mut self, link: LinkId, ac_of: impl Fn(Tid) -> Ac) {
+    pub(crate) fn resume(&mut self, link: LinkId, ac_of: impl Fn(Tid) -> Ac) {
         self.paused[link.index()] = false;
         for tid in Tid::all() {
             let txq = TxqId::new(link, tid);
@@ -339,7 +350,7 @@ impl DriverQueues {
 
     /// Packets held for `link` (its TXQs' queues and built PPDUs), not those in the
     /// air.
-    pub fn link_packets(&self, link: LinkId) -> usize {
+    pub(crate) fn link_packets(&self, link: LinkId) -> usize {
         let queued: usize = Tid::all()
             .map(|tid| self.tids[TxqId::new(link, tid).index()].len())
             .sum();
@@ -347,7 +358,7 @@ impl DriverQueues {
             .hw
             .iter()
             .flatten()
-            .filter(|p| p.link == link.0)
+            .filter(|p| p.link == link)
             .map(|p| p.mpdus.len())
             .sum();
         queued + hw
@@ -361,7 +372,7 @@ impl DriverQueues {
     ///
     // perf: `pull` is generic so that a builder that never pulls (`|| None`, the
     // on-demand firmware) loses the pull branch entirely.
-    pub fn build(
+    pub(crate) fn build(
         &mut self,
         txq: TxqId,
         ac: Ac,
@@ -432,9 +443,9 @@ impl DriverQueues {
             mpdus[0].packet.len_bytes + limits.overhead_bytes
         };
         Some(Ppdu {
-            link: txq.link().0,
-            tid: txq.tid().0,
-            ac_index: ac.index() as u8,
+            link: txq.link(),
+            tid: txq.tid(),
+            ac,
             mpdus,
             aggregated: limits.aggregated,
             psdu_bytes,
@@ -442,13 +453,13 @@ impl DriverQueues {
     }
 
     /// Return a finished PPDU's buffer for reuse.
-    pub fn recycle(&mut self, mut ppdu: Ppdu) {
+    pub(crate) fn recycle(&mut self, mut ppdu: Ppdu) {
         ppdu.mpdus.clear();
         self.spare.push(std::mem::take(&mut ppdu.mpdus));
     }
 
     /// Packets held anywhere in the driver (queues, hardware queue).
-    pub fn packets(&self) -> u64 {
+    pub(crate) fn packets(&self) -> u64 {
         let queued: usize = self.tids.iter().map(|t| t.len()).sum();
         let hw: usize = self.hw.iter().flatten().map(|p| p.mpdus.len()).sum();
         (queued + hw) as u64

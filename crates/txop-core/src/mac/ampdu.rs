@@ -16,34 +16,29 @@ pub const HT_MAX_AMPDU_BYTES: u32 = 65_535;
 pub const VHT_MAX_AMPDU_BYTES: u32 = 1_048_575;
 /// Block-ack window of HT/VHT (`IEEE80211_MAX_AMPDU_BUF_HT`).
 pub const BA_WINDOW: u16 = 64;
-/// aPPDUMaxTime for HT/VHT (5.484 ms; reference §11.2 marks it [U]).
+/// aPPDUMaxTime for HT/VHT (5.484 ms; reference §11.2 marks it \[U\]).
 pub const PPDU_MAX_TIME: Nanos = Nanos(5_484_000);
-
-/// Limits for one aggregate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AggregationLimits {
-    pub max_subframes: u16,
-    pub max_bytes: u32,
-    pub max_duration: Nanos,
-}
 
 /// Running PSDU length of an A-MPDU as subframes are appended: every subframe but the
 /// last is padded to a multiple of 4 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AmpduLength {
+pub(crate) struct AmpduLength {
     /// Length if the aggregate ended now.
-    pub psdu_bytes: u32,
-    pub subframes: u16,
+    pub(crate) psdu_bytes: u32,
+    /// Subframes appended so far.
+    pub(crate) subframes: u16,
     pad_of_last: u32,
 }
 
 impl AmpduLength {
     /// The PSDU length if a subframe carrying `mpdu_bytes` were appended.
-    pub fn with(&self, mpdu_bytes: u32) -> u32 {
+    pub(crate) fn with(&self, mpdu_bytes: u32) -> u32 {
         self.psdu_bytes + self.pad_of_last + DELIMITER_BYTES + mpdu_bytes
     }
 
-    pub fn push(&mut self, mpdu_bytes: u32) {
+    /// Append a subframe carrying `mpdu_bytes`: its delimiter, the MPDU, and (once
+    /// another follows) the padding to a multiple of 4 bytes.
+    pub(crate) fn push(&mut self, mpdu_bytes: u32) {
         self.psdu_bytes = self.with(mpdu_bytes);
         self.pad_of_last = (4 - (DELIMITER_BYTES + mpdu_bytes) % 4) % 4;
         self.subframes += 1;

@@ -10,24 +10,27 @@ use std::collections::VecDeque;
 
 /// An MPDU: a packet with its sequence number and retry state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mpdu {
-    pub packet: Packet,
-    pub seq: u64,
+pub(crate) struct Mpdu {
+    /// The MSDU it carries.
+    pub(crate) packet: Packet,
+    /// Its sequence number on its (link, TID), monotonic (no 12-bit wrap).
+    pub(crate) seq: u64,
     /// Transmission attempts so far.
-    pub attempts: u8,
+    pub(crate) attempts: u8,
     /// When the MAC first took it from the queue.
-    pub dequeued_at: Nanos,
+    pub(crate) dequeued_at: Nanos,
 }
 
 /// Originator state of one (link, TID): the frames the driver (or firmware) holds,
 /// those to retry, and the block-ack window.
 #[derive(Clone, Debug, Default)]
-pub struct TxTid {
+pub(crate) struct TxTid {
     /// Packets held by the driver/firmware for this TID, oldest first (not yet MPDUs).
-    pub fifo: VecDeque<Packet>,
+    pub(crate) fifo: VecDeque<Packet>,
     /// MPDUs sent but not acknowledged, in sequence order; they go out again first.
-    pub retry: VecDeque<Mpdu>,
-    pub next_seq: u64,
+    pub(crate) retry: VecDeque<Mpdu>,
+    /// The sequence number the next new MPDU gets.
+    pub(crate) next_seq: u64,
     /// Oldest sequence number not yet acknowledged or given up.
     win_start: u64,
     /// Completion flags of `win_start..next_seq`.
@@ -36,22 +39,17 @@ pub struct TxTid {
 
 impl TxTid {
     /// Packets held here (new and awaiting retransmission).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.fifo.len() + self.retry.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    /// Nothing is held here: no new packet and nothing to retransmit.
+    pub(crate) fn is_empty(&self) -> bool {
         self.fifo.is_empty() && self.retry.is_empty()
     }
 
-    /// Start of the block-ack window: the oldest sequence number still outstanding
-    /// (waiting for retransmission or in the hardware queue or the air).
-    pub fn win_start(&self) -> u64 {
-        self.win_start
-    }
-
     /// May a new MPDU be sent without leaving the window of `window` frames?
-    pub fn window_open(&self, window: u16) -> bool {
+    pub(crate) fn window_open(&self, window: u16) -> bool {
         self.next_seq < self.win_start + window as u64
     }
 
@@ -71,7 +69,7 @@ impl TxTid {
     /// Take the next held packet (if any) as an MPDU with a fresh sequence number and
     /// append it to `out` (a builder's MPDUs: no `Option` to copy the MPDU through).
     #[inline]
-    pub fn push_new(&mut self, now: Nanos, out: &mut Vec<Mpdu>) {
+    pub(crate) fn push_new(&mut self, now: Nanos, out: &mut Vec<Mpdu>) {
         if let Some(packet) = self.fifo.pop_front() {
             let mpdu = self.assign(packet, now);
             out.push(mpdu);
@@ -79,7 +77,7 @@ impl TxTid {
     }
 
     /// Put a failed MPDU back for retransmission, keeping sequence order.
-    pub fn requeue(&mut self, mpdu: Mpdu) {
+    pub(crate) fn requeue(&mut self, mpdu: Mpdu) {
         // Failed MPDUs of a PPDU come back in sequence order, after any older ones
         // still waiting: appending is where the search below would insert them.
         if self.retry.back().is_none_or(|m| m.seq < mpdu.seq) {
@@ -91,7 +89,7 @@ impl TxTid {
     }
 
     /// `seq` was acknowledged or given up: it no longer holds the window back.
-    pub fn complete(&mut self, seq: u64) {
+    pub(crate) fn complete(&mut self, seq: u64) {
         if seq < self.win_start {
             return;
         }
@@ -122,7 +120,7 @@ enum Slot {
 /// sequence number will never arrive ([`RxReorder::give_up`]), so the recipient skips
 /// exactly that hole (the BlockAckReq's airtime is not modelled).
 #[derive(Clone, Debug, Default)]
-pub struct RxReorder {
+pub(crate) struct RxReorder {
     /// Next sequence number to release.
     head: u64,
     /// `buf[i]` is the state of sequence number `head + i`.
@@ -131,7 +129,7 @@ pub struct RxReorder {
 
 impl RxReorder {
     /// Number of packets held waiting for a gap to fill.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.buf
             .iter()
             .filter(|s| matches!(s, Slot::Held(_)))
@@ -153,7 +151,7 @@ impl RxReorder {
 
     /// An MPDU arrived: release it and whatever it unblocks, in order, to `out`.
     #[inline]
-    pub fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {
+    pub(crate) fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {
         if seq == self.head && self.buf.is_empty() {
             // In order with nothing waiting (the usual case): straight through.
             out(packet);
@@ -165,7 +163,7 @@ impl RxReorder {
     }
 
     /// The originator dropped `seq`: release what waited behind it.
-    pub fn give_up(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
+    pub(crate) fn give_up(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
         self.set(seq, Slot::GivenUp);
         self.release_run(out);
     }
@@ -242,11 +240,11 @@ mod tests {
         for m in &sent[1..10] {
             t.complete(m.seq);
         }
-        assert_eq!(t.win_start(), 0);
+        assert_eq!(t.win_start, 0);
         assert!(!t.window_open(64));
         // …acknowledging (or giving up) the oldest does, past everything completed.
         t.complete(0);
-        assert_eq!(t.win_start(), 10);
+        assert_eq!(t.win_start, 10);
         assert!(t.window_open(64));
     }
 }

@@ -95,7 +95,7 @@ impl Cell {
             if let Some((bt, k)) = beacon_now {
                 best = None;
                 self.exch.txs.push(Tx {
-                    node: 0,
+                    node: node.id,
                     ac: Ac::Vo,
                     start: bt,
                     air_end: bt,
@@ -125,7 +125,7 @@ impl Cell {
                     if ac == Ac::Vo && !node.frames.is_empty() {
                         node.frame_in_air = true;
                         self.exch.txs.push(Tx {
-                            node: n as u16,
+                            node: node.id,
                             ac,
                             start,
                             air_end: start,
@@ -135,7 +135,7 @@ impl Cell {
                         });
                     } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
                         self.exch.txs.push(Tx {
-                            node: n as u16,
+                            node: node.id,
                             ac,
                             start,
                             air_end: start,

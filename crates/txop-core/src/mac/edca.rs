@@ -15,15 +15,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Ac {
+    /// Voice: user priorities 6 and 7; the smallest contention window.
     Vo = 0,
+    /// Video: user priorities 4 and 5.
     Vi = 1,
+    /// Best effort: user priorities 0 and 3, and every frame without QoS.
     Be = 2,
+    /// Background: user priorities 1 and 2; the longest AIFS.
     Bk = 3,
 }
 
 impl Ac {
+    /// The four ACs in index order, VO first: the order in which per-AC tables are
+    /// kept and the cell looks for the AC that wins an internal collision.
     pub const ALL: [Ac; 4] = [Ac::Vo, Ac::Vi, Ac::Be, Ac::Bk];
 
+    /// The AC as an index into per-AC tables (VO = 0 … BK = 3, mac80211's order).
     pub fn index(self) -> usize {
         self as usize
     }
@@ -43,6 +50,7 @@ impl Ac {
         3 - self as u8
     }
 
+    /// The AC's name in results and error messages: "VO", "VI", "BE" or "BK".
     pub fn name(self) -> &'static str {
         match self {
             Ac::Vo => "VO",
@@ -57,18 +65,25 @@ impl Ac {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EdcaParams {
+    /// Slots after SIFS before the AC may count down: AIFS = SIFS + AIFSN × slot (at
+    /// least 1; 2 is DIFS).
     pub aifsn: u8,
+    /// The contention window after a success, in slots (2^k − 1).
     pub cw_min: u16,
+    /// The largest contention window failures double it up to, in slots (2^k − 1).
     pub cw_max: u16,
     /// TXOP limit in µs; 0 means one frame (or A-MPDU) exchange per access.
     pub txop_limit_us: u32,
 }
 
 impl EdcaParams {
+    /// The TXOP limit (zero: one exchange per access).
     pub fn txop_limit(&self) -> Nanos {
         Nanos::from_us(self.txop_limit_us as u64)
     }
 
+    /// Check the parameters: AIFSN at least 1, both windows of the form 2^k − 1 and
+    /// CWmin at most CWmax. The error names the offending parameter.
     pub fn validate(&self) -> Result<(), String> {
         let pow2m1 = |v: u16| (v as u32 + 1).is_power_of_two();
         if self.aifsn < 1 {
@@ -157,6 +172,7 @@ pub fn dcf_defaults(standard: Standard) -> EdcaTable {
 /// The backoff state of one EDCAF.
 #[derive(Clone, Debug)]
 pub struct Backoff {
+    /// The AC's EDCA parameters.
     pub params: EdcaParams,
     /// Current contention window.
     pub cw: u16,
@@ -167,6 +183,8 @@ pub struct Backoff {
 }
 
 impl Backoff {
+    /// A fresh EDCAF: CW at CWmin and a counter drawn from `[0, CWmin]`, counted from
+    /// time zero until the caller sets `counted_from`.
     pub fn new(params: EdcaParams, rng: &mut RngStream) -> Backoff {
         let mut b = Backoff {
             params,

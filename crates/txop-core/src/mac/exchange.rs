@@ -20,7 +20,8 @@ use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::protection::{Protection, PROTECTION_RATE};
 use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
-use crate::packet::{NodeId, Packet};
+use crate::mac80211::txq::{LinkId, Tid};
+use crate::packet::{NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{
     control_response_rate, PpduTimer, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES,
@@ -131,7 +132,8 @@ pub(crate) struct DataExchangeAirtime {
 /// One transmission within an exchange.
 #[derive(Clone, Debug)]
 pub(crate) struct Tx {
-    pub(crate) node: u16,
+    /// The transmitter.
+    pub(crate) node: NodeId,
     pub(crate) ac: Ac,
     pub(crate) start: Nanos,
     /// End of this transmitter's first PPDU on the air (RTS or data).
@@ -144,10 +146,13 @@ pub(crate) struct Tx {
 }
 
 impl Tx {
-    pub(crate) fn link(&self) -> u16 {
+    /// The transmitter's link the data PPDU goes out on.
+    pub(crate) fn link(&self) -> LinkId {
         self.ppdu.link
     }
-    pub(crate) fn tid(&self) -> u8 {
+
+    /// The TID of the data PPDU.
+    pub(crate) fn tid(&self) -> Tid {
         self.ppdu.tid
     }
 }
@@ -195,11 +200,11 @@ impl Cell {
         for i in 0..self.exch.txs.len() {
             let air = {
                 let tx = &self.exch.txs[i];
-                self.nodes[tx.node as usize].links[tx.link() as usize].air
+                self.nodes[tx.node.index()].link(tx.link()).air
             };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if let Some(f) = self.exch.txs[i].frame {
-                let (v, bytes) = self.frame_vector(self.exch.txs[i].node as usize, f);
+                let (v, bytes) = self.frame_vector(self.exch.txs[i].node.index(), f);
                 v.ppdu_duration(bytes, band)
             } else if self.uses_rts(psdu) || air.always_rts {
                 air.rts
@@ -237,9 +242,9 @@ impl Cell {
         let tx = &mut self.exch.txs[0];
         // A receiver that is off channel or asleep decodes nothing (and answers
         // nothing): the sender retries and finally drops (the legacy scan's losses).
-        let peer = self.nodes[tx.node as usize].links[tx.ppdu.link as usize].peer;
+        let peer = self.nodes[tx.node.index()].link(tx.ppdu.link).peer;
         let absent = self.nodes[peer.index()].away;
-        let link = &mut self.nodes[tx.node as usize].links[tx.ppdu.link as usize];
+        let link = self.nodes[tx.node.index()].link_mut(tx.ppdu.link);
         let txv = link.txv;
         let air = link.air;
         let rts = rts || air.always_rts;
@@ -300,16 +305,17 @@ impl Cell {
             return;
         }
         let tx = &self.exch.txs[0];
-        let (txn, link, tid) = (tx.node as usize, tx.link() as usize, tx.tid() as usize);
-        let rx_node = self.nodes[txn].links[link].peer.index();
+        let (txn, link, tid) = (tx.node.index(), tx.link(), tx.tid());
+        let rx = self.nodes[txn].link(link).peer;
+        let rx_node = rx.index();
         if self.mgmt.is_some() && tx.ok.iter().any(|&o| o) {
-            self.data_received(t, txn, rx_node);
+            self.data_received(t, tx.node, rx);
         }
         let tx = &self.exch.txs[0];
         let Some(rx_link) = self.nodes[rx_node].link_to(self.nodes[txn].id) else {
             return;
         };
-        let reorder = &mut self.nodes[rx_node].links[rx_link].rx[tid];
+        let reorder = &mut self.nodes[rx_node].link_mut(rx_link).rx[tid.index()];
         // What the reorder buffer releases becomes an output at once, in the order
         // released, as `emit_released` reports it.
         // perf: straight into `out`, without the copy through `released`.
@@ -330,7 +336,7 @@ impl Cell {
 
     /// Report the packets a reorder buffer just released as delivered (they came from
     /// node `txn` over its link `link`).
-    pub(crate) fn emit_released(&mut self, t: Nanos, txn: usize, link: usize) {
+    pub(crate) fn emit_released(&mut self, t: Nanos, txn: usize, link: LinkId) {
         let pkts = self.released.len() as u64;
         let mut bytes = 0;
         // perf: one pass, and one reservation in `out` (the drain's length is known).
@@ -343,7 +349,7 @@ impl Cell {
 
     /// Count `pkts` packets of `bytes` bytes delivered from node `txn` over its link
     /// `link`.
-    pub(crate) fn count_delivered(&mut self, txn: usize, link: usize, pkts: u64, bytes: u64) {
+    pub(crate) fn count_delivered(&mut self, txn: usize, link: LinkId, pkts: u64, bytes: u64) {
         let station = self.station_of(txn, link);
         let s = self.link_stats(station, txn != 0);
         s.delivered_packets += pkts;
@@ -368,7 +374,7 @@ impl Cell {
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
             let tx = &self.exch.txs[i];
             match tx.frame {
-                Some(f) => self.finish_frame(t, tx.node as usize, f, outcome, share),
+                Some(f) => self.finish_frame(t, tx.node, f, outcome, share),
                 None => self.settle_data(i, t, outcome, share),
             }
         }
@@ -390,10 +396,10 @@ impl Cell {
             for tx in &self.exch.txs {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
-                let n = tx.node as usize;
+                let n = tx.node.index();
                 let eliciting = match tx.frame {
                     Some(f) => self.frame_vector(n, f).0,
-                    None => self.nodes[n].links[tx.link() as usize].txv,
+                    None => self.nodes[n].link(tx.link()).txv,
                 };
                 let timeout = self.timing.response_timeout_for(&eliciting);
                 self.nodes[n].ifs_ref = (tx.air_end + timeout).max(t);
@@ -410,8 +416,8 @@ impl Cell {
     pub(crate) fn settle_data(&mut self, i: usize, t: Nanos, outcome: ExchangeOutcome, share: u64) {
         let retry_limit = self.cfg.retry_limit;
         let n_tx = self.exch.txs.len();
-        let n = self.exch.txs[i].node as usize;
-        let station = self.station_of(n, self.exch.txs[i].link() as usize);
+        let n = self.exch.txs[i].node.index();
+        let station = self.station_of(n, self.exch.txs[i].link());
         let uplink = n != 0;
         let tx = &mut self.exch.txs[i];
         if outcome != ExchangeOutcome::Acked {
@@ -446,7 +452,7 @@ impl Cell {
         }
         if self.cfg.airtime_records {
             self.out.push_back(Output::Airtime(AirtimeRecord {
-                station: NodeId(station as u16),
+                station: station.node(),
                 uplink,
                 ac,
                 start,
@@ -461,7 +467,7 @@ impl Cell {
         let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
         self.nodes[0]
             .path
-            .register_airtime(t, (station - 1) as u16, tid, tx_us, rx_us);
+            .register_airtime(t, station.ap_link(), tid, tx_us, rx_us);
         let node = &mut self.nodes[n];
         let b = &mut node.edca[ac.index()];
         // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
@@ -491,7 +497,7 @@ impl Cell {
         let Some(prev) = self.exch.txs.first().filter(|tx| tx.frame.is_none()) else {
             return false;
         };
-        let (n, ac) = (prev.node as usize, prev.ac);
+        let (n, ac) = (prev.node.index(), prev.ac);
         let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
         if limit == Nanos::ZERO || self.nodes[n].away {
             return false;
@@ -503,7 +509,7 @@ impl Cell {
         else {
             return false;
         };
-        let air = &self.nodes[n].links[link as usize].air;
+        let air = &self.nodes[n].link(link).air;
         let sifs = self.timing.sifs;
         let start = t + sifs;
         let durations = DataExchangeAirtime {
@@ -557,7 +563,7 @@ impl Cell {
         let (n, f, start) = {
             let tx = &self.exch.txs[0];
             (
-                tx.node as usize,
+                tx.node.index(),
                 tx.frame.expect("one of the MAC's own frames"),
                 tx.start,
             )
@@ -595,16 +601,21 @@ impl Cell {
     /// One of the MAC's own frames ended on the air: the receivers act on it.
     pub(crate) fn deliver_frame(&mut self, t: Nanos) {
         let tx = &self.exch.txs[0];
-        let (n, f, ok) = (
-            tx.node as usize,
+        let (sender, f, ok) = (
+            tx.node.as_station(),
             tx.frame.expect("one of the MAC's own frames"),
             tx.ok.first() == Some(&true),
         );
-        match f {
-            Frame::Data(DataFrame::NullData { pm: true }) if ok => self.ap_doze(n, t),
-            Frame::Data(DataFrame::NullData { pm: false }) if ok => self.ap_wake(n, t),
-            Frame::Ctl(CtlFrame::PsPoll) if ok => self.ap_ps_poll(n, t),
-            Frame::Mgmt(MgmtFrame::Beacon { .. }) => self.beacon_received(t),
+        // Stations send null-data frames and PS-Polls, the AP beacons.
+        match (f, sender) {
+            (Frame::Data(DataFrame::NullData { pm: true }), Some(sta)) if ok => {
+                self.ap_doze(sta, t)
+            }
+            (Frame::Data(DataFrame::NullData { pm: false }), Some(sta)) if ok => {
+                self.ap_wake(sta, t)
+            }
+            (Frame::Ctl(CtlFrame::PsPoll), Some(sta)) if ok => self.ap_ps_poll(sta, t),
+            (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) => self.beacon_received(t),
             _ => {}
         }
         self.refresh_mgmt_timer();
@@ -616,25 +627,30 @@ impl Cell {
     pub(crate) fn finish_frame(
         &mut self,
         t: Nanos,
-        n: usize,
+        sender: NodeId,
         f: Frame,
         outcome: ExchangeOutcome,
         share: u64,
     ) {
-        if let Frame::Mgmt(MgmtFrame::Beacon { .. }) = f {
-            self.beacon_airtime_ns += share;
-            if outcome == ExchangeOutcome::Collision {
-                for s in 1..self.nodes.len() {
-                    self.station_beacon(t, s, false, false);
+        // Stations send null-data frames and PS-Polls, the AP beacons.
+        let sta = match (f, sender.as_station()) {
+            (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) => {
+                self.beacon_airtime_ns += share;
+                if outcome == ExchangeOutcome::Collision {
+                    for sta in StationId::all(self.stations()) {
+                        self.station_beacon(t, sta, false, false);
+                    }
                 }
+                self.refresh_mgmt_timer();
+                return;
             }
-            self.refresh_mgmt_timer();
-            return;
-        }
-        self.stats[n].up.airtime_ns += share;
+            (_, Some(sta)) => sta,
+            (_, None) => return,
+        };
+        self.station_stats(sta).up.airtime_ns += share;
         let retry_limit = self.cfg.retry_limit;
         let acked = outcome == ExchangeOutcome::Acked;
-        let node = &mut self.nodes[n];
+        let node = &mut self.nodes[sta.node().index()];
         node.frame_in_air = false;
         node.frame_attempts = node.frame_attempts.saturating_add(1);
         let done = acked || node.frame_attempts >= retry_limit;
@@ -643,11 +659,12 @@ impl Cell {
             b.reset(&mut node.rng);
             node.frames.pop_front();
             node.frame_attempts = 0;
+            let ps = &mut self.station_stats(sta).ps;
             match f {
-                Frame::Ctl(CtlFrame::PsPoll) => self.stats[n].ps.ps_polls += 1,
-                _ => self.stats[n].ps.null_frames += 1,
+                Frame::Ctl(CtlFrame::PsPoll) => ps.ps_polls += 1,
+                _ => ps.null_frames += 1,
             }
-            self.frame_done(t, n, f, acked);
+            self.frame_done(t, sta, f, acked);
         } else {
             b.fail(&mut node.rng);
         }

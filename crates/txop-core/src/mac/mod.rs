@@ -1,7 +1,7 @@
 //! The 802.11 MAC: channel access (EDCA), the frame exchange, aggregation and block acks.
 
 pub mod ampdu;
-pub mod blockack;
+pub(crate) mod blockack;
 pub(crate) mod contention;
 pub mod edca;
 pub(crate) mod exchange;

@@ -433,7 +433,10 @@ impl CodelQueue for FlowQueue<'_> {
 
     fn drop(&mut self, packet: Packet) {
         // codel_drop_func → ieee80211_free_txskb.
-        self.drops.push((packet, DropReason::Codel));
+        self.drops.push(Dropped {
+            packet,
+            reason: DropReason::Codel,
+        });
     }
 }
 
@@ -636,7 +639,7 @@ impl Fq {
                 let Some(p) = self.core.pop(flow, &mut tin.backlog) else {
                     break;
                 };
-                drops.push((p, reason));
+                drops.push(Dropped { packet: p, reason });
                 dropped += 1;
             }
             if dropped == 0 {
@@ -919,7 +922,7 @@ mod tests {
     }
 
     fn ids(drops: &[Dropped]) -> Vec<u64> {
-        drops.iter().map(|(p, _)| p.id).collect()
+        drops.iter().map(|Dropped { packet: p, .. }| p.id).collect()
     }
 
     /// One flow of [`KernelTin`]: a FIFO with its DRR and CoDel state.
@@ -948,7 +951,10 @@ mod tests {
             self.flow.bytes.min(u32::MAX as u64) as u32
         }
         fn drop(&mut self, p: Packet) {
-            self.drops.push((p, DropReason::Codel));
+            self.drops.push(Dropped {
+                packet: p,
+                reason: DropReason::Codel,
+            });
         }
     }
 
@@ -1316,7 +1322,9 @@ mod tests {
             assert_eq!(fq.backlog_packets(), 8192);
         }
         assert_eq!(ids(&drops), vec![0, 1, 2, 3, 4]);
-        assert!(drops.iter().all(|(_, r)| *r == DropReason::Overlimit));
+        assert!(drops
+            .iter()
+            .all(|Dropped { reason: r, .. }| *r == DropReason::Overlimit));
         assert_eq!(fq.tin_stats(a).overlimit, 5);
         assert_eq!(fq.tin_stats(a).overload_drops, 5);
         assert_eq!(fq.tin_stats(b).overlimit, 0);
@@ -1334,7 +1342,9 @@ mod tests {
         fq.enqueue(T0, b, pkt(50_000, bucket(21, 0), 200), &mut drops);
         // One pass: min(32, 3000 / 2) = 32 head packets of F1.
         assert_eq!(ids(&drops), (0..32).collect::<Vec<u64>>());
-        assert!(drops.iter().all(|(_, r)| *r == DropReason::Overlimit));
+        assert!(drops
+            .iter()
+            .all(|Dropped { reason: r, .. }| *r == DropReason::Overlimit));
         assert_eq!(fq.backlog_packets(), 8193 - 32);
         assert_eq!(fq.tin_stats(a).overlimit, 1);
         assert_eq!(fq.tin_stats(a).overload_drops, 32);
@@ -1401,7 +1411,9 @@ mod tests {
                 OverloadPolicy::HalfFromFattest => 32,
             };
             assert_eq!(ids(&drops), (0..expect).collect::<Vec<u64>>());
-            assert!(drops.iter().all(|(_, r)| *r == DropReason::Overmemory));
+            assert!(drops
+                .iter()
+                .all(|Dropped { reason: r, .. }| *r == DropReason::Overmemory));
             assert!(fq.memory_usage() <= 4 << 20);
             let s = fq.stats();
             assert_eq!((s.overlimit, s.overmemory), (1, 1));
@@ -1590,8 +1602,8 @@ mod tests {
             }
             let dropped: Vec<u64> = drops
                 .iter()
-                .filter(|(_, r)| *r == DropReason::Codel)
-                .map(|(p, _)| p.id)
+                .filter(|Dropped { reason: r, .. }| *r == DropReason::Codel)
+                .map(|Dropped { packet: p, .. }| p.id)
                 .collect();
             assert_eq!(dropped, reference.dropped, "round {round}");
             assert!(
@@ -1624,9 +1636,15 @@ mod tests {
             Nanos::from_ms(30),
         );
         assert!(drops.len() > 5, "{}", drops.len());
-        assert!(drops
-            .iter()
-            .all(|(_, (p, r))| *r == DropReason::Codel && p.flow == BULK));
+        assert!(drops.iter().all(
+            |(
+                _,
+                Dropped {
+                    packet: p,
+                    reason: r,
+                },
+            )| *r == DropReason::Codel && p.flow == BULK
+        ));
         assert_eq!(stats.codel.drop_count, drops.len() as u64);
         // The first dequeue above target is at 30 ms; CoDel drops at the first
         // dequeue strictly more than one interval (100 ms) later. (The interval is
@@ -1734,7 +1752,11 @@ mod tests {
                           tin_bytes: &mut [u64; 6],
                           tin_pkts: &mut [u32; 6],
                           mem: &mut u64| {
-            for (p, r) in drops.drain(..) {
+            for Dropped {
+                packet: p,
+                reason: r,
+            } in drops.drain(..)
+            {
                 let State::Queued(t) = state[p.id as usize] else {
                     panic!("packet {} dropped twice or never queued", p.id);
                 };

@@ -6,7 +6,7 @@
 //! for deadlines and tells them what happened on the air.
 
 use crate::mac::edca::Ac;
-use crate::packet::{DropReason, Dropped, Packet};
+use crate::packet::{DropReason, Dropped, Packet, StationId};
 use crate::Nanos;
 use std::collections::VecDeque;
 
@@ -78,7 +78,7 @@ pub struct PsBuffers {
 }
 
 impl PsBuffers {
-    /// Buffers for `stations` stations (indices `0..stations`).
+    /// Buffers for the stations of a cell of `stations` (1 to `stations`).
     pub fn new(stations: usize) -> PsBuffers {
         PsBuffers {
             bufs: (0..stations).map(|_| Default::default()).collect(),
@@ -89,22 +89,28 @@ impl PsBuffers {
     /// Buffer `packet` of AC `ac` for `sta`. As mac80211: if the total is at its limit,
     /// `purge_old_ps_buffers` first drops the oldest frame of every station's lowest
     /// non-empty AC; then, if this station's AC holds 64 frames, its oldest is dropped.
-    pub fn push(&mut self, sta: usize, ac: Ac, packet: Packet, drops: &mut Vec<Dropped>) {
+    pub fn push(&mut self, sta: StationId, ac: Ac, packet: Packet, drops: &mut Vec<Dropped>) {
         if self.total >= TOTAL_MAX_TX_BUFFER {
             for b in &mut self.bufs {
                 for q in b.iter_mut().rev() {
                     if let Some(old) = q.pop_front() {
-                        drops.push((old, DropReason::PsBuffer));
+                        drops.push(Dropped {
+                            packet: old,
+                            reason: DropReason::PsBuffer,
+                        });
                         self.total -= 1;
                         break;
                     }
                 }
             }
         }
-        let q = &mut self.bufs[sta][ac.index()];
+        let q = &mut self.bufs[sta.index()][ac.index()];
         if q.len() >= STA_MAX_TX_BUFFER {
             if let Some(old) = q.pop_front() {
-                drops.push((old, DropReason::PsBuffer));
+                drops.push(Dropped {
+                    packet: old,
+                    reason: DropReason::PsBuffer,
+                });
                 self.total -= 1;
             }
         }
@@ -113,8 +119,8 @@ impl PsBuffers {
     }
 
     /// Frames buffered for `sta`.
-    pub fn buffered(&self, sta: usize) -> usize {
-        self.bufs[sta].iter().map(|q| q.len()).sum()
+    pub fn buffered(&self, sta: StationId) -> usize {
+        self.bufs[sta.index()].iter().map(|q| q.len()).sum()
     }
 
     /// Frames buffered for all stations (debugfs `total_ps_buffered`).
@@ -124,19 +130,34 @@ impl PsBuffers {
 
     /// The station woke (PM=0): everything, VO first, oldest first within an AC
     /// (`ieee80211_sta_ps_deliver_wakeup` splices `ps_tx_buf[ac]` for ac = VO…BK).
-    pub fn take_all(&mut self, sta: usize, out: &mut Vec<Packet>) {
-        for q in self.bufs[sta].iter_mut() {
+    pub fn take_all(&mut self, sta: StationId, out: &mut Vec<Packet>) {
+        for q in self.bufs[sta.index()].iter_mut() {
             self.total -= q.len();
             out.extend(q.drain(..));
         }
     }
 
-    /// A PS-Poll: one frame (highest AC first) and whether more remain (More Data).
-    pub fn take_one(&mut self, sta: usize) -> Option<(Packet, bool)> {
-        let p = self.bufs[sta].iter_mut().find_map(|q| q.pop_front())?;
+    /// A PS-Poll: one frame, the oldest of the highest AC that has one, and whether more
+    /// remain (its More Data bit).
+    pub fn take_one(&mut self, sta: StationId) -> Option<PolledFrame> {
+        let packet = self.bufs[sta.index()]
+            .iter_mut()
+            .find_map(|q| q.pop_front())?;
         self.total -= 1;
-        Some((p, self.buffered(sta) > 0))
+        Some(PolledFrame {
+            packet,
+            more_data: self.buffered(sta) > 0,
+        })
     }
+}
+
+/// The frame a PS-Poll releases from the power-save buffer ([`PsBuffers::take_one`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolledFrame {
+    /// The released frame.
+    pub packet: Packet,
+    /// Frames remain buffered for the station (the frame's More Data bit, §9.1).
+    pub more_data: bool,
 }
 
 /// A station's power-save settings (mac80211 `mlme.c`, §9.2).
@@ -439,15 +460,15 @@ mod tests {
         let mut b = PsBuffers::new(2);
         let mut drops = Vec::new();
         for i in 0..(STA_MAX_TX_BUFFER as u64 + 3) {
-            b.push(0, Ac::Be, pkt(i), &mut drops);
+            b.push(StationId(1), Ac::Be, pkt(i), &mut drops);
         }
-        assert_eq!(b.buffered(0), STA_MAX_TX_BUFFER);
+        assert_eq!(b.buffered(StationId(1)), STA_MAX_TX_BUFFER);
         assert_eq!(b.total(), STA_MAX_TX_BUFFER);
-        let ids: Vec<u64> = drops.iter().map(|(p, _)| p.id).collect();
+        let ids: Vec<u64> = drops.iter().map(|d| d.packet.id).collect();
         assert_eq!(ids, vec![0, 1, 2]);
-        assert!(drops.iter().all(|(_, r)| *r == DropReason::PsBuffer));
+        assert!(drops.iter().all(|d| d.reason == DropReason::PsBuffer));
         let mut out = Vec::new();
-        b.take_all(0, &mut out);
+        b.take_all(StationId(1), &mut out);
         assert_eq!(out.first().map(|p| p.id), Some(3));
         assert_eq!(b.total(), 0);
     }
@@ -461,7 +482,7 @@ mod tests {
         let mut drops = Vec::new();
         let mut id = 0;
         // 8 stations × 64 = 512 frames: 8 × (60 VI + 4 BK).
-        for s in 0..8 {
+        for s in StationId::all(8) {
             for _ in 0..60 {
                 b.push(s, Ac::Vi, pkt(id), &mut drops);
                 id += 1;
@@ -473,11 +494,11 @@ mod tests {
         }
         assert!(drops.is_empty());
         assert_eq!(b.total(), TOTAL_MAX_TX_BUFFER);
-        b.push(8, Ac::Vo, pkt(id), &mut drops);
+        b.push(StationId(9), Ac::Vo, pkt(id), &mut drops);
         assert_eq!(drops.len(), 8, "one per station that has frames");
         // Each was the first BK frame of its station (ids 60, 124, ...).
-        for (s, (p, _)) in drops.iter().enumerate() {
-            assert_eq!(p.id, s as u64 * 64 + 60);
+        for (s, d) in drops.iter().enumerate() {
+            assert_eq!(d.packet.id, s as u64 * 64 + 60);
         }
         assert_eq!(b.total(), TOTAL_MAX_TX_BUFFER - 8 + 1);
     }
@@ -486,14 +507,16 @@ mod tests {
     fn release_order_is_vo_first_and_ps_poll_takes_one() {
         let mut b = PsBuffers::new(1);
         let mut drops = Vec::new();
-        b.push(0, Ac::Bk, pkt(1), &mut drops);
-        b.push(0, Ac::Vo, pkt(2), &mut drops);
-        b.push(0, Ac::Be, pkt(3), &mut drops);
-        assert_eq!(b.take_one(0).map(|(p, m)| (p.id, m)), Some((2, true)));
+        let sta = StationId(1);
+        b.push(sta, Ac::Bk, pkt(1), &mut drops);
+        b.push(sta, Ac::Vo, pkt(2), &mut drops);
+        b.push(sta, Ac::Be, pkt(3), &mut drops);
+        let polled = b.take_one(sta).map(|f| (f.packet.id, f.more_data));
+        assert_eq!(polled, Some((2, true)));
         let mut out = Vec::new();
-        b.take_all(0, &mut out);
+        b.take_all(sta, &mut out);
         assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), vec![3, 1]);
-        assert_eq!(b.take_one(0), None);
+        assert_eq!(b.take_one(sta), None);
     }
 
     /// §9.2: 100 ms without traffic → PM=1; acknowledged → asleep; a beacon with the

@@ -95,7 +95,10 @@ pub enum Timer {
     /// The oldest packet on a wired link reaches its far end.
     Wire(Link),
     /// The host bus of station `station` (1-based) has a deadline.
-    HostBus { station: u16 },
+    HostBus {
+        /// The station whose bus it is.
+        station: u16,
+    },
 }
 
 /// Where the network (outside the cell) dropped a packet.
@@ -105,19 +108,33 @@ pub enum DropPlace {
     Wire(Link),
     /// Station `station`'s host bus: its host backlog, host → device queue or the
     /// chip's receive buffers were full.
-    HostBus { station: u16 },
+    HostBus {
+        /// The station whose bus it is.
+        station: u16,
+    },
 }
 
 /// What comes out of the network at its edges (besides the cell's own outputs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetOutput {
     /// `packet` reached host `to` at `at`: it left the network.
-    Arrived { at: Nanos, to: Host, packet: Packet },
+    Arrived {
+        /// When it arrived.
+        at: Nanos,
+        /// The host it reached.
+        to: Host,
+        /// The packet.
+        packet: Packet,
+    },
     /// `packet` was dropped at `at` by `place`.
     Dropped {
+        /// When it was dropped.
         at: Nanos,
+        /// The packet.
         packet: Packet,
+        /// Why (a full queue).
         reason: DropReason,
+        /// Where.
         place: DropPlace,
     },
 }
@@ -136,12 +153,18 @@ pub enum Call {
     /// A packet was put on `link`. It arrives after the packets already on it, at
     /// [`Network::poll_timeout`]`(Timer::Wire(link))` once it is the oldest; a driver
     /// that orders simultaneous events gives it its place now ([`Agenda::on_wire`]).
-    OnWire { link: Link },
+    OnWire {
+        /// The direction of the wired link.
+        link: Link,
+    },
     /// Station `station`'s host bus was fed: its outputs come from
     /// [`Network::poll_host_bus`] until `None`, and then its deadline
     /// ([`Timer::HostBus`]) may have changed: a driver that queues the network's
     /// timers among its events queues it again ([`Agenda::poll_host_bus`] does both).
-    HostBus { station: u16 },
+    HostBus {
+        /// The station whose bus was fed.
+        station: u16,
+    },
 }
 
 /// The cell, the wired link and the host buses (see the module documentation).

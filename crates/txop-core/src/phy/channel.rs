@@ -144,10 +144,16 @@ pub enum ErrorModel {
     None,
     /// Each MPDU is lost independently with this probability (0..=1), whatever its length
     /// and rate: a simple knob for experiments that want a known loss rate.
-    FixedLoss { probability: f64 },
+    FixedLoss {
+        /// The loss probability of every MPDU, 0 to 1.
+        probability: f64,
+    },
     /// PER from the receiver's SNR (dB) with the waterfall curves of this module: depends
     /// on the rate and the MPDU length.
-    Snr { snr_db: f64 },
+    Snr {
+        /// The receiver's signal-to-noise ratio in dB.
+        snr_db: f64,
+    },
 }
 
 impl ErrorModel {

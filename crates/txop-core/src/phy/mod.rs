@@ -74,7 +74,9 @@ impl Band {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GuardInterval {
+    /// 0.8 µs: 4 µs data symbols.
     Long,
+    /// 0.4 µs: 3.6 µs data symbols, about 11 % more rate (§11.2).
     Short,
 }
 
@@ -82,22 +84,28 @@ pub enum GuardInterval {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DsssPreamble {
+    /// 144 µs preamble + 48 µs PLCP header, the PLCP header at 1 Mbit/s.
     Long,
+    /// 72 µs preamble + 24 µs PLCP header, the PLCP header at 2 Mbit/s.
     Short,
 }
 
 /// Channel bandwidth of HT/VHT transmissions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ChannelWidth {
+    /// 20 MHz (HT20, VHT20): 52 data subcarriers.
     #[serde(rename = "20")]
     Mhz20,
+    /// 40 MHz (HT40, VHT40): 108 data subcarriers.
     #[serde(rename = "40")]
     Mhz40,
+    /// 80 MHz (VHT80 only): 234 data subcarriers.
     #[serde(rename = "80")]
     Mhz80,
 }
 
 impl ChannelWidth {
+    /// The width in MHz: 20, 40 or 80.
     pub fn mhz(self) -> u32 {
         match self {
             ChannelWidth::Mhz20 => 20,
@@ -113,22 +121,35 @@ impl ChannelWidth {
 pub enum TxVector {
     /// 802.11b: 1, 2 (DSSS) or 5.5, 11 (CCK) Mbit/s, given in kbit/s.
     Dsss {
+        /// The data rate in kbit/s: 1000, 2000, 5500 or 11000.
         rate_kbps: u32,
+        /// The PLCP preamble (short not at 1 Mbit/s).
         preamble: DsssPreamble,
     },
     /// Legacy OFDM (802.11a/g): 6, 9, 12, 18, 24, 36, 48 or 54 Mbit/s.
-    Ofdm { rate_mbps: u32 },
+    Ofdm {
+        /// The data rate in Mbit/s.
+        rate_mbps: u32,
+    },
     /// HT mixed format, MCS 0–15 (MCS 8–15 are two spatial streams).
     Ht {
+        /// The HT MCS index: modulation and coding (`mcs % 8`) and streams
+        /// (`mcs / 8 + 1`), §11.3.
         mcs: u8,
+        /// 20 or 40 MHz.
         width: ChannelWidth,
+        /// The data symbols' guard interval.
         gi: GuardInterval,
     },
     /// VHT, MCS 0–9 with 1 or 2 spatial streams.
     Vht {
+        /// The VHT MCS index: modulation and coding, the same for every stream (§11.3).
         mcs: u8,
+        /// Spatial streams, 1 or 2.
         nss: u8,
+        /// 20, 40 or 80 MHz.
         width: ChannelWidth,
+        /// The data symbols' guard interval.
         gi: GuardInterval,
     },
 }

@@ -22,6 +22,7 @@ pub struct PhyTiming {
     pub rx_phy_start_delay: Nanos,
     /// The BSS standard.
     pub standard: Standard,
+    /// The band: at 2.4 GHz OFDM frames end with a 6 µs signal extension (§11.2).
     pub band: Band,
     /// The lowest rate of the BSS basic rate set: beacons go at it, and EIFS counts an
     /// ACK at it.

@@ -11,16 +11,16 @@ use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::{Band, Standard};
 
 /// What the PPDU arithmetic predicts for one saturated link with no competitor.
-pub struct Prediction {
-    pub subframes: u64,
-    pub ppdu_us: u64,
+pub(crate) struct Prediction {
+    pub(crate) subframes: u64,
+    pub(crate) ppdu_us: u64,
     /// Data PPDU + SIFS + BlockAck: the airtime of one exchange.
-    pub exchange_us: u64,
-    pub contention_us: f64,
-    pub bps: f64,
+    pub(crate) exchange_us: u64,
+    pub(crate) contention_us: f64,
+    pub(crate) bps: f64,
 }
 
-pub fn predict(
+pub(crate) fn predict(
     subframes_limit: u64,
     bytes_limit: u64,
     duration_limit_us: u64,
@@ -65,7 +65,7 @@ pub fn predict(
 /// 6)/260) = 951 symbols, 36 + 3804 = 3840 µs. Twenty-one would be 32 422 bytes, 998
 /// symbols, 4028 µs > 4 ms: the 4 ms duration limit binds (not 64 subframes, not 65 535 B).
 /// Cycle 110.5 + 3840 + 16 + 32 = 3998.5 µs for 240 000 bits: 60.02 Mbit/s.
-pub fn ht20_mcs7_prediction() -> Prediction {
+pub(crate) fn ht20_mcs7_prediction() -> Prediction {
     let p = predict(
         64,
         65_535,
@@ -83,7 +83,7 @@ pub fn ht20_mcs7_prediction() -> Prediction {
 /// 44 + 916 = 960 µs. That is far inside 4 ms (about 270 subframes would fit) and
 /// 98 814 B is far below 1 048 575 B, so the 64-subframe limit (the block-ack window)
 /// binds. Cycle 110.5 + 960 + 16 + 32 = 1118.5 µs for 768 000 bits: 686.6 Mbit/s.
-pub fn vht80_mcs9_2ss_sgi_prediction() -> Prediction {
+pub(crate) fn vht80_mcs9_2ss_sgi_prediction() -> Prediction {
     let p = predict(
         64,
         1_048_575,
@@ -102,7 +102,7 @@ pub fn vht80_mcs9_2ss_sgi_prediction() -> Prediction {
 
 /// Twelve stations at mixed rates and losses, saturated both ways: the busy cell the
 /// airtime tests share (with or without airtime records).
-pub fn busy_cell(records: bool) -> (CellConfig, Vec<Flow>) {
+pub(crate) fn busy_cell(records: bool) -> (CellConfig, Vec<Flow>) {
     // Twelve stations at mixed rates, saturated uplink with A-MPDU, two downlink flows,
     // and VO downlink (TXOP bursts, no aggregation): plenty of collisions.
     let stations = (0..12)

@@ -14,9 +14,9 @@ use txop_core::DropReason;
 use txop_core::{Nanos, NodeId, Packet};
 
 /// The MSDU size of most tests' packets, in bytes.
-pub const MSDU: u32 = 1500;
+pub(crate) const MSDU: u32 = 1500;
 
-pub fn ht20(mcs: u8) -> TxVector {
+pub(crate) fn ht20(mcs: u8) -> TxVector {
     TxVector::Ht {
         mcs,
         width: ChannelWidth::Mhz20,
@@ -24,7 +24,7 @@ pub fn ht20(mcs: u8) -> TxVector {
     }
 }
 
-pub fn vht80_mcs9_2ss_sgi() -> TxVector {
+pub(crate) fn vht80_mcs9_2ss_sgi() -> TxVector {
     TxVector::Vht {
         mcs: 9,
         nss: 2,
@@ -33,29 +33,29 @@ pub fn vht80_mcs9_2ss_sgi() -> TxVector {
     }
 }
 
-pub fn ofdm(rate_mbps: u32) -> TxVector {
+pub(crate) fn ofdm(rate_mbps: u32) -> TxVector {
     TxVector::Ofdm { rate_mbps }
 }
 
-pub fn sta(tx: TxVector, error: ErrorModel) -> StationConfig {
+pub(crate) fn sta(tx: TxVector, error: ErrorModel) -> StationConfig {
     StationConfig::new(tx, error)
 }
 
-pub fn us(n: u64) -> Nanos {
+pub(crate) fn us(n: u64) -> Nanos {
     Nanos::from_us(n)
 }
 
 /// A flow that keeps `depth` packets inside the cell (like txop-sim's `Saturated`).
 #[derive(Clone, Copy, Debug)]
-pub struct Flow {
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub tid: u8,
-    pub len: u32,
-    pub depth: u32,
+pub(crate) struct Flow {
+    pub(crate) src: NodeId,
+    pub(crate) dst: NodeId,
+    pub(crate) tid: u8,
+    pub(crate) len: u32,
+    pub(crate) depth: u32,
 }
 
-pub fn up(station: u16, tid: u8, depth: u32) -> Flow {
+pub(crate) fn up(station: u16, tid: u8, depth: u32) -> Flow {
     Flow {
         src: NodeId(station),
         dst: NodeId::AP,
@@ -65,7 +65,7 @@ pub fn up(station: u16, tid: u8, depth: u32) -> Flow {
     }
 }
 
-pub fn down(station: u16, tid: u8, depth: u32) -> Flow {
+pub(crate) fn down(station: u16, tid: u8, depth: u32) -> Flow {
     Flow {
         src: NodeId::AP,
         dst: NodeId(station),
@@ -82,22 +82,22 @@ pub fn down(station: u16, tid: u8, depth: u32) -> Flow {
 /// within a (src, dst, tid) a larger id was offered later. At equal times offers go
 /// first; that is equivalent to the simulator's order, since `Cell::handle_packet(now)`
 /// runs the cell's deadlines up to `now` before it takes the packet.
-pub struct Driver {
-    pub cell: Cell,
-    pub flows: Vec<Flow>,
-    pub feeding: bool,
+pub(crate) struct Driver {
+    pub(crate) cell: Cell,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) feeding: bool,
     /// (time, packet template) sorted by time.
-    pub scheduled: VecDeque<(Nanos, Packet)>,
+    pub(crate) scheduled: VecDeque<(Nanos, Packet)>,
     /// Replacement offers (time, flow index); times never decrease.
-    pub replacements: VecDeque<(Nanos, usize)>,
-    pub next_id: u64,
-    pub offered: Vec<Packet>,
+    pub(crate) replacements: VecDeque<(Nanos, usize)>,
+    pub(crate) next_id: u64,
+    pub(crate) offered: Vec<Packet>,
     /// Every output in the order the cell produced it.
-    pub log: Vec<Output>,
+    pub(crate) log: Vec<Output>,
 }
 
 impl Driver {
-    pub fn new(cfg: CellConfig, seed: u64, flows: &[Flow]) -> Driver {
+    pub(crate) fn new(cfg: CellConfig, seed: u64, flows: &[Flow]) -> Driver {
         let cell = Cell::new(cfg, seed).expect("valid config");
         let mut replacements = VecDeque::new();
         for (i, f) in flows.iter().enumerate() {
@@ -118,7 +118,7 @@ impl Driver {
     }
 
     /// Add arrivals (must be given in time order and after anything already run).
-    pub fn schedule(&mut self, at: Nanos, src: NodeId, dst: NodeId, tid: u8, len: u32) {
+    pub(crate) fn schedule(&mut self, at: Nanos, src: NodeId, dst: NodeId, tid: u8, len: u32) {
         if let Some(&(last, _)) = self.scheduled.back() {
             assert!(at >= last, "schedule arrivals in time order");
         }
@@ -127,7 +127,7 @@ impl Driver {
         self.scheduled.push_back((at, p));
     }
 
-    pub fn offer(&mut self, at: Nanos, mut p: Packet) {
+    pub(crate) fn offer(&mut self, at: Nanos, mut p: Packet) {
         p.id = self.next_id;
         self.next_id += 1;
         self.offered.push(p);
@@ -135,7 +135,7 @@ impl Driver {
         self.collect();
     }
 
-    pub fn collect(&mut self) {
+    pub(crate) fn collect(&mut self) {
         while let Some(o) = self.cell.poll_output() {
             let (at, packet) = match o {
                 Output::Delivered { at, packet } => (at, packet),
@@ -160,7 +160,7 @@ impl Driver {
         }
     }
 
-    pub fn next_offer_time(&self) -> Option<Nanos> {
+    pub(crate) fn next_offer_time(&self) -> Option<Nanos> {
         let a = self.scheduled.front().map(|&(t, _)| t);
         let b = self.replacements.front().map(|&(t, _)| t);
         match (a, b) {
@@ -169,7 +169,7 @@ impl Driver {
         }
     }
 
-    pub fn run_until(&mut self, until: Nanos) {
+    pub(crate) fn run_until(&mut self, until: Nanos) {
         loop {
             let tc = self.cell.poll_timeout();
             let to = self.next_offer_time();
@@ -204,7 +204,7 @@ impl Driver {
     }
 
     /// Stop offering and run until the cell has nothing left to do.
-    pub fn drain(&mut self) {
+    pub(crate) fn drain(&mut self) {
         self.feeding = false;
         self.scheduled.clear();
         self.replacements.clear();
@@ -217,7 +217,7 @@ impl Driver {
         }
     }
 
-    pub fn airtime(&self) -> Vec<AirtimeRecord> {
+    pub(crate) fn airtime(&self) -> Vec<AirtimeRecord> {
         self.log
             .iter()
             .filter_map(|o| match o {
@@ -227,7 +227,7 @@ impl Driver {
             .collect()
     }
 
-    pub fn delivered(&self) -> Vec<Packet> {
+    pub(crate) fn delivered(&self) -> Vec<Packet> {
         self.log
             .iter()
             .filter_map(|o| match o {
@@ -237,7 +237,7 @@ impl Driver {
             .collect()
     }
 
-    pub fn dropped(&self, reason: DropReason) -> usize {
+    pub(crate) fn dropped(&self, reason: DropReason) -> usize {
         self.log
             .iter()
             .filter(|o| matches!(o, Output::Dropped { reason: r, .. } if *r == reason))
@@ -245,7 +245,7 @@ impl Driver {
     }
 
     /// Ids offered but never reported, and ids reported more than once or never offered.
-    pub fn accounting_errors(&self) -> (Vec<u64>, Vec<u64>) {
+    pub(crate) fn accounting_errors(&self) -> (Vec<u64>, Vec<u64>) {
         let mut seen: HashMap<u64, u32> = HashMap::new();
         for o in &self.log {
             if let Output::Delivered { packet, .. } | Output::Dropped { packet, .. } = o {
@@ -269,7 +269,7 @@ impl Driver {
     }
 
     /// Deliveries per (src, dst, tid) must come out in offer order (increasing id).
-    pub fn order_violations(&self) -> Vec<String> {
+    pub(crate) fn order_violations(&self) -> Vec<String> {
         let mut last: HashMap<(NodeId, NodeId, u8), u64> = HashMap::new();
         let mut bad = Vec::new();
         for p in self.delivered() {

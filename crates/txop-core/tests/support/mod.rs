@@ -2,6 +2,6 @@
 //! (`ppdu`), a driver that runs a `Cell` by hand (`cell_driver`) and the cases shared
 //! with txop-sim's tests (`cases`).
 
-pub mod cases;
-pub mod cell_driver;
-pub mod ppdu;
+pub(crate) mod cases;
+pub(crate) mod cell_driver;
+pub(crate) mod ppdu;

@@ -8,15 +8,15 @@
 #![allow(dead_code)]
 
 /// 5 GHz OFDM timing (802.11-2016 Table 17-21).
-pub const SLOT_US: u64 = 9;
-pub const SIFS_US: u64 = 16;
+pub(crate) const SLOT_US: u64 = 9;
+pub(crate) const SIFS_US: u64 = 16;
 
 /// QoS data header 26 + LLC/SNAP 8 + FCS 4.
-pub const QOS_MPDU_OVERHEAD: u64 = 26 + 8 + 4;
+pub(crate) const QOS_MPDU_OVERHEAD: u64 = 26 + 8 + 4;
 /// FC 2 + Duration 2 + RA 6 + FCS 4.
-pub const ACK_BYTES: u64 = 14;
+pub(crate) const ACK_BYTES: u64 = 14;
 /// Compressed BlockAck: FC 2 + Dur 2 + RA 6 + TA 6 + BA control 2 + SSC 2 + bitmap 8 + FCS 4.
-pub const BLOCK_ACK_BYTES: u64 = 32;
+pub(crate) const BLOCK_ACK_BYTES: u64 = 32;
 
 fn ceil_div(a: u64, b: u64) -> u64 {
     a.div_ceil(b)
@@ -29,7 +29,7 @@ fn data_bits(psdu_bytes: u64, n_es: u64) -> u64 {
 
 /// Legacy OFDM at 5 GHz: 20 µs preamble + SIGNAL, then 4 µs symbols.
 /// `rate_mbps` × 4 = N_DBPS (6 → 24, …, 54 → 216).
-pub fn ofdm_us(rate_mbps: u64, psdu_bytes: u64) -> u64 {
+pub(crate) fn ofdm_us(rate_mbps: u64, psdu_bytes: u64) -> u64 {
     let ndbps = rate_mbps * 4;
     20 + 4 * ceil_div(data_bits(psdu_bytes, 1), ndbps)
 }
@@ -47,7 +47,7 @@ fn data_field_us(n_sym: u64, short_gi: bool) -> u64 {
 /// HT mixed format, 1 or 2 spatial streams, one BCC encoder (≤ 300 Mbit/s).
 /// Preamble L-STF 8 + L-LTF 8 + L-SIG 4 + HT-SIG 8 + HT-STF 4 + 4 per HT-LTF
 /// (1 LTF for 1 SS, 2 for 2 SS): 36 / 40 µs.
-pub fn ht_us(ndbps: u64, nss: u64, short_gi: bool, psdu_bytes: u64) -> u64 {
+pub(crate) fn ht_us(ndbps: u64, nss: u64, short_gi: bool, psdu_bytes: u64) -> u64 {
     let preamble = 20 + 8 + 4 + 4 * nss;
     let n_sym = ceil_div(data_bits(psdu_bytes, 1), ndbps);
     preamble + data_field_us(n_sym, short_gi)
@@ -55,19 +55,19 @@ pub fn ht_us(ndbps: u64, nss: u64, short_gi: bool, psdu_bytes: u64) -> u64 {
 
 /// VHT SU, 1 or 2 spatial streams. Preamble 20 + VHT-SIG-A 8 + VHT-STF 4 + 4 per
 /// VHT-LTF + VHT-SIG-B 4: 40 / 44 µs.
-pub fn vht_us(ndbps: u64, nss: u64, n_es: u64, short_gi: bool, psdu_bytes: u64) -> u64 {
+pub(crate) fn vht_us(ndbps: u64, nss: u64, n_es: u64, short_gi: bool, psdu_bytes: u64) -> u64 {
     let preamble = 20 + 8 + 4 + 4 * nss + 4;
     let n_sym = ceil_div(data_bits(psdu_bytes, n_es), ndbps);
     preamble + data_field_us(n_sym, short_gi)
 }
 
-pub fn mpdu_bytes(msdu_bytes: u64) -> u64 {
+pub(crate) fn mpdu_bytes(msdu_bytes: u64) -> u64 {
     msdu_bytes + QOS_MPDU_OVERHEAD
 }
 
 /// PSDU of an A-MPDU of `n` equal MPDUs: 4-byte delimiter + MPDU per subframe, every
 /// subframe but the last padded to a multiple of 4 bytes.
-pub fn ampdu_bytes(n: u64, mpdu: u64) -> u64 {
+pub(crate) fn ampdu_bytes(n: u64, mpdu: u64) -> u64 {
     assert!(n >= 1);
     let sub = 4 + mpdu;
     let padded = ceil_div(sub, 4) * 4;
@@ -76,7 +76,7 @@ pub fn ampdu_bytes(n: u64, mpdu: u64) -> u64 {
 
 /// Which limit stopped an aggregate from growing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Binding {
+pub(crate) enum Binding {
     Subframes,
     Bytes,
     Duration,
@@ -84,7 +84,7 @@ pub enum Binding {
 
 /// The largest number of subframes that respects all three limits, and which limit
 /// would be broken by one more subframe.
-pub fn max_subframes(
+pub(crate) fn max_subframes(
     mpdu: u64,
     max_subframes: u64,
     max_bytes: u64,
@@ -108,7 +108,7 @@ pub fn max_subframes(
 }
 
 /// Mean contention time of a lone EDCAF after an exchange: AIFS + CWmin/2 slots.
-pub fn lone_contention_us(aifsn: u64, cw_min: u64) -> f64 {
+pub(crate) fn lone_contention_us(aifsn: u64, cw_min: u64) -> f64 {
     (SIFS_US + aifsn * SLOT_US) as f64 + cw_min as f64 / 2.0 * SLOT_US as f64
 }
 
@@ -117,12 +117,12 @@ pub fn lone_contention_us(aifsn: u64, cw_min: u64) -> f64 {
 /// cw_max+1); after `retry_limit` attempts the frame is dropped and the window resets.
 /// A station's attempt probability per slot is E[attempts] / E[slots] per frame:
 ///   τ = Σ_{i<R} p^i / Σ_{i<R} p^i (W_i + 1)/2,  p = 1 − (1 − τ)^{n−1}.
-pub struct Contention {
-    pub cw_min: u64,
-    pub cw_max: u64,
-    pub retry_limit: u32,
+pub(crate) struct Contention {
+    pub(crate) cw_min: u64,
+    pub(crate) cw_max: u64,
+    pub(crate) retry_limit: u32,
     /// Idle slot (µs).
-    pub slot_us: f64,
+    pub(crate) slot_us: f64,
 }
 
 impl Contention {
@@ -138,7 +138,7 @@ impl Contention {
     }
 
     /// The fixed point τ for `n` stations (bisection on τ − τ(p(τ))).
-    pub fn tau(&self, n: u32) -> f64 {
+    pub(crate) fn tau(&self, n: u32) -> f64 {
         let f = |t: f64| t - self.tau_of_p(1.0 - (1.0 - t).powi(n as i32 - 1));
         let (mut lo, mut hi) = (1e-12, 1.0);
         for _ in 0..200 {
@@ -155,7 +155,7 @@ impl Contention {
     /// Per-station throughput (bit/s) for stations whose successful busy periods are
     /// `success_us[k]` (exchange + the interframe space before counting resumes), a
     /// collision busy period `collision_us` and `payload_bits` per success.
-    pub fn per_station_bps(
+    pub(crate) fn per_station_bps(
         &self,
         success_us: &[f64],
         collision_us: f64,

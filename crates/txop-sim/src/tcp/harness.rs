@@ -242,8 +242,8 @@ impl Harness {
                 self.next_id += 1;
                 let mut drops = Vec::new();
                 q.enqueue(now, p, &mut drops);
-                for (d, _) in drops {
-                    segs.remove(&d.token);
+                for d in drops {
+                    segs.remove(&d.packet.token);
                     self.run.note_drop(now);
                 }
             }
@@ -277,8 +277,8 @@ impl Harness {
             Queue::Codel(q, segs) => {
                 let mut drops = Vec::new();
                 let p = q.dequeue(now, &mut drops);
-                for (d, _) in drops {
-                    segs.remove(&d.token);
+                for d in drops {
+                    segs.remove(&d.packet.token);
                     self.run.note_drop(now);
                 }
                 p.map(|p| {
