@@ -510,10 +510,10 @@ impl TxPath {
         } else {
             &self.codel
         };
-        let mut p = self
-            .fq
-            .as_mut()?
-            .dequeue(now, txq, codel, &mut self.drops)?;
+        // perf: the packet stays in the `Option` fq returns (not taken out and
+        // wrapped again), which spares copies of it.
+        let mut packet = self.fq.as_mut()?.dequeue(now, txq, codel, &mut self.drops);
+        let p = packet.as_mut()?;
         p.queued_at = now;
         // What leaves the TXQ is the driver's now: DQL counts it as queued
         // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the firmware
@@ -544,7 +544,7 @@ impl TxPath {
                 gate.aql.add(link, ac, stored);
             }
         }
-        Some(p)
+        packet
     }
 
     /// The TXQ holds packets, in fq or in the driver.

@@ -544,18 +544,40 @@ impl Scheduler {
     /// - Ath9kDrr: list it on the new (deficit > 0) or old list if not listed.
     #[inline]
     pub fn schedule_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+        if self.txqs.get(&txq).is_none() {
+            return self.schedule_new_txq(now, txq, ac);
+        }
         let st = self.touch(now, txq, ac);
         st.has_data = true;
         let listed = st.listed;
+        // perf: a TXQ that gets a packet is usually known and listed already (every
+        // enqueue comes here); creating its state and listing it are out of line, so
+        // that the common call is small and makes no call but in tail position.
         match self.params.kind {
             SchedulerKind::RoundRobin | SchedulerKind::Drr | SchedulerKind::DrrAql => {
                 if !listed {
-                    self.drr_schedule(now, txq, ac, true, &|_| 0);
+                    self.drr_list(now, txq, ac);
                 }
             }
             SchedulerKind::VirtualTime => self.vt_schedule(now, txq, ac),
             SchedulerKind::Ath9kDrr => self.ath_queue(txq, ac),
         }
+    }
+
+    /// [`Scheduler::schedule_txq`] of a TXQ named for the first time: its state is
+    /// created, then it is scheduled.
+    #[cold]
+    #[inline(never)]
+    fn schedule_new_txq(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+        self.touch(now, txq, ac);
+        self.schedule_txq(now, txq, ac);
+    }
+
+    /// List a TXQ that has frames and is not listed ([`Scheduler::schedule_txq`] of
+    /// the list kinds).
+    #[inline(never)]
+    fn drr_list(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
+        self.drr_schedule(now, txq, ac, true, &|_| 0);
     }
 
     /// Open a scheduling round: `ieee80211_txq_schedule_start` (§5.1).
@@ -1156,6 +1178,8 @@ impl Scheduler {
     // ----- generation 2: virtual time (§5.3) -----
 
     /// `ieee80211_schedule_txq` of 5.14.
+    // perf: out of line, as the listing paths of `Scheduler::schedule_txq` are.
+    #[inline(never)]
     fn vt_schedule(&mut self, now: Nanos, txq: TxqKey, ac: Ac) {
         let in_tree = self.txqs[&txq].vt_key.is_some();
         let global = self.acs[ac.index()].v_t;
@@ -1359,6 +1383,8 @@ impl Scheduler {
 
     /// `__ath_tx_queue_tid`: list on the new list if the station's deficit is positive
     /// (`AIRTIME_USE_NEW_QUEUES` assumed on), else on the old list; tail insertion.
+    // perf: out of line, as the listing paths of `Scheduler::schedule_txq` are.
+    #[inline(never)]
     fn ath_queue(&mut self, txq: TxqKey, ac: Ac) {
         if self.txqs[&txq].listed {
             return;

@@ -205,22 +205,40 @@ impl Agenda {
         }
     }
 
-    /// The earlier of the two links' oldest packets.
+    /// The earlier of the two links' oldest packets, by (time, sequence).
     fn wire_next(&self, net: &Network) -> Option<WireArrival> {
-        let oldest = |link: Link| {
-            debug_assert_eq!(
-                self.wire_seq[link.index()].len(),
-                net.wire(link).len(),
-                "every packet on a wire has its place (Agenda::on_wire)"
-            );
-            let at = net.poll_timeout(Timer::Wire(link))?;
-            let seq = *self.wire_seq[link.index()].front()?;
-            Some(WireArrival { at, seq, link })
+        let down = net.poll_timeout(Timer::Wire(Link::Down));
+        let up = net.poll_timeout(Timer::Wire(Link::Up));
+        // perf: the sequence numbers are compared only when both arrive at once.
+        let (at, link) = match (down, up) {
+            (Some(d), Some(u)) if u == d => {
+                let first = if self.oldest_seq(Link::Up) < self.oldest_seq(Link::Down) {
+                    Link::Up
+                } else {
+                    Link::Down
+                };
+                (d, first)
+            }
+            (Some(d), Some(u)) if u < d => (u, Link::Up),
+            (Some(d), _) => (d, Link::Down),
+            (None, Some(u)) => (u, Link::Up),
+            (None, None) => return None,
         };
-        match (oldest(Link::Down), oldest(Link::Up)) {
-            (Some(d), Some(u)) => Some(if (u.at, u.seq) < (d.at, d.seq) { u } else { d }),
-            (d, u) => d.or(u),
-        }
+        debug_assert_eq!(
+            self.wire_seq[link.index()].len(),
+            net.wire(link).len(),
+            "every packet on a wire has its place (Agenda::on_wire)"
+        );
+        Some(WireArrival {
+            at,
+            seq: self.oldest_seq(link)?,
+            link,
+        })
+    }
+
+    /// The sequence number of the oldest packet on `link`.
+    fn oldest_seq(&self, link: Link) -> Option<u64> {
+        self.wire_seq[link.index()].front().copied()
     }
 }
 
