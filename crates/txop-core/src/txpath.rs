@@ -513,7 +513,9 @@ impl TxPath {
         // perf: the packet stays in the `Option` fq returns (not taken out and
         // wrapped again), which spares copies of it.
         let mut packet = self.fq.as_mut()?.dequeue(now, txq, codel, &mut self.drops);
-        let p = packet.as_mut()?;
+        let Some(p) = packet.as_mut() else {
+            return packet;
+        };
         p.queued_at = now;
         // What leaves the TXQ is the driver's now: DQL counts it as queued
         // (`dql_queued`), whichever way the driver takes it (ath9k pulls, the firmware

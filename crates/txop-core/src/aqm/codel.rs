@@ -191,10 +191,12 @@ impl CodelVars {
         stats: &mut CodelStats,
         now_ns: Nanos,
     ) -> Option<Packet> {
+        // perf: every path returns this one `packet` (never a new `Some` or `None`), so
+        // that it can be built where the caller takes it instead of copied there.
         let mut packet = queue.dequeue();
         let Some(p) = packet.as_ref() else {
             self.dropping = false;
-            return None;
+            return packet;
         };
         let now = codel_time(now_ns);
         let drop = self.should_drop(Some(p), queue.backlog_bytes(), params, stats, now);
@@ -207,15 +209,14 @@ impl CodelVars {
                 while self.dropping && after_eq(now, self.drop_next) {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
-                    let Some(mut p) = packet.take() else {
-                        break;
-                    };
-                    if params.ecn && p.ecn.set_ce() {
+                    if params.ecn && packet.as_mut().is_some_and(|p| p.ecn.set_ce()) {
                         stats.ecn_mark += 1;
                         self.drop_next = self.control_law(self.drop_next, params.interval);
-                        packet = Some(p);
                         break;
                     }
+                    let Some(p) = packet.take() else {
+                        break;
+                    };
                     stats.drop_len += p.len_bytes as u64;
                     stats.drop_count += 1;
                     queue.drop(p);
@@ -229,11 +230,9 @@ impl CodelVars {
                 }
             }
         } else if drop {
-            let mut p = packet.take()?;
-            if params.ecn && p.ecn.set_ce() {
+            if params.ecn && packet.as_mut().is_some_and(|p| p.ecn.set_ce()) {
                 stats.ecn_mark += 1;
-                packet = Some(p);
-            } else {
+            } else if let Some(p) = packet.take() {
                 stats.drop_len += p.len_bytes as u64;
                 stats.drop_count += 1;
                 queue.drop(p);

@@ -769,31 +769,29 @@ impl Fq {
                 drops: &mut *drops,
             };
             let packet = cvars[i as usize].dequeue(&mut queue, codel, &mut stats.codel, now);
-            match packet {
-                None => {
-                    // Force a pass through old_flows to prevent starvation.
-                    if from_new && !old_flows.is_empty() {
-                        new_flows.pop_front(flows);
-                        old_flows.push_back(flows, i);
-                    } else {
-                        let head = if from_new {
-                            &mut *new_flows
-                        } else {
-                            &mut *old_flows
-                        };
-                        head.pop_front(flows);
-                        let f = &mut flows[i as usize];
-                        f.listed = false;
-                        f.owner = NIL;
-                    }
-                }
-                Some(p) => {
-                    // The flow pays for what it sends.
-                    flows[i as usize].deficit -= p.len_bytes as i64;
-                    stats.tx_bytes += p.len_bytes as u64;
-                    stats.tx_packets += 1;
-                    return Some(p);
-                }
+            // perf: the packet is returned in the `Option` CoDel built, not unwrapped
+            // and wrapped again (which copies it).
+            if let Some(p) = packet.as_ref() {
+                // The flow pays for what it sends.
+                flows[i as usize].deficit -= p.len_bytes as i64;
+                stats.tx_bytes += p.len_bytes as u64;
+                stats.tx_packets += 1;
+                return packet;
+            }
+            // Force a pass through old_flows to prevent starvation.
+            if from_new && !old_flows.is_empty() {
+                new_flows.pop_front(flows);
+                old_flows.push_back(flows, i);
+            } else {
+                let head = if from_new {
+                    &mut *new_flows
+                } else {
+                    &mut *old_flows
+                };
+                head.pop_front(flows);
+                let f = &mut flows[i as usize];
+                f.listed = false;
+                f.owner = NIL;
             }
         }
     }
