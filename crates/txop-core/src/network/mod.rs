@@ -242,13 +242,11 @@ impl Network {
         self.bus_to_host_bytes.get(i).copied().unwrap_or(0)
     }
 
-    /// The index of `host`'s host bus, if it is a station with one.
-    fn bus_index(&self, host: Host) -> Option<usize> {
-        let Host::Station(n) = host else {
-            return None;
-        };
-        let i = (n as usize).checked_sub(1)?;
-        self.buses.get(i)?.as_ref().map(|_| i)
+    /// Station `station`'s host bus (1-based), if it has one.
+    // perf: the bus itself, found once, rather than an index to look up again.
+    fn bus_mut(&mut self, station: u16) -> Option<&mut HostBus> {
+        let i = usize::from(station).checked_sub(1)?;
+        self.buses.get_mut(i)?.as_mut()
     }
 
     /// Host `from` hands `packet` to the network at `now`: the server's goes onto the
@@ -258,14 +256,10 @@ impl Network {
     pub fn handle_packet(&mut self, now: Nanos, from: Host, packet: Packet) -> Call {
         match from {
             Host::Server => self.send_on_wire(now, Link::Down, packet),
-            Host::Station(_) => match self.bus_index(from) {
-                Some(i) => {
-                    if let Some(b) = &mut self.buses[i] {
-                        b.handle_host_packet(now, packet);
-                    }
-                    Call::HostBus {
-                        station: i as u16 + 1,
-                    }
+            Host::Station(station) => match self.bus_mut(station) {
+                Some(bus) => {
+                    bus.handle_host_packet(now, packet);
+                    Call::HostBus { station }
                 }
                 None => self.enter_cell(now, packet),
             },
@@ -279,17 +273,17 @@ impl Network {
     /// over the bus), the others arrive at once.
     #[inline]
     pub fn forward(&mut self, at: Nanos, packet: Packet, to: Host) -> Call {
-        if to == Host::Server {
-            self.send_on_wire(at, Link::Up, packet)
-        } else if let Some(i) = self.bus_index(to) {
-            if let Some(b) = &mut self.buses[i] {
-                b.handle_device_packet(at, packet);
+        let station = match to {
+            Host::Server => return self.send_on_wire(at, Link::Up, packet),
+            Host::Station(station) => station,
+            Host::Ap => return Call::Output(NetOutput::Arrived { at, to, packet }),
+        };
+        match self.bus_mut(station) {
+            Some(bus) => {
+                bus.handle_device_packet(at, packet);
+                Call::HostBus { station }
             }
-            Call::HostBus {
-                station: i as u16 + 1,
-            }
-        } else {
-            Call::Output(NetOutput::Arrived { at, to, packet })
+            None => Call::Output(NetOutput::Arrived { at, to, packet }),
         }
     }
 
@@ -328,14 +322,10 @@ impl Network {
                 }),
                 (_, None) => Call::Done,
             },
-            Timer::HostBus { station } => match self.bus_index(Host::Station(station)) {
-                Some(i) => {
-                    if let Some(b) = &mut self.buses[i] {
-                        b.handle_timeout(now);
-                    }
-                    Call::HostBus {
-                        station: i as u16 + 1,
-                    }
+            Timer::HostBus { station } => match self.bus_mut(station) {
+                Some(bus) => {
+                    bus.handle_timeout(now);
+                    Call::HostBus { station }
                 }
                 None => Call::Done,
             },
@@ -362,10 +352,7 @@ impl Network {
     pub fn poll_timeout(&self, timer: Timer) -> Option<Nanos> {
         match timer {
             Timer::Wire(link) => self.wires[link.index()].next_arrival(),
-            Timer::HostBus { station } => {
-                let i = self.bus_index(Host::Station(station))?;
-                self.buses[i].as_ref()?.poll_timeout()
-            }
+            Timer::HostBus { station } => self.host_bus(station)?.poll_timeout(),
         }
     }
 
@@ -380,12 +367,20 @@ impl Network {
     /// `None` once it has handed out everything. Its packets for the chip enter the
     /// cell as they are taken.
     pub fn poll_host_bus(&mut self, station: u16) -> Option<NetOutput> {
-        let i = self.bus_index(Host::Station(station))?;
+        let i = usize::from(station).checked_sub(1)?;
+        let Network {
+            buses,
+            cell,
+            bus_to_host_bytes,
+            ..
+        } = self;
+        // perf: the bus is looked up once for all it hands out.
+        let bus = buses.get_mut(i)?.as_mut()?;
         loop {
-            match self.buses[i].as_mut()?.poll_output()? {
-                BusOutput::ToDevice { at, packet } => self.cell.handle_packet(at, packet),
+            match bus.poll_output()? {
+                BusOutput::ToDevice { at, packet } => cell.handle_packet(at, packet),
                 BusOutput::ToHost { at, packet } => {
-                    self.bus_to_host_bytes[i] += packet.len_bytes as u64;
+                    bus_to_host_bytes[i] += packet.len_bytes as u64;
                     let to = Host::Station(station);
                     return Some(NetOutput::Arrived { at, to, packet });
                 }
