@@ -73,11 +73,11 @@ impl AgendaEvent for Timer {
 }
 
 /// The oldest packet on a wired link.
+// perf: its sequence number is not kept here; it is read only when an event is due
+// at the same instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct WireArrival {
     at: Nanos,
-    /// The sequence number it took when it was sent.
-    seq: u64,
     link: Link,
 }
 
@@ -135,9 +135,12 @@ impl Agenda {
             return Some(Due::Cell);
         }
         self.looked_at = None;
-        let wire_first = self
-            .wire
-            .filter(|w| w.at == now && events.peek_seq_at(now).is_none_or(|e| w.seq < e));
+        let wire_first = self.wire.filter(|w| {
+            w.at == now
+                && events
+                    .peek_seq_at(now)
+                    .is_none_or(|e| self.oldest_seq(w.link).is_some_and(|seq| seq < e))
+        });
         if let Some(w) = wire_first {
             self.wire_seq[w.link.index()].pop_front();
             return Some(Due::Network(Timer::Wire(w.link)));
@@ -229,11 +232,7 @@ impl Agenda {
             net.wire(link).len(),
             "every packet on a wire has its place (Agenda::on_wire)"
         );
-        Some(WireArrival {
-            at,
-            seq: self.oldest_seq(link)?,
-            link,
-        })
+        Some(WireArrival { at, link })
     }
 
     /// The sequence number of the oldest packet on `link`.
