@@ -4,115 +4,18 @@
 //! this crate does not depend on the simulator.)
 
 use etherparse::PacketBuilder;
-use std::cell::Cell as StdCell;
-use txop_core::cell::{CellConfig, StationConfig};
+use txop_core::cell::CellConfig;
 use txop_core::driver::bus::BusConfig;
-use txop_core::network::{NetworkConfig, WiredConfig};
-use txop_core::phy::channel::ErrorModel;
-use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
-use txop_core::{stack, Nanos};
+use txop_core::network::NetworkConfig;
+use txop_core::Nanos;
 use txop_emu::addr::Endpoint;
-use txop_emu::engine::{Engine, Port};
+use txop_emu::engine::Engine;
 use txop_emu::parse::PacketInfo;
 use txop_emu::slab::BUF_BYTES;
 
-/// A port on a virtual clock that records every write.
-#[derive(Default)]
-struct FakePort {
-    now: StdCell<Nanos>,
-    writes: Vec<(Nanos, Endpoint, Vec<u8>)>,
-    /// Writes to this endpoint fail with EIO (a TUN device that is not up).
-    down: Option<Endpoint>,
-}
-
-impl Port for FakePort {
-    fn now(&self) -> Nanos {
-        self.now.get()
-    }
-    fn write(&mut self, to: Endpoint, bytes: &[u8]) -> std::io::Result<()> {
-        if self.down == Some(to) {
-            return Err(std::io::Error::from_raw_os_error(libc_eio()));
-        }
-        self.writes.push((self.now.get(), to, bytes.to_vec()));
-        Ok(())
-    }
-}
-
-fn libc_eio() -> i32 {
-    5
-}
-
-fn ht20(mcs: u8) -> StationConfig {
-    StationConfig::new(
-        TxVector::Ht {
-            mcs,
-            width: ChannelWidth::Mhz20,
-            gi: GuardInterval::Long,
-        },
-        ErrorModel::None,
-    )
-}
-
-fn cell(stack_name: &str, stations: usize) -> CellConfig {
-    let mut c = CellConfig::new(
-        Standard::N,
-        Band::Ghz5,
-        (0..stations).map(|_| ht20(0)).collect(),
-    );
-    c.stack = stack::preset(stack_name).unwrap();
-    c
-}
-
-/// The network of `cell` behind the default wired link, without host buses.
-fn network(cell: CellConfig) -> NetworkConfig {
-    NetworkConfig {
-        cell,
-        wired: WiredConfig::default(),
-        host_bus: Vec::new(),
-    }
-}
-
-fn buf(bytes: &[u8], e: &mut Engine) -> Box<[u8; BUF_BYTES]> {
-    let mut b = e.buffer();
-    b[..bytes.len()].copy_from_slice(bytes);
-    b
-}
-
-fn icmp_echo(from: Endpoint, to: Endpoint, request: bool, seq: u16) -> Vec<u8> {
-    let b = PacketBuilder::ipv4(from.ipv4().octets(), to.ipv4().octets(), 64);
-    let b = if request {
-        b.icmpv4_echo_request(7, seq)
-    } else {
-        b.icmpv4_echo_reply(7, seq)
-    };
-    let mut v = Vec::new();
-    b.write(&mut v, &[0u8; 56]).unwrap();
-    v
-}
-
-/// Run the engine on the virtual clock until nothing is left to do or `until`.
-fn run_until(e: &mut Engine, port: &mut FakePort, until: Nanos) {
-    while let Some(t) = e.next_deadline() {
-        if t > until {
-            break;
-        }
-        port.now.set(t);
-        e.advance(t, port);
-    }
-    port.now.set(until.max(port.now.get()));
-}
-
-/// Run the engine on the virtual clock up to the instant of its next write.
-fn run_to_write(e: &mut Engine, port: &mut FakePort) {
-    let before = port.writes.len();
-    while let Some(t) = e.next_deadline() {
-        port.now.set(t);
-        e.advance(t, port);
-        if port.writes.len() > before {
-            return;
-        }
-    }
-}
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
 
 #[test]
 fn non_ip_malformed_and_foreign_packets_are_counted_and_dropped() {

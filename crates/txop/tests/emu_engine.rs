@@ -6,107 +6,18 @@
 //! (The engine's own tests are in `txop-emu`; they are here because `txop-emu` does not
 //! depend on the simulator.)
 
-use etherparse::PacketBuilder;
-use std::cell::Cell as StdCell;
 use std::collections::{BTreeMap, HashMap};
-use txop_core::cell::{CellConfig, StationConfig};
 use txop_core::network::{NetworkConfig, WiredConfig};
-use txop_core::phy::channel::ErrorModel;
-use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
-use txop_core::{stack, Nanos};
+use txop_core::Nanos;
 use txop_emu::addr::Endpoint;
-use txop_emu::engine::{Engine, Port, DEFAULT_SLAB_PACKETS};
-use txop_emu::slab::BUF_BYTES;
+use txop_emu::engine::{Engine, DEFAULT_SLAB_PACKETS};
 use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::{Flow, Host};
 use txop_sim::{SimConfig, Simulation};
 
-/// A port on a virtual clock that records every write.
-#[derive(Default)]
-struct FakePort {
-    now: StdCell<Nanos>,
-    writes: Vec<(Nanos, Endpoint, Vec<u8>)>,
-}
-
-impl Port for FakePort {
-    fn now(&self) -> Nanos {
-        self.now.get()
-    }
-    fn write(&mut self, to: Endpoint, bytes: &[u8]) -> std::io::Result<()> {
-        self.writes.push((self.now.get(), to, bytes.to_vec()));
-        Ok(())
-    }
-}
-
-fn ht20(mcs: u8) -> StationConfig {
-    StationConfig::new(
-        TxVector::Ht {
-            mcs,
-            width: ChannelWidth::Mhz20,
-            gi: GuardInterval::Long,
-        },
-        ErrorModel::None,
-    )
-}
-
-fn cell(stack_name: &str, stations: usize) -> CellConfig {
-    let mut c = CellConfig::new(
-        Standard::N,
-        Band::Ghz5,
-        (0..stations).map(|_| ht20(0)).collect(),
-    );
-    c.stack = stack::preset(stack_name).unwrap();
-    c
-}
-
-fn buf(bytes: &[u8], e: &mut Engine) -> Box<[u8; BUF_BYTES]> {
-    let mut b = e.buffer();
-    b[..bytes.len()].copy_from_slice(bytes);
-    b
-}
-
-/// An ICMP echo request or reply of ping's default size (56 bytes of data: 84 B).
-fn icmp_echo(from: Endpoint, to: Endpoint, request: bool, seq: u16) -> Vec<u8> {
-    let b = PacketBuilder::ipv4(from.ipv4().octets(), to.ipv4().octets(), 64);
-    let b = if request {
-        b.icmpv4_echo_request(7, seq)
-    } else {
-        b.icmpv4_echo_reply(7, seq)
-    };
-    let mut v = Vec::new();
-    b.write(&mut v, &[0u8; 56]).unwrap();
-    v
-}
-
-/// An echo's ICMP type (8 request, 0 reply) and sequence number: the packets here
-/// have a 20-byte IPv4 header, then type, code, checksum, identifier, sequence.
-fn echo_fields(bytes: &[u8]) -> (u8, u16) {
-    (bytes[20], u16::from_be_bytes([bytes[26], bytes[27]]))
-}
-
-/// Run the engine on the virtual clock until nothing is left to do or `until`.
-fn run_until(e: &mut Engine, port: &mut FakePort, until: Nanos) {
-    while let Some(t) = e.next_deadline() {
-        if t > until {
-            break;
-        }
-        port.now.set(t);
-        e.advance(t, port);
-    }
-    port.now.set(until.max(port.now.get()));
-}
-
-/// Run the engine on the virtual clock up to the instant of its next write.
-fn run_to_write(e: &mut Engine, port: &mut FakePort) {
-    let before = port.writes.len();
-    while let Some(t) = e.next_deadline() {
-        port.now.set(t);
-        e.advance(t, port);
-        if port.writes.len() > before {
-            return;
-        }
-    }
-}
+#[path = "../../txop-emu/tests/support/mod.rs"]
+mod emu_support;
+use emu_support::*;
 
 #[test]
 fn a_ping_through_the_engine_takes_exactly_the_simulators_round_trip() {
