@@ -43,13 +43,12 @@ pub struct Segment {
 }
 
 /// A word that is always zero: the niche `Option<Segment>` keeps its tag in.
-///
-/// Segments are returned as `Option<Segment>` and copied on at once (by every
-/// `poll_transmit`, `poll_ack` and into the packet slab). Without this word the tag
-/// would sit in a `bool`'s spare values next to padding, and the compiler copies the
-/// small fields as odd, overlapping chunks: reading such a copy right after it was
-/// written stalls store-to-load forwarding. With a whole word for the tag and no
-/// padding, segments are copied as whole words.
+// perf: segments are returned as `Option<Segment>` and copied on at once (by every
+// `poll_transmit`, `poll_ack` and into the packet slab). Without this word the tag
+// would sit in a `bool`'s spare values next to padding, and the compiler copies the
+// small fields as odd, overlapping chunks: reading such a copy right after it was
+// written stalls store-to-load forwarding. With a whole word for the tag and no
+// padding, segments are copied as whole words.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(u64)]
 pub(crate) enum PadWord {

@@ -377,9 +377,10 @@ impl TcpSender {
         }
     }
 
-    /// What may go next, or why nothing may. Inlined into its two callers
-    /// (`poll_transmit`, `poll_timeout`): called twice or more per segment sent, it is
-    /// mostly its call overhead, and inlined the `Result` never goes through memory.
+    /// What may go next, or why nothing may: the congestion window, the receiver's
+    /// window, pacing, or nothing to send.
+    // perf: inlined into its two callers (`poll_transmit`, `poll_timeout`): called twice
+    // or more per segment sent, it is mostly its call overhead.
     #[inline]
     fn next_candidate(&self) -> Result<Next, Blocked> {
         if self.sb.in_flight() >= self.win.cwnd {
