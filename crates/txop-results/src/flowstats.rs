@@ -193,8 +193,9 @@ fn histogram() -> Histogram<u32> {
 /// Counts per bucket of [`histogram`]'s layout (1 µs to 1000 s, 2 significant digits:
 /// 256 sub-buckets, the upper 128 of each used past the first bucket), for values in
 /// 1..=10⁹. Recording a value (two per packet) is a shift and an add, where
-/// hdrhistogram's `record` also checks bounds, resizing and min/max. The summary only reads the counts (quantiles, mean) and the maximum to its bucket's
-/// highest equivalent value, so [`Buckets::histogram`] recording each bucket's lowest
+/// hdrhistogram's `record` also checks bounds, resizing and min/max. The summary only
+/// reads the counts (quantiles, mean) and the maximum to its bucket's highest
+/// equivalent value, so [`Buckets::histogram`] recording each bucket's lowest
 /// value with its count gives the same summary as recording every value, and
 /// [`Buckets::summary`] computes that summary from the counts directly.
 struct Buckets(Box<[u32; Buckets::LEN]>);
