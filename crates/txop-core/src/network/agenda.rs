@@ -180,21 +180,19 @@ impl Agenda {
     ) -> Option<NetOutput> {
         let out = net.poll_host_bus(station);
         if out.is_none() {
-            self.reschedule(net, events, Timer::HostBus { station });
+            self.reschedule_host_bus(net, events, station);
         }
         out
     }
 
-    /// Queue `timer` at its deadline unless it is queued there already.
-    fn reschedule<E: From<Timer>>(
+    /// Queue station `station`'s host-bus deadline unless it is queued there already.
+    fn reschedule_host_bus<E: From<Timer>>(
         &mut self,
         net: &Network,
         events: &mut EventQueue<E>,
-        timer: Timer,
+        station: u16,
     ) {
-        let Timer::HostBus { station } = timer else {
-            return;
-        };
+        let timer = Timer::HostBus { station };
         let Some(t) = net.poll_timeout(timer) else {
             return;
         };
