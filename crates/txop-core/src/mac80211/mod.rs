@@ -8,6 +8,7 @@ pub mod classify;
 pub mod dql;
 pub mod fq;
 pub mod powersave;
+pub mod rate_chain;
 pub mod scan;
 pub mod scheduler;
 pub mod txq;
