@@ -9,6 +9,7 @@ pub mod dql;
 pub mod fq;
 pub mod powersave;
 pub mod rate_chain;
+pub mod rate_control;
 pub mod scan;
 pub mod scheduler;
 pub mod txq;
