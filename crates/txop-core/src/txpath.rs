@@ -20,6 +20,8 @@ use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, A
 use crate::mac80211::classify::dscp_to_up;
 use crate::mac80211::dql::Dql;
 use crate::mac80211::fq::{Fq, FqParams};
+use crate::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
+use crate::mac80211::rate_control::{LinkRateControl, RateMap};
 use crate::mac80211::scheduler::{MayTransmitAnswers, Scheduler, SchedulerParams};
 use crate::mac80211::txq::{LinkId, Tid, TidSet, TxqId, TxqKey};
 use crate::packet::{DropReason, Dropped, NodeId, Packet};
@@ -79,8 +81,16 @@ impl Qdisc {
 /// What the path needs to know about one link (peer).
 #[derive(Clone, Debug)]
 pub(crate) struct PathLink {
-    /// How PPDUs to this peer are bounded, per AC.
-    pub(crate) limits: [BuildLimits; 4],
+    /// How PPDUs to this peer are bounded, per rate its rate control may choose and
+    /// per AC.
+    pub(crate) limits: RateMap<[BuildLimits; 4]>,
+    /// Per AC: PPDUs to this peer are A-MPDUs under block ack.
+    pub(crate) aggregated: [bool; 4],
+    /// The peer's rate control.
+    pub(crate) rc: LinkRateControl,
+    /// The rate the last PPDU to this peer went out at (its last try), what AQL
+    /// estimates airtime with (`sta->deflink.tx_stats.last_rate`).
+    pub(crate) last_rate: RateIdx,
     /// Airtime-fairness weight of the peer station (256 = default).
     pub(crate) weight: u16,
     /// Whether mac80211 would give this station the slow-station CoDel parameters
@@ -104,12 +114,13 @@ struct AqlGate {
     estimator: AqlEstimator,
 }
 
-/// The AQL estimate last stored for one link and AC, and the packet length it was
-/// computed for: the estimate depends on nothing else (the link's PHY limits are fixed
-/// for the path's lifetime), and most packets of a link have one of few lengths.
+/// The AQL estimate last stored for one link and AC, and the packet length and rate it
+/// was computed for: the estimate depends on nothing else, and most packets of a link
+/// have one of few lengths.
 #[derive(Clone, Copy, Debug)]
 struct AqlEstimateMemo {
     len_bytes: u32,
+    rate: RateIdx,
     stored_us: u32,
 }
 
@@ -523,10 +534,11 @@ impl TxPath {
         self.dql_queued(ac, p.len_bytes);
         if let Some(gate) = self.aql.as_mut() {
             let memo = &mut self.aql_estimate_memo[link.index()][ac.index()];
+            let l = &self.links[link.index()];
             let stored = match *memo {
-                Some(m) if m.len_bytes == p.len_bytes => m.stored_us,
+                Some(m) if m.len_bytes == p.len_bytes && m.rate == l.last_rate => m.stored_us,
                 _ => {
-                    let limits = &self.links[link.index()].limits[ac.index()];
+                    let limits = &l.limits.get(l.last_rate)[ac.index()];
                     let est = expected_tx_airtime_us(
                         p.len_bytes,
                         Some(&limits.txv),
@@ -536,6 +548,7 @@ impl TxPath {
                     let stored_us = stored_tx_time_est_us(est);
                     *memo = Some(AqlEstimateMemo {
                         len_bytes: p.len_bytes,
+                        rate: l.last_rate,
                         stored_us,
                     });
                     stored_us
@@ -694,8 +707,8 @@ impl TxPath {
                 }
                 continue;
             }
-            let limits = self.links[txq.link().index()].limits[ac.index()];
-            let full = if limits.aggregated {
+            let aggregated = self.links[txq.link().index()].aggregated[ac.index()];
+            let full = if aggregated {
                 self.drv.hw_ampdu_depth(ac) >= self.cfg.hw_queue_ppdus
             } else {
                 self.drv.hw_depth(ac) >= ATH_NON_AGGR_MIN_QDEPTH
@@ -708,19 +721,16 @@ impl TxPath {
                 }
                 break;
             }
-            let ppdus = if limits.aggregated {
-                1
-            } else {
-                ATH_BURST_FRAMES
-            };
+            let ppdus = if aggregated { 1 } else { ATH_BURST_FRAMES };
             for _ in 0..ppdus {
+                let (chain, limits) = self.next_chain(now, txq.link(), ac);
                 let ppdu = if pulls {
                     // Split borrows: the builder pulls from the TXQ through `dequeue_txq`.
                     // With DQL in front of the driver, a pull is refused while the AC's
                     // limit is used up (the netdev queue is stopped), as the firmware
                     // push loop's `driver_room` refuses it.
                     let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
-                    let ppdu = drv.build(txq, ac, &limits, now, &mut || {
+                    let ppdu = drv.build(txq, ac, &limits, chain, now, &mut || {
                         if !self.dql_allows(ac) {
                             return None;
                         }
@@ -729,7 +739,7 @@ impl TxPath {
                     self.drv = drv;
                     ppdu
                 } else {
-                    self.drv.build(txq, ac, &limits, now, &mut || None)
+                    self.drv.build(txq, ac, &limits, chain, now, &mut || None)
                 };
                 match ppdu {
                     Some(p) => self.drv.hw[ac.index()].push_back(p),
@@ -792,9 +802,8 @@ impl TxPath {
                     continue;
                 }
             }
-            // The limits by reference (the driver and the links are separate fields).
-            let limits = &self.links[txq.link().index()].limits[ac.index()];
-            if let Some(p) = self.drv.build(txq, ac, limits, now, &mut || None) {
+            let (chain, limits) = self.next_chain(now, txq.link(), ac);
+            if let Some(p) = self.drv.build(txq, ac, &limits, chain, now, &mut || None) {
                 self.drv.hw[ac.index()].push_back(p);
             }
             if gated {
@@ -802,6 +811,25 @@ impl TxPath {
             }
             return;
         }
+    }
+
+    /// Rate control's chain for the next PPDU to `link` of `ac`, and the limits that
+    /// PPDU is built within: those of the chain's first rate, and for ath9k an aggregate
+    /// that fits the duration limit at the slowest rate of the chain (`ath_lookup_rate`
+    /// takes the least of the four rates' `max_aggr_framelen`), so that a chain falling
+    /// back to a slow rate shrinks the aggregate.
+    fn next_chain(&mut self, now: Nanos, link: LinkId, ac: Ac) -> (RateChain, BuildLimits) {
+        let l = &mut self.links[link.index()];
+        let chain = l.rc.rates(now, l.aggregated[ac.index()]);
+        let mut limits = l.limits.get(chain.first().rate)[ac.index()];
+        if self.cfg.driver == DriverKind::Ath9k {
+            for s in &chain.stages()[1..] {
+                let other = l.limits.get(s.rate)[ac.index()].max_duration_psdu_bytes;
+                // `None` (nothing fits) is the least.
+                limits.max_duration_psdu_bytes = limits.max_duration_psdu_bytes.min(other);
+            }
+        }
+        (chain, limits)
     }
 
     /// `ieee80211_txq_may_transmit` for `txq`, asked up to `max_asks` times in a row
@@ -852,25 +880,43 @@ impl TxPath {
         Some(p)
     }
 
-    /// A PPDU finished: settle each MPDU (acknowledged, retried, or given up), then
-    /// refill. A lone MPDU without block ack that failed is retried by the hardware in
-    /// place (it goes back to the head of the hardware queue); failed subframes of an
-    /// A-MPDU go back to the driver for software retransmission.
+    /// A transmission of a PPDU ended. Unanswered, with tries left in its chain, it is
+    /// retried by the hardware in place (back to the head of the hardware queue; a lone
+    /// MPDU also only below the retry limit). Otherwise rate control gets the status,
+    /// and each MPDU is settled (acknowledged, retried, or given up) before a refill:
+    /// failed subframes of an A-MPDU go back to the driver for software retransmission.
     pub(crate) fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport<'_>) {
         let ac = ppdu.ac;
         self.drv.in_air[ac.index()] -= 1;
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
         let txq = ppdu.txq();
-        if !ppdu.aggregated
-            && !report.acked.first().copied().unwrap_or(false)
-            && ppdu
-                .mpdus
-                .first()
-                .is_some_and(|m| m.attempts < report.retry_limit)
+        let acked_mpdus = report.acked.iter().filter(|&&a| a).count() as u16;
+        if acked_mpdus == 0
+            && ppdu.tries < ppdu.chain.total_tries()
+            && (ppdu.aggregated
+                || ppdu
+                    .mpdus
+                    .first()
+                    .is_some_and(|m| m.attempts < report.retry_limit))
         {
             self.drv.hw[ac.index()].push_front(ppdu);
             return;
         }
+        let l = &mut self.links[ppdu.link.index()];
+        l.last_rate = ppdu
+            .chain
+            .stage_of_try(ppdu.tries.saturating_sub(1))
+            .map_or(l.last_rate, |s| s.rate);
+        l.rc.tx_status(
+            now,
+            &TxStatus {
+                chain: &ppdu.chain,
+                tries_used: ppdu.tries.max(1),
+                acked: acked_mpdus > 0,
+                ampdu_len: ppdu.mpdus.len() as u16,
+                ampdu_ack_len: acked_mpdus,
+            },
+        );
         let mut requeued = false;
         let mut completed_bytes = 0;
         // perf: by reference (a drain would copy each MPDU out of the vector).

@@ -17,15 +17,14 @@ use txop_sim::traffic::Flow;
 use txop_sim::{SimConfig, Simulation};
 
 fn ht20(mcs: u8) -> StationConfig {
-    StationConfig {
-        tx: TxVector::Ht {
+    StationConfig::new(
+        TxVector::Ht {
             mcs,
             width: ChannelWidth::Mhz20,
             gi: GuardInterval::Long,
         },
-        error: ErrorModel::None,
-        weight: 256,
-    }
+        ErrorModel::None,
+    )
 }
 
 /// Downlink CBR to every station at `rate_bps`, phases spread over one interval.
@@ -154,14 +153,13 @@ fn performance_anomaly_and_its_cure() {
 #[test]
 fn thirty_stations_one_slow() {
     let mut stations = vec![ht20(7); 29];
-    stations.push(StationConfig {
-        tx: TxVector::Dsss {
+    stations.push(StationConfig::new(
+        TxVector::Dsss {
             rate_kbps: 1000,
             preamble: DsssPreamble::Long,
         },
-        error: ErrorModel::None,
-        weight: 256,
-    });
+        ErrorModel::None,
+    ));
     let mut results = Vec::new();
     for st in ["linux-4.8-bloated", "linux-4.9", "linux-4.11-ath9k"] {
         let r = run(

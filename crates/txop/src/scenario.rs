@@ -2153,7 +2153,10 @@ impl Scenario {
                     "must be 1 to 65535",
                 ));
             }
-            stations.push(StationConfig { tx, error, weight });
+            stations.push(StationConfig {
+                weight,
+                ..StationConfig::new(tx, error)
+            });
         }
         if stations.len() > limits::MAX_STATIONS {
             return Err(ScenarioError::new(

@@ -13,6 +13,7 @@ use crate::mac::protection::Protection;
 use crate::mac80211::powersave::{
     PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD,
 };
+use crate::mac80211::rate_control::{peer_rates, LinkRateControl, RateControlKind};
 use crate::mac80211::scan::ScanConfig;
 use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
@@ -32,6 +33,9 @@ pub struct StationConfig {
     pub error: ErrorModel,
     /// Airtime-fairness weight (`NL80211_ATTR_AIRTIME_WEIGHT`, default 256).
     pub weight: u16,
+    /// How the rates of the link's PPDUs are chosen (both ways); `tx` gives the
+    /// station's capabilities (family, width, guard interval, streams).
+    pub rate_control: RateControlKind,
 }
 
 impl StationConfig {
@@ -41,6 +45,7 @@ impl StationConfig {
             tx,
             error,
             weight: crate::mac80211::scheduler::DEFAULT_AIRTIME_WEIGHT,
+            rate_control: RateControlKind::Fixed,
         }
     }
 }
@@ -289,6 +294,26 @@ pub(super) fn mpdu_overhead(qos: bool) -> u32 {
 pub(super) fn expected_kbps(sc: &StationConfig) -> u64 {
     let per = sc.error.per(&sc.tx, 1500 + QOS_DATA_OVERHEAD_BYTES);
     (sc.tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
+}
+
+/// The rate control a node runs for its link to a station configured as `sc`.
+pub(super) fn link_rate_control(cfg: &CellConfig, sc: &StationConfig) -> LinkRateControl {
+    let retry_limit = cfg.retry_limit;
+    match sc.rate_control {
+        RateControlKind::Fixed | RateControlKind::MinstrelHt(_) => LinkRateControl::Fixed {
+            txv: sc.tx,
+            retry_limit,
+        },
+        RateControlKind::Ideal => LinkRateControl::Ideal {
+            candidates: peer_rates(&sc.tx),
+            snr_db: match sc.error {
+                ErrorModel::Snr { snr_db } => snr_db,
+                // A channel that loses nothing for SNR reasons: the fastest rate.
+                ErrorModel::None | ErrorModel::FixedLoss { .. } => f64::INFINITY,
+            },
+            retry_limit,
+        },
+    }
 }
 
 /// How PPDUs of `ac` to a peer at rate `txv` are bounded: A-MPDU under block ack on

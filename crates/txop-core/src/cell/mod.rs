@@ -25,10 +25,10 @@ mod management;
 mod stats;
 mod timer;
 
-use self::config::{build_limits, expected_kbps, mpdu_overhead};
+use self::config::{build_limits, expected_kbps, link_rate_control, mpdu_overhead};
 pub use self::config::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use self::management::Mgmt;
-pub use self::stats::{AirtimeRecord, LinkStats, StationStats};
+pub use self::stats::{AirtimeRecord, LinkStats, RateUse, StationStats};
 pub(crate) use self::timer::Timer;
 use self::timer::TimerTable;
 pub use crate::mac::exchange::ExchangeOutcome;
@@ -39,6 +39,7 @@ use crate::mac::edca::{Ac, Backoff};
 use crate::mac::exchange::{Exchange, LinkAirtime};
 use crate::mac::frame::Frame;
 use crate::mac::protection::{needs_protection, Protection};
+use crate::mac80211::rate_control::{LinkRateControl, RateMap};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{DropReason, Dropped, NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
@@ -80,10 +81,13 @@ pub(crate) struct Link {
     pub(crate) peer: NodeId,
     /// Per TID: what this node has received from the peer, in sequence order.
     pub(crate) rx: [RxReorder; NUM_TIDS],
-    /// The rate of every data PPDU on the link (both ways).
+    /// The link's configured rate: what the station's own frames (null-data, PS-Poll)
+    /// are answered at, and the one rate of fixed rate control.
     pub(crate) txv: TxVector,
-    /// The PPDU durations of `txv` (which never changes).
-    pub(crate) air: LinkAirtime,
+    /// The PPDU durations of every rate the link's rate control may choose.
+    pub(crate) air: RateMap<LinkAirtime>,
+    /// How much each of those rates was used.
+    pub(crate) rate_use: RateMap<RateUse>,
     pub(crate) error: ErrorModel,
     /// The channel's draws on this link (its own stream: adding a station changes no
     /// other link's draws).
@@ -273,27 +277,49 @@ impl Cell {
             };
             // mac80211 counts associated stations for the slow-station rule.
             let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
-            let airs: Vec<LinkAirtime> = peers
+            let rcs: Vec<LinkRateControl> = peers
                 .iter()
-                .map(|(_, sc)| LinkAirtime::new(&sc.tx, &timing, protection_of(&sc.tx)))
+                .map(|(_, sc)| link_rate_control(&cfg, sc))
                 .collect();
+            let rate_sets: Vec<_> = rcs.iter().map(LinkRateControl::rate_set).collect();
             let path_links = peers
                 .iter()
-                .zip(&airs)
-                .map(|((_, sc), air)| PathLink {
-                    weight: sc.weight,
-                    limits: Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, &sc.tx, air)),
-                    slow_station: expected_kbps(sc) < 6_000 * num_sta,
+                .zip(rcs)
+                .zip(&rate_sets)
+                .map(|(((_, sc), rc), rates)| {
+                    let limits = RateMap::new(rates, |txv| {
+                        let air = LinkAirtime::new(txv, &timing, protection_of(txv));
+                        Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, txv, &air))
+                    });
+                    let configured = Ac::ALL.map(|ac| {
+                        let air = LinkAirtime::new(&sc.tx, &timing, protection_of(&sc.tx));
+                        build_limits(&cfg, &timing, table, ac, &sc.tx, &air).aggregated
+                    });
+                    PathLink {
+                        weight: sc.weight,
+                        limits,
+                        aggregated: configured,
+                        last_rate: rates[0].0,
+                        rc,
+                        slow_station: expected_kbps(sc) < 6_000 * num_sta,
+                    }
                 })
                 .collect();
             let links = peers
                 .into_iter()
-                .zip(airs)
-                .map(|((peer, sc), air)| Link {
+                .zip(&rate_sets)
+                .map(|((peer, sc), rates)| Link {
                     peer,
                     rx: Default::default(),
                     txv: sc.tx,
-                    air,
+                    air: RateMap::new(rates, |txv| {
+                        LinkAirtime::new(txv, &timing, protection_of(txv))
+                    }),
+                    rate_use: RateMap::new(rates, |txv| RateUse {
+                        txv: *txv,
+                        ppdus: 0,
+                        airtime_ns: 0,
+                    }),
                     error: sc.error,
                     rng: RngStream::new(
                         seed,
@@ -355,6 +381,18 @@ impl Cell {
     /// Per-station counters, indexed by station number (index 0 is unused).
     pub fn stats(&self) -> &[StationStats] {
         &self.stats
+    }
+
+    /// How each rate was used on one direction of `station`'s link (station → AP if
+    /// `uplink`), in the order of its rate control's rate set: the rates used and the
+    /// rates never used alike.
+    pub fn rate_use(&self, station: StationId, uplink: bool) -> &[RateUse] {
+        let link = if uplink {
+            self.nodes[station.node().index()].link(LinkId(0))
+        } else {
+            self.nodes[0].link(station.ap_link())
+        };
+        link.rate_use.entries()
     }
 
     /// Total time the medium was busy (exchanges and collisions).

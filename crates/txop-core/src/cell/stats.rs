@@ -4,8 +4,10 @@
 use crate::mac::edca::Ac;
 use crate::mac::exchange::ExchangeOutcome;
 use crate::mac80211::powersave::PsStats;
+use crate::mac80211::rate_chain::MAX_RATE_STAGES;
 use crate::mac80211::scan::ScanStats;
 use crate::packet::NodeId;
+use crate::phy::TxVector;
 use crate::Nanos;
 
 /// Airtime of one transmission, charged to the station at the far end of the link.
@@ -64,6 +66,23 @@ pub struct LinkStats {
     pub dropped_ps_buffer: u64,
     /// Airtime of the link's exchanges, including the station's null-data frames and
     /// PS-Polls (uplink).
+    pub airtime_ns: u64,
+    /// Data PPDU transmissions by the stage of the retry chain they went out at.
+    pub stage_tries: [u64; MAX_RATE_STAGES],
+    /// Probes: first tries of PPDUs whose chain starts with a sample rate.
+    pub probes: u64,
+    /// Airtime of those probes.
+    pub probe_airtime_ns: u64,
+}
+
+/// How much one rate was used on one direction of a station's link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateUse {
+    /// The rate.
+    pub txv: TxVector,
+    /// Data PPDU transmissions at it (first tries and retries).
+    pub ppdus: u64,
+    /// Their airtime (each transmission's exchange, as in [`LinkStats::airtime_ns`]).
     pub airtime_ns: u64,
 }
 

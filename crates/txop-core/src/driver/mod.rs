@@ -12,6 +12,7 @@ pub mod bus;
 use crate::mac::ampdu::{AmpduLength, BA_WINDOW};
 use crate::mac::blockack::{Mpdu, TxTid};
 use crate::mac::edca::Ac;
+use crate::mac80211::rate_chain::{RateChain, RateIdx, RateStage};
 use crate::mac80211::txq::{LinkId, Tid, TxqId};
 use crate::packet::Packet;
 use crate::phy::{Band, TxVector};
@@ -43,6 +44,10 @@ pub(crate) struct Ppdu {
     /// PSDU length in bytes (A-MPDU subframes with delimiters and padding, or the one
     /// MPDU).
     pub(crate) psdu_bytes: u32,
+    /// The rates and tries rate control chose for it.
+    pub(crate) chain: RateChain,
+    /// Transmissions of this PPDU so far (the hardware's tries along `chain`).
+    pub(crate) tries: u32,
 }
 
 impl Default for Ppdu {
@@ -56,6 +61,8 @@ impl Default for Ppdu {
             mpdus: Vec::new(),
             aggregated: false,
             psdu_bytes: 0,
+            chain: RateChain::single(TxVector::Ofdm { rate_mbps: 6 }, RateIdx(0), 1),
+            tries: 0,
         }
     }
 }
@@ -64,6 +71,15 @@ impl Ppdu {
     /// The TXQ its MPDUs came from.
     pub(crate) fn txq(&self) -> TxqId {
         TxqId::new(self.link, self.tid)
+    }
+
+    /// The chain stage of its next transmission (the last stage once the chain is used
+    /// up, which the path never lets happen).
+    #[inline]
+    pub(crate) fn stage(&self) -> &RateStage {
+        self.chain
+            .stage_of_try(self.tries)
+            .unwrap_or_else(|| self.chain.stages().last().unwrap_or(self.chain.first()))
     }
 }
 
@@ -377,6 +393,7 @@ impl DriverQueues {
         txq: TxqId,
         ac: Ac,
         limits: &BuildLimits,
+        chain: RateChain,
         now: Nanos,
         pull: &mut impl FnMut() -> Option<Packet>,
     ) -> Option<Ppdu> {
@@ -449,6 +466,8 @@ impl DriverQueues {
             mpdus,
             aggregated: limits.aggregated,
             psdu_bytes,
+            chain,
+            tries: 0,
         })
     }
 

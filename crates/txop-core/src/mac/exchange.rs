@@ -20,6 +20,7 @@ use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::protection::{Protection, PROTECTION_RATE};
 use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
+use crate::mac80211::rate_chain::RateStage;
 use crate::mac80211::txq::{LinkId, Tid};
 use crate::packet::{NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
@@ -138,6 +139,8 @@ pub(crate) struct Tx {
     pub(crate) start: Nanos,
     /// End of this transmitter's first PPDU on the air (RTS or data).
     pub(crate) air_end: Nanos,
+    /// The stage of the PPDU's retry chain this transmission goes out at.
+    pub(crate) stage: RateStage,
     pub(crate) ppdu: Ppdu,
     /// Per MPDU: decoded by the receiver.
     pub(crate) ok: Vec<bool>,
@@ -198,15 +201,16 @@ impl Cell {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.exch.txs.len() {
-            let air = {
+            let (air, stage_rts) = {
                 let tx = &self.exch.txs[i];
-                self.nodes[tx.node.index()].link(tx.link()).air
+                let link = self.nodes[tx.node.index()].link(tx.link());
+                (*link.air.get(tx.stage.rate), tx.stage.rts)
             };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if let Some(f) = self.exch.txs[i].frame {
                 let (v, bytes) = self.frame_vector(self.exch.txs[i].node.index(), f);
                 v.ppdu_duration(bytes, band)
-            } else if self.uses_rts(psdu) || air.always_rts {
+            } else if self.uses_rts(psdu) || air.always_rts || stage_rts {
                 air.rts
             } else {
                 // A CTS-to-self draws no response: its sender goes on with the data
@@ -215,6 +219,7 @@ impl Cell {
             };
             let tx = &mut self.exch.txs[i];
             tx.air_end = tx.start + dur;
+            tx.ppdu.tries += 1;
             end = end.max(tx.air_end);
             tx.ok.clear();
             for m in tx.ppdu.mpdus.iter_mut() {
@@ -245,9 +250,10 @@ impl Cell {
         let peer = self.nodes[tx.node.index()].link(tx.ppdu.link).peer;
         let absent = self.nodes[peer.index()].away;
         let link = self.nodes[tx.node.index()].link_mut(tx.ppdu.link);
-        let txv = link.txv;
-        let air = link.air;
-        let rts = rts || air.always_rts;
+        let txv = tx.stage.txv;
+        let air = *link.air.get(tx.stage.rate);
+        let rts = rts || air.always_rts || tx.stage.rts;
+        tx.ppdu.tries += 1;
         let t = tx.start + air.protection(rts, sifs);
         let DataExchangeAirtime {
             data: data_dur,
@@ -399,7 +405,7 @@ impl Cell {
                 let n = tx.node.index();
                 let eliciting = match tx.frame {
                     Some(f) => self.frame_vector(n, f).0,
-                    None => self.nodes[n].link(tx.link()).txv,
+                    None => tx.stage.txv,
                 };
                 let timeout = self.timing.response_timeout_for(&eliciting);
                 self.nodes[n].ifs_ref = (tx.air_end + timeout).max(t);
@@ -432,7 +438,14 @@ impl Cell {
                 .first()
                 .is_some_and(|m| m.attempts >= retry_limit);
         let mpdus = tx.ppdu.mpdus.len();
-        let (ac, tid) = (tx.ac, tx.tid());
+        let (ac, tid, rate) = (tx.ac, tx.tid(), tx.stage.rate);
+        // The stage this transmission went out at (its try was counted when it
+        // started).
+        let stage = tx
+            .ppdu
+            .chain
+            .stage_index_of_try(tx.ppdu.tries.saturating_sub(1));
+        let probe = tx.ppdu.chain.probe && stage == Some(0);
         let start = if n_tx == 1 {
             self.exch.busy_from
         } else {
@@ -444,6 +457,13 @@ impl Cell {
             s.mpdus += mpdus as u64;
             s.mpdu_retries += retries;
             s.airtime_ns += share;
+            if let Some(k) = stage {
+                s.stage_tries[k] += 1;
+            }
+            if probe {
+                s.probes += 1;
+                s.probe_airtime_ns += share;
+            }
             match outcome {
                 ExchangeOutcome::Collision => s.collisions += 1,
                 ExchangeOutcome::Failed => s.failures += 1,
@@ -469,6 +489,10 @@ impl Cell {
             .path
             .register_airtime(t, station.ap_link(), tid, tx_us, rx_us);
         let node = &mut self.nodes[n];
+        let link = self.exch.txs[i].link();
+        let used = node.links[link.index()].rate_use.get_mut(rate);
+        used.ppdus += 1;
+        used.airtime_ns += share;
         let b = &mut node.edca[ac.index()];
         // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
         // when a frame is given up; doubled after a failure.
@@ -502,14 +526,14 @@ impl Cell {
         if limit == Nanos::ZERO || self.nodes[n].away {
             return false;
         }
-        let Some((link, aggregated, psdu_bytes)) = self.nodes[n]
+        let Some((link, aggregated, psdu_bytes, stage)) = self.nodes[n]
             .path
             .peek_ppdu(t, ac)
-            .map(|p| (p.link, p.aggregated, p.psdu_bytes))
+            .map(|p| (p.link, p.aggregated, p.psdu_bytes, *p.stage()))
         else {
             return false;
         };
-        let air = &self.nodes[n].link(link).air;
+        let air = self.nodes[n].link(link).air.get(stage.rate);
         let sifs = self.timing.sifs;
         let start = t + sifs;
         let durations = DataExchangeAirtime {
@@ -518,7 +542,7 @@ impl Cell {
         };
         // A protected PPDU brings its CTS-to-self along (ath9k protects every frame).
         let exchange = air.cts_to_self + durations.data + sifs + durations.response;
-        let rts = self.uses_rts(psdu_bytes) || air.always_rts;
+        let rts = self.uses_rts(psdu_bytes) || air.always_rts || stage.rts;
         if start + exchange > self.exch.txop_start + limit || rts {
             return false;
         }
@@ -531,6 +555,7 @@ impl Cell {
         let tx = &mut self.exch.txs[0];
         tx.start = start;
         tx.air_end = start;
+        tx.stage = stage;
         tx.ppdu = ppdu;
         self.exch.busy_from = t;
         self.resolve_single(Some(durations));

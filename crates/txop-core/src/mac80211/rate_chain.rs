@@ -101,10 +101,16 @@ impl RateChain {
     /// The stage the `try_number`-th try (counted from 0) goes out at, or `None` once
     /// the chain is used up.
     pub fn stage_of_try(&self, try_number: u32) -> Option<&RateStage> {
+        self.stage_index_of_try(try_number).map(|i| &self.stages[i])
+    }
+
+    /// The position in the chain of the stage the `try_number`-th try (counted from 0)
+    /// goes out at, or `None` once the chain is used up.
+    pub fn stage_index_of_try(&self, try_number: u32) -> Option<usize> {
         let mut left = try_number;
-        for s in self.stages() {
+        for (i, s) in self.stages().iter().enumerate() {
             if left < u32::from(s.tries) {
-                return Some(s);
+                return Some(i);
             }
             left -= u32::from(s.tries);
         }

@@ -6,6 +6,11 @@
 //! validation uses) and `ideal` is an SNR oracle, an upper bound as ns-3's
 //! `IdealWifiManager`.
 
+use crate::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
+use crate::phy::channel::best_rate_for_snr;
+use crate::phy::{DsssPreamble, TxVector};
+use crate::Nanos;
+
 /// The rate control of a station's links.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RateControlKind {
@@ -77,4 +82,162 @@ impl HwRateCaps {
         max_rates: 4,
         max_rate_tries: 10,
     };
+}
+
+/// Values kept per rate a link may use, found by the [`RateIdx`] its rate control
+/// gives the rate.
+#[derive(Clone, Debug)]
+pub(crate) struct RateMap<T> {
+    /// Per `RateIdx.0`: the position in `entries`, or `u16::MAX` for no entry.
+    index_of: Vec<u16>,
+    entries: Vec<T>,
+}
+
+impl<T> RateMap<T> {
+    /// One entry per rate of `rates`, made by `make`.
+    pub(crate) fn new(
+        rates: &[(RateIdx, TxVector)],
+        mut make: impl FnMut(&TxVector) -> T,
+    ) -> RateMap<T> {
+        let len = rates
+            .iter()
+            .map(|(r, _)| r.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut index_of = vec![u16::MAX; len];
+        let mut entries = Vec::with_capacity(rates.len());
+        for (r, txv) in rates {
+            index_of[r.0 as usize] = entries.len() as u16;
+            entries.push(make(txv));
+        }
+        RateMap { index_of, entries }
+    }
+
+    /// The position of `rate` among the entries (the order of the rates given to
+    /// [`RateMap::new`]).
+    #[inline]
+    pub(crate) fn position(&self, rate: RateIdx) -> usize {
+        self.index_of[rate.0 as usize] as usize
+    }
+
+    /// The entry of `rate` (one of the rates given to [`RateMap::new`]).
+    #[inline]
+    pub(crate) fn get(&self, rate: RateIdx) -> &T {
+        &self.entries[self.position(rate)]
+    }
+
+    /// The entry of `rate`, to change.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, rate: RateIdx) -> &mut T {
+        let i = self.position(rate);
+        &mut self.entries[i]
+    }
+
+    /// Every entry, in the order of the rates given to [`RateMap::new`].
+    pub(crate) fn entries(&self) -> &[T] {
+        &self.entries
+    }
+}
+
+/// A station link's rate control as its transmitter runs it: one per link of a
+/// node's transmit path.
+#[derive(Clone, Debug)]
+pub(crate) enum LinkRateControl {
+    /// The configured rate. A lone MPDU is retried in place up to the retry limit; an
+    /// A-MPDU gets one try and its subframes go back to the driver for software retry
+    /// (txop before rate control, kept so that fixed-rate results do not move).
+    Fixed {
+        /// The rate of every PPDU.
+        txv: TxVector,
+        /// Tries of a lone MPDU (the cell's retry limit).
+        retry_limit: u8,
+    },
+    /// The best rate for the link's SNR when the PPDU is built, tried as `Fixed` tries.
+    Ideal {
+        /// The rates the peer supports, `RateIdx(i)` being `candidates[i]`.
+        candidates: Vec<TxVector>,
+        /// The link's SNR (dB).
+        snr_db: f64,
+        /// Tries of a lone MPDU (the cell's retry limit).
+        retry_limit: u8,
+    },
+}
+
+impl LinkRateControl {
+    /// The rates this rate control may put in a chain, with their indices.
+    pub(crate) fn rate_set(&self) -> Vec<(RateIdx, TxVector)> {
+        match self {
+            LinkRateControl::Fixed { txv, .. } => vec![(RateIdx(0), *txv)],
+            LinkRateControl::Ideal { candidates, .. } => candidates
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (RateIdx(i as u16), *t))
+                .collect(),
+        }
+    }
+
+    /// The chain for the next PPDU, built at `now`; `aggregated` if it is an A-MPDU.
+    pub(crate) fn rates(&mut self, _now: Nanos, aggregated: bool) -> RateChain {
+        match self {
+            LinkRateControl::Fixed { txv, retry_limit } => {
+                RateChain::single(*txv, RateIdx(0), if aggregated { 1 } else { *retry_limit })
+            }
+            LinkRateControl::Ideal {
+                candidates,
+                snr_db,
+                retry_limit,
+            } => {
+                let best = best_rate_for_snr(candidates, *snr_db);
+                let i = candidates.iter().position(|c| *c == best).unwrap_or(0);
+                RateChain::single(
+                    best,
+                    RateIdx(i as u16),
+                    if aggregated { 1 } else { *retry_limit },
+                )
+            }
+        }
+    }
+
+    /// The hardware's report of one PPDU.
+    pub(crate) fn tx_status(&mut self, _now: Nanos, _status: &TxStatus<'_>) {
+        match self {
+            LinkRateControl::Fixed { .. } | LinkRateControl::Ideal { .. } => {}
+        }
+    }
+}
+
+/// The rates a peer configured at `txv` supports, slowest first: the same family,
+/// width and guard interval, up to its streams (HT MCS 0 to `8·nss − 1`; VHT MCS 0–9
+/// valid for each stream count up to `nss`; the eight OFDM rates; the four DSSS/CCK
+/// rates, 1 Mbit/s with the long preamble).
+pub(crate) fn peer_rates(txv: &TxVector) -> Vec<TxVector> {
+    match *txv {
+        TxVector::Dsss { preamble, .. } => [1000, 2000, 5500, 11000]
+            .map(|r| TxVector::Dsss {
+                rate_kbps: r,
+                preamble: if r == 1000 {
+                    DsssPreamble::Long
+                } else {
+                    preamble
+                },
+            })
+            .to_vec(),
+        TxVector::Ofdm { .. } => [6, 9, 12, 18, 24, 36, 48, 54]
+            .map(|r| TxVector::Ofdm { rate_mbps: r })
+            .to_vec(),
+        TxVector::Ht { mcs, width, gi } => (0..8 * (mcs / 8 + 1))
+            .map(|m| TxVector::Ht { mcs: m, width, gi })
+            .collect(),
+        TxVector::Vht { nss, width, gi, .. } => (1..=nss.max(1))
+            .flat_map(|n| {
+                (0..10u8).map(move |m| TxVector::Vht {
+                    mcs: m,
+                    nss: n,
+                    width,
+                    gi,
+                })
+            })
+            .filter(|t| t.validate().is_ok())
+            .collect(),
+    }
 }
