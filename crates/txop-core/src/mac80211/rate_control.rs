@@ -6,8 +6,9 @@
 //! validation uses) and `ideal` is an SNR oracle, an upper bound as ns-3's
 //! `IdealWifiManager`.
 
+use crate::mac::ampdu::QOS_DATA_OVERHEAD_BYTES;
 use crate::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
-use crate::phy::channel::best_rate_for_snr;
+use crate::phy::channel::{ErrorModel, RATE_SELECTION_FRAME_BYTES};
 use crate::phy::{DsssPreamble, TxVector};
 use crate::Nanos;
 
@@ -187,10 +188,9 @@ impl LinkRateControl {
                 snr_db,
                 retry_limit,
             } => {
-                let best = best_rate_for_snr(candidates, *snr_db);
-                let i = candidates.iter().position(|c| *c == best).unwrap_or(0);
+                let i = ideal_rate(candidates, *snr_db);
                 RateChain::single(
-                    best,
+                    candidates[i],
                     RateIdx(i as u16),
                     if aggregated { 1 } else { *retry_limit },
                 )
@@ -204,6 +204,24 @@ impl LinkRateControl {
             LinkRateControl::Fixed { .. } | LinkRateControl::Ideal { .. } => {}
         }
     }
+}
+
+/// The position in `candidates` (not empty) of the rate that delivers most at `snr_db`:
+/// the highest PHY rate × (1 − PER) of a full-size MPDU (1500 bytes of payload and a
+/// QoS data header), the first of equals. Unlike a "PER below 10 %" rule, this takes a
+/// faster rate that loses a few frames when it still delivers more, as the best fixed
+/// rate does.
+pub(crate) fn ideal_rate(candidates: &[TxVector], snr_db: f64) -> usize {
+    let model = ErrorModel::Snr { snr_db };
+    let mpdu_bytes = RATE_SELECTION_FRAME_BYTES + QOS_DATA_OVERHEAD_BYTES;
+    let mut best = (0, f64::MIN);
+    for (i, c) in candidates.iter().enumerate() {
+        let delivered = c.data_rate_bps() as f64 * (1.0 - model.per(c, mpdu_bytes));
+        if delivered > best.1 {
+            best = (i, delivered);
+        }
+    }
+    best.0
 }
 
 /// The rates a peer configured at `txv` supports, slowest first: the same family,
