@@ -16,6 +16,7 @@ pub mod network;
 pub mod packet;
 pub mod phy;
 pub mod rng;
+pub mod series;
 pub mod stack;
 pub mod time;
 pub(crate) mod txpath;

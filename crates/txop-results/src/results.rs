@@ -4,9 +4,11 @@
 use serde::Serialize;
 use txop_core::cell::Cell;
 use txop_core::mac80211::powersave::PsStats;
+use txop_core::mac80211::rate_control::RateControlKind;
 use txop_core::mac80211::scan::ScanStats;
 use txop_core::network::Network;
-use txop_core::Nanos;
+use txop_core::series::{series_shift, series_step};
+use txop_core::{Nanos, StationId};
 
 /// One run's results.
 #[derive(Clone, Debug, Serialize)]
@@ -163,6 +165,87 @@ pub struct StationResult {
     /// Its power save and the AP's buffering for it, when it saves power.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_save: Option<PsStats>,
+    /// The rates its rate control chose, when that is not fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<RateControlResult>,
+}
+
+/// What a station's rate control did, per direction of its link.
+#[derive(Clone, Debug, Serialize)]
+pub struct RateControlResult {
+    /// The rate control ("ideal", "minstrel_ht", …).
+    pub kind: String,
+    /// Station → AP.
+    pub uplink: LinkRateResult,
+    /// AP → station.
+    pub downlink: LinkRateResult,
+}
+
+/// The rates one direction of a link went out at.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkRateResult {
+    /// Every rate used, in the rate control's order (slowest group first).
+    pub rates: Vec<RateShareResult>,
+    /// Data PPDU transmissions per stage of the retry chain (the first stage, its
+    /// fallbacks, …).
+    pub stage_tries: Vec<u64>,
+    /// Probes sent (PPDUs whose first try went out at a sample rate).
+    pub probes: u64,
+    /// Their airtime over the direction's data airtime.
+    pub probe_airtime_share: f64,
+    /// The airtime-weighted mean PHY rate per step of [`Results::series_step_s`], bit/s
+    /// (0 for a step without transmissions).
+    pub rate_series_bps: Vec<f64>,
+}
+
+/// One rate's use.
+#[derive(Clone, Debug, Serialize)]
+pub struct RateShareResult {
+    /// The modulation and rate.
+    pub rate: String,
+    /// Transmissions at it (first tries and retries).
+    pub ppdus: u64,
+    /// Their airtime.
+    pub airtime_ns: u64,
+    /// Their airtime over the direction's data airtime.
+    pub airtime_share: f64,
+}
+
+/// One direction of `station`'s link under a rate control other than fixed, over a run
+/// of `secs` seconds.
+fn link_rate_result(cell: &Cell, station: StationId, uplink: bool, secs: f64) -> LinkRateResult {
+    let s = cell.stats()[station.node().index()];
+    let link = if uplink { s.up } else { s.down };
+    let used = cell.rate_use(station, uplink);
+    let total: u64 = used.iter().map(|u| u.airtime_ns).sum();
+    let share = |ns: u64| {
+        if total > 0 {
+            ns as f64 / total as f64
+        } else {
+            0.0
+        }
+    };
+    let shift = series_shift(secs);
+    let steps = (secs / series_step(secs).as_secs_f64()).ceil() as usize;
+    LinkRateResult {
+        rates: used
+            .iter()
+            .filter(|u| u.ppdus > 0)
+            .map(|u| RateShareResult {
+                rate: u.txv.modulation_label(),
+                ppdus: u.ppdus,
+                airtime_ns: u.airtime_ns,
+                airtime_share: share(u.airtime_ns),
+            })
+            .collect(),
+        stage_tries: link.stage_tries.to_vec(),
+        probes: link.probes,
+        probe_airtime_share: share(link.probe_airtime_ns),
+        rate_series_bps: cell
+            .rate_series(station, uplink)
+            .map(|r| r.mean_rate_bps(shift, steps))
+            .unwrap_or_default(),
+    }
 }
 
 /// The AP's beacon airtime (ns) and its share of the medium's busy time (0 when the
@@ -234,6 +317,14 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
                     .iter()
                     .any(|c| c.station.0 == sta)
                     .then_some(s.ps),
+                rate_control: match cfg.stations[i - 1].rate_control {
+                    RateControlKind::Fixed => None,
+                    kind => Some(RateControlResult {
+                        kind: kind.name().to_string(),
+                        uplink: link_rate_result(cell, StationId(sta), true, secs),
+                        downlink: link_rate_result(cell, StationId(sta), false, secs),
+                    }),
+                },
             }
         })
         .collect();

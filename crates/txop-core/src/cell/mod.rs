@@ -28,7 +28,7 @@ mod timer;
 use self::config::{build_limits, expected_kbps, link_rate_control, mpdu_overhead};
 pub use self::config::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use self::management::Mgmt;
-pub use self::stats::{AirtimeRecord, LinkStats, RateUse, StationStats};
+pub use self::stats::{AirtimeRecord, LinkStats, RateSeries, RateUse, StationStats};
 pub(crate) use self::timer::Timer;
 use self::timer::TimerTable;
 pub use crate::mac::exchange::ExchangeOutcome;
@@ -39,7 +39,7 @@ use crate::mac::edca::{Ac, Backoff};
 use crate::mac::exchange::{Exchange, LinkAirtime};
 use crate::mac::frame::Frame;
 use crate::mac::protection::{needs_protection, Protection};
-use crate::mac80211::rate_control::{LinkRateControl, RateMap};
+use crate::mac80211::rate_control::{LinkRateControl, RateControlKind, RateMap};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{DropReason, Dropped, NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
@@ -88,6 +88,8 @@ pub(crate) struct Link {
     pub(crate) air: RateMap<LinkAirtime>,
     /// How much each of those rates was used.
     pub(crate) rate_use: RateMap<RateUse>,
+    /// The rate sent at over time (not kept under fixed rate control).
+    pub(crate) rate_series: Option<RateSeries>,
     pub(crate) error: ErrorModel,
     /// The channel's draws on this link (its own stream: adding a station changes no
     /// other link's draws).
@@ -315,6 +317,8 @@ impl Cell {
                     air: RateMap::new(rates, |txv| {
                         LinkAirtime::new(txv, &timing, protection_of(txv))
                     }),
+                    rate_series: (sc.rate_control != RateControlKind::Fixed)
+                        .then(RateSeries::default),
                     rate_use: RateMap::new(rates, |txv| RateUse {
                         txv: *txv,
                         ppdus: 0,
@@ -387,12 +391,22 @@ impl Cell {
     /// `uplink`), in the order of its rate control's rate set: the rates used and the
     /// rates never used alike.
     pub fn rate_use(&self, station: StationId, uplink: bool) -> &[RateUse] {
-        let link = if uplink {
+        self.station_link(station, uplink).rate_use.entries()
+    }
+
+    /// The rate one direction of `station`'s link sent at over time (`None` under fixed
+    /// rate control).
+    pub fn rate_series(&self, station: StationId, uplink: bool) -> Option<&RateSeries> {
+        self.station_link(station, uplink).rate_series.as_ref()
+    }
+
+    /// One direction of `station`'s link: the station's own (uplink) or the AP's to it.
+    fn station_link(&self, station: StationId, uplink: bool) -> &Link {
+        if uplink {
             self.nodes[station.node().index()].link(LinkId(0))
         } else {
             self.nodes[0].link(station.ap_link())
-        };
-        link.rate_use.entries()
+        }
     }
 
     /// Total time the medium was busy (exchanges and collisions).

@@ -8,6 +8,9 @@ use crate::mac80211::rate_chain::MAX_RATE_STAGES;
 use crate::mac80211::scan::ScanStats;
 use crate::packet::NodeId;
 use crate::phy::TxVector;
+#[cfg(doc)]
+use crate::series::STEP;
+use crate::series::{sum_bytes, StepSeries};
 use crate::Nanos;
 
 /// Airtime of one transmission, charged to the station at the far end of the link.
@@ -103,5 +106,51 @@ impl StationStats {
     /// Airtime charged to the station, both directions.
     pub fn airtime_ns(&self) -> u64 {
         self.up.airtime_ns + self.down.airtime_ns
+    }
+}
+
+/// The PHY rate one direction of a station's link sent at over time: per step of the
+/// time series ([`crate::series`]), the airtime-weighted mean rate of its data
+/// transmissions. Kept only for links whose rate control is not fixed.
+#[derive(Clone, Debug, Default)]
+pub struct RateSeries {
+    /// Per step: Σ rate (kbit/s) × airtime (µs).
+    rate_airtime: StepSeries,
+    /// Per step: Σ airtime (µs).
+    airtime_us: StepSeries,
+}
+
+impl RateSeries {
+    /// A transmission at `rate_bps` started at `at` and took `airtime_ns`.
+    pub(crate) fn record(&mut self, at: Nanos, rate_bps: u64, airtime_ns: u64) {
+        let airtime_us = airtime_ns / 1000;
+        for (series, value) in [
+            (&mut self.rate_airtime, rate_bps / 1000 * airtime_us),
+            (&mut self.airtime_us, airtime_us),
+        ] {
+            let step = series.index(at, sum_bytes);
+            if series.values.len() <= step {
+                series.values.resize(step + 1, 0);
+            }
+            series.values[step] += value;
+        }
+    }
+
+    /// How many times the series' step has doubled so far.
+    pub fn shift(&self) -> u32 {
+        self.airtime_us.shift.max(self.rate_airtime.shift)
+    }
+
+    /// The mean rate (bit/s) per step of [`STEP`] doubled `shift` times, `steps` steps
+    /// from time 0; 0 for a step without transmissions.
+    pub fn mean_rate_bps(&self, shift: u32, steps: usize) -> Vec<f64> {
+        let num = self.rate_airtime.at_shift(shift, sum_bytes);
+        let den = self.airtime_us.at_shift(shift, sum_bytes);
+        (0..steps)
+            .map(|i| match (num.get(i), den.get(i)) {
+                (Some(&n), Some(&d)) if d > 0 => n as f64 / d as f64 * 1000.0,
+                _ => 0.0,
+            })
+            .collect()
     }
 }

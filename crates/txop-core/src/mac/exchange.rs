@@ -490,9 +490,13 @@ impl Cell {
             .register_airtime(t, station.ap_link(), tid, tx_us, rx_us);
         let node = &mut self.nodes[n];
         let link = self.exch.txs[i].link();
-        let used = node.links[link.index()].rate_use.get_mut(rate);
+        let l = &mut node.links[link.index()];
+        let used = l.rate_use.get_mut(rate);
         used.ppdus += 1;
         used.airtime_ns += share;
+        if let Some(series) = l.rate_series.as_mut() {
+            series.record(start, used.txv.data_rate_bps(), share);
+        }
         let b = &mut node.edca[ac.index()];
         // CW back to CWmin after every acknowledged exchange (also within a TXOP) and
         // when a frame is given up; doubled after a failure.
