@@ -211,6 +211,7 @@ fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
     out.extend(latency_time_figure(title, runs).map(Figure::Lines));
     out.extend(latency_cdf_figure(title, runs).map(Figure::Lines));
     out.extend(throughput_figure(title, runs).map(Figure::Lines));
+    out.extend(rate_figure(title, runs).map(Figure::Lines));
     out.extend(stations_figure(title, runs).map(Figure::Bars));
     out
 }
@@ -727,6 +728,88 @@ fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             series,
         }],
         legend,
+    })
+}
+
+/// The PHY rate rate control chose over time: per station and direction that sent
+/// data, the airtime-weighted mean rate of each series step (steps without data are
+/// left out). Absent when every station has a fixed rate.
+fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+    let mut series = Vec::new();
+    let mut entries = Vec::new();
+    for (j, run) in runs.iter().enumerate() {
+        let r = run.results;
+        for st in &r.stations {
+            let Some(rc) = st.rate_control.as_ref() else {
+                continue;
+            };
+            for (dir, link) in [("down", &rc.downlink), ("up", &rc.uplink)] {
+                let points: Vec<(f64, f64)> = link
+                    .rate_series_bps
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &bps)| bps > 0.0)
+                    .map(|(k, &bps)| ((k + 1) as f64 * r.series_step_s, bps / 1e6))
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let c = colour(series.len());
+                series.push(Series {
+                    colour: c,
+                    points: envelope(&points, SERIES_MAX_POINTS),
+                    mark: Mark::Line,
+                });
+                let run_name = if runs.len() > 1 {
+                    format!("{}: ", runs[j].label)
+                } else {
+                    String::new()
+                };
+                entries.push(LegendEntry {
+                    name: format!("{run_name}station {} {dir}", st.station),
+                    note: format!("{}, {} probes", rc.kind, link.probes),
+                    colour: c,
+                    mark: Mark::Line,
+                });
+            }
+        }
+    }
+    let hi = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|&(_, y)| y))
+        .fold(0.0, f64::max);
+    if hi <= 0.0 {
+        return None;
+    }
+    let duration_s = runs
+        .iter()
+        .map(|r| r.results.duration_s)
+        .fold(0.0, f64::max);
+    let header = if let [run] = runs {
+        run.label.to_string()
+    } else {
+        "runs".to_string()
+    };
+    Some(LineFigure {
+        stem: "rate",
+        heading: format!("{title}: PHY rate over time"),
+        x: Axis {
+            label: "time (s)".into(),
+            min: 0.0,
+            max: duration_s.max(MIN_TIME_AXIS_S),
+            scale: Scale::Linear,
+        },
+        y: Axis {
+            label: "PHY rate (Mbit/s, airtime-weighted mean per step)".into(),
+            min: 0.0,
+            max: hi * 1.08,
+            scale: Scale::Linear,
+        },
+        panels: vec![Panel {
+            title: None,
+            series,
+        }],
+        legend: Legend { header, entries },
     })
 }
 
