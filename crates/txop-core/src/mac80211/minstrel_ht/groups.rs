@@ -420,41 +420,41 @@ pub(super) fn supported_rates(caps: &PeerCaps) -> [u16; N_GROUPS] {
         Standard::N => bw_code(caps.width).min(1),
         _ => 0,
     };
+    // A stream/GI/width combination the peer receives.
+    let fits = |streams: u8, sgi: bool, width: ChannelWidth| {
+        streams <= max_nss && (!sgi || caps.sgi) && bw_code(width) <= max_bw
+    };
     for (group, mask) in supported.iter_mut().enumerate() {
-        match group_kind(group) {
+        *mask = match group_kind(group) {
             GroupKind::Ht {
                 streams,
                 sgi,
                 width,
-            } if caps.standard == Standard::N => {
-                if streams <= max_nss && (!sgi || caps.sgi) && bw_code(width) <= max_bw {
-                    *mask = 0x00ff;
-                }
-            }
+            } if caps.standard == Standard::N && fits(streams, sgi, width) => 0x00ff,
             GroupKind::Vht {
                 streams,
                 sgi,
                 width,
-            } if caps.standard == Standard::Ac => {
-                if streams <= max_nss && (!sgi || caps.sgi) && bw_code(width) <= max_bw {
-                    *mask = if width == ChannelWidth::Mhz20 {
-                        0x01ff
-                    } else {
-                        0x03ff
-                    };
+            } if caps.standard == Standard::Ac && fits(streams, sgi, width) => {
+                if width == ChannelWidth::Mhz20 {
+                    0x01ff
+                } else {
+                    0x03ff
                 }
             }
             GroupKind::Cck
                 if caps.band == Band::Ghz2_4
                     && matches!(caps.standard, Standard::B | Standard::G | Standard::N) =>
             {
-                *mask = if caps.short_preamble { 0x00e1 } else { 0x000f };
+                if caps.short_preamble {
+                    0x00e1
+                } else {
+                    0x000f
+                }
             }
-            GroupKind::Ofdm if matches!(caps.standard, Standard::A | Standard::G) => {
-                *mask = 0x00ff;
-            }
-            _ => {}
-        }
+            GroupKind::Ofdm if matches!(caps.standard, Standard::A | Standard::G) => 0x00ff,
+            _ => 0,
+        };
     }
     supported
 }

@@ -216,10 +216,12 @@ mod tests {
 
     #[test]
     fn ewma_step_response_matches_f64() {
-        let mut stats = RateStats::default();
         // First interval: 50 %, taken as it is.
-        stats.attempts = 100;
-        stats.success = 50;
+        let mut stats = RateStats {
+            attempts: 100,
+            success: 50,
+            ..RateStats::default()
+        };
         stats.close_interval_ewma();
         assert_eq!(stats.prob_avg, 2048);
         let mut y = 2048.0f64;
