@@ -438,4 +438,106 @@ mod tests {
         mi.groups[0].rates[6].attempts = 30;
         assert!(!mi.sudden_death());
     }
+
+    /// Sets rate `i` of `group` as measured with probability `p` (history present, so
+    /// an update keeps it).
+    fn measured(mi: &mut MinstrelHt, group: usize, i: usize, p: f64) {
+        let r = &mut mi.groups[group].rates[i];
+        r.prob_avg = (p * 4096.0) as u16;
+        r.prob_avg_1 = r.prob_avg;
+        r.att_hist = 100;
+    }
+
+    #[test]
+    fn max_prob_prefers_robust_throughput_then_fewer_streams() {
+        for era in [MinstrelEra::Linux6, MinstrelEra::Linux5_10] {
+            let mut mi = ht20_2ss(era);
+            mi.avg_ampdu_len = frac(16, 1) as i32;
+            // 1SS: MCS 0–4 clean, MCS 5 at 80 %, above that bad.
+            for i in 0..8 {
+                let p = [1.0, 1.0, 1.0, 1.0, 1.0, 0.8, 0.05, 0.0][i];
+                measured(&mut mi, 0, i, p);
+            }
+            // 2SS: MCS 8–11 clean, MCS 12 at 90 % (the best), above that bad.
+            for i in 0..8 {
+                let p = [1.0, 1.0, 1.0, 1.0, 0.9, 0.3, 0.0, 0.0][i];
+                measured(&mut mi, 1, i, p);
+            }
+            for k in 0..3 {
+                mi.update_stats(Nanos::from_ms(100 * k));
+            }
+            assert_eq!(mi.max_tp_rate[0], mi_rate(1, 4), "{era:?}");
+            // Among > 75 % the highest throughput would be 2SS MCS 12; with fewer
+            // streams preferred it is the 1SS group's robust best: MCS 5 (80 %, 52 ·
+            // 0.8 = 41.6) over MCS 4 (39 · 0.9 = 35.1).
+            assert_eq!(mi.max_prob_rate, mi_rate(0, 5), "{era:?}");
+            assert_eq!(mi.groups[1].max_group_prob_rate, mi_rate(1, 4), "{era:?}");
+
+            // Nothing above 75 %: the highest probability wins.
+            let mut mi = ht20_2ss(era);
+            for i in 0..8 {
+                measured(&mut mi, 0, i, [0.5, 0.6, 0.7, 0.3, 0.2, 0.1, 0.0, 0.0][i]);
+                measured(&mut mi, 1, i, 0.0);
+            }
+            for k in 0..3 {
+                mi.update_stats(Nanos::from_ms(100 * k));
+            }
+            assert_eq!(mi.max_prob_rate, mi_rate(0, 2), "{era:?}");
+        }
+    }
+
+    #[test]
+    fn untried_rates_inherit_the_best_faster_probability_in_6x_only() {
+        for era in [MinstrelEra::Linux6, MinstrelEra::Linux5_10] {
+            let mut mi = ht20_2ss(era);
+            measured(&mut mi, 0, 6, 0.7);
+            measured(&mut mi, 0, 4, 0.5);
+            mi.update_stats(Nanos::from_ms(60));
+            let p = |mi: &MinstrelHt, i: usize| mi.groups[0].rates[i].prob_avg;
+            match era {
+                MinstrelEra::Linux6 => {
+                    assert_eq!(p(&mi, 7), 0, "nothing faster than MCS 7 was tried");
+                    assert_eq!(p(&mi, 5), p(&mi, 6));
+                    // MCS 4 was tried: it keeps its own.
+                    assert_eq!(p(&mi, 4), (0.5f64 * 4096.0) as u16);
+                    assert_eq!(p(&mi, 0), p(&mi, 6));
+                }
+                MinstrelEra::Linux5_10 => {
+                    assert_eq!(p(&mi, 5), 0);
+                    assert_eq!(p(&mi, 0), 0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cck_rates_lead_only_when_they_beat_every_mcs() {
+        let caps = PeerCaps {
+            standard: Standard::N,
+            band: Band::Ghz2_4,
+            width: ChannelWidth::Mhz20,
+            sgi: false,
+            max_nss: 1,
+            short_preamble: false,
+        };
+        let mut mi = MinstrelHt::new(MinstrelEra::Linux6, &caps, HwRateCaps::ATH9K, 1);
+        for i in 0..4 {
+            measured(&mut mi, groups::CCK_GROUP, i, 1.0);
+        }
+        // MCS 0 at 90 % (6.5 Mbit/s, aggregated) beats 11 Mbit/s CCK? No aggregation
+        // yet (A-MPDU length 1): 6.5 Mbit/s with its overhead loses to 11 Mbit/s.
+        measured(&mut mi, 0, 0, 0.9);
+        mi.update_stats(Nanos::from_ms(60));
+        assert_eq!(mi.max_tp_rate[0], mi_rate(groups::CCK_GROUP, 3));
+        // MCS 3 clean: every MCS rate above CCK, no CCK rate in the list.
+        for i in 1..4 {
+            measured(&mut mi, 0, i, 1.0);
+        }
+        mi.update_stats(Nanos::from_ms(120));
+        assert_eq!(mi.max_tp_rate[0], mi_rate(0, 3));
+        assert!(mi
+            .max_tp_rate
+            .iter()
+            .all(|&r| rate_group(r) != groups::CCK_GROUP));
+    }
 }
