@@ -11,14 +11,14 @@
 //! * **6.x** ([`MinstrelEra::Linux6`], ≥ 5.11): the 2nd-order noise filter over the
 //!   success ratio every 50 ms, untried rates inheriting the best probability of the
 //!   faster rates of their group, at most one probe per 20 ms from the INC/JUMP/SLOW
-//!   lists ([`sample`]).
+//!   lists (`sample.rs`).
 //! * **≤ 5.10** ([`MinstrelEra::Linux5_10`]): the 75 % EWMA every 50 ms and look-around
-//!   sampling from a random sample table ([`sample_legacy`]), with the old three-stage
+//!   sampling from a random sample table (`sample_legacy.rs`), with the old three-stage
 //!   chain.
 //!
-//! Shared by both: the rate groups and the average-MPDU airtime table ([`groups`]), the
+//! Shared by both: the rate groups and the average-MPDU airtime table (`groups.rs`), the
 //! throughput metric and the choice of `max_tp_rate[0..3]` and `max_prob_rate`
-//! ([`select`]), sudden death, and the retry chain with per-stage tries ([`chain`]).
+//! (`select.rs`), sudden death, and the retry chain with per-stage tries (`chain.rs`).
 //!
 //! Where txop departs from the kernel:
 //!
@@ -39,6 +39,11 @@
 //!   kernel's `minstrel_calc_retransmit` sets 1 but `minstrel_ht_set_rate` overrides
 //!   it), and `hw->max_rate_tries` caps each stage, not the chain
 //!   (`include/net/mac80211.h`: "maximum number of tries for each stage").
+//! * Sampling shares: ≤ 5.10's look-around samples one PPDU in `17 + 2 · avg_ampdu_len`
+//!   (2 % with A-MPDUs of 16, about 5 % without aggregation); the "10 % of frames" the
+//!   reference quotes is the legacy `minstrel`'s `lookaround_rate_mrr` (and ns-3's
+//!   attribute for it). 6.x probes once per 20 ms and once more right after each
+//!   statistics update (the kernel resets `sample_time` there): up to 3 per 51 ms.
 
 mod chain;
 mod groups;
