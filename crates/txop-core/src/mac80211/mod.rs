@@ -7,6 +7,7 @@ pub mod aql;
 pub mod classify;
 pub mod dql;
 pub mod fq;
+pub mod minstrel_ht;
 pub mod powersave;
 pub mod rate_chain;
 pub mod rate_control;
