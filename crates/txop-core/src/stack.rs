@@ -9,6 +9,7 @@ use crate::aqm::codel::CodelParams;
 use crate::mac80211::aql::{AqlEstimator, AqlParams};
 use crate::mac80211::classify::DscpMapping;
 use crate::mac80211::fq::OverloadPolicy;
+use crate::mac80211::rate_control::MinstrelEra;
 use crate::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
 use crate::Nanos;
 
@@ -118,6 +119,9 @@ pub struct StackConfig {
     pub hw_queue_ppdus: u32,
     /// Subframes per A-MPDU the driver builds (ath9k 32, ath10k 64).
     pub max_ampdu_subframes: u16,
+    /// The minstrel_ht design of the stack's kernel, run by stations whose rate control
+    /// is `minstrel_ht` (rate-control.md §1: ≤ 5.10 or ≥ 5.11).
+    pub minstrel_era: MinstrelEra,
 }
 
 impl StackConfig {
@@ -177,6 +181,7 @@ pub fn simple() -> StackConfig {
         driver_queue_packets: 1000,
         hw_queue_ppdus: 0,
         max_ampdu_subframes: 64,
+        minstrel_era: MinstrelEra::Linux6,
         ..preset("linux-4.8-bloated").expect("built-in preset")
     }
     .renamed("simple")
@@ -219,6 +224,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         driver_queue_packets: 123,
         hw_queue_ppdus: 2,
         max_ampdu_subframes: 32,
+        minstrel_era: MinstrelEra::Linux5_10,
     };
     let itxq = StackConfig {
         qdisc: QdiscKind::NoQueue,
@@ -255,6 +261,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
             ..firmware
         },
         "linux-5.14" => StackConfig {
+            minstrel_era: MinstrelEra::Linux6,
             scheduler: SchedulerKind::VirtualTime,
             per_station_codel: true,
             fq_overload: OverloadPolicy::HalfFromFattest,
@@ -262,6 +269,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
             ..firmware
         },
         "linux-6.0" => StackConfig {
+            minstrel_era: MinstrelEra::Linux6,
             scheduler: SchedulerKind::DrrAql,
             per_station_codel: true,
             fq_overload: OverloadPolicy::HalfFromFattest,
@@ -374,6 +382,14 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
         ("queue limit".into(), limit),
         ("driver".into(), driver),
         ("DSCP → UP".into(), format!("{:?}", c.dscp_mapping)),
+        (
+            "minstrel_ht".into(),
+            match c.minstrel_era {
+                MinstrelEra::Linux5_10 => "≤ 5.10: EWMA, look-around sampling",
+                MinstrelEra::Linux6 => "≥ 5.11: noise filter, a probe per 20 ms",
+            }
+            .to_string(),
+        ),
     ]
 }
 

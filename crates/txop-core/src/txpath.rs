@@ -814,20 +814,27 @@ impl TxPath {
     }
 
     /// Rate control's chain for the next PPDU to `link` of `ac`, and the limits that
-    /// PPDU is built within: those of the chain's first rate, and for ath9k an aggregate
-    /// that fits the duration limit at the slowest rate of the chain (`ath_lookup_rate`
-    /// takes the least of the four rates' `max_aggr_framelen`), so that a chain falling
-    /// back to a slow rate shrinks the aggregate.
+    /// PPDU is built within, as ath9k's `ath_lookup_rate` sets them: those of the
+    /// chain's first rate, an aggregate that fits the duration limit at the slowest
+    /// rate of the chain (the least of the stages' `max_aggr_framelen`), so that a chain
+    /// falling back to a slow rate shrinks the aggregate; and no aggregation at all for
+    /// a probe ("if rate selected is a probe rate then avoid aggregation of this
+    /// packet") or a chain with a legacy rate (an A-MPDU goes only in an HT or VHT
+    /// PPDU). The firmware's stand-in rate control is held to the same rules.
     fn next_chain(&mut self, now: Nanos, link: LinkId, ac: Ac) -> (RateChain, BuildLimits) {
         let l = &mut self.links[link.index()];
         let chain = l.rc.rates(now, l.aggregated[ac.index()]);
         let mut limits = l.limits.get(chain.first().rate)[ac.index()];
-        if self.cfg.driver == DriverKind::Ath9k {
+        if chain.stages().len() > 1 || chain.probe {
             for s in &chain.stages()[1..] {
-                let other = l.limits.get(s.rate)[ac.index()].max_duration_psdu_bytes;
+                let other = &l.limits.get(s.rate)[ac.index()];
                 // `None` (nothing fits) is the least.
-                limits.max_duration_psdu_bytes = limits.max_duration_psdu_bytes.min(other);
+                limits.max_duration_psdu_bytes = limits
+                    .max_duration_psdu_bytes
+                    .min(other.max_duration_psdu_bytes);
+                limits.aggregated &= other.aggregated;
             }
+            limits.aggregated &= !chain.probe;
         }
         (chain, limits)
     }
@@ -891,13 +898,18 @@ impl TxPath {
         self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
         let txq = ppdu.txq();
         let acked_mpdus = report.acked.iter().filter(|&&a| a).count() as u16;
+        // An MPDU is given up after the retry limit or its chain's tries, whichever is
+        // more (a fixed-rate lone MPDU's chain is the retry limit; minstrel_ht's may be
+        // longer, and its last stages are its most robust rates).
+        let total = ppdu.chain.total_tries();
+        let mpdu_limit = total.max(u32::from(report.retry_limit));
         if acked_mpdus == 0
-            && ppdu.tries < ppdu.chain.total_tries()
+            && ppdu.tries < total
             && (ppdu.aggregated
                 || ppdu
                     .mpdus
                     .first()
-                    .is_some_and(|m| m.attempts < report.retry_limit))
+                    .is_some_and(|m| u32::from(m.attempts) < mpdu_limit))
         {
             self.drv.hw[ac.index()].push_front(ppdu);
             return;

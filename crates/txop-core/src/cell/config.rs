@@ -10,16 +10,17 @@ use crate::mac::ampdu::{
 use crate::mac::edca::{self, Ac, BackoffRule, EdcaTable};
 use crate::mac::exchange::LinkAirtime;
 use crate::mac::protection::Protection;
+use crate::mac80211::minstrel_ht::{MinstrelHt, PeerCaps};
 use crate::mac80211::powersave::{
     PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD,
 };
-use crate::mac80211::rate_control::{peer_rates, LinkRateControl, RateControlKind};
+use crate::mac80211::rate_control::{peer_rates, HwRateCaps, LinkRateControl, RateControlKind};
 use crate::mac80211::scan::ScanConfig;
 use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{control_response_rate, BLOCK_ACK_BYTES};
 use crate::phy::timing::PhyTiming;
-use crate::phy::{Band, Standard, TxVector};
+use crate::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use crate::stack::StackConfig;
 use crate::Nanos;
 
@@ -296,14 +297,33 @@ pub(super) fn expected_kbps(sc: &StationConfig) -> u64 {
     (sc.tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
 }
 
-/// The rate control a node runs for its link to a station configured as `sc`.
-pub(super) fn link_rate_control(cfg: &CellConfig, sc: &StationConfig) -> LinkRateControl {
+/// The rate control a node runs for its link to a station configured as `sc`; `seed`
+/// is the link's own (minstrel_ht's sample table).
+pub(super) fn link_rate_control(
+    cfg: &CellConfig,
+    sc: &StationConfig,
+    seed: u64,
+) -> LinkRateControl {
     let retry_limit = cfg.retry_limit;
     match sc.rate_control {
-        RateControlKind::Fixed | RateControlKind::MinstrelHt(_) => LinkRateControl::Fixed {
+        RateControlKind::Fixed => LinkRateControl::Fixed {
             txv: sc.tx,
             retry_limit,
         },
+        RateControlKind::MinstrelHt(era) => {
+            let era = era.unwrap_or(cfg.stack.minstrel_era);
+            // ath10k-like firmware runs its own rate control, whose algorithm is not
+            // public: minstrel_ht of the stack's era stands in for it, on hardware
+            // with ath9k's four rate slots, so that the firmware's rate choices react
+            // to the channel as a host rate control would.
+            let hw = HwRateCaps::ATH9K;
+            LinkRateControl::MinstrelHt(Box::new(MinstrelHt::new(
+                era,
+                &peer_caps(cfg, &sc.tx),
+                hw,
+                seed,
+            )))
+        }
         RateControlKind::Ideal => LinkRateControl::Ideal {
             candidates: peer_rates(&sc.tx),
             snr_db: match sc.error {
@@ -313,6 +333,39 @@ pub(super) fn link_rate_control(cfg: &CellConfig, sc: &StationConfig) -> LinkRat
             },
             retry_limit,
         },
+    }
+}
+
+/// What minstrel_ht learns of a peer configured at `txv` (its family, width, guard
+/// interval and streams) in this BSS.
+fn peer_caps(cfg: &CellConfig, txv: &TxVector) -> PeerCaps {
+    let (standard, width, sgi) = match *txv {
+        TxVector::Dsss { .. } => (Standard::B, ChannelWidth::Mhz20, false),
+        TxVector::Ofdm { .. } => (
+            if cfg.band == Band::Ghz5 {
+                Standard::A
+            } else {
+                Standard::G
+            },
+            ChannelWidth::Mhz20,
+            false,
+        ),
+        TxVector::Ht { width, gi, .. } => (Standard::N, width, gi == GuardInterval::Short),
+        TxVector::Vht { width, gi, .. } => (Standard::Ac, width, gi == GuardInterval::Short),
+    };
+    PeerCaps {
+        standard,
+        band: cfg.band,
+        width,
+        sgi,
+        max_nss: txv.nss(),
+        short_preamble: matches!(
+            txv,
+            TxVector::Dsss {
+                preamble: DsssPreamble::Short,
+                ..
+            }
+        ),
     }
 }
 

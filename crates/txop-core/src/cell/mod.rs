@@ -281,7 +281,10 @@ impl Cell {
             let num_sta = if node_id.is_ap() { n as u64 } else { 1 };
             let rcs: Vec<LinkRateControl> = peers
                 .iter()
-                .map(|(_, sc)| link_rate_control(&cfg, sc))
+                .map(|(peer, sc)| {
+                    let key = ((id as u64) << 16) | peer.0 as u64;
+                    link_rate_control(&cfg, sc, crate::rng::mix64(seed ^ key))
+                })
                 .collect();
             let rate_sets: Vec<_> = rcs.iter().map(LinkRateControl::rate_set).collect();
             let path_links = peers

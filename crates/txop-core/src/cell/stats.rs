@@ -74,7 +74,8 @@ pub struct LinkStats {
     pub stage_tries: [u64; MAX_RATE_STAGES],
     /// Probes: first tries of PPDUs whose chain starts with a sample rate.
     pub probes: u64,
-    /// Airtime of those probes.
+    /// Airtime of those probe PPDUs, every try: at the sample rate and down the chain
+    /// after it fails.
     pub probe_airtime_ns: u64,
 }
 

@@ -445,7 +445,9 @@ impl Cell {
             .ppdu
             .chain
             .stage_index_of_try(tx.ppdu.tries.saturating_sub(1));
-        let probe = tx.ppdu.chain.probe && stage == Some(0);
+        // A probe's cost is every try of the probe PPDU: the one at the sample rate
+        // and the retries down the chain after it fails.
+        let (probe, probe_try) = (tx.ppdu.chain.probe && stage == Some(0), tx.ppdu.chain.probe);
         let start = if n_tx == 1 {
             self.exch.busy_from
         } else {
@@ -460,8 +462,8 @@ impl Cell {
             if let Some(k) = stage {
                 s.stage_tries[k] += 1;
             }
-            if probe {
-                s.probes += 1;
+            s.probes += probe as u64;
+            if probe_try {
                 s.probe_airtime_ns += share;
             }
             match outcome {

@@ -7,6 +7,7 @@
 //! `IdealWifiManager`.
 
 use crate::mac::ampdu::QOS_DATA_OVERHEAD_BYTES;
+use crate::mac80211::minstrel_ht::MinstrelHt;
 use crate::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
 use crate::phy::channel::{ErrorModel, RATE_SELECTION_FRAME_BYTES};
 use crate::phy::{DsssPreamble, TxVector};
@@ -72,8 +73,8 @@ pub enum MinstrelEra {
 pub struct HwRateCaps {
     /// Stages of a retry chain the hardware executes (`hw->max_rates`; ath9k 4).
     pub max_rates: u8,
-    /// Tries of all stages together (`hw->max_rate_tries`; ath9k 10, mac80211's
-    /// default 7 when a driver sets none).
+    /// Tries of each stage at most (`hw->max_rate_tries`, "maximum number of tries for
+    /// each stage"; ath9k 10, mac80211's default 7 when a driver sets none).
     pub max_rate_tries: u8,
 }
 
@@ -162,6 +163,8 @@ pub(crate) enum LinkRateControl {
         /// Tries of a lone MPDU (the cell's retry limit).
         retry_limit: u8,
     },
+    /// minstrel_ht of one kernel era.
+    MinstrelHt(Box<MinstrelHt>),
 }
 
 impl LinkRateControl {
@@ -174,11 +177,13 @@ impl LinkRateControl {
                 .enumerate()
                 .map(|(i, t)| (RateIdx(i as u16), *t))
                 .collect(),
+            LinkRateControl::MinstrelHt(m) => m.supported_rates(),
         }
     }
 
     /// The chain for the next PPDU, built at `now`; `aggregated` if it is an A-MPDU.
-    pub(crate) fn rates(&mut self, _now: Nanos, aggregated: bool) -> RateChain {
+    pub(crate) fn rates(&mut self, now: Nanos, aggregated: bool) -> RateChain {
+        // `aggregated` sets fixed-rate tries; minstrel_ht's chains are the same either way.
         match self {
             LinkRateControl::Fixed { txv, retry_limit } => {
                 RateChain::single(*txv, RateIdx(0), if aggregated { 1 } else { *retry_limit })
@@ -195,13 +200,15 @@ impl LinkRateControl {
                     if aggregated { 1 } else { *retry_limit },
                 )
             }
+            LinkRateControl::MinstrelHt(m) => m.rates(now),
         }
     }
 
     /// The hardware's report of one PPDU.
-    pub(crate) fn tx_status(&mut self, _now: Nanos, _status: &TxStatus<'_>) {
+    pub(crate) fn tx_status(&mut self, now: Nanos, status: &TxStatus<'_>) {
         match self {
             LinkRateControl::Fixed { .. } | LinkRateControl::Ideal { .. } => {}
+            LinkRateControl::MinstrelHt(m) => m.tx_status(now, status),
         }
     }
 }

@@ -318,6 +318,18 @@ impl MinstrelHt {
             .flatten()
     }
 
+    /// Every rate the peer supports, with its number, group by group (slowest group
+    /// kinds first as minstrel numbers them).
+    pub fn supported_rates(&self) -> Vec<(RateIdx, TxVector)> {
+        (0..N_GROUPS)
+            .flat_map(|g| (0..GROUP_RATES).map(move |i| (g, i)))
+            .filter_map(|(g, i)| {
+                let r = RateIdx((g << 4 | i) as u16);
+                self.txvector(r).map(|t| (r, t))
+            })
+            .collect()
+    }
+
     /// `txv` in minstrel's numbering, if the peer supports it.
     pub fn rate_idx(&self, txv: &TxVector) -> Option<RateIdx> {
         groups::rate_of(txv)
