@@ -25,6 +25,8 @@ fn ht20(mcs: u8) -> StationConfig {
         },
         error: ErrorModel::None,
         weight: 256,
+        channel: None,
+        rate_control: Default::default(),
     }
 }
 
@@ -161,6 +163,8 @@ fn thirty_stations_one_slow() {
         },
         error: ErrorModel::None,
         weight: 256,
+        channel: None,
+        rate_control: Default::default(),
     });
     let mut results = Vec::new();
     for st in ["linux-4.8-bloated", "linux-4.9", "linux-4.11-ath9k"] {
