@@ -261,4 +261,33 @@ mod tests {
         sc.set_seed(77);
         assert_eq!((sc.down.seed, sc.up.seed), (77, 77));
     }
+
+    /// A cell fades its stations' channels with its own seed, whatever seed the
+    /// configuration was built with (a run seeded anew fades anew).
+    #[test]
+    fn the_cell_seeds_its_channels() {
+        use crate::cell::{Cell, CellConfig, StationConfig};
+        use crate::phy::channel::ErrorModel;
+        use crate::phy::{GuardInterval, Standard, TxVector};
+        let fading = Fading::Rayleigh {
+            coherence: Nanos::from_ms(10),
+        };
+        let ch = LinkChannel::new(MeanSnr::Fixed { snr_db: 30.0 }, fading, 1, 1);
+        let mut sta = StationConfig::new(
+            TxVector::Ht {
+                mcs: 7,
+                width: ChannelWidth::Mhz20,
+                gi: GuardInterval::Long,
+            },
+            ErrorModel::Snr { snr_db: 30.0 },
+        );
+        sta.channel = Some(StationChannel {
+            down: ch.clone(),
+            up: ch,
+        });
+        let cfg = CellConfig::new(Standard::N, Band::Ghz5, vec![sta]);
+        let cell = Cell::new(cfg, 42).unwrap();
+        let got = cell.config().stations[0].channel.as_ref().unwrap();
+        assert_eq!((got.down.seed, got.up.seed), (42, 42));
+    }
 }
