@@ -3,7 +3,7 @@
 //! The gain is constant for a coherence time and drawn afresh, independently, for the
 //! next block ("block fading", the usual abstraction of a channel whose coherence time
 //! is long against a PPDU: Tse & Viswanath, *Fundamentals of Wireless Communication*,
-//! §5.4.5). Its complex amplitude is
+//! section 5.4.5). Its complex amplitude is
 //!
 //! ```text
 //! h = sqrt(K/(K+1)) + sqrt(1/(K+1)) · CN(0, 1)
@@ -11,8 +11,8 @@
 //!
 //! a fixed line-of-sight component plus a circularly symmetric Gaussian scattered one:
 //! Rician with factor `K` (the LOS power over the scattered power; Rappaport, *Wireless
-//! Communications*, §5.6.2), and Rayleigh when `K = 0` (no LOS, §5.6.1), whose power
-//! `|h|²` is exponential with mean 1. The power gain has mean 1 for every `K`, so fading
+//! Communications*, 2nd ed., section 5.6.2), and Rayleigh when `K = 0` (no LOS, section
+//! 5.6.1), whose power `|h|²` is exponential with mean 1. The power gain has mean 1 for every `K`, so fading
 //! varies the SNR around the mean the path loss or the scenario sets without moving it.
 //!
 //! The gain is a pure function of (run seed, link key, block index): each block's draws
