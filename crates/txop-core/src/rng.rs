@@ -28,6 +28,10 @@ pub enum StreamKind {
     Traffic = 3,
     /// Anything else: tests, fuzz cases, the TCP test harness.
     Misc = 4,
+    /// A link's fading: one fresh stream per coherence block, so that the gain is a
+    /// function of (seed, link, block) that anyone can evaluate
+    /// ([`crate::phy::fading`]).
+    Fading = 5,
 }
 
 /// One independent random stream.

@@ -522,15 +522,20 @@ fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
 fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
     let (source, text) = load(spec).map_err(UserError)?;
     let sets = parse_sets(sets).map_err(UserError)?;
-    let scenario =
+    let mut scenario =
         scenario::parse(&text, &sets).map_err(|e| UserError(format!("{source}: {e}")))?;
-    // Resolving checks every value; what is printed is the scenario itself.
-    scenario
-        .resolve()
+    scenario.base_dir = txop::runner::scenario_dir(spec);
+    // Resolving checks every value; what is printed is the scenario itself, and (as
+    // comments) each station's resolved channel when the scenario has channel keys.
+    let (_, summary) = scenario
+        .resolve_with_summary()
         .map_err(|e| UserError(format!("{source}: {e}")))?;
-    let toml = toml::to_string_pretty(&scenario)
+    let toml = toml::to_string(&scenario)
         .map_err(|e| UserError(format!("cannot encode the scenario: {e}")))?;
-    print!("{toml}");
+    match summary {
+        Some(s) => print!("{toml}\n{s}"),
+        None => print!("{toml}"),
+    }
     Ok(())
 }
 

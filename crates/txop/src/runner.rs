@@ -72,6 +72,15 @@ pub fn load(spec: &str) -> Result<(String, String), String> {
     ))
 }
 
+/// The directory a scenario's relative paths (`snr_trace`) are read from: a scenario
+/// file's own directory; `None` for a built-in scenario (the current directory).
+pub fn scenario_dir(spec: &str) -> Option<std::path::PathBuf> {
+    if builtin::get(spec).is_some() {
+        return None;
+    }
+    Path::new(spec).parent().map(Path::to_path_buf)
+}
+
 /// The text of the scenario file at `path`: a regular file (after links) of at most
 /// [`MAX_SCENARIO_FILE_BYTES`], in UTF-8. Errors name the file.
 pub fn read_scenario_file(path: &Path) -> Result<String, String> {
@@ -133,7 +142,9 @@ pub fn prepare(
     seed: Option<u64>,
 ) -> Result<Prepared, String> {
     let (source, text) = load(spec)?;
-    let scenario: Scenario = scenario::parse(&text, sets).map_err(|e| format!("{source}: {e}"))?;
+    let mut scenario: Scenario =
+        scenario::parse(&text, sets).map_err(|e| format!("{source}: {e}"))?;
+    scenario.base_dir = scenario_dir(spec);
     let mut cfg = scenario.resolve().map_err(|e| format!("{source}: {e}"))?;
     if let Some(s) = seed {
         cfg.seed = s;

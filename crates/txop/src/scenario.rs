@@ -7,17 +7,24 @@
 //! then checks the values against each other and builds the simulator's configuration.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use txop_core::cell::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use txop_core::mac::edca::{Ac, BackoffRule, EdcaParams};
 use txop_core::mac::protection::Protection;
 use txop_core::mac80211::powersave::{
     PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD, DYNAMIC_PS_TIMEOUT,
 };
+use txop_core::mac80211::rate_control::RateControlKind;
 use txop_core::mac80211::scan::{
     ScanBands, ScanConfig, ScanPolicy, ATH9K_CHANNEL_SWITCH, ATH9K_LISTEN_INTERVAL,
     PM_QOS_NETWORK_LATENCY_DEFAULT,
 };
 use txop_core::phy::channel::{best_rate_for_snr, ErrorModel};
+use txop_core::phy::fading::{Fading, K_DB_RANGE};
+use txop_core::phy::link_channel::{LinkChannel, MeanSnr, StationChannel};
+use txop_core::phy::mobility::{Mobility, Position, Waypoint};
+use txop_core::phy::path_loss::{self, snr_at_distance, LogDistance};
+use txop_core::phy::snr_trace::{parse_trace, Interpolation, SnrTrace, StationPoints};
 use txop_core::phy::timing::PhyTiming;
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{self, StackConfig};
@@ -69,6 +76,15 @@ pub mod limits {
     pub const MAX_QUANTUM_SHIFT: u8 = 16;
     /// `stack_options.airtime_flags` has two bits: 1 (TX airtime), 2 (RX airtime).
     pub const MAX_AIRTIME_FLAGS: u8 = 3;
+    /// Coordinates of positions and waypoints, m: within ±10 km of the origin, as
+    /// `distance_m`.
+    pub const MAX_COORDINATE_M: f64 = 10_000.0;
+    /// Fastest station, m/s: 100 m/s (360 km/h), beyond any Wi-Fi client.
+    pub const MAX_SPEED_MPS: f64 = 100.0;
+    /// A fade's coherence time, ms: 1 µs to 1 hour.
+    pub const COHERENCE_MS: (f64, f64) = (0.001, 3_600_000.0);
+    /// Largest SNR trace file: 64 MiB (some 3 million points).
+    pub const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
 }
 
 /// The offered rate of a constant-rate flow of `packet_bytes`-byte packets at
@@ -155,6 +171,10 @@ pub struct Scenario {
     /// and probes (a web page in `[traffic.web]` still runs beside them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSpec>,
+    /// The directory a relative `snr_trace` is read from: the scenario file's; `None`
+    /// (a built-in scenario) for the current directory. Not a key of the file.
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 /// `[wired]`: the link between the AP and the server.
@@ -270,6 +290,10 @@ pub struct Phy {
     pub tx_power_dbm: f64,
     /// Log-distance path-loss exponent for `distance_m` (3.5: indoors, through walls).
     pub path_loss_exponent: f64,
+    /// Where the AP stands, `[x, y]` in metres (default `[0, 0]`), for the stations'
+    /// `position_m`, `velocity_mps` and `waypoints`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ap_position_m: Option<[f64; 2]>,
 }
 
 /// `band = "5"` and `band = 5` (or `--set phy.band=2.4`) mean the same.
@@ -305,6 +329,7 @@ impl Default for Phy {
             preamble: DsssPreamble::Long,
             tx_power_dbm: 20.0,
             path_loss_exponent: 3.5,
+            ap_position_m: None,
         }
     }
 }
@@ -391,9 +416,82 @@ struct Link {
     snr_db: Option<f64>,
     distance_m: Option<f64>,
     loss: Option<f64>,
+    position_m: Option<[f64; 2]>,
+    velocity_mps: Option<[f64; 2]>,
+    waypoints: Option<Vec<[f64; 3]>>,
+    snr_trace: Option<String>,
+    snr_trace_interpolation: Option<String>,
+    fading: FadingSpec,
+    downlink: Option<DirectionSpec>,
+    uplink: Option<DirectionSpec>,
+    rate_control: Option<String>,
     scan: Option<ScanSpec>,
     power_save: Option<PowerSaveSpec>,
     bus: Option<BusSpec>,
+}
+
+/// `downlink = { … }` / `uplink = { … }` of a station: the channel of one direction
+/// of its link. A mean (`snr_db` or `snr_trace`) replaces the station's for this
+/// direction; `fading` replaces the station's fading keys, `fading_k_db` or
+/// `coherence_ms` alone adjusts them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSpec {
+    /// The SNR of this direction, dB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_db: Option<f64>,
+    /// A trace of this direction's SNR (as the station's `snr_trace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_trace: Option<String>,
+    /// "linear" or "step".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_trace_interpolation: Option<String>,
+    /// "none", "rayleigh" or "rician".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fading: Option<String>,
+    /// The Rician K factor, dB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fading_k_db: Option<f64>,
+    /// How long a fade holds, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coherence_ms: Option<f64>,
+}
+
+impl DirectionSpec {
+    fn fading(&self) -> FadingSpec {
+        FadingSpec {
+            fading: self.fading.clone(),
+            fading_k_db: self.fading_k_db,
+            coherence_ms: self.coherence_ms,
+        }
+    }
+}
+
+/// The fading keys of a station or a direction, which go together.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct FadingSpec {
+    fading: Option<String>,
+    fading_k_db: Option<f64>,
+    coherence_ms: Option<f64>,
+}
+
+impl FadingSpec {
+    fn is_given(&self) -> bool {
+        self.fading.is_some() || self.fading_k_db.is_some() || self.coherence_ms.is_some()
+    }
+
+    /// These keys over `base`'s: an own `fading` replaces all three; an own
+    /// `fading_k_db` or `coherence_ms` alone adjusts the inherited fading.
+    fn over(&self, base: &FadingSpec) -> FadingSpec {
+        if self.fading.is_some() {
+            return self.clone();
+        }
+        FadingSpec {
+            fading: base.fading.clone(),
+            fading_k_db: self.fading_k_db.or(base.fading_k_db),
+            coherence_ms: self.coherence_ms.or(base.coherence_ms),
+        }
+    }
 }
 
 /// One entry of `[[stations.list]]`: fields left out are inherited from `[stations]`.
@@ -420,6 +518,43 @@ pub struct StationEntry {
     pub distance_m: Option<f64>,
     /// Fixed MPDU loss probability (instead of snr_db).
     pub loss: Option<f64>,
+    /// Position on the floor plan, `[x, y]` in metres (the AP is at
+    /// `phy.ap_position_m`), instead of snr_db: the SNR follows from the distance as for
+    /// `distance_m`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position_m: Option<[f64; 2]>,
+    /// Velocity `[vx, vy]` in m/s from `position_m` (or `distance_m`) at time 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub velocity_mps: Option<[f64; 2]>,
+    /// `[[t_s, x_m, y_m], …]`: positions at times (increasing), straight lines between,
+    /// held before the first and after the last; instead of a position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waypoints: Option<Vec<[f64; 3]>>,
+    /// "none", "rayleigh" or "rician": block fading around the mean SNR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fading: Option<String>,
+    /// The Rician K factor in dB (fading = "rician").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fading_k_db: Option<f64>,
+    /// How long a fade holds, ms (default: the band's at walking speed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coherence_ms: Option<f64>,
+    /// A CSV file of `time_s, station, snr_db` (relative to the scenario file), instead
+    /// of snr_db: the SNR over time, replayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_trace: Option<String>,
+    /// "linear" (default) or "step" between the trace's points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_trace_interpolation: Option<String>,
+    /// AP → station: the channel keys for this direction only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub downlink: Option<DirectionSpec>,
+    /// Station → AP: the channel keys for this direction only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uplink: Option<DirectionSpec>,
+    /// "fixed", "ideal", "minstrel_ht", "minstrel_ht-5.10" or "minstrel_ht-6".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<String>,
     /// Background software scanning (`scan = { policy = "bounded" }`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<ScanSpec>,
@@ -437,8 +572,9 @@ pub struct StationEntry {
 }
 
 /// `[stations]`: how many and at which rates. The link fields (`mcs`, `nss`,
-/// `rate_mbps`, `snr_db`, `loss`) and the station's own machinery (`scan`,
-/// `power_save`, `bus`) apply to every station unless a list entry says otherwise.
+/// `rate_mbps`, `snr_db`, `loss`, the channel keys, `rate_control`) and the station's
+/// own machinery (`scan`, `power_save`, `bus`) apply to every station unless a list
+/// entry says otherwise.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Stations {
@@ -451,6 +587,43 @@ pub struct Stations {
     pub snr_db: Option<f64>,
     pub distance_m: Option<f64>,
     pub loss: Option<f64>,
+    /// Position on the floor plan, `[x, y]` in metres (the AP is at
+    /// `phy.ap_position_m`), instead of snr_db: the SNR follows from the distance as for
+    /// `distance_m`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position_m: Option<[f64; 2]>,
+    /// Velocity `[vx, vy]` in m/s from `position_m` (or `distance_m`) at time 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub velocity_mps: Option<[f64; 2]>,
+    /// `[[t_s, x_m, y_m], …]`: positions at times (increasing), straight lines between,
+    /// held before the first and after the last; instead of a position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waypoints: Option<Vec<[f64; 3]>>,
+    /// "none", "rayleigh" or "rician": block fading around the mean SNR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fading: Option<String>,
+    /// The Rician K factor in dB (fading = "rician").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fading_k_db: Option<f64>,
+    /// How long a fade holds, ms (default: the band's at walking speed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coherence_ms: Option<f64>,
+    /// A CSV file of `time_s, station, snr_db` (relative to the scenario file), instead
+    /// of snr_db: the SNR over time, replayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_trace: Option<String>,
+    /// "linear" (default) or "step" between the trace's points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snr_trace_interpolation: Option<String>,
+    /// AP → station: the channel keys for this direction only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub downlink: Option<DirectionSpec>,
+    /// Station → AP: the channel keys for this direction only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uplink: Option<DirectionSpec>,
+    /// "fixed", "ideal", "minstrel_ht", "minstrel_ht-5.10" or "minstrel_ht-6".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<String>,
     /// Background software scanning (`scan = { policy = "bounded" }`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<ScanSpec>,
@@ -480,6 +653,17 @@ impl Default for Stations {
             snr_db: None,
             distance_m: None,
             loss: None,
+            position_m: None,
+            velocity_mps: None,
+            waypoints: None,
+            fading: None,
+            fading_k_db: None,
+            coherence_ms: None,
+            snr_trace: None,
+            snr_trace_interpolation: None,
+            downlink: None,
+            uplink: None,
+            rate_control: None,
             scan: None,
             power_save: None,
             bus: None,
@@ -1153,10 +1337,14 @@ const TABLE_KEYS: &[&str] = &[
     "stations.scan",
     "stations.power_save",
     "stations.bus",
+    "stations.downlink",
+    "stations.uplink",
     "stations.list[]",
     "stations.list[].scan",
     "stations.list[].power_save",
     "stations.list[].bus",
+    "stations.list[].downlink",
+    "stations.list[].uplink",
     "traffic",
     "traffic.web",
     "wired",
@@ -1251,30 +1439,6 @@ fn suggest(message: &str) -> String {
     }
 }
 
-/// The mean SNR (dB) at `distance_m` (see [`Scenario::snr_at`]).
-fn snr_at_distance(
-    tx_dbm: f64,
-    exponent: f64,
-    band: Band,
-    width: ChannelWidth,
-    distance_m: f64,
-) -> f64 {
-    let centre_hz: f64 = match band {
-        Band::Ghz2_4 => 2.437e9,
-        Band::Ghz5 => 5.2e9,
-    };
-    let width_hz: f64 = match width {
-        ChannelWidth::Mhz20 => 20e6,
-        ChannelWidth::Mhz40 => 40e6,
-        ChannelWidth::Mhz80 => 80e6,
-    };
-    let c: f64 = 299_792_458.0;
-    let loss_1m_db = 20.0 * (4.0 * std::f64::consts::PI * centre_hz / c).log10();
-    let loss_db = loss_1m_db + 10.0 * exponent * distance_m.max(1.0).log10();
-    let noise_dbm = -174.0 + 10.0 * width_hz.log10() + 7.0;
-    tx_dbm - loss_db - noise_dbm
-}
-
 /// `[stations]` entries expanded to one link spec per station, with the key to blame.
 fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
     let base = Link {
@@ -1285,6 +1449,19 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         snr_db: s.snr_db,
         distance_m: s.distance_m,
         loss: s.loss,
+        position_m: s.position_m,
+        velocity_mps: s.velocity_mps,
+        waypoints: s.waypoints.clone(),
+        snr_trace: s.snr_trace.clone(),
+        snr_trace_interpolation: s.snr_trace_interpolation.clone(),
+        fading: FadingSpec {
+            fading: s.fading.clone(),
+            fading_k_db: s.fading_k_db,
+            coherence_ms: s.coherence_ms,
+        },
+        downlink: s.downlink.clone(),
+        uplink: s.uplink.clone(),
+        rate_control: s.rate_control.clone(),
         scan: s.scan.clone(),
         power_save: s.power_save.clone(),
         bus: s.bus.clone(),
@@ -1326,8 +1503,23 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
                 ),
             ));
         }
-        // An entry's own channel model replaces the inherited one entirely.
-        let own_channel = e.snr_db.is_some() || e.loss.is_some() || e.distance_m.is_some();
+        // An entry's own channel model (its mean SNR: a value, a place, a movement, a
+        // trace, or a loss) replaces the inherited one entirely.
+        let own_channel = e.snr_db.is_some()
+            || e.loss.is_some()
+            || e.distance_m.is_some()
+            || e.position_m.is_some()
+            || e.velocity_mps.is_some()
+            || e.waypoints.is_some()
+            || e.snr_trace.is_some()
+            || e.snr_trace_interpolation.is_some();
+        // Its own `fading` replaces the inherited fading keys; its own `fading_k_db` or
+        // `coherence_ms` alone adjusts them.
+        let own_fading = FadingSpec {
+            fading: e.fading.clone(),
+            fading_k_db: e.fading_k_db,
+            coherence_ms: e.coherence_ms,
+        };
         // So does its own rate: an MCS (with the inherited nss) or a legacy rate_mbps.
         let own_rate = e.mcs.is_some() || e.rate_mbps.is_some();
         let merged = Link {
@@ -1350,7 +1542,36 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
                 base.distance_m
             },
             loss: if own_channel { e.loss } else { base.loss },
+            position_m: if own_channel {
+                e.position_m
+            } else {
+                base.position_m
+            },
+            velocity_mps: if own_channel {
+                e.velocity_mps
+            } else {
+                base.velocity_mps
+            },
+            waypoints: if own_channel {
+                e.waypoints.clone()
+            } else {
+                base.waypoints.clone()
+            },
+            snr_trace: if own_channel {
+                e.snr_trace.clone()
+            } else {
+                base.snr_trace.clone()
+            },
+            snr_trace_interpolation: if own_channel {
+                e.snr_trace_interpolation.clone()
+            } else {
+                base.snr_trace_interpolation.clone()
+            },
+            fading: own_fading.over(&base.fading),
+            rate_control: e.rate_control.clone().or_else(|| base.rate_control.clone()),
             // An entry's own table replaces the inherited one as a whole.
+            downlink: e.downlink.clone().or_else(|| base.downlink.clone()),
+            uplink: e.uplink.clone().or_else(|| base.uplink.clone()),
             scan: e.scan.clone().or_else(|| base.scan.clone()),
             power_save: e.power_save.clone().or_else(|| base.power_save.clone()),
             bus: e.bus.clone().or_else(|| base.bus.clone()),
@@ -1360,6 +1581,618 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         }
     }
     Ok(out)
+}
+
+/// The coherence time of a channel whose scatterers move at walking speed, 1 m/s:
+/// `0.423 / f_D` with the maximum Doppler shift `f_D = v·f/c` (Clarke's model;
+/// Rappaport, *Wireless Communications*, eq. 5.40c): 24.4 ms at 5.2 GHz, 52.0 ms at
+/// 2.437 GHz. The default of `coherence_ms`.
+fn walking_coherence_ms(band: Band) -> f64 {
+    let walking_mps = 1.0;
+    let doppler_hz = walking_mps * path_loss::centre_frequency_hz(band) / 299_792_458.0;
+    1000.0 * 0.423 / doppler_hz
+}
+
+/// A trace file read and parsed once for all the stations that name it.
+type ParsedTrace = std::rc::Rc<BTreeMap<u16, StationPoints>>;
+
+/// The trace files read so far while resolving, by path.
+#[derive(Default)]
+struct TraceFiles {
+    files: BTreeMap<std::path::PathBuf, ParsedTrace>,
+}
+
+/// The text of trace file `path` (shown as `shown`): a regular file of at most
+/// [`limits::MAX_TRACE_FILE_BYTES`], in UTF-8.
+fn read_trace_file(path: &std::path::Path, shown: &str) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown}: not a regular file"));
+    }
+    let cap = limits::MAX_TRACE_FILE_BYTES;
+    let too_big = || format!("{shown}: larger than {} MiB", cap >> 20);
+    if meta.len() > cap {
+        return Err(too_big());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8 text"))
+}
+
+/// Where a station's mean SNR comes from, before it is split into directions.
+#[derive(Clone, Debug)]
+enum StationMean {
+    /// A fixed SNR (`snr_db`, or `distance_m` standing still).
+    Fixed(f64),
+    /// The station moves (or stands at `position_m`): the SNR follows the distance.
+    Geometry(Mobility),
+    /// Replayed from a trace (with the file as the user named it).
+    Trace(SnrTrace, String),
+}
+
+/// A station's resolved channel: the [`StationConfig::channel`], the SNR its rate is
+/// chosen for and its error model holds (`None`: no SNR), and what `txop show` says.
+struct ResolvedChannel {
+    channel: Option<StationChannel>,
+    snr_db: Option<f64>,
+    summary: String,
+}
+
+/// `[x, y]` as "(x, y) m".
+fn xy(p: Position) -> String {
+    format!("({}, {}) m", p.x_m, p.y_m)
+}
+
+/// What `txop show` says about a fading model.
+fn describe_fading(f: &Fading) -> String {
+    let ms = |c: Nanos| format!("{} ms", (c.as_ns() as f64 / 1e6 * 1000.0).round() / 1000.0);
+    match *f {
+        Fading::None => "no fading".into(),
+        Fading::Rayleigh { coherence } => format!("rayleigh fading, coherence {}", ms(coherence)),
+        Fading::Rician { k_db, coherence } => {
+            format!("rician fading K {k_db} dB, coherence {}", ms(coherence))
+        }
+    }
+}
+
+/// What `txop show` says about a station's movement.
+fn describe_mobility(m: &Mobility) -> String {
+    match m {
+        Mobility::Still(p) => format!("at {}", xy(*p)),
+        Mobility::ConstantVelocity {
+            start,
+            velocity_mps: (vx, vy),
+        } => format!("from {} at ({vx}, {vy}) m/s", xy(*start)),
+        Mobility::Waypoints(w) => {
+            let (first, last) = (&w[0], &w[w.len() - 1]);
+            format!(
+                "{} waypoints from {} at {} s to {} at {} s",
+                w.len(),
+                xy(first.position),
+                first.at.as_secs_f64(),
+                xy(last.position),
+                last.at.as_secs_f64()
+            )
+        }
+    }
+}
+
+/// The stations' resolved channels as TOML comments, one line per run of stations
+/// that read the same.
+fn channel_summary(per_station: &[String]) -> String {
+    let mut out =
+        String::from("# Resolved channels and rate control (for reading; ignored as input):\n");
+    let mut i = 0;
+    while i < per_station.len() {
+        let run = per_station[i..]
+            .iter()
+            .take_while(|s| **s == per_station[i])
+            .count();
+        let who = if run == 1 {
+            format!("station {}", i + 1)
+        } else {
+            format!("stations {}–{}", i + 1, i + run)
+        };
+        out.push_str(&format!("# {who}: {}\n", per_station[i]));
+        i += run;
+    }
+    out
+}
+
+impl Scenario {
+    /// The link budget of `distance_m`, `position_m` and movement: `phy.tx_power_dbm`
+    /// and `phy.path_loss_exponent` checked.
+    fn path_loss(&self, width: ChannelWidth) -> Result<LogDistance, ScenarioError> {
+        let (p, n) = (self.phy.tx_power_dbm, self.phy.path_loss_exponent);
+        if !(p.is_finite() && (-20.0..=40.0).contains(&p)) {
+            return Err(ScenarioError::new(
+                "phy.tx_power_dbm",
+                "must be −20 to 40 dBm",
+            ));
+        }
+        if !(n.is_finite() && (1.5..=6.0).contains(&n)) {
+            return Err(ScenarioError::new(
+                "phy.path_loss_exponent",
+                "must be 1.5 to 6",
+            ));
+        }
+        Ok(LogDistance {
+            tx_power_dbm: p,
+            exponent: n,
+            band: self.phy.band,
+            width,
+        })
+    }
+
+    /// A point of the floor plan given as `key = [x, y]`, within
+    /// [`limits::MAX_COORDINATE_M`].
+    fn position(key: &str, xy: [f64; 2]) -> Result<Position, ScenarioError> {
+        let max = limits::MAX_COORDINATE_M;
+        if xy.iter().all(|c| c.is_finite() && c.abs() <= max) {
+            Ok(Position::new(xy[0], xy[1]))
+        } else {
+            Err(ScenarioError::new(
+                key,
+                format!("coordinates must be −{max} to {max} m"),
+            ))
+        }
+    }
+
+    /// Where the AP stands (`phy.ap_position_m`, default the origin).
+    fn ap_position(&self) -> Result<Position, ScenarioError> {
+        self.phy.ap_position_m.map_or(Ok(Position::default()), |p| {
+            Self::position("phy.ap_position_m", p)
+        })
+    }
+
+    /// The SNR trace `name` of station `sta` (the key `key` names it), read relative to
+    /// the scenario's directory and parsed once per file.
+    fn snr_trace(
+        &self,
+        key: &str,
+        name: &str,
+        interpolation: Option<&str>,
+        sta: u16,
+        files: &mut TraceFiles,
+    ) -> Result<(SnrTrace, String), ScenarioError> {
+        let interpolation = choose_in(
+            &format!("{key}_interpolation"),
+            interpolation.unwrap_or("linear"),
+            &Interpolation::NAMES,
+        )?;
+        let path = match &self.base_dir {
+            Some(dir) => dir.join(name),
+            None => std::path::PathBuf::from(name),
+        };
+        let shown = path.display().to_string();
+        let parsed = match files.files.get(&path) {
+            Some(p) => p.clone(),
+            None => {
+                let text =
+                    read_trace_file(&path, &shown).map_err(|e| ScenarioError::new(key, e))?;
+                let parsed = std::rc::Rc::new(
+                    parse_trace(&shown, &text)
+                        .map_err(|e| ScenarioError::new(key, e.to_string()))?,
+                );
+                files.files.insert(path, parsed.clone());
+                parsed
+            }
+        };
+        let Some(points) = parsed.get(&sta) else {
+            return Err(ScenarioError::new(
+                key,
+                format!("{shown} has no points for station {sta}"),
+            ));
+        };
+        let trace = SnrTrace::new(points.points.clone(), interpolation)
+            .map_err(|e| ScenarioError::new(key, format!("{shown}: {e}")))?;
+        Ok((trace, shown))
+    }
+
+    /// The fading of the keys in `f`, named under `key` (`stations.list[2]`,
+    /// `stations.downlink`).
+    fn fading(&self, key: &str, f: &FadingSpec) -> Result<Fading, ScenarioError> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Kind {
+            None,
+            Rayleigh,
+            Rician,
+        }
+        let kind = choose_in(
+            &format!("{key}.fading"),
+            f.fading.as_deref().unwrap_or("none"),
+            &[
+                ("none", Kind::None),
+                ("rayleigh", Kind::Rayleigh),
+                ("rician", Kind::Rician),
+            ],
+        )?;
+        if kind != Kind::Rician && f.fading_k_db.is_some() {
+            return Err(ScenarioError::new(
+                format!("{key}.fading_k_db"),
+                "applies with fading = \"rician\" only",
+            ));
+        }
+        if kind == Kind::None {
+            if f.coherence_ms.is_some() {
+                return Err(ScenarioError::new(
+                    format!("{key}.coherence_ms"),
+                    "applies with fading = \"rayleigh\" or \"rician\" only",
+                ));
+            }
+            return Ok(Fading::None);
+        }
+        let (lo, hi) = limits::COHERENCE_MS;
+        let coherence_ms = f
+            .coherence_ms
+            .unwrap_or_else(|| walking_coherence_ms(self.phy.band));
+        if !(coherence_ms.is_finite() && (lo..=hi).contains(&coherence_ms)) {
+            return Err(ScenarioError::new(
+                format!("{key}.coherence_ms"),
+                format!("must be {lo} to {hi} ms"),
+            ));
+        }
+        let coherence = Nanos::from_secs_f64(coherence_ms / 1000.0);
+        let fading = match kind {
+            Kind::Rayleigh => Fading::Rayleigh { coherence },
+            _ => {
+                let Some(k_db) = f.fading_k_db else {
+                    return Err(ScenarioError::new(
+                        format!("{key}.fading_k_db"),
+                        "rician fading needs its K factor (e.g. fading_k_db = 6)",
+                    ));
+                };
+                Fading::Rician { k_db, coherence }
+            }
+        };
+        fading.validate().map_err(|e| {
+            let (lo, hi) = K_DB_RANGE;
+            ScenarioError::new(
+                format!("{key}.fading_k_db"),
+                if e.contains("K factor") {
+                    format!("must be {lo} to {hi} dB")
+                } else {
+                    e
+                },
+            )
+        })?;
+        Ok(fading)
+    }
+
+    /// A station's mean SNR from its own keys: at most one of `snr_db`, `distance_m`,
+    /// `position_m`, `waypoints`, `snr_trace` and `loss`; `velocity_mps` with a
+    /// position. `None`: no SNR (lossless, or `loss`).
+    fn station_mean(
+        &self,
+        key: &str,
+        sta: u16,
+        link: &Link,
+        width: ChannelWidth,
+        files: &mut TraceFiles,
+    ) -> Result<Option<StationMean>, ScenarioError> {
+        if link.distance_m.is_some() && (link.snr_db.is_some() || link.loss.is_some()) {
+            return Err(ScenarioError::new(
+                format!("{key}.distance_m"),
+                "give distance_m, snr_db or loss, only one",
+            ));
+        }
+        let given: Vec<&str> = [
+            ("snr_db", link.snr_db.is_some()),
+            ("distance_m", link.distance_m.is_some()),
+            ("position_m", link.position_m.is_some()),
+            ("waypoints", link.waypoints.is_some()),
+            ("snr_trace", link.snr_trace.is_some()),
+            ("loss", link.loss.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect();
+        if let [first, second, ..] = given[..] {
+            return Err(ScenarioError::new(
+                format!("{key}.{second}"),
+                format!(
+                    "{first} and {second} both given; give one of snr_db, distance_m, \
+                     position_m, waypoints, snr_trace or loss"
+                ),
+            ));
+        }
+        if link.velocity_mps.is_some() && link.position_m.is_none() && link.distance_m.is_none() {
+            return Err(ScenarioError::new(
+                format!("{key}.velocity_mps"),
+                "needs a starting point: give position_m (or distance_m)",
+            ));
+        }
+        if link.snr_trace_interpolation.is_some() && link.snr_trace.is_none() {
+            return Err(ScenarioError::new(
+                format!("{key}.snr_trace_interpolation"),
+                "applies with snr_trace only",
+            ));
+        }
+        let ap = self.ap_position()?;
+        let start = match (link.position_m, link.distance_m) {
+            (Some(p), _) => Some(Self::position(&format!("{key}.position_m"), p)?),
+            (None, Some(d)) => {
+                // Checks the distance and the link budget as before.
+                self.snr_at(&format!("{key}.distance_m"), d, width)?;
+                Some(Position::new(ap.x_m + d, ap.y_m))
+            }
+            (None, None) => None,
+        };
+        if let Some(v) = link.velocity_mps {
+            let vkey = format!("{key}.velocity_mps");
+            let speed = v[0].hypot(v[1]);
+            if !(speed.is_finite() && speed <= limits::MAX_SPEED_MPS) {
+                return Err(ScenarioError::new(
+                    vkey,
+                    format!(
+                        "the speed must be at most {} m/s (360 km/h)",
+                        limits::MAX_SPEED_MPS
+                    ),
+                ));
+            }
+            self.path_loss(width)?;
+            return Ok(Some(StationMean::Geometry(Mobility::ConstantVelocity {
+                start: start.unwrap_or_default(),
+                velocity_mps: (v[0], v[1]),
+            })));
+        }
+        if let Some(snr_db) = link.snr_db {
+            return Ok(Some(StationMean::Fixed(snr_db)));
+        }
+        if let Some(d) = link.distance_m {
+            return Ok(Some(StationMean::Fixed(self.snr_at(
+                &format!("{key}.distance_m"),
+                d,
+                width,
+            )?)));
+        }
+        if let Some(p) = start {
+            self.path_loss(width)?;
+            return Ok(Some(StationMean::Geometry(Mobility::Still(p))));
+        }
+        if let Some(points) = &link.waypoints {
+            let wkey = format!("{key}.waypoints");
+            let max_t = limits::MAX_DURATION_S;
+            let mut w = Vec::with_capacity(points.len());
+            for (i, &[t_s, x, y]) in points.iter().enumerate() {
+                if !(t_s.is_finite() && (0.0..=max_t).contains(&t_s)) {
+                    return Err(ScenarioError::new(
+                        &wkey,
+                        format!("waypoint {i}: the time must be 0 to {max_t:e} s"),
+                    ));
+                }
+                let position = Self::position(&wkey, [x, y]).map_err(|e| {
+                    ScenarioError::new(&wkey, format!("waypoint {i}: {}", e.message))
+                })?;
+                w.push(Waypoint {
+                    at: Nanos::from_secs_f64(t_s),
+                    position,
+                });
+            }
+            let m = Mobility::Waypoints(w);
+            m.validate().map_err(|e| ScenarioError::new(&wkey, e))?;
+            self.path_loss(width)?;
+            return Ok(Some(StationMean::Geometry(m)));
+        }
+        if let Some(name) = &link.snr_trace {
+            let (trace, shown) = self.snr_trace(
+                &format!("{key}.snr_trace"),
+                name,
+                link.snr_trace_interpolation.as_deref(),
+                sta,
+                files,
+            )?;
+            return Ok(Some(StationMean::Trace(trace, shown)));
+        }
+        Ok(None)
+    }
+
+    /// Station `sta`'s channel: its mean SNR and fading, and each direction's overrides.
+    /// A channel that never changes and is the same both ways is no channel at all
+    /// (`StationConfig::channel` = `None`, its SNR in the error model as before).
+    fn station_channel(
+        &self,
+        key: &str,
+        sta: u16,
+        link: &Link,
+        width: ChannelWidth,
+        files: &mut TraceFiles,
+    ) -> Result<ResolvedChannel, ScenarioError> {
+        let mean = self.station_mean(key, sta, link, width, files)?;
+        let station_fading = self.fading(key, &link.fading)?;
+        let ap = self.ap_position()?;
+        let path_loss = if matches!(mean, Some(StationMean::Geometry(_))) {
+            Some(self.path_loss(width)?)
+        } else {
+            None
+        };
+        // One direction: its mean (own or the station's), its fading, and a summary.
+        let direction = |name: &str,
+                         spec: Option<&DirectionSpec>,
+                         down: bool,
+                         files: &mut TraceFiles|
+         -> Result<Option<(LinkChannel, String)>, ScenarioError> {
+            let dkey = format!("{key}.{name}");
+            let own = spec.cloned().unwrap_or_default();
+            if own.snr_db.is_some() && own.snr_trace.is_some() {
+                return Err(ScenarioError::new(
+                    format!("{dkey}.snr_trace"),
+                    "snr_db and snr_trace both given; give one",
+                ));
+            }
+            if own.snr_trace_interpolation.is_some() && own.snr_trace.is_none() {
+                return Err(ScenarioError::new(
+                    format!("{dkey}.snr_trace_interpolation"),
+                    "applies with snr_trace only",
+                ));
+            }
+            let own_fading = own.fading();
+            let fading = if own_fading.is_given() {
+                self.fading(&dkey, &own_fading.over(&link.fading))?
+            } else {
+                station_fading
+            };
+            let own_mean = match (own.snr_db, &own.snr_trace) {
+                (Some(snr_db), _) => Some(StationMean::Fixed(snr_db)),
+                (None, Some(name)) => {
+                    let (trace, shown) = self.snr_trace(
+                        &format!("{dkey}.snr_trace"),
+                        name,
+                        own.snr_trace_interpolation.as_deref(),
+                        sta,
+                        files,
+                    )?;
+                    Some(StationMean::Trace(trace, shown))
+                }
+                (None, None) => None,
+            };
+            if own_mean.is_some() && link.loss.is_some() {
+                return Err(ScenarioError::new(
+                    format!(
+                        "{dkey}.{}",
+                        if own.snr_db.is_some() {
+                            "snr_db"
+                        } else {
+                            "snr_trace"
+                        }
+                    ),
+                    "the station has a fixed loss (loss) both ways; give it an SNR instead",
+                ));
+            }
+            let Some(m) = own_mean.as_ref().or(mean.as_ref()) else {
+                if fading != Fading::None {
+                    let fkey = if own_fading.is_given() {
+                        dkey
+                    } else {
+                        key.to_string()
+                    };
+                    return Err(ScenarioError::new(
+                        format!("{fkey}.fading"),
+                        "fades an SNR: give snr_db, distance_m, position_m, waypoints or \
+                         snr_trace (not loss)",
+                    ));
+                }
+                return Ok(None);
+            };
+            let (mean_snr, what) = match m {
+                StationMean::Fixed(snr_db) => (
+                    MeanSnr::Fixed { snr_db: *snr_db },
+                    format!("SNR {snr_db} dB"),
+                ),
+                StationMean::Geometry(mobility) => {
+                    let ap = Mobility::Still(ap);
+                    let (tx, rx) = if down {
+                        (ap, mobility.clone())
+                    } else {
+                        (mobility.clone(), ap)
+                    };
+                    let mean = MeanSnr::Geometry {
+                        tx,
+                        rx,
+                        path_loss: path_loss.expect("a geometry has its link budget"),
+                    };
+                    let at0 = mean.snr_db(Nanos::ZERO);
+                    (mean, format!("log-distance SNR {at0:.1} dB at 0 s"))
+                }
+                StationMean::Trace(trace, shown) => {
+                    let p = trace.points();
+                    let what = format!(
+                        "SNR from {shown} ({} point{}, {} to {} s, {})",
+                        p.len(),
+                        if p.len() == 1 { "" } else { "s" },
+                        p[0].at.as_secs_f64(),
+                        p[p.len() - 1].at.as_secs_f64(),
+                        trace.interpolation().name()
+                    );
+                    (MeanSnr::Trace(trace.clone()), what)
+                }
+            };
+            let ch = LinkChannel::new(mean_snr, fading, self.seed, sta as u64);
+            let summary = format!("{what}, {}", describe_fading(&fading));
+            Ok(Some((ch, summary)))
+        };
+        let down = direction("downlink", link.downlink.as_ref(), true, files)?;
+        let up = direction("uplink", link.uplink.as_ref(), false, files)?;
+        let movement = match &mean {
+            Some(StationMean::Geometry(m)) => {
+                format!("{}, AP at {}; ", describe_mobility(m), xy(ap))
+            }
+            _ => String::new(),
+        };
+        let (down, up) = match (down, up) {
+            (None, None) => {
+                let what = match link.loss {
+                    Some(p) => format!("fixed loss {p}"),
+                    None => "no SNR (lossless)".into(),
+                };
+                return Ok(ResolvedChannel {
+                    channel: None,
+                    snr_db: None,
+                    summary: what,
+                });
+            }
+            (Some(d), Some(u)) => (d, u),
+            (Some(_), None) | (None, Some(_)) => {
+                let (has, lacks) = if link.uplink.is_none() {
+                    ("downlink", "uplink")
+                } else {
+                    ("uplink", "downlink")
+                };
+                return Err(ScenarioError::new(
+                    format!("{key}.{has}"),
+                    format!(
+                        "gives the {has} an SNR but the {lacks} has none: give {lacks}.snr_db \
+                         or the station's snr_db, distance_m, position_m, waypoints or snr_trace"
+                    ),
+                ));
+            }
+        };
+        let ((down, down_text), (up, up_text)) = (down, up);
+        let snr0 = down.mean_snr_db(Nanos::ZERO);
+        let directions = if down_text == up_text {
+            format!("both ways {down_text}")
+        } else {
+            format!("downlink {down_text}; uplink {up_text}")
+        };
+        let summary = format!("{movement}{directions}");
+        let unchanging = down.is_static() && up.is_static() && snr0 == up.mean_snr_db(Nanos::ZERO);
+        Ok(ResolvedChannel {
+            channel: (!unchanging).then_some(StationChannel { down, up }),
+            snr_db: Some(snr0),
+            summary,
+        })
+    }
+
+    /// Whether the scenario uses the channel keys of a changing channel or rate
+    /// control (then `txop show` prints each station's resolved channel).
+    fn uses_channel_keys(&self) -> bool {
+        // `[stations]` and its list entries have the same channel keys.
+        macro_rules! uses {
+            ($s:expr) => {
+                $s.position_m.is_some()
+                    || $s.velocity_mps.is_some()
+                    || $s.waypoints.is_some()
+                    || $s.fading.is_some()
+                    || $s.fading_k_db.is_some()
+                    || $s.coherence_ms.is_some()
+                    || $s.snr_trace.is_some()
+                    || $s.snr_trace_interpolation.is_some()
+                    || $s.downlink.is_some()
+                    || $s.uplink.is_some()
+                    || $s.rate_control.is_some()
+            };
+        }
+        self.phy.ap_position_m.is_some()
+            || uses!(self.stations)
+            || self.stations.list.iter().any(|e| uses!(e))
+    }
 }
 
 impl Scenario {
@@ -1379,20 +2212,14 @@ impl Scenario {
                 "must be more than 0 and at most 10000 m",
             ));
         }
-        let (p, n) = (self.phy.tx_power_dbm, self.phy.path_loss_exponent);
-        if !(p.is_finite() && (-20.0..=40.0).contains(&p)) {
-            return Err(ScenarioError::new(
-                "phy.tx_power_dbm",
-                "must be −20 to 40 dBm",
-            ));
-        }
-        if !(n.is_finite() && (1.5..=6.0).contains(&n)) {
-            return Err(ScenarioError::new(
-                "phy.path_loss_exponent",
-                "must be 1.5 to 6",
-            ));
-        }
-        Ok(snr_at_distance(p, n, self.phy.band, width, distance_m))
+        let budget = self.path_loss(width)?;
+        Ok(snr_at_distance(
+            budget.tx_power_dbm,
+            budget.exponent,
+            budget.band,
+            budget.width,
+            distance_m,
+        ))
     }
 
     fn width(&self) -> Result<ChannelWidth, ScenarioError> {
@@ -2050,6 +2877,13 @@ impl Scenario {
 
     /// Check every value and build the simulator's configuration.
     pub fn resolve(&self) -> Result<SimConfig, ScenarioError> {
+        self.resolve_with_summary().map(|(cfg, _)| cfg)
+    }
+
+    /// [`Scenario::resolve`], and what `txop show` adds to the scenario: each station's
+    /// resolved channel and rate control as TOML comments, when the scenario uses the
+    /// channel or rate-control keys (`None` otherwise: nothing to add).
+    pub fn resolve_with_summary(&self) -> Result<(SimConfig, Option<String>), ScenarioError> {
         let name_chars = self.name.chars().count();
         if name_chars > limits::MAX_NAME_CHARS {
             return Err(ScenarioError::new(
@@ -2103,17 +2937,19 @@ impl Scenario {
         let mut scans = Vec::new();
         let mut power_save = Vec::new();
         let mut buses = Vec::new();
+        let mut trace_files = TraceFiles::default();
+        let mut summaries = Vec::new();
         for (key, mut link) in station_links(&self.stations)? {
             let sta = stations.len() as u16 + 1;
-            if let Some(d) = link.distance_m {
-                if link.snr_db.is_some() || link.loss.is_some() {
-                    return Err(ScenarioError::new(
-                        format!("{key}.distance_m"),
-                        "give distance_m, snr_db or loss, only one",
-                    ));
-                }
-                link.snr_db = Some(self.snr_at(&format!("{key}.distance_m"), d, width)?);
+            let resolved = self.station_channel(&key, sta, &link, width, &mut trace_files)?;
+            if link.loss.is_none() {
+                link.snr_db = resolved.snr_db;
             }
+            let rate_control = choose_in(
+                &format!("{key}.rate_control"),
+                link.rate_control.as_deref().unwrap_or("fixed"),
+                &RateControlKind::NAMES,
+            )?;
             if let Some(sc) = &link.scan {
                 scans.push(StationScan {
                     station: StationId(sta),
@@ -2153,9 +2989,22 @@ impl Scenario {
                     "must be 1 to 65535",
                 ));
             }
+            summaries.push(format!(
+                "{}; rate control {}{}",
+                resolved.summary,
+                rate_control.name(),
+                if rate_control == RateControlKind::Fixed {
+                    format!(" ({})", tx.modulation_label())
+                } else {
+                    String::new()
+                }
+            ));
             stations.push(StationConfig {
+                tx,
+                error,
                 weight,
-                ..StationConfig::new(tx, error)
+                channel: resolved.channel,
+                rate_control,
             });
         }
         if stations.len() > limits::MAX_STATIONS {
@@ -2407,7 +3256,10 @@ impl Scenario {
         for (sta, bus) in buses {
             cfg = cfg.with_host_bus(sta, bus);
         }
-        Ok(cfg)
+        let summary = self
+            .uses_channel_keys()
+            .then(|| channel_summary(&summaries));
+        Ok((cfg, summary))
     }
 }
 
@@ -2851,6 +3703,367 @@ mod tests {
         assert!(e.starts_with("phy.path_loss_exponent"), "{e}");
     }
 
+    /// A scenario resolved with `files` (name, contents) written to a directory of
+    /// their own, which relative `snr_trace` paths are read from.
+    fn with_files(text: &str, files: &[(&str, &str)]) -> Result<SimConfig, String> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("txop-scenario-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, contents) in files {
+            std::fs::write(dir.join(name), contents).unwrap();
+        }
+        let mut s = parse(text, &[]).map_err(|e| e.to_string())?;
+        s.base_dir = Some(dir.clone());
+        let r = s.resolve().map_err(|e| {
+            // Messages name the file as the scenario's directory joined with the name.
+            e.to_string().replace(&format!("{}/", dir.display()), "")
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        r
+    }
+
+    fn channel(cfg: &SimConfig, i: usize) -> &StationChannel {
+        cfg.cell.stations[i].channel.as_ref().expect("a channel")
+    }
+
+    /// A still station at `position_m = [d, 0]`, or with a fading of "none", is the
+    /// `distance_m = d` station of before: no channel, the same SNR in its error model
+    /// and the same rate. The AP may stand elsewhere.
+    #[test]
+    fn a_still_position_is_a_distance() {
+        let by_distance = resolved("[stations]\ndistance_m = 12.5\n");
+        for text in [
+            "[stations]\nposition_m = [12.5, 0]\n",
+            "[stations]\nposition_m = [0, -12.5]\nfading = \"none\"\n",
+            "[phy]\nap_position_m = [3, 4]\n[stations]\nposition_m = [15.5, 4]\n",
+            "[stations]\ndistance_m = 12.5\nvelocity_mps = [0, 0]\n",
+            "[stations]\nwaypoints = [[0, 12.5, 0], [5, 12.5, 0]]\n",
+        ] {
+            let cfg = resolved(text);
+            assert_eq!(cfg.cell.stations, by_distance.cell.stations, "{text}");
+        }
+        let s = &by_distance.cell.stations[0];
+        assert_eq!(s.channel, None);
+        assert_eq!(s.rate_control, RateControlKind::Fixed);
+        let snr = snr_at_distance(20.0, 3.5, Band::Ghz5, ChannelWidth::Mhz20, 12.5);
+        assert_eq!(s.error, ErrorModel::Snr { snr_db: snr });
+    }
+
+    /// Movement, fading, traces and per-direction keys give each station a channel:
+    /// its SNR over time is the path loss's, the trace's, or the direction's own; the
+    /// error model holds the downlink's mean at 0 s, which the rate is chosen for.
+    #[test]
+    fn channel_keys_resolve() {
+        let text = "[stations]\nfading = \"rayleigh\"\n\
+             [[stations.list]]\nposition_m = [5, 0]\nvelocity_mps = [1, 0]\n\
+             [[stations.list]]\ncount = 2\nsnr_trace = \"walk.csv\"\n\
+             snr_trace_interpolation = \"step\"\nfading = \"none\"\n\
+             [[stations.list]]\nsnr_db = 30\ncoherence_ms = 5\n\
+             uplink = { snr_db = 10, fading = \"rician\", fading_k_db = 6 }\n\
+             [[stations.list]]\nwaypoints = [[0, 1, 0], [10, 11, 0]]\nfading = \"none\"\n";
+        let trace = "time_s,station,snr_db\n0,2,30\n1,2,10\n0,3,22\n";
+        let cfg = with_files(text, &[("walk.csv", trace)]).unwrap();
+        let at = Nanos::from_secs_f64;
+        let budget = LogDistance {
+            tx_power_dbm: 20.0,
+            exponent: 3.5,
+            band: Band::Ghz5,
+            width: ChannelWidth::Mhz20,
+        };
+        // Station 1 walks away at 1 m/s from 5 m, fading with the band's default
+        // coherence time (0.423·c/5.2 GHz at 1 m/s = 24.387 ms).
+        let c = channel(&cfg, 0);
+        assert_eq!(c.down.mean_snr_db(at(5.0)), budget.snr_db(10.0));
+        assert_eq!(c.up.mean_snr_db(at(5.0)), budget.snr_db(10.0));
+        assert_eq!(
+            c.down.fading,
+            Fading::Rayleigh {
+                coherence: Nanos(24_386_963)
+            }
+        );
+        assert_eq!(c.down.seed, 1);
+        // Both directions of a link fade together (reciprocity); links independently.
+        assert_eq!(c.down.link_key, c.up.link_key);
+        assert_ne!(c.down.link_key, channel(&cfg, 1).down.link_key);
+        assert_eq!(
+            cfg.cell.stations[0].error,
+            ErrorModel::Snr {
+                snr_db: budget.snr_db(5.0)
+            }
+        );
+        // Stations 2 and 3 replay their own rows of the trace, stepwise.
+        let c = channel(&cfg, 1);
+        assert_eq!(c.down.snr_db(at(0.99)), 30.0);
+        assert_eq!(c.up.snr_db(at(1.0)), 10.0);
+        assert!(c.down.fading == Fading::None);
+        // One point: a constant SNR both ways, so no channel.
+        assert_eq!(cfg.cell.stations[2].channel, None);
+        assert_eq!(cfg.cell.stations[2].error, ErrorModel::Snr { snr_db: 22.0 });
+        // Station 4: 30 dB down with the inherited Rayleigh at 5 ms; its uplink 10 dB
+        // with its own Rician fading at the default coherence.
+        let c = channel(&cfg, 3);
+        assert_eq!(c.down.mean_snr_db(Nanos::ZERO), 30.0);
+        assert_eq!(
+            c.down.fading,
+            Fading::Rayleigh {
+                coherence: Nanos::from_ms(5)
+            }
+        );
+        assert_eq!(c.up.mean_snr_db(Nanos::ZERO), 10.0);
+        assert_eq!(
+            c.up.fading,
+            Fading::Rician {
+                k_db: 6.0,
+                coherence: Nanos(24_386_963)
+            }
+        );
+        // Station 5 follows its waypoints: 6 m at 5 s, 11 m after 10 s.
+        let c = channel(&cfg, 4);
+        assert_eq!(c.down.snr_db(at(5.0)), budget.snr_db(6.0));
+        assert_eq!(c.down.snr_db(at(60.0)), budget.snr_db(11.0));
+        // The rate is chosen for the mean SNR at 0 s: 1 m is better than 11 m.
+        assert!(
+            cfg.cell.stations[4].error
+                == ErrorModel::Snr {
+                    snr_db: budget.snr_db(1.0)
+                }
+        );
+    }
+
+    /// `rate_control` per station and inherited; `--set stations.rate_control=…` is one
+    /// switch for every station that does not choose its own.
+    #[test]
+    fn rate_control_is_per_station_and_one_switch() {
+        let text = "[stations]\n[[stations.list]]\ncount = 3\nmcs = 7\n\
+                    [[stations.list]]\nrate_control = \"ideal\"\nsnr_db = 20\n";
+        let cfg = parse(text, &[]).unwrap().resolve().unwrap();
+        let kinds: Vec<RateControlKind> =
+            cfg.cell.stations.iter().map(|s| s.rate_control).collect();
+        use RateControlKind::*;
+        assert_eq!(kinds, [Fixed, Fixed, Fixed, Ideal]);
+        let sets = [(
+            "stations.rate_control".to_string(),
+            "minstrel_ht".to_string(),
+        )];
+        let cfg = parse(text, &sets).unwrap().resolve().unwrap();
+        let kinds: Vec<RateControlKind> =
+            cfg.cell.stations.iter().map(|s| s.rate_control).collect();
+        assert_eq!(
+            kinds,
+            [MinstrelHt(None), MinstrelHt(None), MinstrelHt(None), Ideal]
+        );
+        let sets = [(
+            "stations.rate_control".to_string(),
+            "minstrel_ht-5.10".to_string(),
+        )];
+        let cfg = parse("", &sets).unwrap().resolve().unwrap();
+        assert_eq!(
+            cfg.cell.stations[0].rate_control,
+            RateControlKind::from_name("minstrel_ht-5.10").unwrap()
+        );
+        // The rate control changes nothing else.
+        let fixed = parse("", &[]).unwrap().resolve().unwrap();
+        assert_eq!(
+            StationConfig {
+                rate_control: Fixed,
+                ..cfg.cell.stations[0].clone()
+            },
+            fixed.cell.stations[0]
+        );
+    }
+
+    /// Each bad channel or rate-control key is one line naming it (and for a trace the
+    /// file, line and column).
+    #[test]
+    fn channel_errors_name_the_key() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "[stations]\nfading = \"nakagami\"\nsnr_db = 20\n",
+                "stations.fading: unknown value `nakagami`; expected one of none, rayleigh, rician",
+            ),
+            (
+                "[stations]\nfading = \"rayleigh\"\ncoherence_ms = -5\nsnr_db = 20\n",
+                "stations.coherence_ms: must be 0.001 to 3600000 ms",
+            ),
+            (
+                "[stations]\nfading = \"rician\"\nsnr_db = 20\n",
+                "stations.fading_k_db: rician fading needs its K factor (e.g. fading_k_db = 6)",
+            ),
+            (
+                "[stations]\nfading = \"rician\"\nfading_k_db = 99\nsnr_db = 20\n",
+                "stations.fading_k_db: must be -50 to 50 dB",
+            ),
+            (
+                "[stations]\nfading = \"rayleigh\"\nfading_k_db = 3\nsnr_db = 20\n",
+                "stations.fading_k_db: applies with fading = \"rician\" only",
+            ),
+            (
+                "[stations]\ncoherence_ms = 10\nsnr_db = 20\n",
+                "stations.coherence_ms: applies with fading = \"rayleigh\" or \"rician\" only",
+            ),
+            (
+                "[stations]\nfading = \"rayleigh\"\n",
+                "stations.fading: fades an SNR: give snr_db, distance_m, position_m, \
+                 waypoints or snr_trace (not loss)",
+            ),
+            (
+                "[stations]\nfading = \"rayleigh\"\nloss = 0.1\n",
+                "stations.fading: fades an SNR: give snr_db, distance_m, position_m, \
+                 waypoints or snr_trace (not loss)",
+            ),
+            (
+                "[stations]\nvelocity_mps = [1, 0]\nsnr_db = 20\n",
+                "stations.velocity_mps: needs a starting point: give position_m (or distance_m)",
+            ),
+            (
+                "[stations]\nposition_m = [1, 0]\nvelocity_mps = [100, 100]\n",
+                "stations.velocity_mps: the speed must be at most 100 m/s (360 km/h)",
+            ),
+            (
+                "[stations]\nposition_m = [3, 4]\nsnr_db = 20\n",
+                "stations.position_m: snr_db and position_m both given; give one of snr_db, \
+                 distance_m, position_m, waypoints, snr_trace or loss",
+            ),
+            (
+                "[stations]\nposition_m = [3, 4]\nwaypoints = [[0, 1, 1]]\n",
+                "stations.waypoints: position_m and waypoints both given; give one of snr_db, \
+                 distance_m, position_m, waypoints, snr_trace or loss",
+            ),
+            (
+                "[stations]\nposition_m = [20000, 0]\n",
+                "stations.position_m: coordinates must be −10000 to 10000 m",
+            ),
+            (
+                "[phy]\nap_position_m = [0, nan]\n[stations]\nposition_m = [1, 0]\n",
+                "phy.ap_position_m: coordinates must be −10000 to 10000 m",
+            ),
+            (
+                "[stations]\nwaypoints = [[0, 1, 1], [2, 5, 1], [2, 9, 1]]\n",
+                "stations.waypoints: waypoint 2: at 2 s, not after waypoint 1 at 2 s; \
+                 times must increase",
+            ),
+            (
+                "[stations]\nwaypoints = [[-1, 1, 1]]\n",
+                "stations.waypoints: waypoint 0: the time must be 0 to 1e6 s",
+            ),
+            (
+                "[stations]\nwaypoints = []\n",
+                "stations.waypoints: at least one waypoint is needed",
+            ),
+            (
+                "[stations]\nsnr_db = 20\nsnr_trace_interpolation = \"step\"\n",
+                "stations.snr_trace_interpolation: applies with snr_trace only",
+            ),
+            (
+                "[stations]\nsnr_db = 20\ndownlink = { snr_db = 10, snr_trace = \"t.csv\" }\n",
+                "stations.downlink.snr_trace: snr_db and snr_trace both given; give one",
+            ),
+            (
+                "[stations]\ndownlink = { snr_db = 10 }\n",
+                "stations.downlink: gives the downlink an SNR but the uplink has none: give \
+                 uplink.snr_db or the station's snr_db, distance_m, position_m, waypoints or \
+                 snr_trace",
+            ),
+            (
+                "[stations]\nloss = 0.1\nuplink = { snr_db = 10 }\n",
+                "stations.uplink.snr_db: the station has a fixed loss (loss) both ways; give \
+                 it an SNR instead",
+            ),
+            (
+                "[stations]\nsnr_db = 20\nuplink = { fading = \"rician\" }\n",
+                "stations.uplink.fading_k_db: rician fading needs its K factor (e.g. \
+                 fading_k_db = 6)",
+            ),
+            (
+                "[stations]\nrate_control = \"minstrel\"\n",
+                "stations.rate_control: unknown value `minstrel`; expected one of fixed, \
+                 ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6",
+            ),
+            (
+                "[stations]\n[[stations.list]]\n[[stations.list]]\nrate_control = \"x\"\n",
+                "stations.list[1].rate_control: unknown value `x`; expected one of fixed, \
+                 ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6",
+            ),
+            (
+                "[stations]\ndownlink = { snr = 3 }\n",
+                "stations.downlink.snr: unknown key (did you mean `snr_db`?)",
+            ),
+            (
+                "[stations]\nposition_m = [1, 2, 3]\n",
+                "stations.position_m: invalid length 3, expected fewer elements in array",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&err(text, &[]), want, "{text}");
+        }
+    }
+
+    /// A trace's errors: a file that is not there, a malformed line (file, line and
+    /// column), a station without points; a list entry's key is named.
+    #[test]
+    fn trace_errors_name_the_file_line_and_column() {
+        let two = "[stations]\ncount = 2\nsnr_trace = \"t.csv\"\n";
+        assert_eq!(
+            with_files(two, &[("t.csv", "0,1,20\n0,2,abc\n")]).unwrap_err(),
+            "stations.snr_trace: t.csv:2:5: snr_db: expected a number, got \"abc\""
+        );
+        assert_eq!(
+            with_files(two, &[("t.csv", "0,1,20\n1,1,20\n")]).unwrap_err(),
+            "stations.snr_trace: t.csv has no points for station 2"
+        );
+        assert_eq!(
+            with_files(two, &[("t.csv", "1,1,20\n0,1,20\n")]).unwrap_err(),
+            "stations.snr_trace: t.csv:2:1: time_s: 0 s is before station 1's previous \
+             point at 1 s; times must not go backwards"
+        );
+        let e = with_files(two, &[]).unwrap_err();
+        assert!(
+            e.starts_with("stations.snr_trace: t.csv: cannot read: "),
+            "{e}"
+        );
+        let list = "[stations]\nsnr_db = 20\n[[stations.list]]\n[[stations.list]]\n\
+                    downlink = { snr_trace = \"d.csv\", snr_trace_interpolation = \"cubic\" }\n";
+        assert_eq!(
+            with_files(list, &[("d.csv", "0,2,20\n")]).unwrap_err(),
+            "stations.list[1].downlink.snr_trace_interpolation: unknown value `cubic`; \
+             expected one of linear, step"
+        );
+        let ok = list.replace("cubic", "step");
+        let cfg = with_files(&ok, &[("d.csv", "0,2,20\n5,2,10\n")]).unwrap();
+        let c = channel(&cfg, 1);
+        assert_eq!(c.down.snr_db(Nanos::from_secs(4)), 20.0);
+        assert_eq!(c.up.snr_db(Nanos::from_secs(4)), 20.0);
+        assert_eq!(cfg.cell.stations[0].channel, None);
+    }
+
+    /// `txop show` adds each station's resolved channel when the scenario has channel
+    /// keys, in runs of stations that read the same; nothing for the others.
+    #[test]
+    fn show_summarises_resolved_channels() {
+        let summary = |text: &str| parse(text, &[]).unwrap().resolve_with_summary().unwrap().1;
+        assert_eq!(summary(""), None);
+        assert_eq!(summary("[stations]\ndistance_m = 10\nmcs = 3\n"), None);
+        for (name, text) in crate::builtin::SCENARIOS {
+            assert_eq!(summary(text), None, "{name}");
+        }
+        let s = summary(
+            "[stations]\n[[stations.list]]\ncount = 2\nposition_m = [10, 0]\nvelocity_mps = [1, 0]\n\
+             fading = \"rician\"\nfading_k_db = 6\ncoherence_ms = 20\n\
+             [[stations.list]]\nsnr_db = 25\nuplink = { snr_db = 15 }\nrate_control = \"ideal\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            "# Resolved channels and rate control (for reading; ignored as input):\n\
+             # stations 1–2: from (10, 0) m at (1, 0) m/s, AP at (0, 0) m; both ways \
+             log-distance SNR 32.2 dB at 0 s, rician fading K 6 dB, coherence 20 ms; \
+             rate control fixed (HT20 MCS7 LGI)\n\
+             # station 3: downlink SNR 25 dB, no fading; uplink SNR 15 dB, no fading; \
+             rate control ideal\n"
+        );
+    }
+
     /// Every key that becomes an event rate is bounded, so that a short run cannot
     /// mean billions of events: the error names the key and the range.
     #[test]
@@ -3094,8 +4307,8 @@ mod tests {
             .iter()
             .flat_map(|ac| ["ap", "sta"].map(|who| format!("[mac.edca_{who}.{ac}]\naifsn = 2\n")))
             .collect::<String>();
-        let machinery =
-            "scan = {}\npower_save = {}\nbus = { preset = \"sdio-generic\", clock_hz = 1000000 }\n";
+        let machinery = "scan = {}\npower_save = {}\nbus = { preset = \"sdio-generic\", \
+                         clock_hz = 1000000 }\ndownlink = {}\nuplink = {}\n";
         let text = format!(
             "{edca}[stations]\n{machinery}[[stations.list]]\n{machinery}[traffic.web]\n\
              [[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"

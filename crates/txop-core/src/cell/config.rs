@@ -18,6 +18,7 @@ use crate::mac80211::rate_control::{peer_rates, HwRateCaps, LinkRateControl, Rat
 use crate::mac80211::scan::ScanConfig;
 use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
+use crate::phy::link_channel::StationChannel;
 use crate::phy::rates::{control_response_rate, BLOCK_ACK_BYTES};
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
@@ -34,18 +35,26 @@ pub struct StationConfig {
     pub error: ErrorModel,
     /// Airtime-fairness weight (`NL80211_ATTR_AIRTIME_WEIGHT`, default 256).
     pub weight: u16,
-    /// How the rates of the link's PPDUs are chosen (both ways); `tx` gives the
-    /// station's capabilities (family, width, guard interval, streams).
+    /// A channel that changes: each direction's SNR over time (movement, fading, a
+    /// trace). `None` (the default): the link's SNR is `error`'s, constant. With a
+    /// channel, `error` holds the downlink's mean SNR at time 0 (what a rate is chosen
+    /// for when none is given).
+    pub channel: Option<StationChannel>,
+    /// Which rate control picks the station's rates, both ways (default
+    /// [`RateControlKind::Fixed`]: `tx` for every PPDU); `tx` gives the station's
+    /// capabilities (family, width, guard interval, streams).
     pub rate_control: RateControlKind,
 }
 
 impl StationConfig {
-    /// A station at rate `tx` with channel `error` and the default weight.
+    /// A station at rate `tx` with channel `error`, the default weight, a static channel
+    /// and a fixed rate.
     pub fn new(tx: TxVector, error: ErrorModel) -> StationConfig {
         StationConfig {
             tx,
             error,
             weight: crate::mac80211::scheduler::DEFAULT_AIRTIME_WEIGHT,
+            channel: None,
             rate_control: RateControlKind::Fixed,
         }
     }
@@ -215,6 +224,9 @@ impl CellConfig {
             let key = format!("stations[{}]", sta.0);
             s.tx.validate().map_err(|e| format!("{key}: {e}"))?;
             s.error.validate().map_err(|e| format!("{key}: {e}"))?;
+            if let Some(ch) = &s.channel {
+                ch.validate().map_err(|e| format!("{key}: channel: {e}"))?;
+            }
             if s.weight == 0 {
                 return Err(format!("{key}: weight must be at least 1"));
             }

@@ -236,8 +236,14 @@ pub struct Cell {
 
 impl Cell {
     /// Build a cell; `seed` seeds every random stream (one per node and per link).
-    pub fn new(cfg: CellConfig, seed: u64) -> Result<Cell, String> {
+    pub fn new(mut cfg: CellConfig, seed: u64) -> Result<Cell, String> {
         cfg.validate()?;
+        // A channel fades with the run's seed, whoever built the configuration.
+        for sc in &mut cfg.stations {
+            if let Some(ch) = &mut sc.channel {
+                ch.set_seed(seed);
+            }
+        }
         let non_erp = cfg.non_erp_present();
         let timing = PhyTiming::for_bss(cfg.standard, cfg.band, non_erp);
         // How a link's PPDUs are protected from the 802.11b stations (if any).

@@ -1,11 +1,16 @@
-//! The physical layer: rates and PPDU durations, timing constants, and the channel's
-//! error model.
+//! The physical layer: rates and PPDU durations, timing constants, the channel's error
+//! model, and a channel that changes (path loss, mobility, fading, SNR traces).
 //!
 //! Values follow `docs/reference/mac80211-tx-path.md` §11 and IEEE 802.11-2016 clauses 16
 //! (DSSS), 17 (OFDM), 18 (ERP), 19 (HT) and 21 (VHT).
 
 pub mod channel;
+pub mod fading;
+pub mod link_channel;
+pub mod mobility;
+pub mod path_loss;
 pub mod rates;
+pub mod snr_trace;
 pub mod timing;
 
 use serde::{Deserialize, Serialize};

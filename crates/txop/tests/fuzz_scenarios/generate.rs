@@ -2,7 +2,8 @@
 //!
 //! Every key of docs/scenarios.md can appear: `[phy]`, `[mac]` with its EDCA tables,
 //! `stack` and every `[stack_options]` key, `[stations]` (count or list entries, rates,
-//! weights, channel models, `scan`, `power_save`, `bus` as a preset name or a table of
+//! weights, channel models, positions, movement, fading, SNR traces, per-direction
+//! channels, rate control, `scan`, `power_save`, `bus` as a preset name or a table of
 //! overrides), `[traffic]` (bulk kinds and directions, probes, every flent test and its
 //! options, `[traffic.web]`), `[[flows]]`, `[wired]`, `duration_s`, `seed`, `name`.
 //! Each key is present or left to its default at random, so keys combine; values are
@@ -36,9 +37,19 @@ pub const OFFERED_PACKETS_BUDGET: f64 = 1.5e6;
 /// The longest simulated time generated, s.
 pub const MAX_DURATION_S: f64 = 1.0;
 
+/// The SNR trace the generated scenarios replay: points for every station up to
+/// [`MAX_STATIONS`].
+pub const SNR_TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fuzz_scenarios/snr_trace.csv"
+);
+
 /// A deterministic source of scenario values.
 pub struct Gen {
     rng: RngStream,
+    /// The draws of the channel and rate-control keys: a stream of their own, so that
+    /// adding them left every other key of a case as it was.
+    channel_rng: RngStream,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -66,6 +77,116 @@ impl Gen {
     pub fn new(seed: u64, case: u64) -> Gen {
         Gen {
             rng: RngStream::new(seed, StreamKind::Misc, case),
+            channel_rng: RngStream::new(seed ^ 0x6368_616e_6e65_6c00, StreamKind::Misc, case),
+        }
+    }
+
+    /// `f` with the channel keys' own stream.
+    fn with_channel_rng<T>(&mut self, f: impl FnOnce(&mut Gen) -> T) -> T {
+        std::mem::swap(&mut self.rng, &mut self.channel_rng);
+        let out = f(self);
+        std::mem::swap(&mut self.rng, &mut self.channel_rng);
+        out
+    }
+
+    /// `[x, y]` within ±`max` m.
+    fn point(&mut self, max: f64) -> Vec<Value> {
+        (0..2)
+            .map(|_| {
+                let sign = if self.chance(0.5) { -1.0 } else { 1.0 };
+                let v = sign * self.num(0.0, max);
+                self.float(v)
+            })
+            .collect()
+    }
+
+    /// The fading keys, into `t` (a station or a direction).
+    fn fading(&mut self, t: &mut Table) {
+        let kind = self.pick(&["none", "rayleigh", "rician"]);
+        if kind != "none" || self.chance(0.5) {
+            self.set_str(t, "fading", kind);
+        }
+        if kind == "rician" {
+            let v = -50.0 + self.num(0.0, 100.0);
+            self.set_num(t, "fading_k_db", v);
+        }
+        if kind != "none" && self.chance(0.5) {
+            let v = self.num(0.001, 3.6e6);
+            self.set_num(t, "coherence_ms", v);
+        }
+    }
+
+    /// `snr_trace` (and maybe its interpolation), into `t`.
+    fn snr_trace(&mut self, t: &mut Table) {
+        self.set_str(t, "snr_trace", SNR_TRACE);
+        if self.chance(0.5) {
+            let i = self.pick(&["linear", "step"]);
+            self.set_str(t, "snr_trace_interpolation", i);
+        }
+    }
+
+    /// A station's or list entry's channel keys beyond `snr_db`, `distance_m` and
+    /// `loss` (`mean`: which of those three it has), each present with probability `p`.
+    fn channel_fields(&mut self, t: &mut Table, mean: Option<u8>, p: f64) {
+        let mut has_snr = matches!(mean, Some(0 | 1));
+        if mean.is_none() && self.chance(p) {
+            match self.uniform(0, 2) {
+                0 => {
+                    let v = self.point(10_000.0);
+                    t.insert("position_m".into(), Value::Array(v));
+                }
+                1 => {
+                    let n = self.int(1, 6);
+                    let mut at = self.num(0.0, 2.0);
+                    let mut w = Vec::new();
+                    for _ in 0..n {
+                        let xy = self.point(10_000.0);
+                        let mut row = vec![self.float(at)];
+                        row.extend(xy);
+                        w.push(Value::Array(row));
+                        at += self.num(1e-3, 30.0);
+                    }
+                    t.insert("waypoints".into(), Value::Array(w));
+                }
+                _ => self.snr_trace(t),
+            }
+            has_snr = true;
+        }
+        if (t.contains_key("position_m") || t.contains_key("distance_m")) && self.chance(0.5) {
+            // Up to 70 m/s each way: at most 99 m/s.
+            let v = self.point(70.0);
+            t.insert("velocity_mps".into(), Value::Array(v));
+        }
+        if has_snr && self.chance(p * 2.0) {
+            self.fading(t);
+        }
+        if has_snr && self.chance(p) {
+            for dir in ["downlink", "uplink"] {
+                if !self.chance(0.6) {
+                    continue;
+                }
+                let mut d = Table::new();
+                match self.uniform(0, 2) {
+                    0 => {
+                        let v = -10.0 + self.num(0.0, 70.0);
+                        self.set_num(&mut d, "snr_db", v);
+                    }
+                    1 => self.snr_trace(&mut d),
+                    _ => {}
+                }
+                if self.chance(0.5) {
+                    self.fading(&mut d);
+                }
+                t.insert(dir.into(), Value::Table(d));
+            }
+        }
+        if self.chance(p) {
+            let names: Vec<&str> = txop_core::mac80211::rate_control::RateControlKind::NAMES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            let rc = self.pick(&names);
+            self.set_str(t, "rate_control", rc);
         }
     }
 
@@ -272,6 +393,12 @@ impl Gen {
             let v = 1.5 + self.num(0.0, 4.5);
             self.set_num(&mut t, "path_loss_exponent", v);
         }
+        self.with_channel_rng(|g| {
+            if g.chance(0.1) {
+                let v = g.point(10_000.0);
+                t.insert("ap_position_m".into(), Value::Array(v));
+            }
+        });
         t
     }
 
@@ -527,22 +654,27 @@ impl Gen {
             }
             _ => {}
         }
+        let mut mean = None;
         if self.chance(p) {
             match self.uniform(0, 2) {
                 0 => {
                     let v = -10.0 + self.num(0.0, 70.0);
                     self.set_num(t, "snr_db", v);
+                    mean = Some(0);
                 }
                 1 => {
                     let v = self.num(1e-3, 10_000.0);
                     self.set_num(t, "distance_m", v);
+                    mean = Some(1);
                 }
                 _ => {
                     let v = self.num(0.0, 1.0);
                     self.set_num(t, "loss", v);
+                    mean = Some(2);
                 }
             }
         }
+        self.with_channel_rng(|g| g.channel_fields(t, mean, p));
         if self.chance(p * 0.6) {
             let s = self.scan();
             t.insert("scan".into(), Value::Table(s));
