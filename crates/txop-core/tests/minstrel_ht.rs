@@ -8,7 +8,7 @@
 //! best rate is the one with the highest `data rate × delivery probability`.
 
 use txop_core::mac80211::minstrel_ht::{MinstrelHt, PeerCaps};
-use txop_core::mac80211::rate_chain::{RateChain, TxStatus};
+use txop_core::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
 use txop_core::mac80211::rate_control::{HwRateCaps, MinstrelEra};
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::rng::{RngStream, StreamKind};
@@ -541,6 +541,70 @@ fn legacy_and_vht_peers_converge_to_the_best_rate() {
                 100.0 * share
             );
             assert!(share >= 0.95, "{era:?} {name}: {share}");
+        }
+    }
+}
+
+/// Every stage of every chain is a rate the peer supports, for every kind of peer a
+/// BSS can hold, in both eras, while statistics come and go. (≤ 5.10 once started
+/// `max_prob_rate` at index 0, an HT rate, for a legacy 802.11a peer.)
+#[test]
+fn chains_hold_only_supported_rates_for_every_peer() {
+    for era in [MinstrelEra::Linux6, MinstrelEra::Linux5_10] {
+        for standard in [
+            Standard::A,
+            Standard::B,
+            Standard::G,
+            Standard::N,
+            Standard::Ac,
+        ] {
+            for band in [Band::Ghz2_4, Band::Ghz5] {
+                if !standard.operates_in(band) {
+                    continue;
+                }
+                for width in [
+                    ChannelWidth::Mhz20,
+                    ChannelWidth::Mhz40,
+                    ChannelWidth::Mhz80,
+                ] {
+                    for (sgi, max_nss, short_preamble) in
+                        [(false, 1, false), (true, 2, true), (true, 1, false)]
+                    {
+                        let caps = PeerCaps {
+                            standard,
+                            band,
+                            width,
+                            sgi,
+                            max_nss,
+                            short_preamble,
+                        };
+                        let mut m = MinstrelHt::new(era, &caps, HwRateCaps::ATH9K, 3);
+                        let set: Vec<RateIdx> = m.supported_rates().iter().map(|r| r.0).collect();
+                        assert!(!set.is_empty(), "{caps:?}: no rate");
+                        for k in 0..3_000u64 {
+                            let now = Nanos::from_us(k * 300);
+                            let chain = m.rates(now);
+                            for s in chain.stages() {
+                                assert!(
+                                    set.contains(&s.rate) && m.txvector(s.rate) == Some(s.txv),
+                                    "{era:?} {caps:?} at {k}: {s:?} is not supported"
+                                );
+                            }
+                            let failed = k % 3 == 2;
+                            m.tx_status(
+                                now,
+                                &TxStatus {
+                                    chain: &chain,
+                                    tries_used: 1 + (k % 3) as u32,
+                                    acked: !failed,
+                                    ampdu_len: 4,
+                                    ampdu_ack_len: if failed { 0 } else { 3 },
+                                },
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -287,9 +287,15 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
             let bytes = s.up.delivered_bytes + s.down.delivered_bytes;
             total_bytes += bytes;
             let sta = i as u16;
+            let rc = cfg.stations[i - 1]
+                .rate_control
+                .resolved(cfg.stack.minstrel_era);
             StationResult {
                 station: sta,
-                rate: cfg.stations[i - 1].tx.modulation_label(),
+                rate: match rc {
+                    RateControlKind::Fixed => cfg.stations[i - 1].tx.modulation_label(),
+                    _ => rc.name().to_string(),
+                },
                 throughput_bps: rate(bytes),
                 uplink_bps: rate(s.up.delivered_bytes),
                 downlink_bps: rate(s.down.delivered_bytes),
@@ -317,7 +323,7 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
                     .iter()
                     .any(|c| c.station.0 == sta)
                     .then_some(s.ps),
-                rate_control: match cfg.stations[i - 1].rate_control {
+                rate_control: match rc {
                     RateControlKind::Fixed => None,
                     kind => Some(RateControlResult {
                         kind: kind.name().to_string(),

@@ -309,11 +309,13 @@ pub(super) fn expected_kbps(sc: &StationConfig) -> u64 {
     (sc.tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
 }
 
-/// The rate control a node runs for its link to a station configured as `sc`; `seed`
-/// is the link's own (minstrel_ht's sample table).
+/// The rate control a node runs for its link to a station configured as `sc`
+/// (`from_ap`: the AP's link to it, else the station's to the AP); `seed` is the
+/// link's own (minstrel_ht's sample table).
 pub(super) fn link_rate_control(
     cfg: &CellConfig,
     sc: &StationConfig,
+    from_ap: bool,
     seed: u64,
 ) -> LinkRateControl {
     let retry_limit = cfg.retry_limit;
@@ -343,6 +345,7 @@ pub(super) fn link_rate_control(
                 // A channel that loses nothing for SNR reasons: the fastest rate.
                 ErrorModel::None | ErrorModel::FixedLoss { .. } => f64::INFINITY,
             },
+            channel: sc.channel.as_ref().map(|c| c.direction(from_ap).clone()),
             retry_limit,
         },
     }

@@ -358,7 +358,7 @@ impl Cell {
                 continue;
             }
             let link = &mut self.nodes[0].link_mut(sta.ap_link());
-            let per = link.error.per(&v, BEACON_BYTES);
+            let per = link.error_at(t).per(&v, BEACON_BYTES);
             let heard = !link.rng.bernoulli(per);
             let tim = self.tim_bit(sta);
             self.station_beacon(t, sta, heard, tim);

@@ -43,6 +43,7 @@ use crate::mac80211::rate_control::{LinkRateControl, RateControlKind, RateMap};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{DropReason, Dropped, NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
+use crate::phy::link_channel::LinkChannel;
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Standard, TxVector};
 use crate::rng::{RngStream, StreamKind};
@@ -91,6 +92,9 @@ pub(crate) struct Link {
     /// The rate sent at over time (not kept under fixed rate control).
     pub(crate) rate_series: Option<RateSeries>,
     pub(crate) error: ErrorModel,
+    /// This direction's SNR over time when the channel changes (then it, not `error`,
+    /// decides the link's losses).
+    pub(crate) channel: Option<LinkChannel>,
     /// The channel's draws on this link (its own stream: adding a station changes no
     /// other link's draws).
     pub(crate) rng: RngStream,
@@ -121,6 +125,21 @@ pub(crate) struct Node {
     pub(crate) frame_in_air: bool,
     /// Transmissions of the front of `frames` so far.
     pub(crate) frame_attempts: u8,
+}
+
+impl Link {
+    /// How the channel loses frames sent on this link at `t`: at the SNR of that moment
+    /// on a changing channel (a PPDU sees the channel of its start: the coherence time
+    /// of the fading is longer than a PPDU), otherwise the link's constant model.
+    #[inline]
+    pub(crate) fn error_at(&self, t: Nanos) -> ErrorModel {
+        match &self.channel {
+            Some(c) => ErrorModel::Snr {
+                snr_db: c.snr_db(t),
+            },
+            None => self.error,
+        }
+    }
 }
 
 impl Node {
@@ -289,7 +308,7 @@ impl Cell {
                 .iter()
                 .map(|(peer, sc)| {
                     let key = ((id as u64) << 16) | peer.0 as u64;
-                    link_rate_control(&cfg, sc, crate::rng::mix64(seed ^ key))
+                    link_rate_control(&cfg, sc, node_id.is_ap(), crate::rng::mix64(seed ^ key))
                 })
                 .collect();
             let rate_sets: Vec<_> = rcs.iter().map(LinkRateControl::rate_set).collect();
@@ -334,6 +353,10 @@ impl Cell {
                         airtime_ns: 0,
                     }),
                     error: sc.error,
+                    channel: sc
+                        .channel
+                        .as_ref()
+                        .map(|c| c.direction(node_id.is_ap()).clone()),
                     rng: RngStream::new(
                         seed,
                         StreamKind::Channel,

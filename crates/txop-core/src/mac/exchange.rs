@@ -201,21 +201,23 @@ impl Cell {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.exch.txs.len() {
-            let (air, stage_rts) = {
-                let tx = &self.exch.txs[i];
-                let link = self.nodes[tx.node.index()].link(tx.link());
-                (*link.air.get(tx.stage.rate), tx.stage.rts)
-            };
             let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if let Some(f) = self.exch.txs[i].frame {
                 let (v, bytes) = self.frame_vector(self.exch.txs[i].node.index(), f);
                 v.ppdu_duration(bytes, band)
-            } else if self.uses_rts(psdu) || air.always_rts || stage_rts {
-                air.rts
             } else {
-                // A CTS-to-self draws no response: its sender goes on with the data
-                // PPDU after SIFS, unaware of the collision.
-                air.cts_to_self + air.data.duration(psdu)
+                let tx = &self.exch.txs[i];
+                let air = self.nodes[tx.node.index()]
+                    .link(tx.link())
+                    .air
+                    .get(tx.stage.rate);
+                if self.uses_rts(psdu) || air.always_rts || tx.stage.rts {
+                    air.rts
+                } else {
+                    // A CTS-to-self draws no response: its sender goes on with the data
+                    // PPDU after SIFS, unaware of the collision.
+                    air.cts_to_self + air.data.duration(psdu)
+                }
             };
             let tx = &mut self.exch.txs[i];
             tx.air_end = tx.start + dur;
@@ -268,7 +270,8 @@ impl Cell {
         };
         let data_end = t + data_dur;
         tx.ok.clear();
-        let any_ok = if absent || matches!(link.error, ErrorModel::None) {
+        let error = link.error_at(tx.start);
+        let any_ok = if absent || matches!(error, ErrorModel::None) {
             // Nothing to draw: an absent receiver decodes nothing, and an error-free
             // link loses nothing (its PER is exactly 0, for which `bernoulli` returns
             // false without drawing), so every MPDU has the same outcome and the
@@ -282,7 +285,7 @@ impl Cell {
             let mut any_ok = false;
             for m in tx.ppdu.mpdus.iter_mut() {
                 m.attempts = m.attempts.saturating_add(1);
-                let per = link.error.per(&txv, m.packet.len_bytes + overhead);
+                let per = error.per(&txv, m.packet.len_bytes + overhead);
                 let ok = !link.rng.bernoulli(per);
                 any_ok |= ok;
                 tx.ok.push(ok);
@@ -608,7 +611,7 @@ impl Cell {
             Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,
             _ => {
                 let link = &mut self.nodes[n].links[0];
-                let per = link.error.per(&v, bytes);
+                let per = link.error_at(start).per(&v, bytes);
                 !link.rng.bernoulli(per)
             }
         };

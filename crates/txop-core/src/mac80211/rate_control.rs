@@ -10,6 +10,7 @@ use crate::mac::ampdu::QOS_DATA_OVERHEAD_BYTES;
 use crate::mac80211::minstrel_ht::MinstrelHt;
 use crate::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
 use crate::phy::channel::{ErrorModel, RATE_SELECTION_FRAME_BYTES};
+use crate::phy::link_channel::LinkChannel;
 use crate::phy::{DsssPreamble, TxVector};
 use crate::Nanos;
 
@@ -47,6 +48,15 @@ impl RateControlKind {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|&(_, k)| k)
+    }
+
+    /// This kind with the era of minstrel_ht made explicit: `stack_era` when none is
+    /// named.
+    pub fn resolved(self, stack_era: MinstrelEra) -> RateControlKind {
+        match self {
+            RateControlKind::MinstrelHt(None) => RateControlKind::MinstrelHt(Some(stack_era)),
+            k => k,
+        }
     }
 
     /// The name a scenario gives this kind.
@@ -158,8 +168,10 @@ pub(crate) enum LinkRateControl {
     Ideal {
         /// The rates the peer supports, `RateIdx(i)` being `candidates[i]`.
         candidates: Vec<TxVector>,
-        /// The link's SNR (dB).
+        /// The link's SNR (dB) when it is constant.
         snr_db: f64,
+        /// The link's SNR over time, when the channel changes (then it decides).
+        channel: Option<LinkChannel>,
         /// Tries of a lone MPDU (the cell's retry limit).
         retry_limit: u8,
     },
@@ -191,9 +203,11 @@ impl LinkRateControl {
             LinkRateControl::Ideal {
                 candidates,
                 snr_db,
+                channel,
                 retry_limit,
             } => {
-                let i = ideal_rate(candidates, *snr_db);
+                let snr = channel.as_ref().map_or(*snr_db, |c| c.snr_db(now));
+                let i = ideal_rate(candidates, snr);
                 RateChain::single(
                     candidates[i],
                     RateIdx(i as u16),

@@ -209,6 +209,10 @@ impl MinstrelHt {
             sample: SampleLists::default(),
             lookaround: Lookaround::new(max_rates),
         };
+        // ≤ 5.10 keeps `max_prob_rate` from one update to the next, so it must start at
+        // a rate the peer supports (the group's first, as the throughput lists start),
+        // not at index 0, which is an HT rate a legacy peer cannot receive.
+        mi.max_prob_rate = mi.initial_indices().1;
         mi.update_stats(Nanos::ZERO);
         mi.update_rates();
         mi

@@ -88,7 +88,7 @@ impl MinstrelHt {
     /// Where the best-throughput lists start (the kernel's initial indices): the legacy
     /// list at CCK (or OFDM) rate 0; the main list at VHT, HT, CCK or OFDM rate 0 in
     /// that order of preference.
-    fn initial_indices(&self) -> (u16, u16) {
+    pub(super) fn initial_indices(&self) -> (u16, u16) {
         let sup = |g: usize| self.supported[g] != 0;
         let legacy = if sup(groups::CCK_GROUP) {
             groups::CCK_GROUP
