@@ -99,6 +99,8 @@ pub struct FlowStats {
     /// TCP: the sender's cwnd at the end of each step, and its retransmissions.
     cwnd_per_step: StepSeries,
     retransmits: Option<u64>,
+    /// TCP: retransmission timeouts of the sender(s).
+    timeouts: Option<u64>,
     /// Web: page load times (s), every `stride`-th.
     page_loads: Thinned<f64>,
 }
@@ -277,6 +279,17 @@ fn record(h: &mut Option<Latency>, d: Nanos) {
     h.get_or_insert_with(Latency::new).record(d);
 }
 
+/// What a TCP sender reports after an ACK ([`FlowStats::tcp_sample`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSample {
+    /// Its congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// Segments retransmitted since the last sample.
+    pub new_retransmits: u64,
+    /// Retransmission timeouts since the last sample.
+    pub new_timeouts: u64,
+}
+
 impl FlowStats {
     /// The cell delivered one of this flow's packets (it may still cross the wire).
     pub fn air_delivered(&mut self, at: Nanos, p: &Packet) {
@@ -318,13 +331,19 @@ impl FlowStats {
     pub fn tcp() -> FlowStats {
         FlowStats {
             retransmits: Some(0),
+            timeouts: Some(0),
             ..FlowStats::default()
         }
     }
 
-    /// A TCP sender's state after an ACK: its cwnd, and `new_retransmits` segments
-    /// retransmitted since its last sample (a web flow's connections add up).
-    pub fn tcp_sample(&mut self, at: Nanos, cwnd_bytes: u64, new_retransmits: u64) {
+    /// A TCP sender's state after an ACK: its cwnd, and the segments retransmitted and
+    /// the timeouts since its last sample (a web flow's connections add up).
+    pub fn tcp_sample(&mut self, at: Nanos, sample: TcpSample) {
+        let TcpSample {
+            cwnd_bytes,
+            new_retransmits,
+            new_timeouts,
+        } = sample;
         let series = &mut self.cwnd_per_step;
         let step = series.index(at, end_value);
         if series.values.len() <= step {
@@ -333,6 +352,7 @@ impl FlowStats {
         }
         series.values[step] = cwnd_bytes;
         self.retransmits = Some(self.retransmits.unwrap_or(0) + new_retransmits);
+        self.timeouts = Some(self.timeouts.unwrap_or(0) + new_timeouts);
     }
 
     /// An echo reply came back: `forward` and `back` are the one-way delays of the
@@ -424,6 +444,7 @@ impl FlowStats {
                 .collect(),
             sample_stride: self.echoes.stride.max(self.page_loads.stride),
             retransmits: self.retransmits,
+            timeouts: self.timeouts,
             cwnd_series_bytes: {
                 // A sample at the very end belongs to a step past the run's.
                 let mut cwnd = self.cwnd_per_step.at_shift(shift, end_value);
@@ -525,7 +546,14 @@ mod tests {
             let bytes = 1000 + k % 7;
             delivered += bytes;
             f.delivered_bytes_at(at, at - Nanos::from_ms(3), bytes);
-            f.tcp_sample(at, k, 0);
+            f.tcp_sample(
+                at,
+                TcpSample {
+                    cwnd_bytes: k,
+                    new_retransmits: 0,
+                    new_timeouts: 0,
+                },
+            );
             // RTTs 10 ms and 11 ms alternately: every |ΔRTT| is 1 ms.
             let forward = Nanos::from_ms(5 + k % 2);
             f.echo(at, k, forward, Nanos::from_ms(5));

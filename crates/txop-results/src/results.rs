@@ -112,6 +112,9 @@ pub struct FlowResult {
     /// TCP and web: data segments retransmitted by the sender (the connections of a
     /// web page summed); `None` for other flows.
     pub retransmits: Option<u64>,
+    /// TCP and web: the sender's retransmission timeouts (RTOs); `None` for other
+    /// flows.
+    pub timeouts: Option<u64>,
     /// TCP: the sender's congestion window at the end of each step (bytes), up to the
     /// step of its last ACK.
     pub cwnd_series_bytes: Vec<u64>,

@@ -12,6 +12,7 @@ use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
 use crate::traffic::web::WebObject;
 use crate::traffic::Host;
 use txop_core::packet::Ecn;
+use txop_results::flowstats::TcpSample;
 use txop_core::Nanos;
 
 /// One TCP connection's two ends.
@@ -33,6 +34,8 @@ pub(crate) struct TcpConn {
     pub(crate) handshake: Handshake,
     /// The sender's retransmissions already added to its flow's count.
     pub(crate) retransmits_counted: u64,
+    /// The sender's timeouts already counted in the flow's statistics.
+    pub(crate) timeouts_counted: u64,
 }
 
 impl TcpConn {
@@ -89,6 +92,7 @@ impl Simulation {
             requested: 0,
             handshake: Handshake::default(),
             retransmits_counted: 0,
+            timeouts_counted: 0,
         });
         self.conns.len() - 1
     }
@@ -204,10 +208,14 @@ impl Simulation {
             c.rcv.bytes_received() - before
         } else {
             c.snd.on_ack(at, seg);
-            let (cwnd, retransmits) = (c.snd.cwnd_bytes(), c.snd.retransmits());
-            let new = retransmits - c.retransmits_counted;
-            c.retransmits_counted = retransmits;
-            self.flow_stats[flow].tcp_sample(at, cwnd, new);
+            let (retransmits, timeouts) = (c.snd.retransmits(), c.snd.stats().timeouts);
+            let sample = TcpSample {
+                cwnd_bytes: c.snd.cwnd_bytes(),
+                new_retransmits: retransmits - c.retransmits_counted,
+                new_timeouts: timeouts - c.timeouts_counted,
+            };
+            (c.retransmits_counted, c.timeouts_counted) = (retransmits, timeouts);
+            self.flow_stats[flow].tcp_sample(at, sample);
             0
         };
         self.slab[token] = None;
