@@ -64,6 +64,18 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "atf-30-stations",
         include_str!("../../../scenarios/atf-30-stations.toml"),
     ),
+    (
+        "atf-30-stations-minstrel",
+        include_str!("../../../scenarios/atf-30-stations-minstrel.toml"),
+    ),
+    (
+        "rate-walk-away",
+        include_str!("../../../scenarios/rate-walk-away.toml"),
+    ),
+    (
+        "rate-step-fade",
+        include_str!("../../../scenarios/rate-step-fade.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.

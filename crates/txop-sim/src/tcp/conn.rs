@@ -12,8 +12,8 @@ use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
 use crate::traffic::web::WebObject;
 use crate::traffic::Host;
 use txop_core::packet::Ecn;
-use txop_results::flowstats::TcpSample;
 use txop_core::Nanos;
+use txop_results::flowstats::TcpSample;
 
 /// One TCP connection's two ends.
 pub(crate) struct TcpConn {
