@@ -410,3 +410,29 @@ pub fn files(md: &str, reports: &[Report]) -> Result<Vec<(String, Vec<u8>)>, Str
     }
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RateControlKind::*;
+
+    /// The switch reaches every station: those of `[stations]`, list entries that
+    /// inherit, and a list entry that chose its own (ideal here) is overridden too.
+    #[test]
+    fn every_station_runs_the_kind_even_where_a_list_entry_chose() {
+        let text = "[stations]\n[[stations.list]]\ncount = 2\nmcs = 7\n\
+                    [[stations.list]]\nrate_control = \"ideal\"\nmcs = 3\n";
+        let kinds = |kind: Option<RateControlKind>| -> Vec<RateControlKind> {
+            let mut s = crate::scenario::parse(text, &[]).unwrap();
+            if let Some(k) = kind {
+                every_station_runs(&mut s, k);
+            }
+            let cfg = s.resolve().unwrap();
+            cfg.cell.stations.iter().map(|s| s.rate_control).collect()
+        };
+        assert_eq!(kinds(None), [Fixed, Fixed, Ideal]);
+        let m = MinstrelHt(None);
+        assert_eq!(kinds(Some(m)), [m, m, m]);
+        assert_eq!(kinds(Some(Fixed)), [Fixed, Fixed, Fixed]);
+    }
+}
