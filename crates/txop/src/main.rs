@@ -14,6 +14,7 @@ use txop::runner::{
 };
 use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
+use txop_core::mac80211::rate_control::RateControlKind;
 use txop_results::Results;
 
 mod emu;
@@ -77,7 +78,8 @@ enum Command {
     /// numbers next to txop's.
     #[command(after_help = "Examples:\n  \
         txop reproduce all -o reproduction\n  \
-        txop reproduce E2 E4")]
+        txop reproduce E2 E4\n  \
+        txop reproduce all --rate-control minstrel_ht -o reproduction-minstrel")]
     Reproduce {
         /// Experiments to run: E2, E3, E4 … or `all`.
         #[arg(default_value = "all")]
@@ -92,6 +94,12 @@ enum Command {
         /// Print nothing on stdout.
         #[arg(short, long)]
         quiet: bool,
+        /// The rate control of every station of every run, overriding each scenario's
+        /// (fixed, ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6; minstrel_ht
+        /// runs the era of each run's stack). The report's header names it.
+        #[arg(long = "rate-control", value_name = "KIND", default_value = "fixed",
+              value_parser = parse_rate_control)]
+        rate_control: RateControlKind,
     },
     /// List the built-in scenarios, flent tests and stack presets.
     List,
@@ -165,6 +173,14 @@ impl From<SimError> for Failure {
 fn parse_seed(s: &str) -> Result<u64, String> {
     s.parse()
         .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
+/// `--rate-control`: a rate control by its scenario name.
+fn parse_rate_control(s: &str) -> Result<RateControlKind, String> {
+    RateControlKind::from_name(s).ok_or_else(|| {
+        let kinds: Vec<&str> = RateControlKind::NAMES.iter().map(|(n, _)| *n).collect();
+        format!("expected one of {}", kinds.join(", "))
+    })
 }
 
 /// Refuse an output directory before any work is done: one that exists (without
@@ -565,7 +581,13 @@ fn stacks(only: Option<&str>) -> Result<(), UserError> {
     Ok(())
 }
 
-fn reproduce(ids: &[String], dir: Option<&Path>, force: bool, quiet: bool) -> Result<(), Failure> {
+fn reproduce(
+    ids: &[String],
+    dir: Option<&Path>,
+    force: bool,
+    quiet: bool,
+    options: txop::reproduce::Options,
+) -> Result<(), Failure> {
     use txop::reproduce;
     let ids: Vec<String> = if ids.iter().any(|i| i.eq_ignore_ascii_case("all")) {
         reproduce::EXPERIMENTS
@@ -584,7 +606,9 @@ fn reproduce(ids: &[String], dir: Option<&Path>, force: bool, quiet: bool) -> Re
     for id in &ids {
         // Each run inside names itself; this names the experiment around them.
         let _context = enter_context(format!("reproduce {id}"));
-        reports.push(reproduce::run(id, &|ns| progress.advance(ns))?);
+        reports.push(reproduce::run_with(id, options, &|ns| {
+            progress.advance(ns)
+        })?);
     }
     progress.finish();
     let md = reproduce::markdown(&reports);
@@ -657,7 +681,14 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             output,
             force,
             quiet,
-        } => reproduce(&experiments, output.as_deref(), force, quiet),
+            rate_control,
+        } => reproduce(
+            &experiments,
+            output.as_deref(),
+            force,
+            quiet,
+            txop::reproduce::Options { rate_control },
+        ),
         Command::List => Ok(list()?),
         Command::Stacks { name } => Ok(stacks(name.as_deref())?),
         Command::Show { scenario, set } => {

@@ -141,9 +141,22 @@ pub fn prepare(
     sets: &[(String, String)],
     seed: Option<u64>,
 ) -> Result<Prepared, String> {
+    prepare_edited(spec, sets, seed, &|_| {})
+}
+
+/// [`prepare`], with `edit` applied to the scenario after the overrides and before it
+/// is resolved (and so checked): for a change no `--set` can express, such as one key
+/// of every `[[stations.list]]` entry (`txop reproduce --rate-control`).
+pub fn prepare_edited(
+    spec: &str,
+    sets: &[(String, String)],
+    seed: Option<u64>,
+    edit: &dyn Fn(&mut Scenario),
+) -> Result<Prepared, String> {
     let (source, text) = load(spec)?;
     let mut scenario: Scenario =
         scenario::parse(&text, sets).map_err(|e| format!("{source}: {e}"))?;
+    edit(&mut scenario);
     scenario.base_dir = scenario_dir(spec);
     let mut cfg = scenario.resolve().map_err(|e| format!("{source}: {e}"))?;
     if let Some(s) = seed {

@@ -105,3 +105,74 @@ fn reproduce_command_writes_the_report() {
     assert_user_error(&["reproduce", "E9"], &["E9", "no such experiment"]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--rate-control` (issue 14): every station of every run of E4 runs minstrel_ht (the
+/// era of each run's stack: linux-4.8-bloated, linux-4.9 and linux-5.5 are all 5.10-era)
+/// and really probes; the report names the switch; the effects of the transmit path
+/// that do not rest on a slow far client (idle, pfifo_fast, fq_codel qdisc, TXQs) still
+/// hold.
+#[test]
+fn rate_control_switch_runs_minstrel_in_every_station() {
+    use txop_core::mac80211::rate_control::RateControlKind;
+    let options = reproduce::Options {
+        rate_control: RateControlKind::from_name("minstrel_ht").unwrap(),
+    };
+    let rep = reproduce::run_with("E4", options, &|_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rep.rate_control_ran, ["minstrel_ht-5.10"]);
+    let runs: Vec<_> = rep.figures.iter().flat_map(|f| &f.runs).collect();
+    assert_eq!(runs.len(), 3, "the near-far figure's three stacks");
+    for (label, r) in runs {
+        assert_eq!(r.stations.len(), 2, "{label}");
+        for st in &r.stations {
+            let rc = st
+                .rate_control
+                .as_ref()
+                .unwrap_or_else(|| panic!("{label}: station {} ran fixed", st.station));
+            assert_eq!(rc.kind, "minstrel_ht-5.10", "{label}");
+            let probes = rc.uplink.probes + rc.downlink.probes;
+            assert!(probes > 0, "{label}: station {} never probed", st.station);
+            // More than one rate went out: minstrel chose, it was not pinned.
+            assert!(
+                rc.downlink.rates.len() > 1,
+                "{label}: {:?}",
+                rc.downlink.rates
+            );
+        }
+    }
+    let md = reproduce::markdown(std::slice::from_ref(&rep));
+    assert!(
+        md.contains("Rate control: **minstrel_ht** for every station of every run"),
+        "{md}"
+    );
+    assert!(md.contains("Rate control: `minstrel_ht-5.10` (as the stations reported it)"));
+    for row in &rep.rows[..4] {
+        assert!(
+            row.holds,
+            "{}: {} fails `{}`",
+            row.quantity, row.txop, row.criterion
+        );
+    }
+}
+
+/// The switch on the command line: an explicit era overrides the stack's (E5's stacks
+/// are 5.10-era), the report says so; an unknown kind is one line naming the option and
+/// listing the kinds.
+#[test]
+fn rate_control_option_of_the_command() {
+    let o = txop(&["reproduce", "E5", "--rate-control", "minstrel_ht-6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("Rate control: **minstrel_ht-6** for every station"),
+        "{md}"
+    );
+    assert!(md.contains("Rate control: `minstrel_ht-6` (as the stations reported it)"));
+    assert_user_error(
+        &["reproduce", "E4", "--rate-control", "minstrel"],
+        &[
+            "--rate-control",
+            "minstrel",
+            "fixed, ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6",
+        ],
+    );
+}

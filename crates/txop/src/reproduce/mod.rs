@@ -4,6 +4,10 @@
 //!
 //! Every criterion is written next to its row; the tests in `tests/reproduce.rs` assert
 //! that every row holds, so a regression in any mechanism fails CI.
+//!
+//! [`Options::rate_control`] (`txop reproduce --rate-control KIND`, issue 14) runs every
+//! station of every run with one rate control instead of the scenarios' fixed rates, to
+//! see which effects survive real rate control; the criteria stay those of fixed rates.
 
 mod e1;
 mod e2;
@@ -11,8 +15,10 @@ mod e3;
 mod e4;
 mod e5;
 
-use crate::runner::{prepare, simulate, InternalError, SimError};
+use crate::runner::{prepare_edited, simulate, InternalError, SimError};
+use crate::scenario::Scenario;
 use std::fmt::Write;
+use txop_core::mac80211::rate_control::RateControlKind;
 use txop_results::results::FlowResult;
 use txop_results::Results;
 
@@ -44,6 +50,12 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Runs to draw side by side (`txop reproduce -o DIR` writes their plots).
     pub figures: Vec<Figure>,
+    /// The rate control every station ran ([`Options::rate_control`]).
+    pub rate_control: RateControlKind,
+    /// What the runs' stations reported running when it is not fixed
+    /// (`stations[].rate_control.kind`, the era resolved: `minstrel_ht-6`, …), sorted,
+    /// each once: evidence that the switch reached the simulator.
+    pub rate_control_ran: Vec<String>,
 }
 
 /// A set of runs plotted together: their latency CDFs and time series overlaid.
@@ -64,6 +76,8 @@ impl Report {
             rows: Vec::new(),
             notes: Vec::new(),
             figures: Vec::new(),
+            rate_control: RateControlKind::Fixed,
+            rate_control_ran: Vec::new(),
         }
     }
 
@@ -120,14 +134,40 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("E5", "host-bus stack (seed 004, SDIO)"),
 ];
 
-/// Run experiment `id` (case-insensitive); `advance` is told the simulated ns done.
-/// A run's internal error is reported as such, not as the user's.
+/// How the experiments run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The rate control of every station of every run, as if each scenario were given
+    /// `stations.rate_control = KIND` and so were each of its `[[stations.list]]`
+    /// entries (an entry's own choice is overridden too). Fixed (the default) is the
+    /// scenarios' own: each runs its configured MCS.
+    pub rate_control: RateControlKind,
+}
+
+/// Run experiment `id` (case-insensitive) with the default [`Options`]; `advance` is
+/// told the simulated ns done. A run's internal error is reported as such, not as the
+/// user's.
 pub fn run(id: &str, advance: &(dyn Fn(u64) + Sync)) -> Result<Report, SimError> {
+    run_with(id, Options::default(), advance)
+}
+
+/// [`run`] with `options`.
+pub fn run_with(
+    id: &str,
+    options: Options,
+    advance: &(dyn Fn(u64) + Sync),
+) -> Result<Report, SimError> {
     let mut ctx = Ctx {
         advance,
+        options,
         internal: None,
+        rate_control_ran: Vec::new(),
     };
-    let report = run_in(id, &mut ctx);
+    let report = run_in(id, &mut ctx).map(|mut rep| {
+        rep.rate_control = options.rate_control;
+        rep.rate_control_ran = std::mem::take(&mut ctx.rate_control_ran);
+        rep
+    });
     match ctx.internal {
         Some(e) => Err(SimError::Internal(e)),
         None => report.map_err(SimError::User),
@@ -156,8 +196,11 @@ fn run_in(id: &str, ctx: &mut Ctx<'_>) -> Result<Report, String> {
 /// What the experiments share: running a built-in scenario with overrides.
 struct Ctx<'a> {
     advance: &'a (dyn Fn(u64) + Sync),
+    options: Options,
     /// The first internal error of a run, kept so that [`run`] reports it as one.
     internal: Option<InternalError>,
+    /// See [`Report::rate_control_ran`].
+    rate_control_ran: Vec<String>,
 }
 
 impl Ctx<'_> {
@@ -166,14 +209,34 @@ impl Ctx<'_> {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let p = prepare(scenario, &sets, None)?;
-        simulate(&p, self.advance).map_err(|e| {
+        let kind = self.options.rate_control;
+        let p = prepare_edited(scenario, &sets, None, &|s| every_station_runs(s, kind))?;
+        let r = simulate(&p, self.advance).map_err(|e| {
             let text = e.to_string();
             if let SimError::Internal(e) = e {
                 self.internal.get_or_insert(e);
             }
             text
-        })
+        })?;
+        for st in &r.stations {
+            if let Some(rc) = &st.rate_control {
+                if let Err(at) = self.rate_control_ran.binary_search(&rc.kind) {
+                    self.rate_control_ran.insert(at, rc.kind.clone());
+                }
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// Every station of `scenario` runs `kind`: `stations.rate_control` and each
+/// `[[stations.list]]` entry's own, set after the experiment's overrides and before the
+/// scenario is resolved, so that the name is checked as a scenario's would be.
+fn every_station_runs(scenario: &mut Scenario, kind: RateControlKind) {
+    let name = Some(kind.name().to_string());
+    scenario.stations.rate_control = name.clone();
+    for entry in &mut scenario.stations.list {
+        entry.rate_control = name.clone();
     }
 }
 
@@ -250,6 +313,18 @@ fn ms(v: f64) -> String {
 /// The report as Markdown: a table per experiment, then its notes.
 pub fn markdown(reports: &[Report]) -> String {
     let mut s = String::from("# txop reproduces the seed experiments\n\n");
+    if let Some(r) = reports
+        .iter()
+        .find(|r| r.rate_control != RateControlKind::Fixed)
+    {
+        let name = r.rate_control.name();
+        let _ = writeln!(
+            s,
+            "Rate control: **{name}** for every station of every run (`--rate-control \
+             {name}`), in place of the scenarios' fixed rates; the criteria are those \
+             written for fixed rates.\n"
+        );
+    }
     let held = reports.iter().filter(|r| r.holds()).count();
     let _ = writeln!(
         s,
@@ -270,6 +345,21 @@ pub fn markdown(reports: &[Report]) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        if r.rate_control != RateControlKind::Fixed {
+            let _ = writeln!(
+                s,
+                "Rate control: {} (as the stations reported it)\n",
+                if r.rate_control_ran.is_empty() {
+                    "none ran".to_string()
+                } else {
+                    r.rate_control_ran
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            );
+        }
         s.push_str("| quantity | seed | txop | criterion | holds |\n|---|---|---|---|---|\n");
         for row in &r.rows {
             let _ = writeln!(
@@ -319,4 +409,30 @@ pub fn files(md: &str, reports: &[Report]) -> Result<Vec<(String, Vec<u8>)>, Str
         }
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RateControlKind::*;
+
+    /// The switch reaches every station: those of `[stations]`, list entries that
+    /// inherit, and a list entry that chose its own (ideal here) is overridden too.
+    #[test]
+    fn every_station_runs_the_kind_even_where_a_list_entry_chose() {
+        let text = "[stations]\n[[stations.list]]\ncount = 2\nmcs = 7\n\
+                    [[stations.list]]\nrate_control = \"ideal\"\nmcs = 3\n";
+        let kinds = |kind: Option<RateControlKind>| -> Vec<RateControlKind> {
+            let mut s = crate::scenario::parse(text, &[]).unwrap();
+            if let Some(k) = kind {
+                every_station_runs(&mut s, k);
+            }
+            let cfg = s.resolve().unwrap();
+            cfg.cell.stations.iter().map(|s| s.rate_control).collect()
+        };
+        assert_eq!(kinds(None), [Fixed, Fixed, Ideal]);
+        let m = MinstrelHt(None);
+        assert_eq!(kinds(Some(m)), [m, m, m]);
+        assert_eq!(kinds(Some(Fixed)), [Fixed, Fixed, Fixed]);
+    }
 }
