@@ -5,7 +5,7 @@
 # Usage: scripts/bench-callgrind.sh [TXOP_BINARY]
 #
 # Runs `txop run bench/callgrind/{rrul,tcp_1down}.toml --json` (one HT20 MCS 7 station,
-# Linux 6.16, 10 simulated seconds) under `valgrind --tool=callgrind` and prints the
+# Linux 6.16, 10 simulated seconds), with fixed rates and with minstrel_ht, under `valgrind --tool=callgrind` and prints the
 # instructions executed (Ir) of each. Counts are deterministic to within a few
 # thousand instructions, so one run each is enough. Needs valgrind (apt: valgrind).
 set -euo pipefail
@@ -18,9 +18,21 @@ fi
 command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind not found (apt install valgrind)" >&2; exit 2; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# Each run with fixed rates (the scenario's) and with minstrel_ht (issue 14: at most
+# 20 % more), and the ratio between them.
 for run in rrul tcp_1down; do
-    valgrind --tool=callgrind --callgrind-out-file="$out/$run.out" \
-        "$bin" run "bench/callgrind/$run.toml" --json >"$out/$run.json" 2>"$out/$run.log"
-    ir=$(awk '/^summary:/ {print $2}' "$out/$run.out")
-    printf '%-10s %14s instructions  (%.1f M)\n' "$run" "$ir" "$(echo "$ir / 1000000" | bc -l)"
+    fixed=0
+    for rc in fixed minstrel_ht; do
+        valgrind --tool=callgrind --callgrind-out-file="$out/$run-$rc.out" \
+            "$bin" run "bench/callgrind/$run.toml" --json --set "stations.rate_control=$rc" \
+            >"$out/$run-$rc.json" 2>"$out/$run-$rc.log"
+        ir=$(awk '/^summary:/ {print $2}' "$out/$run-$rc.out")
+        if [ "$rc" = fixed ]; then
+            fixed=$ir
+            printf '%-10s %-12s %14s instructions  (%.1f M)\n' "$run" "$rc" "$ir" "$(echo "$ir / 1000000" | bc -l)"
+        else
+            printf '%-10s %-12s %14s instructions  (%.1f M, %.3f x fixed)\n' "$run" "$rc" "$ir" \
+                "$(echo "$ir / 1000000" | bc -l)" "$(echo "$ir / $fixed" | bc -l)"
+        fi
+    done
 done

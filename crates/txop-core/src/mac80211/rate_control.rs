@@ -245,6 +245,32 @@ pub(crate) fn ideal_rate(candidates: &[TxVector], snr_db: f64) -> usize {
     best.0
 }
 
+/// An SNR (dB) at which `txv` is the rate that delivers most among the rates of its
+/// peer ([`peer_rates`], judged as [`ideal_rate`] judges) and loses at most 10 % of
+/// full-size MPDUs: the middle of that SNR range (on a 0.1 dB grid from −10 to 60 dB),
+/// or 3 dB into it for the fastest rate, whose range has no top. `None` if it never wins. What "a station at MCS 1"
+/// means once a rate control chooses: a station whose channel makes MCS 1 the best.
+pub fn snr_where_best(txv: &TxVector) -> Option<f64> {
+    let candidates = peer_rates(txv);
+    let me = candidates.iter().position(|c| c == txv)?;
+    let grid = (-100..=600).map(|k| f64::from(k) / 10.0);
+    let mpdu_bytes = RATE_SELECTION_FRAME_BYTES + QOS_DATA_OVERHEAD_BYTES;
+    // Where it wins and gets through: below its threshold the slowest rate "wins" with
+    // next to nothing delivered.
+    let wins: Vec<f64> = grid
+        .filter(|&snr| {
+            ideal_rate(&candidates, snr) == me
+                && ErrorModel::Snr { snr_db: snr }.per(txv, mpdu_bytes) <= 0.1
+        })
+        .collect();
+    let (lo, hi) = (*wins.first()?, *wins.last()?);
+    Some(if hi >= 60.0 {
+        lo + 3.0
+    } else {
+        (lo + hi) / 2.0
+    })
+}
+
 /// The rates a peer configured at `txv` supports, slowest first: the same family,
 /// width and guard interval, up to its streams (HT MCS 0 to `8·nss − 1`; VHT MCS 0–9
 /// valid for each stream count up to `nss`; the eight OFDM rates; the four DSSS/CCK
@@ -278,5 +304,37 @@ pub(crate) fn peer_rates(txv: &TxVector) -> Vec<TxVector> {
             })
             .filter(|t| t.validate().is_ok())
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::{ChannelWidth, GuardInterval};
+
+    /// At the SNR `snr_where_best` gives, the rate is the one that delivers most, and
+    /// the SNRs rise with the MCS.
+    #[test]
+    fn each_mcs_has_an_snr_where_it_is_best() {
+        let ht = |mcs| TxVector::Ht {
+            mcs,
+            width: ChannelWidth::Mhz20,
+            gi: GuardInterval::Long,
+        };
+        let mut last = f64::MIN;
+        for mcs in 0..8 {
+            let snr = snr_where_best(&ht(mcs)).expect("every MCS wins somewhere");
+            eprintln!("MCS {mcs}: {snr:.1} dB");
+            let c = peer_rates(&ht(mcs));
+            assert_eq!(c[ideal_rate(&c, snr)], ht(mcs), "MCS {mcs} at {snr} dB");
+            let per = ErrorModel::Snr { snr_db: snr }.per(&ht(mcs), 1538);
+            assert!(per <= 0.1, "MCS {mcs} loses {per} at {snr} dB");
+            assert!(snr > last, "MCS {mcs}: {snr} dB after {last}");
+            last = snr;
+        }
+        let ofdm = TxVector::Ofdm { rate_mbps: 24 };
+        let snr = snr_where_best(&ofdm).unwrap();
+        let c = peer_rates(&ofdm);
+        assert_eq!(c[ideal_rate(&c, snr)], ofdm);
     }
 }

@@ -18,7 +18,9 @@ mod e5;
 use crate::runner::{prepare_edited, simulate, InternalError, SimError};
 use crate::scenario::Scenario;
 use std::fmt::Write;
-use txop_core::mac80211::rate_control::RateControlKind;
+use txop_core::cell::CellConfig;
+use txop_core::mac80211::rate_control::{snr_where_best, RateControlKind};
+use txop_core::phy::channel::ErrorModel;
 use txop_results::results::FlowResult;
 use txop_results::Results;
 
@@ -210,7 +212,10 @@ impl Ctx<'_> {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let kind = self.options.rate_control;
-        let p = prepare_edited(scenario, &sets, None, &|s| every_station_runs(s, kind))?;
+        let mut p = prepare_edited(scenario, &sets, None, &|s| every_station_runs(s, kind))?;
+        if kind != RateControlKind::Fixed {
+            channels_for_pinned_rates(&mut p.cfg.cell);
+        }
         let r = simulate(&p, self.advance).map_err(|e| {
             let text = e.to_string();
             if let SimError::Internal(e) = e {
@@ -226,6 +231,22 @@ impl Ctx<'_> {
             }
         }
         Ok(r)
+    }
+}
+
+/// Under a rate control that chooses, a station the experiment pins to a rate on a
+/// lossless link (no SNR, no loss, no changing channel) gets the SNR at which that rate
+/// is the best ([`snr_where_best`]): "a station at MCS 1" becomes a station whose
+/// channel makes MCS 1 the best, which is what the experiment means by a slow station.
+/// Without it, every rate of the station gets through and rate control climbs to the
+/// fastest.
+fn channels_for_pinned_rates(cell: &mut CellConfig) {
+    for st in &mut cell.stations {
+        if st.error == ErrorModel::None && st.channel.is_none() {
+            if let Some(snr_db) = snr_where_best(&st.tx) {
+                st.error = ErrorModel::Snr { snr_db };
+            }
+        }
     }
 }
 
