@@ -5,8 +5,8 @@
 # Usage: scripts/bench-callgrind.sh [TXOP_BINARY]
 #
 # Runs `txop run bench/callgrind/{rrul,tcp_1down}.toml --json` (one HT20 MCS 7 station,
-# Linux 6.16, 10 simulated seconds), with fixed rates and with minstrel_ht, under `valgrind --tool=callgrind` and prints the
-# instructions executed (Ir) of each. Counts are deterministic to within a few
+# Linux 6.16, 10 simulated seconds), with fixed rates and with minstrel_ht, under
+# `valgrind --tool=callgrind` and prints the instructions executed (Ir) of each. Counts are deterministic to within a few
 # thousand instructions, so one run each is enough. Needs valgrind (apt: valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
