@@ -464,10 +464,7 @@ fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> 
     if panels.iter().all(|p| p.series.is_empty()) {
         return None;
     }
-    let duration_s = runs
-        .iter()
-        .map(|r| r.results.duration_s)
-        .fold(0.0, f64::max);
+    let duration_s = longest_duration_s(runs);
     Some(LineFigure {
         stem: "latency-time",
         heading: format!("{title}: latency over time"),
@@ -684,17 +681,11 @@ fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             .collect();
         (series, runs_legend(runs))
     };
-    let hi = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|&(_, y)| y))
-        .fold(0.0, f64::max);
+    let hi = highest_y(&series);
     if hi <= 0.0 {
         return None;
     }
-    let duration_s = runs
-        .iter()
-        .map(|r| r.results.duration_s)
-        .fold(0.0, f64::max);
+    let duration_s = longest_duration_s(runs);
     let heading = if runs.len() > 1 {
         format!("{title}: total throughput over time")
     } else {
@@ -729,6 +720,21 @@ fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
         }],
         legend,
     })
+}
+
+/// The highest y of any point of `series` (0 for none).
+fn highest_y(series: &[Series]) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|&(_, y)| y))
+        .fold(0.0, f64::max)
+}
+
+/// The longest run's simulated duration, s.
+fn longest_duration_s(runs: &[PlotRun<'_>]) -> f64 {
+    runs.iter()
+        .map(|r| r.results.duration_s)
+        .fold(0.0, f64::max)
 }
 
 /// The PHY rate rate control chose over time: per station and direction that sent
@@ -774,17 +780,11 @@ fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             }
         }
     }
-    let hi = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|&(_, y)| y))
-        .fold(0.0, f64::max);
+    let hi = highest_y(&series);
     if hi <= 0.0 {
         return None;
     }
-    let duration_s = runs
-        .iter()
-        .map(|r| r.results.duration_s)
-        .fold(0.0, f64::max);
+    let duration_s = longest_duration_s(runs);
     let header = if let [run] = runs {
         run.label.to_string()
     } else {
