@@ -1646,6 +1646,41 @@ mod tests {
         format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
     }
 
+    /// A run whose stations choose their rates draws the rate over time, one line per
+    /// station and direction that sent data, falling as the station walks away; a
+    /// fixed-rate run draws none.
+    #[test]
+    fn rate_control_runs_draw_the_rate_over_time() {
+        let walk = simulate("rate-walk-away", &[("duration_s", "20")]);
+        let runs = [PlotRun {
+            label: "minstrel_ht",
+            results: &walk,
+        }];
+        let rate = figures("rate-walk-away", &runs)
+            .into_iter()
+            .find_map(|f| match f {
+                Figure::Lines(l) if l.stem == "rate" => Some(l),
+                _ => None,
+            })
+            .expect("a rate figure");
+        assert_eq!(rate.panels[0].series.len(), 2, "down and up");
+        let down = &rate.panels[0].series[0].points;
+        let (first, last) = (down[5].1, down[down.len() - 1].1);
+        assert!(
+            last < 0.8 * first,
+            "the rate should fall: {first} → {last} Mbit/s"
+        );
+        let svg = svg_string(&Figure::Lines(rate)).expect("svg");
+        assert!(svg.contains("PHY rate"), "rate.svg lacks its axis label");
+        let fixed = [PlotRun {
+            label: "linux-6.16",
+            results: modern(),
+        }];
+        assert!(!figures("tcp-ndown-6mbit", &fixed)
+            .iter()
+            .any(|f| matches!(f, Figure::Lines(l) if l.stem == "rate")));
+    }
+
     #[test]
     fn one_run_writes_every_plot_as_png_and_svg() {
         let dir = out_dir("one_run");
