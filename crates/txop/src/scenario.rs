@@ -4044,8 +4044,15 @@ mod tests {
         let summary = |text: &str| parse(text, &[]).unwrap().resolve_with_summary().unwrap().1;
         assert_eq!(summary(""), None);
         assert_eq!(summary("[stations]\ndistance_m = 10\nmcs = 3\n"), None);
+        // The built-ins that use channel or rate-control keys show them; the others
+        // show nothing.
+        let uses_keys = [
+            "atf-30-stations-minstrel",
+            "rate-walk-away",
+            "rate-step-fade",
+        ];
         for (name, text) in crate::builtin::SCENARIOS {
-            assert_eq!(summary(text), None, "{name}");
+            assert_eq!(summary(text).is_some(), uses_keys.contains(name), "{name}");
         }
         let s = summary(
             "[stations]\n[[stations.list]]\ncount = 2\nposition_m = [10, 0]\nvelocity_mps = [1, 0]\n\
