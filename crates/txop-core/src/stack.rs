@@ -9,7 +9,7 @@ use crate::aqm::codel::CodelParams;
 use crate::mac80211::aql::{AqlEstimator, AqlParams};
 use crate::mac80211::classify::DscpMapping;
 use crate::mac80211::fq::OverloadPolicy;
-use crate::mac80211::rate_control::MinstrelEra;
+use crate::mac80211::rate_control::{HwRateCaps, MinstrelEra};
 use crate::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
 use crate::Nanos;
 
@@ -119,6 +119,10 @@ pub struct StackConfig {
     pub hw_queue_ppdus: u32,
     /// Subframes per A-MPDU the driver builds (ath9k 32, ath10k 64).
     pub max_ampdu_subframes: u16,
+    /// The rate slots and tries per slot the driver's hardware offers rate control
+    /// (ath9k: 4 and 10; the ath10k-like firmware's stand-in rate control gets the
+    /// same).
+    pub rate_caps: HwRateCaps,
     /// The minstrel_ht design of the stack's kernel, run by stations whose rate control
     /// is `minstrel_ht` (rate-control.md §1: ≤ 5.10 or ≥ 5.11).
     pub minstrel_era: MinstrelEra,
@@ -224,6 +228,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         driver_queue_packets: 123,
         hw_queue_ppdus: 2,
         max_ampdu_subframes: 32,
+        rate_caps: HwRateCaps::ATH9K,
         minstrel_era: MinstrelEra::Linux5_10,
     };
     let itxq = StackConfig {
@@ -382,6 +387,13 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
         ("queue limit".into(), limit),
         ("driver".into(), driver),
         ("DSCP → UP".into(), format!("{:?}", c.dscp_mapping)),
+        (
+            "rate slots".into(),
+            format!(
+                "{} stages, ≤ {} tries each",
+                c.rate_caps.max_rates, c.rate_caps.max_rate_tries
+            ),
+        ),
         (
             "minstrel_ht".into(),
             match c.minstrel_era {

@@ -14,7 +14,7 @@ use crate::mac80211::minstrel_ht::{MinstrelHt, PeerCaps};
 use crate::mac80211::powersave::{
     PowerSaveConfig, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD,
 };
-use crate::mac80211::rate_control::{peer_rates, HwRateCaps, LinkRateControl, RateControlKind};
+use crate::mac80211::rate_control::{peer_rates, LinkRateControl, RateControlKind};
 use crate::mac80211::scan::ScanConfig;
 use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
@@ -327,10 +327,10 @@ pub(super) fn link_rate_control(
         RateControlKind::MinstrelHt(era) => {
             let era = era.unwrap_or(cfg.stack.minstrel_era);
             // ath10k-like firmware runs its own rate control, whose algorithm is not
-            // public: minstrel_ht of the stack's era stands in for it, on hardware
-            // with ath9k's four rate slots, so that the firmware's rate choices react
-            // to the channel as a host rate control would.
-            let hw = HwRateCaps::ATH9K;
+            // public: minstrel_ht of the stack's era stands in for it, on the rate
+            // slots the stack gives (ath9k's), so that the firmware's rate choices
+            // react to the channel as a host rate control would.
+            let hw = cfg.stack.rate_caps;
             LinkRateControl::MinstrelHt(Box::new(MinstrelHt::new(
                 era,
                 &peer_caps(cfg, &sc.tx),
