@@ -384,6 +384,15 @@ fn peer_caps(cfg: &CellConfig, txv: &TxVector) -> PeerCaps {
     }
 }
 
+/// Whether PPDUs of `ac` at `txv` are A-MPDUs under block ack: HT/VHT links with
+/// aggregation and QoS on, every AC but VO.
+pub(super) fn aggregates(cfg: &CellConfig, ac: Ac, txv: &TxVector) -> bool {
+    cfg.aggregation
+        && cfg.qos
+        && ac != Ac::Vo
+        && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. })
+}
+
 /// How PPDUs of `ac` to a peer at rate `txv` are bounded: A-MPDU under block ack on
 /// HT/VHT links (never VO; a legacy station's link never aggregates), at most the
 /// stack's and the cell's subframe limits, the PHY's byte limit, the maximum aggregate
@@ -398,10 +407,7 @@ pub(super) fn build_limits(
     txv: &TxVector,
     air: &LinkAirtime,
 ) -> BuildLimits {
-    let aggregated = cfg.aggregation
-        && cfg.qos
-        && ac != Ac::Vo
-        && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. });
+    let aggregated = aggregates(cfg, ac, txv);
     let phy_max = if matches!(txv, TxVector::Vht { .. }) {
         VHT_MAX_AMPDU_BYTES
     } else {

@@ -25,7 +25,7 @@ mod management;
 mod stats;
 mod timer;
 
-use self::config::{build_limits, expected_kbps, link_rate_control, mpdu_overhead};
+use self::config::{aggregates, build_limits, expected_kbps, link_rate_control, mpdu_overhead};
 pub use self::config::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use self::management::Mgmt;
 pub use self::stats::{AirtimeRecord, LinkStats, RateSeries, RateUse, StationStats};
@@ -321,14 +321,10 @@ impl Cell {
                         let air = LinkAirtime::new(txv, &timing, protection_of(txv));
                         Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, txv, &air))
                     });
-                    let configured = Ac::ALL.map(|ac| {
-                        let air = LinkAirtime::new(&sc.tx, &timing, protection_of(&sc.tx));
-                        build_limits(&cfg, &timing, table, ac, &sc.tx, &air).aggregated
-                    });
                     PathLink {
                         weight: sc.weight,
                         limits,
-                        aggregated: configured,
+                        aggregated: Ac::ALL.map(|ac| aggregates(&cfg, ac, &sc.tx)),
                         last_rate: rates[0].0,
                         rc,
                         slow_station: expected_kbps(sc) < 6_000 * num_sta,

@@ -198,7 +198,7 @@ impl LinkRateControl {
         // `aggregated` sets fixed-rate tries; minstrel_ht's chains are the same either way.
         match self {
             LinkRateControl::Fixed { txv, retry_limit } => {
-                RateChain::single(*txv, RateIdx(0), if aggregated { 1 } else { *retry_limit })
+                RateChain::single(*txv, RateIdx(0), fixed_tries(aggregated, *retry_limit))
             }
             LinkRateControl::Ideal {
                 candidates,
@@ -211,7 +211,7 @@ impl LinkRateControl {
                 RateChain::single(
                     candidates[i],
                     RateIdx(i as u16),
-                    if aggregated { 1 } else { *retry_limit },
+                    fixed_tries(aggregated, *retry_limit),
                 )
             }
             LinkRateControl::MinstrelHt(m) => m.rates(now),
@@ -224,6 +224,17 @@ impl LinkRateControl {
             LinkRateControl::Fixed { .. } | LinkRateControl::Ideal { .. } => {}
             LinkRateControl::MinstrelHt(m) => m.tx_status(now, status),
         }
+    }
+}
+
+/// Tries of a one-stage chain (fixed and ideal): one for an A-MPDU, whose failed
+/// subframes go back to the driver for software retry; the retry limit for a lone MPDU,
+/// retried in place.
+fn fixed_tries(aggregated: bool, retry_limit: u8) -> u8 {
+    if aggregated {
+        1
+    } else {
+        retry_limit
     }
 }
 
