@@ -681,11 +681,6 @@ fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             .collect();
         (series, runs_legend(runs))
     };
-    let hi = highest_y(&series);
-    if hi <= 0.0 {
-        return None;
-    }
-    let duration_s = longest_duration_s(runs);
     let heading = if runs.len() > 1 {
         format!("{title}: total throughput over time")
     } else {
@@ -699,17 +694,41 @@ fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
     } else {
         "per each run's step".to_string()
     };
+    time_series_figure(
+        "throughput",
+        heading,
+        format!("throughput (Mbit/s, {per})"),
+        runs,
+        series,
+        legend,
+    )
+}
+
+/// One panel of series over the runs' time, from 0 to the longest run, the y axis from
+/// 0 to a little above the highest point; `None` when no point is above 0.
+fn time_series_figure(
+    stem: &'static str,
+    heading: String,
+    y_label: String,
+    runs: &[PlotRun<'_>],
+    series: Vec<Series>,
+    legend: Legend,
+) -> Option<LineFigure> {
+    let hi = highest_y(&series);
+    if hi <= 0.0 {
+        return None;
+    }
     Some(LineFigure {
-        stem: "throughput",
+        stem,
         heading,
         x: Axis {
             label: "time (s)".into(),
             min: 0.0,
-            max: duration_s.max(MIN_TIME_AXIS_S),
+            max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
             scale: Scale::Linear,
         },
         y: Axis {
-            label: format!("throughput (Mbit/s, {per})"),
+            label: y_label,
             min: 0.0,
             max: hi * 1.08,
             scale: Scale::Linear,
@@ -780,37 +799,19 @@ fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             }
         }
     }
-    let hi = highest_y(&series);
-    if hi <= 0.0 {
-        return None;
-    }
-    let duration_s = longest_duration_s(runs);
     let header = if let [run] = runs {
         run.label.to_string()
     } else {
         "runs".to_string()
     };
-    Some(LineFigure {
-        stem: "rate",
-        heading: format!("{title}: PHY rate over time"),
-        x: Axis {
-            label: "time (s)".into(),
-            min: 0.0,
-            max: duration_s.max(MIN_TIME_AXIS_S),
-            scale: Scale::Linear,
-        },
-        y: Axis {
-            label: "PHY rate (Mbit/s, airtime-weighted mean per step)".into(),
-            min: 0.0,
-            max: hi * 1.08,
-            scale: Scale::Linear,
-        },
-        panels: vec![Panel {
-            title: None,
-            series,
-        }],
-        legend: Legend { header, entries },
-    })
+    time_series_figure(
+        "rate",
+        format!("{title}: PHY rate over time"),
+        "PHY rate (Mbit/s, airtime-weighted mean per step)".into(),
+        runs,
+        series,
+        Legend { header, entries },
+    )
 }
 
 /// Per-station throughput and airtime share, one bar per run in each station's group.
