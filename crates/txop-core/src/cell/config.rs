@@ -20,6 +20,7 @@ use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
 use crate::phy::link_channel::StationChannel;
 use crate::phy::rates::{control_response_rate, BLOCK_ACK_BYTES};
+use crate::phy::space::{RadioMap, SpaceConfig};
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use crate::stack::StackConfig;
@@ -112,6 +113,11 @@ pub struct CellConfig {
     /// Stations in power save (§9), each listed at most once. Empty by default: every
     /// station stays awake.
     pub station_power_save: Vec<StationPowerSave>,
+    /// Where the nodes are and what their radios hear (`None`, the default: one
+    /// collision domain, every node hears every other and overlapping frames are lost).
+    /// With space every node senses the medium for itself and receptions are decided by
+    /// SINR ([`crate::phy::space`]).
+    pub space: Option<SpaceConfig>,
 }
 
 /// A station that scans in the background (§7), and how.
@@ -157,6 +163,7 @@ impl CellConfig {
             dtim_period: DEFAULT_DTIM_PERIOD,
             station_scans: Vec::new(),
             station_power_save: Vec::new(),
+            space: None,
         }
     }
 
@@ -268,6 +275,35 @@ impl CellConfig {
             s.power_save
                 .validate()
                 .map_err(|e| format!("stations[{}].{e}", s.station.0))?;
+        }
+        if let Some(space) = &self.space {
+            self.validate_space(space)?;
+        }
+        Ok(())
+    }
+
+    /// Space must place every node, and every station must reach its AP: the AP and
+    /// the station detect each other's preambles.
+    fn validate_space(&self, space: &SpaceConfig) -> Result<(), String> {
+        space
+            .validate(self.stations.len() + 1)
+            .map_err(|e| format!("space: {e}"))?;
+        let map = RadioMap::new(space, self.band, ChannelWidth::Mhz20);
+        for (sta, s) in StationId::all(self.stations.len()).zip(&self.stations) {
+            if matches!(s.error, ErrorModel::FixedLoss { .. }) {
+                return Err(format!(
+                    "stations[{}]: a fixed loss probability cannot be combined with space (losses follow from the SINR)",
+                    sta.0
+                ));
+            }
+            let n = sta.node().index();
+            let weakest = map.rx_dbm(0, n).min(map.rx_dbm(n, 0));
+            if weakest < map.preamble_dbm {
+                return Err(format!(
+                    "space: station {} is out of range of its AP ({weakest:.1} dBm, below the {} dBm preamble detection threshold)",
+                    sta.0, map.preamble_dbm
+                ));
+            }
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ pub mod mobility;
 pub mod path_loss;
 pub mod rates;
 pub mod snr_trace;
+pub mod space;
 pub mod timing;
 
 use serde::{Deserialize, Serialize};

@@ -36,16 +36,26 @@ pub fn snr_at_distance(
     width: ChannelWidth,
     distance_m: f64,
 ) -> f64 {
+    tx_dbm - path_loss_db(exponent, band, distance_m) - noise_dbm(width)
+}
+
+/// The log-distance path loss (dB) over `distance_m`: free space to 1 m at the band's
+/// centre frequency, then `10·exponent·log10(d)`; distances under 1 m count as 1 m.
+pub fn path_loss_db(exponent: f64, band: Band, distance_m: f64) -> f64 {
     let centre_hz = centre_frequency_hz(band);
+    let loss_1m_db = 20.0 * (4.0 * std::f64::consts::PI * centre_hz / SPEED_OF_LIGHT_MPS).log10();
+    loss_1m_db + 10.0 * exponent * distance_m.max(1.0).log10()
+}
+
+/// The receiver's noise floor (dBm) in `width`: thermal noise (−174 dBm/Hz +
+/// 10·log10(width)) plus [`NOISE_FIGURE_DB`]: −93.99 dBm in 20 MHz.
+pub fn noise_dbm(width: ChannelWidth) -> f64 {
     let width_hz: f64 = match width {
         ChannelWidth::Mhz20 => 20e6,
         ChannelWidth::Mhz40 => 40e6,
         ChannelWidth::Mhz80 => 80e6,
     };
-    let loss_1m_db = 20.0 * (4.0 * std::f64::consts::PI * centre_hz / SPEED_OF_LIGHT_MPS).log10();
-    let loss_db = loss_1m_db + 10.0 * exponent * distance_m.max(1.0).log10();
-    let noise_dbm = -174.0 + 10.0 * width_hz.log10() + NOISE_FIGURE_DB;
-    tx_dbm - loss_db - noise_dbm
+    -174.0 + 10.0 * width_hz.log10() + NOISE_FIGURE_DB
 }
 
 /// A log-distance link budget: everything [`snr_at_distance`] needs but the distance.

@@ -1,0 +1,333 @@
+//! Space: where the nodes are, what each receives from each, and what its radio makes
+//! of it (carrier sense thresholds, capture).
+//!
+//! Without a [`SpaceConfig`] a cell is one collision domain: every node hears every
+//! other and two overlapping frames are both lost. With one, every pair of nodes has a
+//! received power (transmit power minus path loss, from positions through the
+//! log-distance model of [`super::path_loss`] or from a matrix the scenario gives), and
+//! the MAC gives every node its own view of the medium and decides each reception by
+//! its SINR (`mac/carrier_sense.rs`, `mac/reception.rs`).
+
+use super::mobility::Position;
+use super::path_loss::{noise_dbm, path_loss_db};
+use super::{Band, ChannelWidth};
+
+/// Preamble detection threshold for a 20 MHz OFDM PPDU: a receiver that is idle locks
+/// on a PPDU at least this strong and holds CCA busy for its duration (802.11-2016
+/// 17.3.10.6, "CCA-PD": −82 dBm for 20 MHz).
+pub const CCA_PREAMBLE_DBM: f64 = -82.0;
+
+/// Energy detection threshold: any energy at least this strong holds CCA busy, frame or
+/// not (802.11-2016 17.3.10.6: 20 dB above the minimum sensitivity, −62 dBm).
+pub const CCA_ENERGY_DBM: f64 = -62.0;
+
+/// The SINR a preamble needs for the receiver to lock on it (ns-3's
+/// `ThresholdPreambleDetectionModel` default, 4 dB).
+pub const PREAMBLE_MIN_SINR_DB: f64 = 4.0;
+
+/// How much stronger a later frame must be than the one a receiver is locked on to take
+/// the receiver over (message-in-message capture, [`Capture`]).
+pub const CAPTURE_MARGIN_DB: f64 = 10.0;
+
+/// How a receiver already locked on a frame treats a later, stronger one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Capture {
+    /// Never: the receiver stays on the first frame it locked on, and the later frame is
+    /// interference (the textbook receiver; ns-3 3.37 without a frame capture model).
+    Off,
+    /// Message-in-message: a later frame whose power exceeds the locked frame's by at
+    /// least `margin_db`, arriving at any point of it, makes the receiver drop the first
+    /// and lock on the second (which then has the first as interference). Atheros
+    /// receivers behave so (Lee et al., "An experimental study on the capture effect in
+    /// 802.11a networks", WiNTECH 2007); ns-3's `SimpleFrameCaptureModel` is the same
+    /// rule limited to the first frame's preamble.
+    Restart {
+        /// The power margin, dB.
+        margin_db: f64,
+    },
+}
+
+/// Where the nodes are: positions, or the path loss of every pair.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Placement {
+    /// One position per node (the AP first, then the stations in order); the path loss
+    /// is log-distance with `exponent` (free space to 1 m, [`path_loss_db`]).
+    Positions {
+        /// Per node, AP first.
+        positions: Vec<Position>,
+        /// The path-loss exponent beyond 1 m.
+        exponent: f64,
+    },
+    /// The path loss (dB) between every pair, `loss_db[i][j]` from node `i` to node `j`
+    /// (AP first); the diagonal is ignored.
+    PathLossDb(Vec<Vec<f64>>),
+}
+
+/// Space for a cell: placement, transmit power and the receivers' thresholds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpaceConfig {
+    /// Where the nodes are.
+    pub placement: Placement,
+    /// Every node's transmit power, dBm.
+    pub tx_power_dbm: f64,
+    /// The preamble detection threshold, dBm ([`CCA_PREAMBLE_DBM`]).
+    pub cca_preamble_dbm: f64,
+    /// The energy detection threshold, dBm ([`CCA_ENERGY_DBM`]).
+    pub cca_energy_dbm: f64,
+    /// The capture rule.
+    pub capture: Capture,
+}
+
+impl SpaceConfig {
+    /// Space from `placement` at `tx_power_dbm`, with the standard's thresholds and
+    /// message-in-message capture at [`CAPTURE_MARGIN_DB`].
+    pub fn new(placement: Placement, tx_power_dbm: f64) -> SpaceConfig {
+        SpaceConfig {
+            placement,
+            tx_power_dbm,
+            cca_preamble_dbm: CCA_PREAMBLE_DBM,
+            cca_energy_dbm: CCA_ENERGY_DBM,
+            capture: Capture::Restart {
+                margin_db: CAPTURE_MARGIN_DB,
+            },
+        }
+    }
+
+    /// Number of nodes the placement covers.
+    pub fn nodes(&self) -> usize {
+        match &self.placement {
+            Placement::Positions { positions, .. } => positions.len(),
+            Placement::PathLossDb(m) => m.len(),
+        }
+    }
+
+    /// Check the values, for a cell of `nodes` nodes. The error names the problem.
+    pub fn validate(&self, nodes: usize) -> Result<(), String> {
+        let finite = |v: f64, what: &str| {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{what} must be a finite number, got {v}"))
+            }
+        };
+        finite(self.tx_power_dbm, "transmit power")?;
+        finite(self.cca_preamble_dbm, "preamble detection threshold")?;
+        finite(self.cca_energy_dbm, "energy detection threshold")?;
+        if let Capture::Restart { margin_db } = self.capture {
+            if !(margin_db.is_finite() && margin_db >= 0.0) {
+                return Err(format!(
+                    "capture margin must be a non-negative number of dB, got {margin_db}"
+                ));
+            }
+        }
+        if self.nodes() != nodes {
+            return Err(format!(
+                "space places {} nodes but the cell has {nodes} (the AP and its stations)",
+                self.nodes()
+            ));
+        }
+        match &self.placement {
+            Placement::Positions {
+                positions,
+                exponent,
+            } => {
+                finite(*exponent, "path-loss exponent")?;
+                for (i, p) in positions.iter().enumerate() {
+                    finite(p.x_m, &format!("node {i}'s x"))?;
+                    finite(p.y_m, &format!("node {i}'s y"))?;
+                }
+            }
+            Placement::PathLossDb(m) => {
+                for (i, row) in m.iter().enumerate() {
+                    if row.len() != m.len() {
+                        return Err(format!(
+                            "path-loss row {i} has {} entries, expected {}",
+                            row.len(),
+                            m.len()
+                        ));
+                    }
+                    for (j, &v) in row.iter().enumerate() {
+                        if i != j && !(v.is_finite() && v >= 0.0) {
+                            return Err(format!(
+                                "path loss from node {i} to node {j} must be a non-negative number of dB, got {v}"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What every node receives from every other, resolved once from a [`SpaceConfig`]:
+/// received powers in dBm and mW, and the thresholds in mW.
+#[derive(Clone, Debug)]
+pub struct RadioMap {
+    n: usize,
+    /// `rx_dbm[i * n + j]`: node `j`'s received power from node `i`.
+    rx_dbm: Vec<f64>,
+    rx_mw: Vec<f64>,
+    /// The noise floor, dBm and mW.
+    pub noise_dbm: f64,
+    /// The noise floor in mW.
+    pub noise_mw: f64,
+    /// Preamble detection threshold, dBm.
+    pub preamble_dbm: f64,
+    /// Energy detection threshold, mW.
+    pub energy_mw: f64,
+    /// The capture rule.
+    pub capture: Capture,
+}
+
+/// dBm to mW.
+pub fn dbm_to_mw(dbm: f64) -> f64 {
+    10f64.powf(dbm / 10.0)
+}
+
+/// mW to dBm (−∞ for 0 mW).
+pub fn mw_to_dbm(mw: f64) -> f64 {
+    10.0 * mw.log10()
+}
+
+impl RadioMap {
+    /// Resolve `space` for `band` and `width` (the noise floor).
+    pub fn new(space: &SpaceConfig, band: Band, width: ChannelWidth) -> RadioMap {
+        let n = space.nodes();
+        let mut rx_dbm = vec![f64::NEG_INFINITY; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                if i == j {
+                    continue;
+                }
+                let loss = match &space.placement {
+                    Placement::Positions {
+                        positions,
+                        exponent,
+                    } => path_loss_db(*exponent, band, positions[i].distance_m(positions[j])),
+                    Placement::PathLossDb(m) => m[i][j],
+                };
+                rx_dbm[i * n + j] = space.tx_power_dbm - loss;
+            }
+        }
+        let noise = noise_dbm(width);
+        RadioMap {
+            n,
+            rx_mw: rx_dbm.iter().map(|&d| dbm_to_mw(d)).collect(),
+            rx_dbm,
+            noise_dbm: noise,
+            noise_mw: dbm_to_mw(noise),
+            preamble_dbm: space.cca_preamble_dbm,
+            energy_mw: dbm_to_mw(space.cca_energy_dbm),
+            capture: space.capture,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn nodes(&self) -> usize {
+        self.n
+    }
+
+    /// Node `to`'s received power from node `from`, dBm.
+    #[inline]
+    pub fn rx_dbm(&self, from: usize, to: usize) -> f64 {
+        self.rx_dbm[from * self.n + to]
+    }
+
+    /// Node `to`'s received power from node `from`, mW.
+    #[inline]
+    pub fn rx_mw(&self, from: usize, to: usize) -> f64 {
+        self.rx_mw[from * self.n + to]
+    }
+
+    /// Whether node `to` detects the preamble of a frame from node `from` (power at or
+    /// above the preamble detection threshold).
+    #[inline]
+    pub fn detects(&self, from: usize, to: usize) -> bool {
+        self.rx_dbm(from, to) >= self.preamble_dbm
+    }
+
+    /// Node `to`'s mean SNR (dB) for frames from node `from`.
+    pub fn snr_db(&self, from: usize, to: usize) -> f64 {
+        self.rx_dbm(from, to) - self.noise_dbm
+    }
+
+    /// Whether every node detects every other's preamble: the cell is one collision
+    /// domain as far as carrier sense goes.
+    pub fn all_detect_all(&self) -> bool {
+        (0..self.n).all(|i| (0..self.n).all(|j| i == j || self.detects(i, j)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(xs: &[f64]) -> SpaceConfig {
+        SpaceConfig::new(
+            Placement::Positions {
+                positions: xs.iter().map(|&x| Position::new(x, 0.0)).collect(),
+                exponent: 3.5,
+            },
+            20.0,
+        )
+    }
+
+    #[test]
+    fn received_power_is_transmit_power_minus_log_distance_loss() {
+        let map = RadioMap::new(&line(&[0.0, 10.0]), Band::Ghz5, ChannelWidth::Mhz20);
+        // 20 dBm − (46.77 + 35) dB at 10 m = −61.77 dBm; SNR 32.22 dB over −93.99 dBm,
+        // as `path_loss`'s own figures say.
+        assert!(
+            (map.rx_dbm(0, 1) + 61.77).abs() < 0.01,
+            "{}",
+            map.rx_dbm(0, 1)
+        );
+        assert_eq!(map.rx_dbm(0, 1), map.rx_dbm(1, 0));
+        assert!((map.snr_db(0, 1) - 32.22).abs() < 0.01);
+        assert!((mw_to_dbm(map.rx_mw(0, 1)) - map.rx_dbm(0, 1)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn hidden_stations_detect_the_ap_but_not_each_other() {
+        // −82 dBm is reached at 10^((20 + 82 − 46.77) / 35) = 37.8 m with n = 3.5.
+        let map = RadioMap::new(&line(&[0.0, -30.0, 30.0]), Band::Ghz5, ChannelWidth::Mhz20);
+        assert!(map.detects(0, 1) && map.detects(1, 0) && map.detects(0, 2));
+        assert!(!map.detects(1, 2) && !map.detects(2, 1));
+        assert!(!map.all_detect_all());
+        let near = RadioMap::new(&line(&[0.0, -5.0, 5.0]), Band::Ghz5, ChannelWidth::Mhz20);
+        assert!(near.all_detect_all());
+    }
+
+    #[test]
+    fn a_matrix_gives_the_losses_as_written() {
+        let m = vec![
+            vec![0.0, 80.0, 90.0],
+            vec![80.0, 0.0, 200.0],
+            vec![90.0, 200.0, 0.0],
+        ];
+        let space = SpaceConfig::new(Placement::PathLossDb(m), 15.0);
+        space.validate(3).unwrap();
+        let map = RadioMap::new(&space, Band::Ghz5, ChannelWidth::Mhz20);
+        assert_eq!(map.rx_dbm(0, 2), -75.0);
+        assert_eq!(map.rx_dbm(1, 2), -185.0);
+        assert!(map.detects(2, 0) && !map.detects(1, 2));
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let err = line(&[0.0, 1.0]).validate(3).unwrap_err();
+        assert!(err.contains("places 2 nodes but the cell has 3"), "{err}");
+        let bad = SpaceConfig::new(
+            Placement::PathLossDb(vec![vec![0.0, -1.0], vec![1.0, 0.0]]),
+            20.0,
+        );
+        let err = bad.validate(2).unwrap_err();
+        assert!(err.contains("from node 0 to node 1"), "{err}");
+        let mut nan = line(&[0.0, 1.0]);
+        nan.capture = Capture::Restart {
+            margin_db: f64::NAN,
+        };
+        assert!(nan.validate(2).unwrap_err().contains("capture margin"));
+    }
+}
