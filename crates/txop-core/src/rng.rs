@@ -32,6 +32,9 @@ pub enum StreamKind {
     /// function of (seed, link, block) that anyone can evaluate
     /// ([`crate::phy::fading`]).
     Fading = 5,
+    /// A node's draws for control frames it receives under interference (cells with
+    /// space only).
+    Reception = 6,
 }
 
 /// One independent random stream.

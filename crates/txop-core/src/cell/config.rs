@@ -288,6 +288,11 @@ impl CellConfig {
         space
             .validate(self.stations.len() + 1)
             .map_err(|e| format!("space: {e}"))?;
+        if self.has_mgmt() {
+            return Err(
+                "space: beacons, scanning and power save are not modelled with space yet".into(),
+            );
+        }
         let map = RadioMap::new(space, self.band, ChannelWidth::Mhz20);
         for (sta, s) in StationId::all(self.stations.len()).zip(&self.stations) {
             if matches!(s.error, ErrorModel::FixedLoss { .. }) {

@@ -38,12 +38,14 @@ use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{Ac, Backoff};
 use crate::mac::exchange::{Exchange, LinkAirtime};
 use crate::mac::frame::Frame;
+use crate::mac::medium::Medium;
 use crate::mac::protection::{needs_protection, Protection};
 use crate::mac80211::rate_control::{LinkRateControl, RateControlKind, RateMap};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{DropReason, Dropped, NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
 use crate::phy::link_channel::LinkChannel;
+use crate::phy::space::RadioMap;
 use crate::phy::timing::PhyTiming;
 use crate::phy::{Standard, TxVector};
 use crate::rng::{RngStream, StreamKind};
@@ -251,6 +253,9 @@ pub struct Cell {
     /// Beacons, scanning and power save; `None` when none is configured.
     pub(crate) mgmt: Option<Box<Mgmt>>,
     pub(crate) beacon_airtime_ns: u64,
+    /// Every node's own view of the medium, when the cell has space (`None`: one
+    /// collision domain).
+    pub(crate) medium: Option<Box<Medium>>,
 }
 
 impl Cell {
@@ -374,6 +379,12 @@ impl Cell {
             });
         }
         let mgmt = cfg.has_mgmt().then(|| Mgmt::new(&cfg));
+        let medium = cfg.space.as_ref().map(|space| {
+            Box::new(Medium::new(
+                RadioMap::new(space, cfg.band, crate::phy::ChannelWidth::Mhz20),
+                seed,
+            ))
+        });
         let mut timers = TimerTable::default();
         timers.set(Timer::Management, mgmt.as_ref().map(|m| m.next_deadline()));
         Ok(Cell {
@@ -392,6 +403,7 @@ impl Cell {
             internal_collisions: 0,
             mgmt,
             beacon_airtime_ns: 0,
+            medium,
         })
     }
 
@@ -479,6 +491,9 @@ impl Cell {
                 n += link.rx.iter().map(|r| r.held() as u64).sum::<u64>();
             }
         }
+        if let Some(m) = &self.medium {
+            n += m.packets_in_air();
+        }
         if self.busy {
             // After the data PPDU ended, what the receiver decoded belongs to it
             // (released or held for reordering), not to the air any more.
@@ -529,6 +544,7 @@ impl Cell {
                 debug_assert!(self.busy && self.exch.delivered);
                 self.finish_exchange(t);
             }
+            Timer::Medium => self.medium_fire(t),
         }
     }
 
@@ -589,7 +605,35 @@ impl Cell {
     #[inline(never)]
     fn report_path_losses(&mut self, n: usize, now: Nanos) {
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
+        // With space a receiver can decode an MPDU whose BlockAck its sender then
+        // misses; if the sender gives it up it was delivered all the same, and is not
+        // a loss. (Without space the response always arrives when anything was
+        // decoded.) The path reports each given-up MPDU as a retry-limit drop, in the
+        // same order.
+        let mut delivered_anyway = self.medium.is_some().then(|| {
+            self.nodes[n]
+                .path
+                .gave_up
+                .iter()
+                .map(|m| {
+                    let peer = self.nodes[n].link(m.link).peer.index();
+                    let src = self.nodes[n].id;
+                    self.nodes[peer].link_to(src).is_some_and(|l| {
+                        self.nodes[peer].link(l).rx[m.tid.index()].has_received(m.seq)
+                    })
+                })
+                .collect::<Vec<bool>>()
+                .into_iter()
+        });
         for Dropped { packet, reason } in drops.drain(..) {
+            if reason == DropReason::RetryLimit
+                && delivered_anyway
+                    .as_mut()
+                    .and_then(|it| it.next())
+                    .unwrap_or(false)
+            {
+                continue;
+            }
             let uplink = !packet.src.is_ap();
             // Every packet in a path travels between the AP and a station.
             if let Some(station) = if uplink { packet.src } else { packet.dst }.as_station() {

@@ -28,6 +28,9 @@ pub(crate) enum Timer {
     /// The busy period ends (the response, or the longest collided PPDU): the exchange
     /// is settled and the TXOP continues or contention resumes.
     ExchangeEnd,
+    /// In a cell with space, the only MAC timer: the next PPDU start or end, or the
+    /// earliest access of a node whose view is idle (`mac/medium.rs`).
+    Medium,
 }
 
 impl Timer {

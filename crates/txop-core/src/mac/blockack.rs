@@ -149,6 +149,15 @@ impl RxReorder {
         }
     }
 
+    /// Whether `seq` already arrived: released, or held for reordering.
+    pub(crate) fn has_received(&self, seq: u64) -> bool {
+        seq < self.head
+            || self
+                .buf
+                .get((seq - self.head) as usize)
+                .is_some_and(|s| matches!(s, Slot::Held(_)))
+    }
+
     /// An MPDU arrived: release it and whatever it unblocks, in order, to `out`.
     #[inline]
     pub(crate) fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {

@@ -28,6 +28,22 @@ impl Cell {
     /// An AC of node `n` got its first PPDU at `now`.
     pub(crate) fn edcaf_woken(&mut self, n: usize, ac: Ac, now: Nanos) {
         let slot = self.timing.slot;
+        if let Some(m) = &self.medium {
+            // With space the node's own view counts, and the medium keeps the timer.
+            let busy = m.view_busy(n);
+            let node = &mut self.nodes[n];
+            let b = &mut node.edca[ac.index()];
+            if busy {
+                if b.slots == 0 {
+                    b.draw(&mut node.rng);
+                }
+            } else if b.tx_time(slot) < now {
+                b.slots = 0;
+                b.counted_from = now;
+            }
+            self.refresh_medium_timer();
+            return;
+        }
         let busy = self.busy;
         let node = &mut self.nodes[n];
         if node.away {

@@ -313,14 +313,21 @@ impl Cell {
             self.deliver_frame(t);
             return;
         }
-        let tx = &self.exch.txs[0];
+        // The transmission is lent out while its receiver takes what it decoded.
+        let txs = std::mem::take(&mut self.exch.txs);
+        self.release_received(t, &txs[0]);
+        self.exch.txs = txs;
+    }
+
+    /// `tx`'s data PPDU ended at `t`: its receiver takes the MPDUs it decoded (`tx.ok`)
+    /// into its reorder buffer and releases what is in order.
+    pub(crate) fn release_received(&mut self, t: Nanos, tx: &Tx) {
         let (txn, link, tid) = (tx.node.index(), tx.link(), tx.tid());
         let rx = self.nodes[txn].link(link).peer;
         let rx_node = rx.index();
         if self.mgmt.is_some() && tx.ok.iter().any(|&o| o) {
             self.data_received(t, tx.node, rx);
         }
-        let tx = &self.exch.txs[0];
         let Some(rx_link) = self.nodes[rx_node].link_to(self.nodes[txn].id) else {
             return;
         };
@@ -377,16 +384,26 @@ impl Cell {
         let busy = t - self.exch.busy_from;
         self.busy_ns += busy.as_ns();
         let n_tx = self.exch.txs.len() as u64;
-        for i in 0..self.exch.txs.len() {
+        let mut txs = std::mem::take(&mut self.exch.txs);
+        for (i, tx) in txs.iter_mut().enumerate() {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
-            let tx = &self.exch.txs[i];
             match tx.frame {
                 Some(f) => self.finish_frame(t, tx.node, f, outcome, share),
-                None => self.settle_data(i, t, outcome, share),
+                None => {
+                    // A lone transmitter's airtime starts where its busy period does
+                    // (within a TXOP, at the end of the previous exchange).
+                    let start = if n_tx == 1 {
+                        self.exch.busy_from
+                    } else {
+                        tx.start
+                    };
+                    self.settle_data(tx, start, t, outcome, share);
+                }
             }
         }
+        self.exch.txs = txs;
         // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
         // continuation.
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
@@ -419,16 +436,21 @@ impl Cell {
         self.reschedule();
     }
 
-    /// Settle the exchange's `i`-th transmission, a data PPDU: count it, charge its
-    /// `share` of the busy period, update its EDCAF's contention window and report the
-    /// outcome to its path.
-    pub(crate) fn settle_data(&mut self, i: usize, t: Nanos, outcome: ExchangeOutcome, share: u64) {
+    /// Settle `tx`, a data PPDU's transmission whose airtime started at `start`: count
+    /// it, charge its `share` of the busy period, update its EDCAF's contention window
+    /// and report the outcome to its path.
+    pub(crate) fn settle_data(
+        &mut self,
+        tx: &mut Tx,
+        start: Nanos,
+        t: Nanos,
+        outcome: ExchangeOutcome,
+        share: u64,
+    ) {
         let retry_limit = self.cfg.retry_limit;
-        let n_tx = self.exch.txs.len();
-        let n = self.exch.txs[i].node.index();
-        let station = self.station_of(n, self.exch.txs[i].link());
+        let n = tx.node.index();
+        let station = self.station_of(n, tx.link());
         let uplink = n != 0;
-        let tx = &mut self.exch.txs[i];
         if outcome != ExchangeOutcome::Acked {
             tx.ok.iter_mut().for_each(|o| *o = false);
         }
@@ -451,11 +473,6 @@ impl Cell {
         // A probe's cost is every try of the probe PPDU: the one at the sample rate
         // and the retries down the chain after it fails.
         let (probe, probe_try) = (tx.ppdu.chain.probe && stage == Some(0), tx.ppdu.chain.probe);
-        let start = if n_tx == 1 {
-            self.exch.busy_from
-        } else {
-            tx.start
-        };
         {
             let s = self.link_stats(station, uplink);
             s.ppdus += 1;
@@ -494,7 +511,7 @@ impl Cell {
             .path
             .register_airtime(t, station.ap_link(), tid, tx_us, rx_us);
         let node = &mut self.nodes[n];
-        let link = self.exch.txs[i].link();
+        let link = tx.link();
         let l = &mut node.links[link.index()];
         let used = l.rate_use.get_mut(rate);
         used.ppdus += 1;
@@ -510,7 +527,6 @@ impl Cell {
             _ if head_dropped => b.reset(&mut node.rng),
             _ => b.fail(&mut node.rng),
         }
-        let tx = &mut self.exch.txs[i];
         let ppdu = std::mem::take(&mut tx.ppdu);
         node.path.tx_done(
             t,

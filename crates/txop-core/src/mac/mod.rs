@@ -6,4 +6,6 @@ pub(crate) mod contention;
 pub mod edca;
 pub(crate) mod exchange;
 pub(crate) mod frame;
+pub(crate) mod medium;
 pub mod protection;
+pub(crate) mod reception;

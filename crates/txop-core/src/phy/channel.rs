@@ -342,6 +342,23 @@ fn snr_per(tx: &TxVector, snr_db: f64, mpdu_bytes: u32) -> f64 {
     }
 }
 
+/// The natural log of the probability that `bytes` bytes (a piece of a frame, so not
+/// necessarily whole) sent with `tx` get through at `snr_db`: the same waterfall as the
+/// PER of a whole frame ([`ErrorModel::per`]), so that the pieces of a frame received
+/// under changing interference combine by adding their logs (ns-3's
+/// `InterferenceHelper` multiplies the success rates of a frame's chunks the same way).
+pub fn ln_success(tx: &TxVector, snr_db: f64, bytes: f64) -> f64 {
+    if snr_db.is_nan() {
+        return f64::NEG_INFINITY;
+    }
+    if bytes <= 0.0 {
+        return 0.0;
+    }
+    let k = waterfall_slope();
+    let snr50 = snr_threshold_db(tx) - 9.0_f64.ln() / k;
+    -(bytes / f64::from(REFERENCE_FRAME_BYTES)) * softplus(-k * (snr_db - snr50))
+}
+
 /// `ln(1 + e^y)`, without overflow for large `y` or loss of precision for very negative `y`.
 fn softplus(y: f64) -> f64 {
     if y > 0.0 {
@@ -448,6 +465,18 @@ mod tests {
             rate_kbps,
             preamble: DsssPreamble::Long,
         }
+    }
+
+    #[test]
+    fn pieces_of_a_frame_combine_to_the_whole_frame() {
+        let tx = TxVector::Ofdm { rate_mbps: 24 };
+        for snr in [5.0, 12.0, 15.0, 18.0, 25.0] {
+            let whole = ErrorModel::Snr { snr_db: snr }.per(&tx, 1500);
+            let pieces = ln_success(&tx, snr, 400.0) + ln_success(&tx, snr, 1100.0);
+            assert!((1.0 - pieces.exp() - whole).abs() < 1e-12, "{snr}: {whole}");
+        }
+        assert_eq!(ln_success(&tx, 10.0, 0.0), 0.0);
+        assert_eq!(ln_success(&tx, f64::NAN, 10.0), f64::NEG_INFINITY);
     }
 
     fn snr_per_of(tx: &TxVector, snr_db: f64, bytes: u32) -> f64 {

@@ -1,0 +1,867 @@
+//! The medium when the cell has space: every node's own view of it, PPDU by PPDU.
+//!
+//! Without space the cell is one collision domain and an exchange is laid out whole when
+//! it starts (`mac/contention.rs`, `mac/exchange.rs`). With space
+//! ([`crate::phy::space`]) a node hears only what reaches it, so the medium is followed
+//! one PPDU at a time, each with a start and an end:
+//!
+//! - **Carrier sense** (802.11-2016 10.3.2.1, 17.3.10.6). A node's CCA is busy while its
+//!   receiver is locked on a PPDU (it detected the preamble: at or above −82 dBm, SINR at
+//!   least 4 dB, while not transmitting nor locked already) or while the energy of what
+//!   is on the air reaches −62 dBm. When its CCA turns busy its EDCA functions freeze
+//!   (the slot boundaries that passed count, as without space); when it turns idle they
+//!   count again from AIFS after it — after EIFS if the last PPDU it locked on could not
+//!   be decoded, and not before the NAV it set from the Duration of a frame it decoded
+//!   for someone else (RTS, CTS, data) has run out.
+//! - **Reception** (`mac/reception.rs`): the receiver's lock is cut into pieces of
+//!   constant interference; data MPDUs are drawn piece by piece at their SINR; a control
+//!   frame nobody interfered with always gets through (as without space), one that was
+//!   interfered with is drawn at its SINR. A later frame takes the receiver over per the
+//!   capture rule; at one instant the receiver locks on the strongest preamble.
+//! - **The exchange** of each transmitter goes step by step: RTS, CTS (or CTS-to-self),
+//!   data, ACK or BlockAck, each sent SIFS after the previous one ended if that one got
+//!   through, and the exchange fails at the first that did not (a *collision* if
+//!   interference took part, a *failure* if noise alone). Its transmitter then waits its
+//!   response timeout.
+//!
+//! Contention still has no per-slot events: a node's next transmission is computed from
+//! its counters, and the medium's deadline is the earliest of those of the nodes whose
+//! view is idle and of the PPDU starts and ends to come.
+//!
+//! Beacons, scanning and power save are not modelled with space (the configuration
+//! rejects the combination).
+
+use crate::cell::{Cell, Timer};
+use crate::mac::edca::Ac;
+use crate::mac::exchange::{ExchangeOutcome, LinkAirtime, Tx};
+use crate::mac::reception::{sync_time, RxLock};
+use crate::packet::NodeId;
+use crate::phy::channel::{snr_threshold_db, ErrorModel};
+use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
+use crate::phy::space::{dbm_to_mw, mw_to_dbm, Capture, RadioMap, PREAMBLE_MIN_SINR_DB};
+use crate::phy::TxVector;
+use crate::rng::{RngStream, StreamKind};
+use crate::Nanos;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What a PPDU is within its exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum PpduKind {
+    /// Request to send (holder → peer).
+    Rts,
+    /// Clear to send (peer → holder).
+    Cts,
+    /// CTS-to-self in front of a protected data PPDU (holder, to nobody).
+    CtsToSelf,
+    /// The data PPDU (holder → peer).
+    Data,
+    /// ACK or BlockAck (peer → holder).
+    Response,
+}
+
+/// A PPDU on the air (or about to start).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OnAir {
+    pub(crate) kind: PpduKind,
+    pub(crate) start: Nanos,
+    pub(crate) end: Nanos,
+    /// The node whose exchange it belongs to.
+    pub(crate) holder: usize,
+    /// The node it is addressed to (`None`: CTS-to-self).
+    pub(crate) to: Option<usize>,
+    /// Its rate (for the control frames, the control-response rate).
+    pub(crate) txv: TxVector,
+    /// PSDU bytes.
+    pub(crate) bytes: u32,
+    /// The end of the NAV it sets at a third party that decodes it (its end plus its
+    /// Duration field).
+    pub(crate) nav_end: Nanos,
+}
+
+/// One node's part of the medium.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeMedium {
+    /// The PPDU it is transmitting.
+    pub(crate) sending: Option<OnAir>,
+    /// The PPDU it will transmit SIFS after the previous one of its exchange.
+    pub(crate) pending: Option<OnAir>,
+    /// The exchange it holds, from the access that started it to its end.
+    pub(crate) exchange: Option<Box<SpatialExchange>>,
+    /// Its receiver is locked on this node's PPDU.
+    pub(crate) locked: Option<usize>,
+    /// The lock's pieces (kept while not locked, for their allocation).
+    pub(crate) lock: RxLock,
+    /// Other nodes' PPDUs on the air it receives any power from.
+    pub(crate) heard: u32,
+    /// Their total power, mW (exactly zero when `heard` is).
+    pub(crate) energy_mw: f64,
+    /// Its CCA is busy.
+    pub(crate) busy: bool,
+    /// The last PPDU it locked on was not decoded: EIFS instead of AIFS.
+    pub(crate) undecoded: bool,
+    /// It may not count down before this: the NAV it set from frames it decoded for
+    /// others, or, after an exchange of its own failed, its response timeout.
+    pub(crate) defer_until: Nanos,
+    /// Draws for control frames received under interference.
+    pub(crate) rng: RngStream,
+}
+
+/// An exchange of one holder, PPDU by PPDU.
+#[derive(Clone, Debug)]
+pub(crate) struct SpatialExchange {
+    pub(crate) tx: Tx,
+    /// The node the data goes to.
+    pub(crate) peer: usize,
+    /// The durations at the stage's rate.
+    pub(crate) air: LinkAirtime,
+    /// Start of the exchange's airtime (its first PPDU; within a TXOP the end of the
+    /// previous exchange).
+    pub(crate) busy_from: Nanos,
+    /// Start of the TXOP.
+    pub(crate) txop_start: Nanos,
+    /// The receiver has taken what it decoded of the data PPDU.
+    pub(crate) delivered: bool,
+}
+
+/// A PPDU starts or ends. At one instant ends go first, then starts, each in the order
+/// they were scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    at: Nanos,
+    starts: bool,
+    seq: u64,
+    node: usize,
+}
+
+/// The medium of a cell with space.
+#[derive(Clone, Debug)]
+pub(crate) struct Medium {
+    pub(crate) map: RadioMap,
+    pub(crate) nodes: Vec<NodeMedium>,
+    events: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+    /// Exchanges under way, and since when at least one has been (the cell's busy time).
+    active: usize,
+    active_since: Nanos,
+    /// Scratch: the power each node receives a starting PPDU at.
+    signals: Vec<f64>,
+}
+
+impl Medium {
+    pub(crate) fn new(map: RadioMap, seed: u64) -> Medium {
+        let nodes = (0..map.nodes())
+            .map(|i| NodeMedium {
+                sending: None,
+                pending: None,
+                exchange: None,
+                locked: None,
+                lock: RxLock::default(),
+                heard: 0,
+                energy_mw: 0.0,
+                busy: false,
+                undecoded: false,
+                defer_until: Nanos::ZERO,
+                rng: RngStream::new(seed, StreamKind::Reception, i as u64),
+            })
+            .collect();
+        Medium {
+            map,
+            nodes,
+            events: BinaryHeap::new(),
+            seq: 0,
+            active: 0,
+            active_since: Nanos::ZERO,
+            signals: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, at: Nanos, starts: bool, node: usize) {
+        self.seq += 1;
+        self.events.push(Reverse(Event {
+            at,
+            starts,
+            seq: self.seq,
+            node,
+        }));
+    }
+
+    /// Whether node `n`'s view of the medium is busy: its CCA, or it transmits, or it
+    /// holds an exchange.
+    pub(crate) fn view_busy(&self, n: usize) -> bool {
+        let m = &self.nodes[n];
+        m.busy || m.sending.is_some() || m.exchange.is_some()
+    }
+
+    /// MPDUs in the air: sent in an exchange and not yet taken by their receiver.
+    pub(crate) fn packets_in_air(&self) -> u64 {
+        self.nodes
+            .iter()
+            .filter_map(|m| m.exchange.as_ref())
+            .map(|x| {
+                let received = |k: usize| x.delivered && x.tx.ok.get(k) == Some(&true);
+                (0..x.tx.ppdu.mpdus.len()).filter(|&k| !received(k)).count() as u64
+            })
+            .sum()
+    }
+}
+
+impl Cell {
+    fn medium(&mut self) -> &mut Medium {
+        self.medium.as_mut().expect("a cell with space")
+    }
+
+    /// The medium's next deadline: the earliest PPDU start or end to come, or the
+    /// earliest transmission of a node whose view is idle.
+    pub(crate) fn refresh_medium_timer(&mut self) {
+        let next_event = self
+            .medium
+            .as_ref()
+            .and_then(|m| m.events.peek().map(|e| e.0.at));
+        let next = match (next_event, self.medium_access_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.timers.set(Timer::Medium, next);
+    }
+
+    /// The earliest instant a node whose view is idle transmits, if any.
+    fn medium_access_time(&self) -> Option<Nanos> {
+        let medium = self.medium.as_ref()?;
+        let slot = self.timing.slot;
+        let mut next: Option<Nanos> = None;
+        for (n, node) in self.nodes.iter().enumerate() {
+            if node.away || medium.view_busy(n) {
+                continue;
+            }
+            for ac in Ac::ALL {
+                if node.has_frame(ac) {
+                    let t = node.edca[ac.index()].tx_time(slot);
+                    next = Some(next.map_or(t, |c: Nanos| c.min(t)));
+                }
+            }
+        }
+        next
+    }
+
+    /// Everything on the medium due at `t`: PPDU ends, then starts, then accesses.
+    pub(crate) fn medium_fire(&mut self, t: Nanos) {
+        loop {
+            let due = self
+                .medium
+                .as_ref()
+                .and_then(|m| m.events.peek())
+                .filter(|e| e.0.at <= t)
+                .map(|e| e.0);
+            if let Some(ev) = due {
+                self.medium().events.pop();
+                if ev.starts {
+                    self.ppdu_start(ev.node, ev.at);
+                } else {
+                    self.ppdu_end(ev.node, ev.at);
+                }
+                continue;
+            }
+            match self.medium_access_time() {
+                Some(a) if a <= t => self.medium_access(a),
+                _ => break,
+            }
+        }
+        self.refresh_medium_timer();
+    }
+
+    /// Contention ended at `t` for the nodes whose view is idle: every one whose backoff
+    /// ends within aCCATime of `t` transmits (it cannot have detected the others yet).
+    fn medium_access(&mut self, t: Nanos) {
+        let slot = self.timing.slot;
+        let window_end = t + self.timing.cca_detect;
+        let rule = self.cfg.backoff_rule;
+        for n in 0..self.nodes.len() {
+            if self.nodes[n].away || self.medium.as_ref().is_some_and(|m| m.view_busy(n)) {
+                continue;
+            }
+            let node = &mut self.nodes[n];
+            let mut best: Option<(Nanos, Ac)> = None;
+            for ac in Ac::ALL {
+                if !node.has_frame(ac) {
+                    continue;
+                }
+                let tx_at = node.edca[ac.index()].tx_time(slot);
+                if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
+                    best = Some((tx_at, ac)); // VO first: ties keep the higher AC
+                }
+            }
+            let Some((start, ac)) = best else {
+                continue;
+            };
+            for other in Ac::ALL {
+                if other != ac
+                    && node.has_frame(other)
+                    && node.edca[other.index()].tx_time(slot) == start
+                {
+                    node.edca[other.index()].fail(&mut node.rng);
+                    self.internal_collisions += 1;
+                }
+            }
+            for other in Ac::ALL {
+                if other != ac {
+                    node.edca[other.index()].freeze(start, slot, rule);
+                }
+            }
+            let Some(ppdu) = node.path.take_ppdu(start, ac) else {
+                // Defensive (has_frame promised a PPDU): try again a slot later.
+                node.edca[ac.index()].counted_from = start + slot;
+                continue;
+            };
+            let tx = Tx {
+                node: node.id,
+                ac,
+                start,
+                air_end: start,
+                stage: *ppdu.stage(),
+                ppdu,
+                ok: self.spare_ok.pop().unwrap_or_default(),
+                frame: None,
+            };
+            self.begin_exchange(n, tx, start, start);
+        }
+    }
+
+    /// Node `n` starts an exchange with `tx` at `start` (`busy_from`: where its airtime
+    /// starts; `txop_start`: its TXOP's start).
+    fn begin_exchange(&mut self, n: usize, mut tx: Tx, busy_from: Nanos, txop_start: Nanos) {
+        // The PPDU's try and its MPDUs' attempts count from the exchange's start, its
+        // RTS if it has one (as without space).
+        tx.ppdu.tries += 1;
+        tx.ok.clear();
+        for mpdu in tx.ppdu.mpdus.iter_mut() {
+            mpdu.attempts = mpdu.attempts.saturating_add(1);
+        }
+        let peer = self.nodes[n].link(tx.link()).peer.index();
+        let air = *self.nodes[n].link(tx.link()).air.get(tx.stage.rate);
+        let start = tx.start;
+        let rts = self.uses_rts(tx.ppdu.psdu_bytes) || air.always_rts || tx.stage.rts;
+        let x = Box::new(SpatialExchange {
+            tx,
+            peer,
+            air,
+            busy_from,
+            txop_start,
+            delivered: false,
+        });
+        let m = self.medium();
+        if m.active == 0 {
+            m.active_since = busy_from;
+        }
+        m.active += 1;
+        m.nodes[n].exchange = Some(x);
+        let first = if rts {
+            PpduKind::Rts
+        } else if air.cts_to_self > Nanos::ZERO {
+            PpduKind::CtsToSelf
+        } else {
+            PpduKind::Data
+        };
+        self.schedule_ppdu(n, first, start);
+    }
+
+    /// Schedule the `kind` PPDU of node `holder`'s exchange to start at `start`.
+    fn schedule_ppdu(&mut self, holder: usize, kind: PpduKind, start: Nanos) {
+        let sifs = self.timing.sifs;
+        let std = self.cfg.standard;
+        let m = self.medium.as_mut().expect("a cell with space");
+        let x = m.nodes[holder].exchange.as_mut().expect("an exchange");
+        let air = x.air;
+        let data = air.data.duration(x.tx.ppdu.psdu_bytes);
+        let resp = air.response(x.tx.ppdu.aggregated);
+        let txv = x.tx.stage.txv;
+        let ctl = control_response_rate(&txv, std);
+        let (from, to, dur, ppdu_txv, bytes, nav_after) = match kind {
+            PpduKind::Rts => (
+                holder,
+                Some(x.peer),
+                air.rts,
+                ctl,
+                RTS_BYTES,
+                sifs + air.cts + sifs + data + sifs + resp,
+            ),
+            PpduKind::Cts => (
+                x.peer,
+                Some(holder),
+                air.cts,
+                ctl,
+                CTS_BYTES,
+                sifs + data + sifs + resp,
+            ),
+            PpduKind::CtsToSelf => (
+                holder,
+                None,
+                air.cts_to_self - sifs,
+                ctl,
+                CTS_BYTES,
+                sifs + data + sifs + resp,
+            ),
+            PpduKind::Data => (
+                holder,
+                Some(x.peer),
+                data,
+                txv,
+                x.tx.ppdu.psdu_bytes,
+                sifs + resp,
+            ),
+            PpduKind::Response => {
+                let bytes = if x.tx.ppdu.aggregated {
+                    BLOCK_ACK_BYTES
+                } else {
+                    ACK_BYTES
+                };
+                (x.peer, Some(holder), resp, ctl, bytes, Nanos::ZERO)
+            }
+        };
+        let end = start + dur;
+        m.nodes[from].pending = Some(OnAir {
+            kind,
+            start,
+            end,
+            holder,
+            to,
+            txv: ppdu_txv,
+            bytes,
+            nav_end: end + nav_after,
+        });
+        m.push(start, true, from);
+    }
+
+    /// The power node `to` receives node `from`'s PPDU at, mW: from the link's own SNR
+    /// at `t` when the two are the AP and one of its stations (so fading and traces
+    /// apply), from the space otherwise.
+    fn signal_mw(&self, from: usize, to: usize, t: Nanos) -> f64 {
+        let m = self.medium.as_ref().expect("a cell with space");
+        match self.nodes[from].link_to(NodeId(to as u16)) {
+            Some(link) => match self.nodes[from].link(link).error_at(t) {
+                ErrorModel::Snr { snr_db } => dbm_to_mw(snr_db + m.map.noise_dbm),
+                _ => m.map.rx_mw(from, to),
+            },
+            None => m.map.rx_mw(from, to),
+        }
+    }
+
+    /// Node `x`'s pending PPDU goes on the air.
+    fn ppdu_start(&mut self, x: usize, s: Nanos) {
+        let cca = self.timing.cca_detect;
+        let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
+        let m = self.medium.as_mut().expect("a cell with space");
+        let Some(ppdu) = m.nodes[x].pending.take() else {
+            return;
+        };
+        // A transmitter's receiver is off while it sends: it loses what it was locked on.
+        m.nodes[x].locked = None;
+        m.nodes[x].sending = Some(ppdu);
+        m.nodes[x].undecoded = false;
+        m.push(ppdu.end, false, x);
+        let sync = sync_time(&ppdu.txv);
+        // What each receives of it (scratch kept in the medium for its allocation).
+        let mut signals = std::mem::take(&mut m.signals);
+        signals.clear();
+        signals.extend((0..self.nodes.len()).map(|r| {
+            if r == x {
+                0.0
+            } else {
+                self.signal_mw(x, r, s)
+            }
+        }));
+        let m = self.medium.as_mut().expect("a cell with space");
+        for (r, &signal) in signals.iter().enumerate() {
+            if r == x || self.nodes[r].away {
+                continue;
+            }
+            let p_mw = m.map.rx_mw(x, r);
+            let preamble_dbm = m.map.preamble_dbm;
+            let noise_mw = m.map.noise_mw;
+            let capture = m.map.capture;
+            let energy_mw_threshold = m.map.energy_mw;
+            let nm = &mut m.nodes[r];
+            let was_idle = !nm.busy;
+            nm.heard += 1;
+            nm.energy_mw += p_mw;
+            if nm.sending.is_none() {
+                let detectable = mw_to_dbm(p_mw) >= preamble_dbm
+                    && mw_to_dbm(signal / (noise_mw + nm.energy_mw - p_mw)) >= PREAMBLE_MIN_SINR_DB;
+                match nm.locked {
+                    Some(_) => {
+                        let takes_over = detectable
+                            && (if s == nm.lock.start {
+                                // Preambles at one instant: the strongest is the one
+                                // the receiver synchronises to.
+                                signal > nm.lock.signal_mw
+                            } else {
+                                match capture {
+                                    Capture::Off => false,
+                                    Capture::Restart { margin_db } => {
+                                        mw_to_dbm(signal)
+                                            >= mw_to_dbm(nm.lock.signal_mw) + margin_db
+                                    }
+                                }
+                            });
+                        let i = (nm.energy_mw - nm.lock.power_mw).max(0.0);
+                        if takes_over {
+                            nm.locked = Some(x);
+                            nm.lock.lock(x, s, sync, signal, p_mw, nm.energy_mw - p_mw);
+                        } else if s < nm.lock.sync_until
+                            && mw_to_dbm(nm.lock.signal_mw / (noise_mw + i)) < PREAMBLE_MIN_SINR_DB
+                        {
+                            // The preamble it was synchronising to is buried: it
+                            // decodes neither (at one instant, two equal preambles).
+                            nm.locked = None;
+                            nm.undecoded = true;
+                        } else {
+                            nm.lock.change(s, i);
+                        }
+                    }
+                    None if detectable => {
+                        nm.locked = Some(x);
+                        nm.lock.lock(x, s, sync, signal, p_mw, nm.energy_mw - p_mw);
+                    }
+                    None => {}
+                }
+            }
+            let busy_now = nm.locked.is_some() || nm.energy_mw >= energy_mw_threshold;
+            if was_idle && busy_now {
+                nm.busy = true;
+                let holds = nm.exchange.is_some() || nm.sending.is_some();
+                if !holds {
+                    // Its counters stop at the slot boundaries that passed before it
+                    // could detect the PPDU.
+                    for b in self.nodes[r].edca.iter_mut() {
+                        b.freeze(s + cca, slot, rule);
+                    }
+                }
+            }
+        }
+        m.signals = signals;
+    }
+
+    /// Node `x`'s PPDU ends at `e`.
+    fn ppdu_end(&mut self, x: usize, e: Nanos) {
+        let eifs_extra = self.eifs_extra;
+        let m = self.medium.as_mut().expect("a cell with space");
+        let Some(ppdu) = m.nodes[x].sending.take() else {
+            return;
+        };
+        let noise_mw = m.map.noise_mw;
+        let energy_threshold = m.map.energy_mw;
+        // What the addressee made of it: (locked on it to the end, interfered with).
+        let mut at_addressee = (false, false);
+        let mut idle_again = Vec::new();
+        for r in 0..m.nodes.len() {
+            if r == x {
+                continue;
+            }
+            let p_mw = m.map.rx_mw(x, r);
+            let nm = &mut m.nodes[r];
+            if nm.heard == 0 {
+                continue; // away when it started
+            }
+            nm.heard -= 1;
+            nm.energy_mw = if nm.heard == 0 {
+                0.0
+            } else {
+                nm.energy_mw - p_mw
+            };
+            if nm.locked == Some(x) {
+                nm.lock.close(e);
+                nm.locked = None;
+                if Some(r) == ppdu.to {
+                    at_addressee = (true, nm.lock.interfered());
+                    nm.undecoded = false; // settled by the exchange below
+                } else {
+                    // A third party decodes it if its worst piece clears the rate's
+                    // threshold; then it honours the Duration field.
+                    let decoded = nm.lock.min_sinr_db(noise_mw) >= snr_threshold_db(&ppdu.txv);
+                    nm.undecoded = !decoded;
+                    if decoded {
+                        nm.defer_until = nm.defer_until.max(ppdu.nav_end);
+                    }
+                }
+            } else if nm.locked.is_some() {
+                let i = (nm.energy_mw - nm.lock.power_mw).max(0.0);
+                nm.lock.change(e, if nm.heard <= 1 { 0.0 } else { i });
+            }
+            let busy_now = nm.locked.is_some() || nm.energy_mw >= energy_threshold;
+            if nm.busy && !busy_now {
+                nm.busy = false;
+                idle_again.push(r);
+            }
+        }
+        let (locked_to_end, interfered) = at_addressee;
+        let outcome = self.addressee_outcome(&ppdu, locked_to_end, interfered);
+        if let (Some(to), PpduOutcome::Lost { .. }) = (ppdu.to, outcome) {
+            // It started receiving and could not decode: EIFS.
+            if locked_to_end {
+                self.medium().nodes[to].undecoded = true;
+            }
+        }
+        for r in idle_again {
+            self.view_idle(r, e, eifs_extra);
+        }
+        // A responder (or a CTS sender) counts from the end of what it sent.
+        let m = self.medium.as_ref().expect("a cell with space");
+        if m.nodes[x].exchange.is_none() && !m.nodes[x].busy {
+            self.set_ifs_ref(x, e);
+        }
+        self.advance_exchange(ppdu, outcome);
+    }
+
+    /// Node `r`'s CCA turned idle at `e`: its EDCA functions count from AIFS after it
+    /// (EIFS after an undecoded PPDU), and not before its NAV runs out.
+    fn view_idle(&mut self, r: usize, e: Nanos, eifs_extra: Nanos) {
+        let m = self.medium.as_ref().expect("a cell with space");
+        let nm = &m.nodes[r];
+        if nm.sending.is_some() || nm.exchange.is_some() {
+            return;
+        }
+        let from = if nm.undecoded { e + eifs_extra } else { e };
+        let ifs_ref = from.max(nm.defer_until);
+        self.set_ifs_ref(r, ifs_ref);
+    }
+
+    /// Node `r`'s interframe reference is `t`: every AC counts from AIFS after it.
+    fn set_ifs_ref(&mut self, r: usize, t: Nanos) {
+        let node = &mut self.nodes[r];
+        node.ifs_ref = t;
+        for b in node.edca.iter_mut() {
+            b.counted_from = t + self.timing.aifs(b.params.aifsn);
+        }
+    }
+
+    /// Whether the addressee of `ppdu` got it: for data, which MPDUs (drawn into the
+    /// exchange's `ok`); for a control frame, yes or no.
+    fn addressee_outcome(&mut self, ppdu: &OnAir, locked: bool, interfered: bool) -> PpduOutcome {
+        let Some(to) = ppdu.to else {
+            return PpduOutcome::Through;
+        };
+        if !locked {
+            return PpduOutcome::Lost { interfered: true };
+        }
+        if ppdu.kind != PpduKind::Data {
+            if !interfered {
+                return PpduOutcome::Through;
+            }
+            let signal = self.medium.as_ref().expect("space").nodes[to]
+                .lock
+                .signal_mw;
+            let m = self.medium.as_mut().expect("a cell with space");
+            let noise = m.map.noise_mw;
+            let nm = &mut m.nodes[to];
+            let p = nm
+                .lock
+                .success(&ppdu.txv, signal, noise, ppdu.start, ppdu.end, ppdu.bytes);
+            return if nm.rng.bernoulli(1.0 - p) {
+                PpduOutcome::Lost { interfered: true }
+            } else {
+                PpduOutcome::Through
+            };
+        }
+        self.draw_data(ppdu, interfered)
+    }
+
+    /// The addressee of a data PPDU it stayed locked on draws each MPDU: at the link's
+    /// own error model when nothing interfered (exactly as without space), piece by
+    /// piece at the SINR otherwise.
+    fn draw_data(&mut self, ppdu: &OnAir, interfered: bool) -> PpduOutcome {
+        let holder = ppdu.holder;
+        let overhead = self.mpdu_overhead();
+        let to = ppdu.to.expect("data has an addressee");
+        let mut medium = self.medium.take().expect("a cell with space");
+        let noise = medium.map.noise_mw;
+        // The lock is lent out while the exchange's MPDUs are drawn.
+        let lock = std::mem::take(&mut medium.nodes[to].lock);
+        let x = medium.nodes[holder].exchange.as_mut().expect("an exchange");
+        let tx = &mut x.tx;
+        let link = self.nodes[holder].link_mut(tx.ppdu.link);
+        let error = link.error_at(tx.start);
+        let txv = tx.stage.txv;
+        tx.ok.clear();
+        let mut any_ok = false;
+        let span = (ppdu.end - ppdu.start).as_ns();
+        let psdu = tx.ppdu.psdu_bytes.max(1) as u64;
+        let mut offset = 0u64;
+        for m in tx.ppdu.mpdus.iter() {
+            let bytes = m.packet.len_bytes + overhead;
+            let ok = if !interfered {
+                let per = error.per(&txv, bytes);
+                !link.rng.bernoulli(per)
+            } else {
+                // The MPDU's share of the PPDU's time, by its place in the PSDU.
+                let from = ppdu.start + Nanos(span * offset / psdu);
+                offset += u64::from(bytes);
+                let to_t = ppdu.start + Nanos((span * offset.min(psdu) / psdu).max(1));
+                let p = lock.success(&txv, lock.signal_mw, noise, from, to_t, bytes);
+                !link.rng.bernoulli(1.0 - p)
+            };
+            any_ok |= ok;
+            tx.ok.push(ok);
+        }
+        medium.nodes[to].lock = lock;
+        self.medium = Some(medium);
+        if any_ok {
+            PpduOutcome::Through
+        } else {
+            PpduOutcome::Lost { interfered }
+        }
+    }
+
+    /// The next step of the exchange `ppdu` belonged to, now that it ended.
+    fn advance_exchange(&mut self, ppdu: OnAir, outcome: PpduOutcome) {
+        let sifs = self.timing.sifs;
+        let holder = ppdu.holder;
+        let e = ppdu.end;
+        match (ppdu.kind, outcome) {
+            (PpduKind::Rts, PpduOutcome::Through) => {
+                self.schedule_ppdu(holder, PpduKind::Cts, e + sifs)
+            }
+            (PpduKind::Cts | PpduKind::CtsToSelf, PpduOutcome::Through) => {
+                self.schedule_ppdu(holder, PpduKind::Data, e + sifs)
+            }
+            (PpduKind::Data, o) => {
+                let mut medium = self.medium.take().expect("a cell with space");
+                let x = medium.nodes[holder].exchange.as_mut().expect("an exchange");
+                x.delivered = true;
+                if matches!(o, PpduOutcome::Lost { .. }) {
+                    // Nothing decoded: `ok` may still be empty (addressee not locked).
+                    x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
+                }
+                self.release_received(e, &x.tx);
+                self.medium = Some(medium);
+                match o {
+                    PpduOutcome::Through => {
+                        self.schedule_ppdu(holder, PpduKind::Response, e + sifs)
+                    }
+                    PpduOutcome::Lost { interfered } => {
+                        self.end_exchange(holder, e, failed(interfered), Some(ppdu.txv))
+                    }
+                }
+            }
+            (PpduKind::Response, PpduOutcome::Through) => {
+                self.end_exchange(holder, e, ExchangeOutcome::Acked, None)
+            }
+            (PpduKind::Response | PpduKind::Cts, PpduOutcome::Lost { interfered }) => {
+                // The holder missed the response it waited for.
+                let eliciting = self.medium_exchange_txv(holder);
+                self.end_exchange(holder, e, failed(interfered), Some(eliciting))
+            }
+            (PpduKind::Rts, PpduOutcome::Lost { interfered }) => {
+                self.end_exchange(holder, e, failed(interfered), Some(ppdu.txv))
+            }
+            (PpduKind::CtsToSelf, PpduOutcome::Lost { .. }) => unreachable!(),
+        }
+    }
+
+    fn medium_exchange_txv(&self, holder: usize) -> TxVector {
+        let m = self.medium.as_ref().expect("a cell with space");
+        m.nodes[holder]
+            .exchange
+            .as_ref()
+            .map_or(TxVector::Ofdm { rate_mbps: 6 }, |x| x.tx.stage.txv)
+    }
+
+    /// Node `holder`'s exchange ends at `e` with `outcome`. `waited`: the rate of the
+    /// frame whose response never came (the holder then waits its response timeout).
+    fn end_exchange(
+        &mut self,
+        holder: usize,
+        e: Nanos,
+        outcome: ExchangeOutcome,
+        waited: Option<TxVector>,
+    ) {
+        let mut x = {
+            let m = self.medium();
+            let x = m.nodes[holder].exchange.take().expect("an exchange");
+            m.active -= 1;
+            x
+        };
+        let share = (e - x.busy_from).as_ns();
+        if self.medium.as_ref().is_some_and(|m| m.active == 0) {
+            let since = self.medium.as_ref().map_or(e, |m| m.active_since);
+            self.busy_ns += (e - since).as_ns();
+        }
+        let busy_from = x.busy_from;
+        if outcome != ExchangeOutcome::Acked {
+            x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
+        }
+        self.settle_data(&mut x.tx, busy_from, e, outcome, share);
+        if outcome == ExchangeOutcome::Acked {
+            if let Some(next) = self.next_in_txop(holder, &x, e) {
+                let txop_start = x.txop_start;
+                self.recycle_ok(x.tx);
+                self.begin_exchange(holder, next, e, txop_start);
+                return;
+            }
+        }
+        self.recycle_ok(x.tx);
+        // A holder whose response never came waits its response timeout, then AIFS
+        // (it saw no errored frame); if its CCA is still busy then, whichever is later.
+        let after = match waited {
+            Some(v) => e + self.timing.response_timeout_for(&v),
+            None => e,
+        };
+        let nm = &mut self.medium().nodes[holder];
+        nm.defer_until = nm.defer_until.max(after);
+        nm.undecoded = false;
+        if !nm.busy {
+            let at = nm.defer_until;
+            self.set_ifs_ref(holder, at);
+        }
+    }
+
+    /// The next data PPDU of the holder's TXOP after an acknowledged exchange ending at
+    /// `e`, if the AC has a TXOP limit and the whole exchange fits in what is left.
+    fn next_in_txop(&mut self, holder: usize, x: &SpatialExchange, e: Nanos) -> Option<Tx> {
+        let ac = x.tx.ac;
+        let limit = self.nodes[holder].edca[ac.index()].params.txop_limit();
+        if limit == Nanos::ZERO || self.nodes[holder].away {
+            return None;
+        }
+        let (link, aggregated, psdu_bytes, stage) = self.nodes[holder]
+            .path
+            .peek_ppdu(e, ac)
+            .map(|p| (p.link, p.aggregated, p.psdu_bytes, *p.stage()))?;
+        let air = self.nodes[holder].link(link).air.get(stage.rate);
+        let sifs = self.timing.sifs;
+        let start = e + sifs;
+        let exchange =
+            air.cts_to_self + air.data.duration(psdu_bytes) + sifs + air.response(aggregated);
+        let rts = self.uses_rts(psdu_bytes) || air.always_rts || stage.rts;
+        if start + exchange > x.txop_start + limit || rts {
+            return None;
+        }
+        let ppdu = self.nodes[holder].path.take_ppdu(start, ac)?;
+        Some(Tx {
+            node: x.tx.node,
+            ac,
+            start,
+            air_end: start,
+            stage: *ppdu.stage(),
+            ppdu,
+            ok: self.spare_ok.pop().unwrap_or_default(),
+            frame: None,
+        })
+    }
+}
+
+/// What the addressee made of a PPDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PpduOutcome {
+    /// Decoded (for data: at least one MPDU).
+    Through,
+    /// Not decoded; `interfered`: another PPDU took part.
+    Lost { interfered: bool },
+}
+
+fn failed(interfered: bool) -> ExchangeOutcome {
+    if interfered {
+        ExchangeOutcome::Collision
+    } else {
+        ExchangeOutcome::Failed
+    }
+}
