@@ -58,6 +58,9 @@ pub struct LinkStats {
     pub collisions: u64,
     /// PPDUs that got no response for another reason (channel errors).
     pub failures: u64,
+    /// PPDUs acknowledged although another PPDU overlapped them at the receiver: the
+    /// receiver held on to them or captured them (cells with space only).
+    pub captures: u64,
     /// Dropped because a queue was full ([`DropReason::QueueFull`](crate::DropReason::QueueFull)).
     pub dropped_queue_full: u64,
     /// Dropped after the last allowed transmission failed

@@ -122,6 +122,8 @@ pub(crate) struct SpatialExchange {
     pub(crate) txop_start: Nanos,
     /// The receiver has taken what it decoded of the data PPDU.
     pub(crate) delivered: bool,
+    /// Another PPDU overlapped the data PPDU at the receiver.
+    pub(crate) interfered: bool,
 }
 
 /// A PPDU starts or ends. At one instant ends go first, then starts, each in the order
@@ -348,6 +350,7 @@ impl Cell {
             busy_from,
             txop_start,
             delivered: false,
+            interfered: false,
         });
         let m = self.medium();
         if m.active == 0 {
@@ -609,7 +612,7 @@ impl Cell {
         if m.nodes[x].exchange.is_none() && !m.nodes[x].busy {
             self.set_ifs_ref(x, e);
         }
-        self.advance_exchange(ppdu, outcome);
+        self.advance_exchange(ppdu, outcome, interfered);
     }
 
     /// Node `r`'s CCA turned idle at `e`: its EDCA functions count from AIFS after it
@@ -711,8 +714,9 @@ impl Cell {
         }
     }
 
-    /// The next step of the exchange `ppdu` belonged to, now that it ended.
-    fn advance_exchange(&mut self, ppdu: OnAir, outcome: PpduOutcome) {
+    /// The next step of the exchange `ppdu` belonged to, now that it ended
+    /// (`interfered`: another PPDU overlapped it at its addressee).
+    fn advance_exchange(&mut self, ppdu: OnAir, outcome: PpduOutcome, interfered: bool) {
         let sifs = self.timing.sifs;
         let holder = ppdu.holder;
         let e = ppdu.end;
@@ -727,6 +731,7 @@ impl Cell {
                 let mut medium = self.medium.take().expect("a cell with space");
                 let x = medium.nodes[holder].exchange.as_mut().expect("an exchange");
                 x.delivered = true;
+                x.interfered = interfered;
                 if matches!(o, PpduOutcome::Lost { .. }) {
                     // Nothing decoded: `ok` may still be empty (addressee not locked).
                     x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
@@ -788,6 +793,9 @@ impl Cell {
         let busy_from = x.busy_from;
         if outcome != ExchangeOutcome::Acked {
             x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
+        } else if x.interfered {
+            let station = self.station_of(holder, x.tx.link());
+            self.link_stats(station, holder != 0).captures += 1;
         }
         self.settle_data(&mut x.tx, busy_from, e, outcome, share);
         if outcome == ExchangeOutcome::Acked {
