@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Build the lean ns-3 programs (dcf.cc, tcp.cc, hidden.cc) against the installed ns-3
+# Build the lean ns-3 programs (dcf.cc, tcp.cc, hidden.cc, bss4.cc) against the installed ns-3
 # (Debian's libns3-dev, found through pkg-config) with g++ -O2.
 #
 # Usage: bench/ns3/build.sh OUT_DIR
-# Writes OUT_DIR/dcf, tcp and hidden; rebuilds only when a source is newer. Exit 2 when
+# Writes OUT_DIR/dcf, tcp, hidden and bss4; rebuilds only when a source is newer. Exit 2 when
 # ns-3's development files or g++ are missing.
 set -euo pipefail
 
@@ -35,7 +35,7 @@ for flag in $(pkg-config --libs $modules); do
     [[ " ${libs[*]-} " =~ " $flag " ]] || libs+=("$flag")
 done
 
-for prog in dcf tcp hidden; do
+for prog in dcf tcp hidden bss4; do
     if [ ! -x "$out/$prog" ] || [ "$here/$prog.cc" -nt "$out/$prog" ] || [ "$0" -nt "$out/$prog" ]; then
         echo "bench/ns3/build.sh: building $out/$prog" >&2
         g++ -O2 -std=c++17 -I/usr/include -o "$out/$prog" "$here/$prog.cc" "${libs[@]}"

@@ -73,6 +73,7 @@
 // throughput).
 //
 // Usage: hidden [--rts=0|1] [--seconds=10] [--seed=1] [--d=10] [--controlMbps=24]
+//               [--abLossDb=140]   (--abLossDb=72: the same cell with A and B in range)
 // Prints one line per station and one for the run:
 //   `ns3-hidden-sta rts=0 seed=1 station=A throughput_mbps=… data_attempts=…
 //    data_failed=… rts_attempts=… rts_failed=… dropped=… collision_p=…`
@@ -106,7 +107,7 @@ constexpr uint16_t PROTOCOL = 0x88B5;
 constexpr double TX_POWER_DBM = 20.0;
 /// AP↔station loss: 20 dBm − 72 dB = −52 dBm, 30 dB above −82 dBm.
 constexpr double LINK_LOSS_DB = 72.0;
-/// A↔B loss: 20 dBm − 140 dB = −120 dBm.
+/// A↔B loss by default: 20 dBm − 140 dB = −120 dBm.
 constexpr double HIDDEN_LOSS_DB = 140.0;
 /// txop's retry limit (attempts per MPDU).
 constexpr uint32_t RETRY_LIMIT = 7;
@@ -398,18 +399,21 @@ main(int argc, char* argv[])
     bool rts = false;
     double d = 10.0;
     uint32_t controlMbps = 24;
+    double abLossDb = HIDDEN_LOSS_DB;
     CommandLine cmd(__FILE__);
     cmd.AddValue("rts", "1 = RTS/CTS before every data frame, 0 = basic access", rts);
     cmd.AddValue("seconds", "simulated seconds of saturated traffic", run.seconds);
     cmd.AddValue("seed", "RNG run number", seed);
     cmd.AddValue("d", "distance (m) of each station from the AP (propagation delay only)", d);
     cmd.AddValue("controlMbps", "RTS rate: 6, 12 or 24 Mbit/s (CTS follows it)", controlMbps);
+    cmd.AddValue("abLossDb", "path loss (dB) between A and B; 72 puts them in range", abLossDb);
     cmd.Parse(argc, argv);
-    if (run.seconds <= 0 || d <= 0 ||
+    if (run.seconds <= 0 || d <= 0 || abLossDb < 0 ||
         (controlMbps != 6 && controlMbps != 12 && controlMbps != 24))
     {
         std::fprintf(stderr,
-                     "hidden: --seconds and --d must be positive, --controlMbps 6, 12 or 24\n");
+                     "hidden: --seconds and --d must be positive, --abLossDb at least 0, "
+                     "--controlMbps 6, 12 or 24\n");
         return 2;
     }
 
@@ -433,7 +437,7 @@ main(int argc, char* argv[])
     mobility.Install(stas);
 
     Ptr<MatrixPropagationLossModel> loss = CreateObject<MatrixPropagationLossModel>();
-    loss->SetDefaultLoss(HIDDEN_LOSS_DB);
+    loss->SetDefaultLoss(abLossDb);
     Ptr<MobilityModel> apMob = ap.Get(0)->GetObject<MobilityModel>();
     for (uint32_t i = 0; i < 2; ++i)
     {
