@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Build the lean ns-3 benchmark programs (dcf.cc, tcp.cc) against the installed ns-3
+# Build the lean ns-3 programs (dcf.cc, tcp.cc, hidden.cc, bss4.cc) against the installed ns-3
 # (Debian's libns3-dev, found through pkg-config) with g++ -O2.
 #
 # Usage: bench/ns3/build.sh OUT_DIR
-# Writes OUT_DIR/dcf and OUT_DIR/tcp; rebuilds only when a source is newer. Exit 2 when
+# Writes OUT_DIR/dcf, tcp, hidden and bss4; rebuilds only when a source is newer. Exit 2 when
 # ns-3's development files or g++ are missing.
 set -euo pipefail
 
@@ -17,7 +17,7 @@ for tool in g++ pkg-config; do
         exit 2
     fi
 done
-modules="ns3-core ns3-network ns3-mobility ns3-wifi ns3-internet ns3-internet-apps ns3-applications ns3-point-to-point ns3-traffic-control"
+modules="ns3-core ns3-network ns3-mobility ns3-propagation ns3-wifi ns3-internet ns3-internet-apps ns3-applications ns3-point-to-point ns3-traffic-control"
 if ! pkg-config --exists $modules; then
     echo "bench/ns3/build.sh: error: ns-3's pkg-config files not found (apt-get install libns3-dev)" >&2
     exit 2
@@ -35,7 +35,7 @@ for flag in $(pkg-config --libs $modules); do
     [[ " ${libs[*]-} " =~ " $flag " ]] || libs+=("$flag")
 done
 
-for prog in dcf tcp; do
+for prog in dcf tcp hidden bss4; do
     if [ ! -x "$out/$prog" ] || [ "$here/$prog.cc" -nt "$out/$prog" ] || [ "$0" -nt "$out/$prog" ]; then
         echo "bench/ns3/build.sh: building $out/$prog" >&2
         g++ -O2 -std=c++17 -I/usr/include -o "$out/$prog" "$here/$prog.cc" "${libs[@]}"
