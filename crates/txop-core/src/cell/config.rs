@@ -294,6 +294,7 @@ impl CellConfig {
             );
         }
         let map = RadioMap::new(space, self.band, ChannelWidth::Mhz20);
+        let ap = space.first_node;
         for (sta, s) in StationId::all(self.stations.len()).zip(&self.stations) {
             if matches!(s.error, ErrorModel::FixedLoss { .. }) {
                 return Err(format!(
@@ -301,8 +302,8 @@ impl CellConfig {
                     sta.0
                 ));
             }
-            let n = sta.node().index();
-            let weakest = map.rx_dbm(0, n).min(map.rx_dbm(n, 0));
+            let n = ap + sta.node().index();
+            let weakest = map.rx_dbm(ap, n).min(map.rx_dbm(n, ap));
             if weakest < map.preamble_dbm {
                 return Err(format!(
                     "space: station {} is out of range of its AP ({weakest:.1} dBm, below the {} dBm preamble detection threshold)",

@@ -38,6 +38,7 @@ use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{Ac, Backoff};
 use crate::mac::exchange::{Exchange, LinkAirtime};
 use crate::mac::frame::Frame;
+pub use crate::mac::medium::AirPpdu;
 use crate::mac::medium::Medium;
 use crate::mac::protection::{needs_protection, Protection};
 use crate::mac80211::rate_control::{LinkRateControl, RateControlKind, RateMap};
@@ -382,6 +383,8 @@ impl Cell {
         let medium = cfg.space.as_ref().map(|space| {
             Box::new(Medium::new(
                 RadioMap::new(space, cfg.band, crate::phy::ChannelWidth::Mhz20),
+                space.first_node,
+                n + 1,
                 seed,
             ))
         });
@@ -503,6 +506,24 @@ impl Cell {
             }
         }
         n
+    }
+
+    /// The next PPDU this cell put on an air it shares with other cells (its space's
+    /// placement holds their nodes too), for the caller to hand to each of them with
+    /// [`Cell::handle_air`] at once. Always `None` for a cell alone on its air.
+    pub fn poll_air(&mut self) -> Option<AirPpdu> {
+        self.medium.as_mut()?.poll_air()
+    }
+
+    /// A PPDU of another cell sharing the air starts now (`ppdu.start`): this cell's
+    /// nodes sense it, lock on it or suffer it. The caller hands every PPDU any other
+    /// cell announced ([`Cell::poll_air`]) to every cell, at its start; each cell's own
+    /// deadlines before that instant must have run. Ignored by a cell without space.
+    pub fn handle_air(&mut self, ppdu: AirPpdu) {
+        if self.medium.is_some() {
+            debug_assert!(self.poll_timeout().is_none_or(|t| t >= ppdu.start));
+            self.foreign_ppdu(ppdu);
+        }
     }
 
     /// The next time the model needs [`Cell::handle_timeout`].

@@ -126,6 +126,14 @@ pub(crate) struct SpatialExchange {
     pub(crate) interfered: bool,
 }
 
+/// Who sends a PPDU: one of the cell's nodes, or (by its index in the space's
+/// placement) a node of another cell sharing the air.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Sender {
+    Own(usize),
+    Foreign(usize),
+}
+
 /// A PPDU starts or ends. At one instant ends go first, then starts, each in the order
 /// they were scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -133,7 +141,24 @@ struct Event {
     at: Nanos,
     starts: bool,
     seq: u64,
-    node: usize,
+    sender: Sender,
+}
+
+/// A PPDU on an air several cells share, as the cells tell one another about it
+/// ([`Cell::poll_air`], [`Cell::handle_air`]): enough for another cell's nodes to sense
+/// it, suffer it as interference and honour its Duration field.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AirPpdu {
+    /// Its sender's index in the space's placement.
+    pub transmitter: usize,
+    /// When it starts.
+    pub start: Nanos,
+    /// When it ends.
+    pub end: Nanos,
+    /// Its rate (what a third party must decode it at).
+    pub txv: TxVector,
+    /// The end of the NAV it sets at a third party that decodes it.
+    pub nav_end: Nanos,
 }
 
 /// The medium of a cell with space.
@@ -146,13 +171,26 @@ pub(crate) struct Medium {
     /// Exchanges under way, and since when at least one has been (the cell's busy time).
     active: usize,
     active_since: Nanos,
+    /// The index of the cell's AP in the space's placement (its nodes follow it).
+    pub(crate) first: usize,
+    /// PPDUs of other cells on the air, with their senders' indices in the placement.
+    foreign: Vec<(usize, OnAir)>,
+    /// The PPDUs this cell started, for the other cells sharing the air (`None` when
+    /// the placement holds this cell's nodes only). Drained by [`Cell::poll_air`].
+    announce: Option<std::collections::VecDeque<AirPpdu>>,
     /// Scratch: the power each node receives a starting PPDU at.
     signals: Vec<f64>,
+    /// Scratch: nodes that transmit although a PPDU just started.
+    late: Vec<usize>,
+    /// Scratch: nodes whose CCA just turned idle.
+    idle_again: Vec<usize>,
 }
 
 impl Medium {
-    pub(crate) fn new(map: RadioMap, seed: u64) -> Medium {
-        let nodes = (0..map.nodes())
+    /// The medium of a cell of `nodes` nodes whose AP is node `first` of `map`.
+    pub(crate) fn new(map: RadioMap, first: usize, nodes: usize, seed: u64) -> Medium {
+        let shared = map.nodes() > nodes;
+        let nodes = (0..nodes)
             .map(|i| NodeMedium {
                 sending: None,
                 pending: None,
@@ -164,7 +202,7 @@ impl Medium {
                 busy: false,
                 undecoded: false,
                 defer_until: Nanos::ZERO,
-                rng: RngStream::new(seed, StreamKind::Reception, i as u64),
+                rng: RngStream::new(seed, StreamKind::Reception, (first + i) as u64),
             })
             .collect();
         Medium {
@@ -174,18 +212,33 @@ impl Medium {
             seq: 0,
             active: 0,
             active_since: Nanos::ZERO,
+            first,
+            foreign: Vec::new(),
+            announce: shared.then(std::collections::VecDeque::new),
             signals: Vec::new(),
+            late: Vec::new(),
+            idle_again: Vec::new(),
         }
     }
 
-    fn push(&mut self, at: Nanos, starts: bool, node: usize) {
+    /// A PPDU of `sender` ends at `at`.
+    fn push(&mut self, at: Nanos, sender: Sender) {
+        self.push_event(at, false, sender);
+    }
+
+    fn push_event(&mut self, at: Nanos, starts: bool, sender: Sender) {
         self.seq += 1;
         self.events.push(Reverse(Event {
             at,
             starts,
             seq: self.seq,
-            node,
+            sender,
         }));
+    }
+
+    /// The next PPDU this cell started, for the other cells sharing the air.
+    pub(crate) fn poll_air(&mut self) -> Option<AirPpdu> {
+        self.announce.as_mut()?.pop_front()
     }
 
     /// Whether node `n`'s view of the medium is busy: its CCA, or it transmits, or it
@@ -257,10 +310,10 @@ impl Cell {
                 .map(|e| e.0);
             if let Some(ev) = due {
                 self.medium().events.pop();
-                if ev.starts {
-                    self.ppdu_start(ev.node, ev.at);
-                } else {
-                    self.ppdu_end(ev.node, ev.at);
+                match (ev.sender, ev.starts) {
+                    (Sender::Own(n), true) => self.ppdu_start(n, ev.at),
+                    (Sender::Own(n), false) => self.ppdu_end(n, ev.at),
+                    (Sender::Foreign(g), _) => self.foreign_end(g, ev.at),
                 }
                 continue;
             }
@@ -275,58 +328,65 @@ impl Cell {
     /// Contention ended at `t` for the nodes whose view is idle: every one whose backoff
     /// ends within aCCATime of `t` transmits (it cannot have detected the others yet).
     fn medium_access(&mut self, t: Nanos) {
-        let slot = self.timing.slot;
         let window_end = t + self.timing.cca_detect;
-        let rule = self.cfg.backoff_rule;
         for n in 0..self.nodes.len() {
             if self.nodes[n].away || self.medium.as_ref().is_some_and(|m| m.view_busy(n)) {
                 continue;
             }
-            let node = &mut self.nodes[n];
-            let mut best: Option<(Nanos, Ac)> = None;
-            for ac in Ac::ALL {
-                if !node.has_frame(ac) {
-                    continue;
-                }
-                let tx_at = node.edca[ac.index()].tx_time(slot);
-                if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
-                    best = Some((tx_at, ac)); // VO first: ties keep the higher AC
-                }
-            }
-            let Some((start, ac)) = best else {
-                continue;
-            };
-            for other in Ac::ALL {
-                if other != ac
-                    && node.has_frame(other)
-                    && node.edca[other.index()].tx_time(slot) == start
-                {
-                    node.edca[other.index()].fail(&mut node.rng);
-                    self.internal_collisions += 1;
-                }
-            }
-            for other in Ac::ALL {
-                if other != ac {
-                    node.edca[other.index()].freeze(start, slot, rule);
-                }
-            }
-            let Some(ppdu) = node.path.take_ppdu(start, ac) else {
-                // Defensive (has_frame promised a PPDU): try again a slot later.
-                node.edca[ac.index()].counted_from = start + slot;
-                continue;
-            };
-            let tx = Tx {
-                node: node.id,
-                ac,
-                start,
-                air_end: start,
-                stage: *ppdu.stage(),
-                ppdu,
-                ok: self.spare_ok.pop().unwrap_or_default(),
-                frame: None,
-            };
-            self.begin_exchange(n, tx, start, start);
+            self.node_access(n, window_end);
         }
+    }
+
+    /// Node `n` transmits if the backoff of one of its ACs with a frame ends by
+    /// `window_end`: the earliest such AC (the higher at a tie; the others that end in
+    /// the same slot suffer an internal collision) starts an exchange.
+    fn node_access(&mut self, n: usize, window_end: Nanos) {
+        let slot = self.timing.slot;
+        let rule = self.cfg.backoff_rule;
+        let node = &mut self.nodes[n];
+        let mut best: Option<(Nanos, Ac)> = None;
+        for ac in Ac::ALL {
+            if !node.has_frame(ac) {
+                continue;
+            }
+            let tx_at = node.edca[ac.index()].tx_time(slot);
+            if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
+                best = Some((tx_at, ac)); // VO first: ties keep the higher AC
+            }
+        }
+        let Some((start, ac)) = best else {
+            return;
+        };
+        for other in Ac::ALL {
+            if other != ac
+                && node.has_frame(other)
+                && node.edca[other.index()].tx_time(slot) == start
+            {
+                node.edca[other.index()].fail(&mut node.rng);
+                self.internal_collisions += 1;
+            }
+        }
+        for other in Ac::ALL {
+            if other != ac {
+                node.edca[other.index()].freeze(start, slot, rule);
+            }
+        }
+        let Some(ppdu) = node.path.take_ppdu(start, ac) else {
+            // Defensive (has_frame promised a PPDU): try again a slot later.
+            node.edca[ac.index()].counted_from = start + slot;
+            return;
+        };
+        let tx = Tx {
+            node: node.id,
+            ac,
+            start,
+            air_end: start,
+            stage: *ppdu.stage(),
+            ppdu,
+            ok: self.spare_ok.pop().unwrap_or_default(),
+            frame: None,
+        };
+        self.begin_exchange(n, tx, start, start);
     }
 
     /// Node `n` starts an exchange with `tx` at `start` (`busy_from`: where its airtime
@@ -432,7 +492,7 @@ impl Cell {
             bytes,
             nav_end: end + nav_after,
         });
-        m.push(start, true, from);
+        m.push_event(start, true, Sender::Own(from));
     }
 
     /// The power node `to` receives node `from`'s PPDU at, mW: from the link's own SNR
@@ -451,8 +511,6 @@ impl Cell {
 
     /// Node `x`'s pending PPDU goes on the air.
     fn ppdu_start(&mut self, x: usize, s: Nanos) {
-        let cca = self.timing.cca_detect;
-        let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
         let m = self.medium.as_mut().expect("a cell with space");
         let Some(ppdu) = m.nodes[x].pending.take() else {
             return;
@@ -461,8 +519,17 @@ impl Cell {
         m.nodes[x].locked = None;
         m.nodes[x].sending = Some(ppdu);
         m.nodes[x].undecoded = false;
-        m.push(ppdu.end, false, x);
-        let sync = sync_time(&ppdu.txv);
+        m.push(ppdu.end, Sender::Own(x));
+        let g = m.first + x;
+        if let Some(out) = m.announce.as_mut() {
+            out.push_back(AirPpdu {
+                transmitter: g,
+                start: ppdu.start,
+                end: ppdu.end,
+                txv: ppdu.txv,
+                nav_end: ppdu.nav_end,
+            });
+        }
         // What each receives of it (scratch kept in the medium for its allocation).
         let mut signals = std::mem::take(&mut m.signals);
         signals.clear();
@@ -473,12 +540,58 @@ impl Cell {
                 self.signal_mw(x, r, s)
             }
         }));
+        self.hear_start(g, Some(x), &ppdu, s, &signals);
+        self.medium().signals = signals;
+    }
+
+    /// A PPDU of another cell sharing the air starts (at `ppdu.start`, now): this cell's
+    /// nodes sense it, lock on it or suffer it.
+    pub(crate) fn foreign_ppdu(&mut self, ppdu: AirPpdu) {
         let m = self.medium.as_mut().expect("a cell with space");
+        let on_air = OnAir {
+            kind: PpduKind::Data,
+            start: ppdu.start,
+            end: ppdu.end,
+            holder: usize::MAX,
+            to: None,
+            txv: ppdu.txv,
+            bytes: 0,
+            nav_end: ppdu.nav_end,
+        };
+        m.foreign.push((ppdu.transmitter, on_air));
+        m.push(ppdu.end, Sender::Foreign(ppdu.transmitter));
+        let mut signals = std::mem::take(&mut m.signals);
+        signals.clear();
+        let first = m.first;
+        signals.extend((0..self.nodes.len()).map(|r| m.map.rx_mw(ppdu.transmitter, first + r)));
+        self.hear_start(ppdu.transmitter, None, &on_air, ppdu.start, &signals);
+        self.medium().signals = signals;
+        self.refresh_medium_timer();
+    }
+
+    /// Every node of the cell but its sender (`own`, if the sender is one) hears a PPDU
+    /// from node `g` of the air start at `s`, at `signals[r]` (what it is decided on):
+    /// its energy rises, its receiver locks on it, is captured by it or suffers it, and
+    /// its CCA may turn busy. A node whose backoff ends within aCCATime of `s` cannot
+    /// have sensed it yet, and transmits.
+    fn hear_start(
+        &mut self,
+        g: usize,
+        own: Option<usize>,
+        ppdu: &OnAir,
+        s: Nanos,
+        signals: &[f64],
+    ) {
+        let cca = self.timing.cca_detect;
+        let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
+        let sync = sync_time(&ppdu.txv);
+        let m = self.medium.as_mut().expect("a cell with space");
+        let mut late = std::mem::take(&mut m.late);
         for (r, &signal) in signals.iter().enumerate() {
-            if r == x || self.nodes[r].away {
+            if Some(r) == own || self.nodes[r].away {
                 continue;
             }
-            let p_mw = m.map.rx_mw(x, r);
+            let p_mw = m.map.rx_mw(g, m.first + r);
             let preamble_dbm = m.map.preamble_dbm;
             let noise_mw = m.map.noise_mw;
             let capture = m.map.capture;
@@ -508,8 +621,8 @@ impl Cell {
                             });
                         let i = (nm.energy_mw - nm.lock.power_mw).max(0.0);
                         if takes_over {
-                            nm.locked = Some(x);
-                            nm.lock.lock(x, s, sync, signal, p_mw, nm.energy_mw - p_mw);
+                            nm.locked = Some(g);
+                            nm.lock.lock(g, s, sync, signal, p_mw, nm.energy_mw - p_mw);
                         } else if s < nm.lock.sync_until
                             && mw_to_dbm(nm.lock.signal_mw / (noise_mw + i)) < PREAMBLE_MIN_SINR_DB
                         {
@@ -522,8 +635,8 @@ impl Cell {
                         }
                     }
                     None if detectable => {
-                        nm.locked = Some(x);
-                        nm.lock.lock(x, s, sync, signal, p_mw, nm.energy_mw - p_mw);
+                        nm.locked = Some(g);
+                        nm.lock.lock(g, s, sync, signal, p_mw, nm.energy_mw - p_mw);
                     }
                     None => {}
                 }
@@ -533,34 +646,45 @@ impl Cell {
                 nm.busy = true;
                 let holds = nm.exchange.is_some() || nm.sending.is_some();
                 if !holds {
-                    // Its counters stop at the slot boundaries that passed before it
-                    // could detect the PPDU.
-                    for b in self.nodes[r].edca.iter_mut() {
-                        b.freeze(s + cca, slot, rule);
+                    let node = &mut self.nodes[r];
+                    let starts_anyway = Ac::ALL.into_iter().any(|ac| {
+                        node.has_frame(ac) && node.edca[ac.index()].tx_time(slot) <= s + cca
+                    });
+                    if starts_anyway {
+                        late.push(r);
+                    } else {
+                        // Its counters stop at the slot boundaries that passed before
+                        // it could detect the PPDU.
+                        for b in node.edca.iter_mut() {
+                            b.freeze(s + cca, slot, rule);
+                        }
                     }
                 }
             }
         }
-        m.signals = signals;
+        for &r in &late {
+            self.node_access(r, s + cca);
+        }
+        late.clear();
+        self.medium().late = late;
     }
 
-    /// Node `x`'s PPDU ends at `e`.
-    fn ppdu_end(&mut self, x: usize, e: Nanos) {
-        let eifs_extra = self.eifs_extra;
+    /// Every node of the cell but its sender hears the PPDU from node `g` of the air end
+    /// at `e`: locks on it close (a third party that decoded it honours its Duration),
+    /// energy falls, CCA may turn idle. Returns what its addressee (if one of the
+    /// cell's) made of it: (locked on it to the end, interfered with).
+    fn hear_end(&mut self, g: usize, own: Option<usize>, ppdu: &OnAir, e: Nanos) -> (bool, bool) {
         let m = self.medium.as_mut().expect("a cell with space");
-        let Some(ppdu) = m.nodes[x].sending.take() else {
-            return;
-        };
         let noise_mw = m.map.noise_mw;
         let energy_threshold = m.map.energy_mw;
-        // What the addressee made of it: (locked on it to the end, interfered with).
         let mut at_addressee = (false, false);
-        let mut idle_again = Vec::new();
+        let mut idle_again = std::mem::take(&mut m.idle_again);
+        idle_again.clear();
         for r in 0..m.nodes.len() {
-            if r == x {
+            if Some(r) == own {
                 continue;
             }
-            let p_mw = m.map.rx_mw(x, r);
+            let p_mw = m.map.rx_mw(g, m.first + r);
             let nm = &mut m.nodes[r];
             if nm.heard == 0 {
                 continue; // away when it started
@@ -571,12 +695,12 @@ impl Cell {
             } else {
                 nm.energy_mw - p_mw
             };
-            if nm.locked == Some(x) {
+            if nm.locked == Some(g) {
                 nm.lock.close(e);
                 nm.locked = None;
-                if Some(r) == ppdu.to {
+                if own.is_some() && Some(r) == ppdu.to {
                     at_addressee = (true, nm.lock.interfered());
-                    nm.undecoded = false; // settled by the exchange below
+                    nm.undecoded = false; // settled by the exchange
                 } else {
                     // A third party decodes it if its worst piece clears the rate's
                     // threshold; then it honours the Duration field.
@@ -596,7 +720,28 @@ impl Cell {
                 idle_again.push(r);
             }
         }
-        let (locked_to_end, interfered) = at_addressee;
+        self.medium().idle_again = idle_again;
+        at_addressee
+    }
+
+    /// The nodes whose CCA turned idle at `e` (gathered by `hear_end`) count from then.
+    fn settle_idle(&mut self, e: Nanos) {
+        let eifs_extra = self.eifs_extra;
+        let idle = std::mem::take(&mut self.medium().idle_again);
+        for &r in &idle {
+            self.view_idle(r, e, eifs_extra);
+        }
+        self.medium().idle_again = idle;
+    }
+
+    /// Node `x`'s PPDU ends at `e`.
+    fn ppdu_end(&mut self, x: usize, e: Nanos) {
+        let m = self.medium.as_mut().expect("a cell with space");
+        let Some(ppdu) = m.nodes[x].sending.take() else {
+            return;
+        };
+        let g = m.first + x;
+        let (locked_to_end, interfered) = self.hear_end(g, Some(x), &ppdu, e);
         let outcome = self.addressee_outcome(&ppdu, locked_to_end, interfered);
         if let (Some(to), PpduOutcome::Lost { .. }) = (ppdu.to, outcome) {
             // It started receiving and could not decode: EIFS.
@@ -604,15 +749,24 @@ impl Cell {
                 self.medium().nodes[to].undecoded = true;
             }
         }
-        for r in idle_again {
-            self.view_idle(r, e, eifs_extra);
-        }
+        self.settle_idle(e);
         // A responder (or a CTS sender) counts from the end of what it sent.
         let m = self.medium.as_ref().expect("a cell with space");
         if m.nodes[x].exchange.is_none() && !m.nodes[x].busy {
             self.set_ifs_ref(x, e);
         }
         self.advance_exchange(ppdu, outcome, interfered);
+    }
+
+    /// The PPDU of node `g` of another cell ends at `e`.
+    fn foreign_end(&mut self, g: usize, e: Nanos) {
+        let m = self.medium();
+        let Some(k) = m.foreign.iter().position(|(t, p)| *t == g && p.end == e) else {
+            return;
+        };
+        let (_, ppdu) = m.foreign.swap_remove(k);
+        self.hear_end(g, None, &ppdu, e);
+        self.settle_idle(e);
     }
 
     /// Node `r`'s CCA turned idle at `e`: its EDCA functions count from AIFS after it

@@ -64,10 +64,16 @@ pub enum Placement {
 }
 
 /// Space for a cell: placement, transmit power and the receivers' thresholds.
+///
+/// The placement may hold the nodes of several cells sharing one channel (several BSSs):
+/// this cell's AP is node `first_node` of it and its stations follow in order; the other
+/// cells' nodes are neighbours it hears and interferes with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpaceConfig {
     /// Where the nodes are.
     pub placement: Placement,
+    /// This cell's AP's index in the placement.
+    pub first_node: usize,
     /// Every node's transmit power, dBm.
     pub tx_power_dbm: f64,
     /// The preamble detection threshold, dBm ([`CCA_PREAMBLE_DBM`]).
@@ -84,6 +90,7 @@ impl SpaceConfig {
     pub fn new(placement: Placement, tx_power_dbm: f64) -> SpaceConfig {
         SpaceConfig {
             placement,
+            first_node: 0,
             tx_power_dbm,
             cca_preamble_dbm: CCA_PREAMBLE_DBM,
             cca_energy_dbm: CCA_ENERGY_DBM,
@@ -101,7 +108,8 @@ impl SpaceConfig {
         }
     }
 
-    /// Check the values, for a cell of `nodes` nodes. The error names the problem.
+    /// Check the values, for a cell of `nodes` nodes (from `first_node` on). The error
+    /// names the problem.
     pub fn validate(&self, nodes: usize) -> Result<(), String> {
         let finite = |v: f64, what: &str| {
             if v.is_finite() {
@@ -120,10 +128,17 @@ impl SpaceConfig {
                 ));
             }
         }
-        if self.nodes() != nodes {
+        if self.first_node == 0 && self.nodes() != nodes {
             return Err(format!(
                 "space places {} nodes but the cell has {nodes} (the AP and its stations)",
                 self.nodes()
+            ));
+        }
+        if self.nodes() < self.first_node + nodes {
+            return Err(format!(
+                "space places {} nodes, too few for a cell of {nodes} from node {}",
+                self.nodes(),
+                self.first_node
             ));
         }
         match &self.placement {
