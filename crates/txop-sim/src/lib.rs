@@ -2,10 +2,12 @@
 //! models. What a run reports is `txop-results`' (shared with the emulator).
 
 mod conn_timer;
+pub mod neighbourhood;
 pub mod sim;
 pub mod tcp;
 pub mod traffic;
 
+pub use neighbourhood::{bss_seed, Neighbourhood};
 pub use sim::{SimConfig, Simulation, Stuck};
 pub use txop_core::driver::bus::{BusConfig, Completion, DataMode};
 pub use txop_core::network::WiredConfig;

@@ -372,35 +372,71 @@ impl Simulation {
         }
         let until = until.min(self.end);
         while let Some(next) = self.agenda.next_at(&self.net, &self.events) {
-            if next > until {
+            if next > until || !self.step(next) {
                 break;
             }
-            if next > self.now {
-                self.same_instant_steps = 0;
-            } else {
-                self.same_instant_steps += 1;
-                if self.same_instant_steps >= WATCHDOG_STEPS {
-                    self.stuck = Some(Stuck {
-                        at: next,
-                        steps: self.same_instant_steps,
-                        seed: self.seed,
-                    });
-                    return;
-                }
-            }
-            self.now = next;
-            match self.agenda.take(next, &mut self.events) {
-                Some(Due::Cell) => self.net.handle_cell_timeout(next),
-                Some(Due::Network(timer)) => {
-                    let call = self.net.handle_timeout(next, timer);
-                    self.pump_network(call);
-                }
-                Some(Due::Event(ev)) => self.handle_event(next, ev),
-                Some(Due::Superseded) | None => {}
-            }
-            self.drain_outputs();
         }
-        self.now = until;
+        if self.stuck.is_none() {
+            self.now = until;
+        }
+    }
+
+    /// When the next step is due (the agenda's next instant), if before the end and the
+    /// run is not stuck.
+    pub(crate) fn next_at(&mut self) -> Option<Nanos> {
+        if self.stuck.is_some() {
+            return None;
+        }
+        self.agenda
+            .next_at(&self.net, &self.events)
+            .filter(|&t| t <= self.end)
+    }
+
+    /// Take and handle what is due at `next` (the agenda's next instant), then act on
+    /// what the cell reported. `false` if the watchdog stopped the run here.
+    pub(crate) fn step(&mut self, next: Nanos) -> bool {
+        if next > self.now {
+            self.same_instant_steps = 0;
+        } else {
+            self.same_instant_steps += 1;
+            if self.same_instant_steps >= WATCHDOG_STEPS {
+                self.stuck = Some(Stuck {
+                    at: next,
+                    steps: self.same_instant_steps,
+                    seed: self.seed,
+                });
+                return false;
+            }
+        }
+        self.now = next;
+        match self.agenda.take(next, &mut self.events) {
+            Some(Due::Cell) => self.net.handle_cell_timeout(next),
+            Some(Due::Network(timer)) => {
+                let call = self.net.handle_timeout(next, timer);
+                self.pump_network(call);
+            }
+            Some(Due::Event(ev)) => self.handle_event(next, ev),
+            Some(Due::Superseded) | None => {}
+        }
+        self.drain_outputs();
+        true
+    }
+
+    /// The model this simulation drives: its cell and what surrounds it.
+    pub(crate) fn network_mut(&mut self) -> &mut Network {
+        &mut self.net
+    }
+
+    /// The instant the run ends.
+    pub(crate) fn end(&self) -> Nanos {
+        self.end
+    }
+
+    /// Move the clock to `t` (the end of a run driven from outside).
+    pub(crate) fn finish_at(&mut self, t: Nanos) {
+        if self.stuck.is_none() {
+            self.now = t.min(self.end);
+        }
     }
 
     /// A slab entry for `f`: the token its packet carries.

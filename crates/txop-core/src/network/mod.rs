@@ -217,6 +217,17 @@ impl Network {
         &self.cell
     }
 
+    /// The next PPDU the cell put on an air it shares with other cells
+    /// ([`Cell::poll_air`]).
+    pub fn poll_air(&mut self) -> Option<crate::cell::AirPpdu> {
+        self.cell.poll_air()
+    }
+
+    /// A PPDU of another cell sharing the air starts now ([`Cell::handle_air`]).
+    pub fn handle_air(&mut self, ppdu: crate::cell::AirPpdu) {
+        self.cell.handle_air(ppdu);
+    }
+
     /// One direction of the wired link.
     pub fn wire(&self, link: Link) -> &WiredLink {
         &self.wires[link.index()]

@@ -128,12 +128,6 @@ impl SpaceConfig {
                 ));
             }
         }
-        if self.first_node == 0 && self.nodes() != nodes {
-            return Err(format!(
-                "space places {} nodes but the cell has {nodes} (the AP and its stations)",
-                self.nodes()
-            ));
-        }
         if self.nodes() < self.first_node + nodes {
             return Err(format!(
                 "space places {} nodes, too few for a cell of {nodes} from node {}",
@@ -332,7 +326,15 @@ mod tests {
     #[test]
     fn validation_names_the_problem() {
         let err = line(&[0.0, 1.0]).validate(3).unwrap_err();
-        assert!(err.contains("places 2 nodes but the cell has 3"), "{err}");
+        assert!(
+            err.contains("places 2 nodes, too few for a cell of 3 from node 0"),
+            "{err}"
+        );
+        let mut second = line(&[0.0, 1.0, 2.0, 3.0]);
+        second.first_node = 2;
+        second.validate(2).unwrap();
+        second.first_node = 3;
+        assert!(second.validate(2).unwrap_err().contains("from node 3"));
         let bad = SpaceConfig::new(
             Placement::PathLossDb(vec![vec![0.0, -1.0], vec![1.0, 0.0]]),
             20.0,

@@ -1,0 +1,101 @@
+//! Several BSSs on one channel: one [`Simulation`] per BSS, run in one time order and
+//! coupled through the air.
+//!
+//! Each BSS keeps everything of its own (its cell, wired link, hosts, traffic, TCP and
+//! results) and shares only the air: every cell's space places every node of every BSS
+//! ([`SpaceConfig::first_node`](txop_core::phy::space::SpaceConfig) says where its own
+//! begin). The BSSs are stepped in one order — always the one whose next instant is
+//! earliest, the first listed at a tie — and each PPDU a cell puts on the air is handed
+//! at once to every other cell ([`txop_core::cell::Cell::handle_air`]), which senses it,
+//! suffers it and honours its Duration. Deterministic: the order depends on the
+//! scenario and seed only.
+
+use crate::sim::{SimConfig, Simulation, Stuck};
+use txop_core::Nanos;
+use txop_results::Results;
+
+/// BSSs sharing one channel, simulated together.
+pub struct Neighbourhood {
+    sims: Vec<Simulation>,
+}
+
+impl Neighbourhood {
+    /// One simulation per BSS, in order. Each cell's space must place all the BSSs'
+    /// nodes alike, its own from its `first_node` on (the caller builds them so).
+    pub fn new(bsss: Vec<SimConfig>) -> Result<Neighbourhood, String> {
+        if bsss.is_empty() {
+            return Err("a neighbourhood needs at least one BSS".into());
+        }
+        let sims = bsss
+            .into_iter()
+            .enumerate()
+            .map(|(b, cfg)| Simulation::new(cfg).map_err(|e| format!("bss {}: {e}", b + 1)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Neighbourhood { sims })
+    }
+
+    /// The simulations, one per BSS, in order.
+    pub fn bsss(&self) -> &[Simulation] {
+        &self.sims
+    }
+
+    /// Run every BSS until `until` (at most its end).
+    pub fn run_until(&mut self, until: Nanos) {
+        loop {
+            let mut next: Option<(Nanos, usize)> = None;
+            for (b, sim) in self.sims.iter_mut().enumerate() {
+                if let Some(t) = sim.next_at().filter(|&t| t <= until) {
+                    if next.is_none_or(|(bt, _)| t < bt) {
+                        next = Some((t, b));
+                    }
+                }
+            }
+            let Some((t, b)) = next else {
+                break;
+            };
+            if !self.sims[b].step(t) {
+                break;
+            }
+            while let Some(ppdu) = self.sims[b].network_mut().poll_air() {
+                for (other, sim) in self.sims.iter_mut().enumerate() {
+                    if other != b {
+                        sim.network_mut().handle_air(ppdu);
+                    }
+                }
+            }
+        }
+        for sim in &mut self.sims {
+            sim.finish_at(until);
+        }
+    }
+
+    /// Run to the end and summarise each BSS, or say where one got stuck.
+    pub fn try_run(mut self) -> Result<Vec<Results>, Stuck> {
+        let end = self
+            .sims
+            .iter()
+            .map(Simulation::end)
+            .max()
+            .unwrap_or(Nanos::ZERO);
+        self.run_until(end);
+        let mut out = Vec::with_capacity(self.sims.len());
+        for sim in &self.sims {
+            if let Some(stuck) = sim.stuck() {
+                return Err(stuck.clone());
+            }
+            out.push(sim.results());
+        }
+        Ok(out)
+    }
+}
+
+/// The seed of BSS `b` (0-based) of a run seeded `seed`: BSS 0 keeps the run's seed (a
+/// lone BSS runs as it would alone); the others get streams of their own, so that two
+/// BSSs alike do not draw alike.
+pub fn bss_seed(seed: u64, b: usize) -> u64 {
+    if b == 0 {
+        seed
+    } else {
+        txop_core::rng::mix64(seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(b as u64)))
+    }
+}
