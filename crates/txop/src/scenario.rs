@@ -4082,6 +4082,8 @@ mod tests {
             "atf-30-stations-minstrel",
             "rate-walk-away",
             "rate-step-fade",
+            "hidden-stations",
+            "hidden-stations-rts",
         ];
         for (name, text) in crate::builtin::SCENARIOS {
             assert_eq!(summary(text).is_some(), uses_keys.contains(name), "{name}");
@@ -4350,7 +4352,7 @@ mod tests {
                          clock_hz = 1000000 }\ndownlink = {}\nuplink = {}\n";
         let text = format!(
             "{edca}[stations]\n{machinery}[[stations.list]]\n{machinery}[traffic.web]\n\
-             [[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"
+             [space]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"
         );
         let scenario = parse(&text, &[]).unwrap();
         let value = toml::Value::try_from(&scenario).unwrap();
