@@ -76,6 +76,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "rate-step-fade",
         include_str!("../../../scenarios/rate-step-fade.toml"),
     ),
+    (
+        "hidden-stations",
+        include_str!("../../../scenarios/hidden-stations.toml"),
+    ),
+    (
+        "hidden-stations-rts",
+        include_str!("../../../scenarios/hidden-stations-rts.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.

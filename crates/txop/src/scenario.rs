@@ -25,6 +25,7 @@ use txop_core::phy::link_channel::{LinkChannel, MeanSnr, StationChannel};
 use txop_core::phy::mobility::{Mobility, Position, Waypoint};
 use txop_core::phy::path_loss::{self, snr_at_distance, LogDistance};
 use txop_core::phy::snr_trace::{parse_trace, Interpolation, SnrTrace, StationPoints};
+use txop_core::phy::space::RadioMap;
 use txop_core::phy::timing::PhyTiming;
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::stack::{self, StackConfig};
@@ -38,6 +39,9 @@ use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
 use txop_sim::{BusConfig, Completion, DataMode, SimConfig, WiredConfig};
+
+mod space;
+pub use space::Space;
 
 /// Limits on the keys whose values become event rates, sizes or counts, so that a
 /// short run cannot mean billions of events or gigabytes (docs/scenarios.md, "Limits").
@@ -167,6 +171,10 @@ pub struct Scenario {
     pub traffic: Traffic,
     #[serde(default)]
     pub wired: Wired,
+    /// `[space]`: where the nodes stand and what their radios hear; its presence turns
+    /// space on (per-node carrier sense, reception by SINR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<Space>,
     /// Explicit flows (`[[flows]]`); when given they replace `[traffic]`'s bulk flows
     /// and probes (a web page in `[traffic.web]` still runs beside them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -428,6 +436,9 @@ struct Link {
     scan: Option<ScanSpec>,
     power_save: Option<PowerSaveSpec>,
     bus: Option<BusSpec>,
+    /// Set by `[space]` with a path-loss matrix: the SNRs are the matrix's (shown
+    /// rounded, and said so), not keys of the station.
+    snr_from_matrix: bool,
 }
 
 /// `downlink = { … }` / `uplink = { … }` of a station: the channel of one direction
@@ -1348,6 +1359,7 @@ const TABLE_KEYS: &[&str] = &[
     "traffic",
     "traffic.web",
     "wired",
+    "space",
     "flows[]",
 ];
 
@@ -1465,6 +1477,7 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         scan: s.scan.clone(),
         power_save: s.power_save.clone(),
         bus: s.bus.clone(),
+        snr_from_matrix: false,
     };
     if s.list.is_empty() {
         if s.count == 0 || s.count as usize > limits::MAX_STATIONS {
@@ -1575,6 +1588,7 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
             scan: e.scan.clone().or_else(|| base.scan.clone()),
             power_save: e.power_save.clone().or_else(|| base.power_save.clone()),
             bus: e.bus.clone().or_else(|| base.bus.clone()),
+            snr_from_matrix: false,
         };
         for _ in 0..count {
             out.push((key.clone(), merged.clone()));
@@ -2084,7 +2098,11 @@ impl Scenario {
             let (mean_snr, what) = match m {
                 StationMean::Fixed(snr_db) => (
                     MeanSnr::Fixed { snr_db: *snr_db },
-                    format!("SNR {snr_db} dB"),
+                    if link.snr_from_matrix {
+                        format!("SNR {snr_db:.1} dB from space.path_loss_db")
+                    } else {
+                        format!("SNR {snr_db} dB")
+                    },
                 ),
                 StationMean::Geometry(mobility) => {
                     let ap = Mobility::Still(ap);
@@ -2939,7 +2957,12 @@ impl Scenario {
         let mut buses = Vec::new();
         let mut trace_files = TraceFiles::default();
         let mut summaries = Vec::new();
-        for (key, mut link) in station_links(&self.stations)? {
+        let links = station_links(&self.stations)?;
+        let space = self.resolve_space(&links, width)?;
+        for (index, (key, mut link)) in links.into_iter().enumerate() {
+            if let Some(space) = &space {
+                space.place_link(index, &mut link);
+            }
             let sta = stations.len() as u16 + 1;
             let resolved = self.station_channel(&key, sta, &link, width, &mut trace_files)?;
             if link.loss.is_none() {
@@ -3048,6 +3071,7 @@ impl Scenario {
         cell.station_scans = scans;
         cell.station_power_save = power_save;
         cell.stack = self.stack_config()?;
+        cell.space = space.map(|s| s.config);
         for (name, ov, table) in [
             ("mac.edca_ap", &m.edca_ap, &mut cell.edca_ap),
             ("mac.edca_sta", &m.edca_sta, &mut cell.edca_sta),
@@ -3256,9 +3280,17 @@ impl Scenario {
         for (sta, bus) in buses {
             cfg = cfg.with_host_bus(sta, bus);
         }
-        let summary = self
+        let mut summary = self
             .uses_channel_keys()
             .then(|| channel_summary(&summaries));
+        if let Some(sp) = &cfg.cell.space {
+            let map = RadioMap::new(sp, cfg.cell.band, ChannelWidth::Mhz20);
+            let text = space::summary(sp, &map);
+            summary = Some(match summary {
+                Some(channels) => format!("{channels}{text}"),
+                None => text,
+            });
+        }
         Ok((cfg, summary))
     }
 }
@@ -4050,6 +4082,8 @@ mod tests {
             "atf-30-stations-minstrel",
             "rate-walk-away",
             "rate-step-fade",
+            "hidden-stations",
+            "hidden-stations-rts",
         ];
         for (name, text) in crate::builtin::SCENARIOS {
             assert_eq!(summary(text).is_some(), uses_keys.contains(name), "{name}");
@@ -4318,7 +4352,7 @@ mod tests {
                          clock_hz = 1000000 }\ndownlink = {}\nuplink = {}\n";
         let text = format!(
             "{edca}[stations]\n{machinery}[[stations.list]]\n{machinery}[traffic.web]\n\
-             [[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"
+             [space]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"
         );
         let scenario = parse(&text, &[]).unwrap();
         let value = toml::Value::try_from(&scenario).unwrap();

@@ -5,7 +5,9 @@
 //! weights, channel models, positions, movement, fading, SNR traces, per-direction
 //! channels, rate control, `scan`, `power_save`, `bus` as a preset name or a table of
 //! overrides), `[traffic]` (bulk kinds and directions, probes, every flent test and its
-//! options, `[traffic.web]`), `[[flows]]`, `[wired]`, `duration_s`, `seed`, `name`.
+//! options, `[traffic.web]`), `[[flows]]`, `[wired]`, `[space]` (with the stations
+//! placed in their AP's range by position, distance or a path-loss matrix),
+//! `duration_s`, `seed`, `name`.
 //! Each key is present or left to its default at random, so keys combine; values are
 //! drawn from the documented ranges, biased towards their edges (the smallest, the
 //! largest, zero where zero is allowed) and spread log-uniformly in between, because
@@ -50,6 +52,8 @@ pub struct Gen {
     /// The draws of the channel and rate-control keys: a stream of their own, so that
     /// adding them left every other key of a case as it was.
     channel_rng: RngStream,
+    /// The draws of `[space]`, likewise.
+    space_rng: RngStream,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -69,6 +73,12 @@ struct Ctx {
     stations: i64,
     /// Offered packets per simulated second of the open-loop sources.
     offered_pps: f64,
+    /// `phy.tx_power_dbm`, `phy.path_loss_exponent`, the band and `phy.ap_position_m`
+    /// as generated (the defaults when absent): `[space]` places the stations in range.
+    tx_power_dbm: f64,
+    exponent: f64,
+    band_24: bool,
+    ap: [f64; 2],
 }
 
 impl Gen {
@@ -78,7 +88,16 @@ impl Gen {
         Gen {
             rng: RngStream::new(seed, StreamKind::Misc, case),
             channel_rng: RngStream::new(seed ^ 0x6368_616e_6e65_6c00, StreamKind::Misc, case),
+            space_rng: RngStream::new(seed ^ 0x7370_6163_6500_0000, StreamKind::Misc, case),
         }
+    }
+
+    /// `f` with `[space]`'s own stream.
+    fn with_space_rng<T>(&mut self, f: impl FnOnce(&mut Gen) -> T) -> T {
+        std::mem::swap(&mut self.rng, &mut self.space_rng);
+        let out = f(self);
+        std::mem::swap(&mut self.rng, &mut self.space_rng);
+        out
     }
 
     /// `f` with the channel keys' own stream.
@@ -278,6 +297,10 @@ impl Gen {
             qos: true,
             stations: 1,
             offered_pps: 0.0,
+            tx_power_dbm: 20.0,
+            exponent: 3.5,
+            band_24: false,
+            ap: [0.0, 0.0],
         };
         if self.chance(0.5) {
             let name = self.pick(&["fuzz", "", "a \"quoted\" name", "naïve · café", "x"]);
@@ -307,7 +330,8 @@ impl Gen {
             let o = self.stack_options();
             top.insert("stack_options".into(), Value::Table(o));
         }
-        let stations = self.stations(&mut ctx);
+        let mut stations = self.stations(&mut ctx);
+        self.with_space_rng(|g| g.space(&ctx, &mut top, &mut stations));
         if !stations.is_empty() {
             top.insert("stations".into(), Value::Table(stations));
         }
@@ -356,6 +380,7 @@ impl Gen {
             Std::A | Std::Ac => false,
             Std::N => self.chance(0.4),
         };
+        ctx.band_24 = band_24;
         if band_24 || self.chance(0.3) {
             let v = match (band_24, self.uniform(0, 1)) {
                 (true, 0) => Value::String("2.4".into()),
@@ -387,15 +412,19 @@ impl Gen {
         }
         if self.chance(0.25) {
             let v = -20.0 + self.num(0.0, 60.0);
+            ctx.tx_power_dbm = v;
             self.set_num(&mut t, "tx_power_dbm", v);
         }
         if self.chance(0.25) {
             let v = 1.5 + self.num(0.0, 4.5);
+            ctx.exponent = v;
             self.set_num(&mut t, "path_loss_exponent", v);
         }
         self.with_channel_rng(|g| {
             if g.chance(0.1) {
                 let v = g.point(10_000.0);
+                let n = |x: &Value| x.as_float().or(x.as_integer().map(|i| i as f64));
+                ctx.ap = [n(&v[0]).unwrap_or(0.0), n(&v[1]).unwrap_or(0.0)];
                 t.insert("ap_position_m".into(), Value::Array(v));
             }
         });
@@ -687,6 +716,135 @@ impl Gen {
             let b = self.bus();
             t.insert("bus".into(), b);
         }
+    }
+
+    /// Sometimes a `[space]` table, every key of it at random, and the stations placed
+    /// for it: the keys that give an SNR otherwise or move a station taken out of
+    /// `stations` (and its list entries), then a place within range of the AP given to
+    /// `[stations]` and to some entries (a position, a distance, on a ring or not), or
+    /// a path-loss matrix for a few stations. Space is valid only with every station in
+    /// its AP's range, which the thresholds and the link budget decide: the places are
+    /// drawn within that range (and the preamble threshold kept low enough for 1 m).
+    fn space(&mut self, ctx: &Ctx, top: &mut Table, stations: &mut Table) {
+        if !self.chance(0.15) {
+            return;
+        }
+        let mut sp = Table::new();
+        let band = if ctx.band_24 {
+            txop_core::phy::Band::Ghz2_4
+        } else {
+            txop_core::phy::Band::Ghz5
+        };
+        let loss_1m = txop_core::phy::path_loss::path_loss_db(ctx.exponent, band, 1.0);
+        // Every station can stand 1 m from the AP: the threshold 1 dB below that power.
+        let highest = ctx.tx_power_dbm - loss_1m - 1.0;
+        let mut preamble = (-82.0_f64).min(highest);
+        if self.chance(0.3) {
+            preamble = (-100.0 + self.num(0.0, 80.0)).min(highest);
+            self.set_num(&mut sp, "cca_preamble_dbm", preamble);
+        }
+        if self.chance(0.3) {
+            let v = -100.0 + self.num(0.0, 80.0);
+            self.set_num(&mut sp, "cca_energy_dbm", v);
+        }
+        let mut restart = true;
+        if self.chance(0.3) {
+            let c = self.pick(&["restart", "off"]);
+            restart = c == "restart";
+            self.set_str(&mut sp, "capture", c);
+        }
+        if restart && self.chance(0.3) {
+            let v = self.num(0.0, 40.0);
+            self.set_num(&mut sp, "capture_margin_db", v);
+        }
+        // The largest loss, and distance, at which the AP and a station still detect
+        // each other; places are drawn within 90 % of it.
+        let max_loss = ctx.tx_power_dbm - preamble;
+        let range_m = 10f64.powf((max_loss - loss_1m) / (10.0 * ctx.exponent));
+        let reach_m = (0.9 * range_m).min(10_000.0);
+        let mut entries: Vec<&mut Table> = vec![];
+        let list = stations.remove("list");
+        let mut list = match list {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        };
+        for key in [
+            "snr_db",
+            "loss",
+            "snr_trace",
+            "snr_trace_interpolation",
+            "velocity_mps",
+            "waypoints",
+            "position_m",
+            "distance_m",
+        ] {
+            stations.remove(key);
+            for e in list.iter_mut().filter_map(Value::as_table_mut) {
+                e.remove(key);
+            }
+        }
+        for t in
+            std::iter::once(&mut *stations).chain(list.iter_mut().filter_map(Value::as_table_mut))
+        {
+            for dir in ["downlink", "uplink"] {
+                if let Some(Value::Table(d)) = t.get_mut(dir) {
+                    for key in ["snr_db", "snr_trace", "snr_trace_interpolation"] {
+                        d.remove(key);
+                    }
+                }
+            }
+        }
+        if ctx.stations <= 6 && self.chance(0.25) {
+            // A matrix: AP ↔ station within range each way, station ↔ station anything.
+            let n = ctx.stations as usize + 1;
+            let mut m = Vec::with_capacity(n);
+            for i in 0..n {
+                let mut row = Vec::with_capacity(n);
+                for j in 0..n {
+                    let v = match (i, j) {
+                        _ if i == j => 0.0,
+                        (0, _) | (_, 0) => self.num(0.0, (max_loss - 0.01).clamp(0.0, 500.0)),
+                        _ => self.num(0.0, 500.0),
+                    };
+                    row.push(self.float(v));
+                }
+                m.push(Value::Array(row));
+            }
+            sp.insert("path_loss_db".into(), Value::Array(m));
+            if let Some(Value::Table(phy)) = top.get_mut("phy") {
+                phy.remove("ap_position_m");
+            }
+        } else {
+            if self.chance(0.4) {
+                let l = self.pick(&["given", "ring"]);
+                self.set_str(&mut sp, "layout", l);
+            }
+            entries.push(stations);
+            entries.extend(list.iter_mut().filter_map(Value::as_table_mut));
+            for (i, t) in entries.into_iter().enumerate() {
+                // [stations] always has a place, so an entry without one inherits it.
+                if i > 0 && self.chance(0.5) {
+                    continue;
+                }
+                if self.chance(0.5) {
+                    let d = self.num(1e-3, reach_m);
+                    self.set_num(t, "distance_m", d);
+                } else {
+                    let side = reach_m / std::f64::consts::SQRT_2;
+                    let mut xy = Vec::new();
+                    for c in ctx.ap {
+                        let sign = if self.chance(0.5) { -1.0 } else { 1.0 };
+                        let v = (c + sign * self.num(0.0, side)).clamp(-10_000.0, 10_000.0);
+                        xy.push(self.float(v));
+                    }
+                    t.insert("position_m".into(), Value::Array(xy));
+                }
+            }
+        }
+        if !list.is_empty() {
+            stations.insert("list".into(), Value::Array(list));
+        }
+        top.insert("space".into(), Value::Table(sp));
     }
 
     fn scan(&mut self) -> Table {
