@@ -248,6 +248,7 @@ impl Scenario {
         Ok(Some(ResolvedSpace {
             config: SpaceConfig {
                 placement,
+                first_node: 0,
                 tx_power_dbm: budget.tx_power_dbm,
                 cca_preamble_dbm,
                 cca_energy_dbm,
