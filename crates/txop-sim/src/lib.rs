@@ -7,7 +7,7 @@ pub mod sim;
 pub mod tcp;
 pub mod traffic;
 
-pub use neighbourhood::{bss_seed, Neighbourhood};
+pub use neighbourhood::{bss_seed, BssConfig, Neighbourhood};
 pub use sim::{SimConfig, Simulation, Stuck};
 pub use txop_core::driver::bus::{BusConfig, Completion, DataMode};
 pub use txop_core::network::WiredConfig;

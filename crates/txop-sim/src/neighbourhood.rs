@@ -14,24 +14,37 @@ use crate::sim::{SimConfig, Simulation, Stuck};
 use txop_core::Nanos;
 use txop_results::Results;
 
-/// BSSs sharing one channel, simulated together.
+/// One BSS of a neighbourhood: its simulation and its channel.
+#[derive(Clone, Debug)]
+pub struct BssConfig {
+    /// Its simulation. Its cell's space places every node of every BSS on its channel
+    /// (its own from `first_node`).
+    pub sim: SimConfig,
+    /// Its 20 MHz channel: BSSs on different channels do not hear each other
+    /// (adjacent-channel interference is not modelled).
+    pub channel: u16,
+}
+
+/// BSSs on one or more channels, simulated together.
 pub struct Neighbourhood {
     sims: Vec<Simulation>,
+    channels: Vec<u16>,
 }
 
 impl Neighbourhood {
     /// One simulation per BSS, in order. Each cell's space must place all the BSSs'
     /// nodes alike, its own from its `first_node` on (the caller builds them so).
-    pub fn new(bsss: Vec<SimConfig>) -> Result<Neighbourhood, String> {
+    pub fn new(bsss: Vec<BssConfig>) -> Result<Neighbourhood, String> {
         if bsss.is_empty() {
             return Err("a neighbourhood needs at least one BSS".into());
         }
+        let channels = bsss.iter().map(|b| b.channel).collect();
         let sims = bsss
             .into_iter()
             .enumerate()
-            .map(|(b, cfg)| Simulation::new(cfg).map_err(|e| format!("bss {}: {e}", b + 1)))
+            .map(|(b, bss)| Simulation::new(bss.sim).map_err(|e| format!("bss {}: {e}", b + 1)))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Neighbourhood { sims })
+        Ok(Neighbourhood { sims, channels })
     }
 
     /// The simulations, one per BSS, in order.
@@ -57,8 +70,9 @@ impl Neighbourhood {
                 break;
             }
             while let Some(ppdu) = self.sims[b].network_mut().poll_air() {
+                let channel = self.channels[b];
                 for (other, sim) in self.sims.iter_mut().enumerate() {
-                    if other != b {
+                    if other != b && self.channels[other] == channel {
                         sim.network_mut().handle_air(ppdu);
                     }
                 }

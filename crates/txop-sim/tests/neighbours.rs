@@ -168,8 +168,21 @@ fn capture_follows_the_sinr_of_the_stronger_frame() {
 /// downlink in each: each BSS's downlink throughput. `positions`: AP 1, station 1,
 /// AP 2, station 2.
 fn two_bss(positions: [(f64, f64); 4], secs: u64) -> Vec<f64> {
+    two_bss_results(positions, [36, 36], secs, 9)
+        .iter()
+        .map(|r| r.total_throughput_bps / 1e6)
+        .collect()
+}
+
+/// [`two_bss`]'s results, the BSSs on `channels`, the run seeded `seed`.
+fn two_bss_results(
+    positions: [(f64, f64); 4],
+    channels: [u16; 2],
+    secs: u64,
+    seed: u64,
+) -> Vec<txop_results::Results> {
     use txop_core::phy::mobility::Position;
-    use txop_sim::{bss_seed, Neighbourhood};
+    use txop_sim::{bss_seed, BssConfig, Neighbourhood};
     let positions: Vec<Position> = positions
         .iter()
         .map(|&(x, y)| Position::new(x, y))
@@ -197,14 +210,32 @@ fn two_bss(positions: [(f64, f64); 4], secs: u64) -> Vec<f64> {
                 tid: 0,
                 depth: 4,
             })];
-            SimConfig::new(cell, flows, Nanos::from_secs(secs), bss_seed(9, b))
+            BssConfig {
+                sim: SimConfig::new(cell, flows, Nanos::from_secs(secs), bss_seed(seed, b)),
+                channel: channels[b],
+            }
         })
         .collect();
-    let results = Neighbourhood::new(cfgs).unwrap().try_run().unwrap();
-    results
+    Neighbourhood::new(cfgs).unwrap().try_run().unwrap()
+}
+
+/// BSSs on different channels do not hear each other; the same seed gives the same
+/// bytes, another seed other bytes.
+#[test]
+fn neighbourhoods_keep_to_their_channels_and_are_deterministic() {
+    let near = [(0.0, 0.0), (9.0, 1.0), (20.0, 0.0), (11.0, -1.0)];
+    let apart: Vec<f64> = two_bss_results(near, [36, 40], 5, 9)
         .iter()
         .map(|r| r.total_throughput_bps / 1e6)
-        .collect()
+        .collect();
+    let alone = two_bss(
+        [(0.0, 0.0), (9.0, 1.0), (10_000.0, 0.0), (10_009.0, -1.0)],
+        5,
+    );
+    assert_eq!(apart, alone, "another channel is as good as far away");
+    let json = |seed| serde_json::to_string(&two_bss_results(near, [36, 36], 2, seed)).unwrap();
+    assert_eq!(json(3), json(3));
+    assert_ne!(json(3), json(4));
 }
 
 /// In range of each other (APs 20 m apart: −72 dBm), with each station about as far

@@ -592,6 +592,9 @@ impl Cell {
                 continue;
             }
             let p_mw = m.map.rx_mw(g, m.first + r);
+            if p_mw < m.map.floor_mw {
+                continue;
+            }
             let preamble_dbm = m.map.preamble_dbm;
             let noise_mw = m.map.noise_mw;
             let capture = m.map.capture;
@@ -686,8 +689,8 @@ impl Cell {
             }
             let p_mw = m.map.rx_mw(g, m.first + r);
             let nm = &mut m.nodes[r];
-            if nm.heard == 0 {
-                continue; // away when it started
+            if nm.heard == 0 || p_mw < m.map.floor_mw {
+                continue; // away when it started, or too weak to hear
             }
             nm.heard -= 1;
             nm.energy_mw = if nm.heard == 0 {

@@ -185,6 +185,9 @@ pub struct RadioMap {
     pub preamble_dbm: f64,
     /// Energy detection threshold, mW.
     pub energy_mw: f64,
+    /// Below this a node does not hear a PPDU at all: 20 dB under the noise floor, where
+    /// it moves an SINR by under 0.05 dB.
+    pub floor_mw: f64,
     /// The capture rule.
     pub capture: Capture,
 }
@@ -228,6 +231,7 @@ impl RadioMap {
             noise_mw: dbm_to_mw(noise),
             preamble_dbm: space.cca_preamble_dbm,
             energy_mw: dbm_to_mw(space.cca_energy_dbm),
+            floor_mw: dbm_to_mw(noise - 20.0),
             capture: space.capture,
         }
     }
