@@ -390,7 +390,7 @@ impl Cell {
         });
         let mut timers = TimerTable::default();
         timers.set(Timer::Management, mgmt.as_ref().map(|m| m.next_deadline()));
-        Ok(Cell {
+        let mut cell = Cell {
             cfg,
             timing,
             nodes,
@@ -407,7 +407,9 @@ impl Cell {
             mgmt,
             beacon_airtime_ns: 0,
             medium,
-        })
+        };
+        cell.init_link_signals();
+        Ok(cell)
     }
 
     /// The configuration the cell was built from.

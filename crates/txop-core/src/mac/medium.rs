@@ -38,7 +38,7 @@ use crate::mac::reception::{sync_time, RxLock};
 use crate::packet::NodeId;
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
 use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
-use crate::phy::space::{dbm_to_mw, mw_to_dbm, Capture, RadioMap, PREAMBLE_MIN_SINR_DB};
+use crate::phy::space::{dbm_to_mw, RadioMap};
 use crate::phy::TxVector;
 use crate::rng::{RngStream, StreamKind};
 use crate::Nanos;
@@ -178,6 +178,9 @@ pub(crate) struct Medium {
     /// The PPDUs this cell started, for the other cells sharing the air (`None` when
     /// the placement holds this cell's nodes only). Drained by [`Cell::poll_air`].
     announce: Option<std::collections::VecDeque<AirPpdu>>,
+    /// Per station (index 0 unused): the power its static link delivers, down (from
+    /// the AP) and up, mW ([`Cell::signal_mw`]).
+    link_signal_mw: Vec<[f64; 2]>,
     /// Scratch: the power each node receives a starting PPDU at.
     signals: Vec<f64>,
     /// Scratch: nodes that transmit although a PPDU just started.
@@ -215,6 +218,7 @@ impl Medium {
             first,
             foreign: Vec::new(),
             announce: shared.then(std::collections::VecDeque::new),
+            link_signal_mw: Vec::new(),
             signals: Vec::new(),
             late: Vec::new(),
             idle_again: Vec::new(),
@@ -266,14 +270,46 @@ impl Cell {
         self.medium.as_mut().expect("a cell with space")
     }
 
+    /// Work out once the power each static link delivers: its SNR over the noise (or
+    /// the space's power for a link without an SNR).
+    pub(crate) fn init_link_signals(&mut self) {
+        let Some(m) = self.medium.as_ref() else {
+            return;
+        };
+        let first = m.first;
+        let power = |from: usize, to: usize| match self.nodes[from]
+            .link_to(NodeId(to as u16))
+            .map(|l| self.nodes[from].link(l).error_at(Nanos::ZERO))
+        {
+            Some(ErrorModel::Snr { snr_db }) => dbm_to_mw(snr_db + m.map.noise_dbm),
+            _ => m.map.rx_mw(first + from, first + to),
+        };
+        let signals: Vec<[f64; 2]> = (0..self.nodes.len())
+            .map(|s| {
+                if s == 0 {
+                    [0.0; 2]
+                } else {
+                    [power(0, s), power(s, 0)]
+                }
+            })
+            .collect();
+        self.medium().link_signal_mw = signals;
+    }
+
     /// The medium's next deadline: the earliest PPDU start or end to come, or the
     /// earliest transmission of a node whose view is idle.
     pub(crate) fn refresh_medium_timer(&mut self) {
+        let access = self.medium_access_time();
+        self.set_medium_timer(access);
+    }
+
+    /// [`Cell::refresh_medium_timer`] with the access time already worked out.
+    fn set_medium_timer(&mut self, access: Option<Nanos>) {
         let next_event = self
             .medium
             .as_ref()
             .and_then(|m| m.events.peek().map(|e| e.0.at));
-        let next = match (next_event, self.medium_access_time()) {
+        let next = match (next_event, access) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -319,10 +355,13 @@ impl Cell {
             }
             match self.medium_access_time() {
                 Some(a) if a <= t => self.medium_access(a),
-                _ => break,
+                // perf: the access time just worked out sets the timer.
+                access => {
+                    self.set_medium_timer(access);
+                    return;
+                }
             }
         }
-        self.refresh_medium_timer();
     }
 
     /// Contention ended at `t` for the nodes whose view is idle: every one whose backoff
@@ -500,12 +539,19 @@ impl Cell {
     /// apply), from the space otherwise.
     fn signal_mw(&self, from: usize, to: usize, t: Nanos) -> f64 {
         let m = self.medium.as_ref().expect("a cell with space");
-        match self.nodes[from].link_to(NodeId(to as u16)) {
-            Some(link) => match self.nodes[from].link(link).error_at(t) {
-                ErrorModel::Snr { snr_db } => dbm_to_mw(snr_db + m.map.noise_dbm),
-                _ => m.map.rx_mw(from, to),
-            },
-            None => m.map.rx_mw(from, to),
+        let first = m.first;
+        let Some(link) = self.nodes[from].link_to(NodeId(to as u16)) else {
+            return m.map.rx_mw(first + from, first + to);
+        };
+        let link = self.nodes[from].link(link);
+        if link.channel.is_none() {
+            // A static link: its power was worked out once.
+            let (sta, up) = if from == 0 { (to, 0) } else { (from, 1) };
+            return m.link_signal_mw[sta][up];
+        }
+        match link.error_at(t) {
+            ErrorModel::Snr { snr_db } => dbm_to_mw(snr_db + m.map.noise_dbm),
+            _ => m.map.rx_mw(first + from, first + to),
         }
     }
 
@@ -595,17 +641,18 @@ impl Cell {
             if p_mw < m.map.floor_mw {
                 continue;
             }
-            let preamble_dbm = m.map.preamble_dbm;
+            let (preamble_mw, preamble_sinr) = (m.map.preamble_mw, m.map.preamble_sinr);
             let noise_mw = m.map.noise_mw;
-            let capture = m.map.capture;
+            let capture_ratio = m.map.capture_ratio;
             let energy_mw_threshold = m.map.energy_mw;
             let nm = &mut m.nodes[r];
             let was_idle = !nm.busy;
             nm.heard += 1;
             nm.energy_mw += p_mw;
             if nm.sending.is_none() {
-                let detectable = mw_to_dbm(p_mw) >= preamble_dbm
-                    && mw_to_dbm(signal / (noise_mw + nm.energy_mw - p_mw)) >= PREAMBLE_MIN_SINR_DB;
+                // perf: thresholds compared as powers (no logarithm per receiver).
+                let detectable = p_mw >= preamble_mw
+                    && signal >= preamble_sinr * (noise_mw + nm.energy_mw - p_mw);
                 match nm.locked {
                     Some(_) => {
                         let takes_over = detectable
@@ -614,20 +661,14 @@ impl Cell {
                                 // the receiver synchronises to.
                                 signal > nm.lock.signal_mw
                             } else {
-                                match capture {
-                                    Capture::Off => false,
-                                    Capture::Restart { margin_db } => {
-                                        mw_to_dbm(signal)
-                                            >= mw_to_dbm(nm.lock.signal_mw) + margin_db
-                                    }
-                                }
+                                capture_ratio.is_some_and(|r| signal >= nm.lock.signal_mw * r)
                             });
                         let i = (nm.energy_mw - nm.lock.power_mw).max(0.0);
                         if takes_over {
                             nm.locked = Some(g);
                             nm.lock.lock(g, s, sync, signal, p_mw, nm.energy_mw - p_mw);
                         } else if s < nm.lock.sync_until
-                            && mw_to_dbm(nm.lock.signal_mw / (noise_mw + i)) < PREAMBLE_MIN_SINR_DB
+                            && nm.lock.signal_mw < preamble_sinr * (noise_mw + i)
                         {
                             // The preamble it was synchronising to is buried: it
                             // decodes neither (at one instant, two equal preambles).

@@ -183,6 +183,10 @@ pub struct RadioMap {
     pub noise_mw: f64,
     /// Preamble detection threshold, dBm.
     pub preamble_dbm: f64,
+    /// The same in mW.
+    pub preamble_mw: f64,
+    /// [`PREAMBLE_MIN_SINR_DB`] as a power ratio.
+    pub preamble_sinr: f64,
     /// Energy detection threshold, mW.
     pub energy_mw: f64,
     /// Below this a node does not hear a PPDU at all: 20 dB under the noise floor, where
@@ -190,6 +194,8 @@ pub struct RadioMap {
     pub floor_mw: f64,
     /// The capture rule.
     pub capture: Capture,
+    /// Under [`Capture::Restart`], its margin as a power ratio (`None`: no capture).
+    pub capture_ratio: Option<f64>,
 }
 
 /// dBm to mW.
@@ -230,9 +236,15 @@ impl RadioMap {
             noise_dbm: noise,
             noise_mw: dbm_to_mw(noise),
             preamble_dbm: space.cca_preamble_dbm,
+            preamble_mw: dbm_to_mw(space.cca_preamble_dbm),
+            preamble_sinr: dbm_to_mw(PREAMBLE_MIN_SINR_DB),
             energy_mw: dbm_to_mw(space.cca_energy_dbm),
             floor_mw: dbm_to_mw(noise - 20.0),
             capture: space.capture,
+            capture_ratio: match space.capture {
+                Capture::Off => None,
+                Capture::Restart { margin_db } => Some(dbm_to_mw(margin_db)),
+            },
         }
     }
 
