@@ -15,16 +15,13 @@
 #        seconds from the handshake on; n = 1, 4, 16. txop's rrul group (8 TCP flows and
 #        4 probes per station) is timed at the same points and set against the same
 #        ns-3 runs, as the README's rrul table does.
-#   bss4 neighbours-bss4 (issue 15): four BSSs on one HT20 MCS 7 channel, APs at the
-#        corners of a 20 m square, 16 stations on a 5 m ring around each, log-distance
-#        path loss (exponent 3.5), one TCP CUBIC download per station from a server
-#        behind its AP, ten simulated seconds; bench/ns3/bss4.cc's header gives the
-#        topology exactly. txop's side is the command in $TXOP_BSS4_CMD, or else
-#        `txop run neighbours-bss4` once txop has that scenario (see txop_bss4_seconds
-#        below; without either it is skipped with a message and only ns-3 is timed).
-#        Timed K times each as a whole process (wall clock around the command, process
-#        start included), divided by $TXOP_BSS4_SIM_S simulated seconds (default 10);
-#        when the command prints `throughput_mbps=X`, X is reported as its goodput.
+#   bss4 bss4_tcp_1down_ht20_mcs7_linux616 (issue 15): four BSSs on one HT20 MCS 7
+#        channel, APs at the corners of a 20 m square, n stations on a 5 m ring around
+#        each, log-distance path loss (exponent 3.5), one TCP CUBIC download per station
+#        from a server behind its AP, ten simulated seconds, no frame capture (ns-3
+#        3.37's default); bench/ns3/bss4.cc's header gives the topology exactly. txop's
+#        side is the criterion group of that name (txop's stations also ping, as in
+#        tcp). n = 4, 16 per BSS.
 #
 # For every point of dcf and tcp, in turn: txop's criterion benchmark of that point alone (`cargo bench
 # -p txop-sim --bench saturated -- '^GROUP/N$'`, release profile with fat LTO), then K
@@ -69,11 +66,6 @@ if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
     exit 2
 fi
 [ "${#scenarios[@]}" -gt 0 ] || scenarios=(dcf tcp bss4)
-txop_bss4_sim_s=${TXOP_BSS4_SIM_S:-10}
-if ! [[ $txop_bss4_sim_s =~ ^[0-9]+([.][0-9]+)?$ ]] || [ "$txop_bss4_sim_s" = 0 ]; then
-    echo "bench-ns3: TXOP_BSS4_SIM_S must be a positive number of simulated seconds" >&2
-    exit 2
-fi
 
 if ! pkg-config --exists ns3-wifi 2>/dev/null || ! command -v g++ >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
@@ -90,10 +82,8 @@ target_dir=$(cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 ns3_dir="$target_dir/ns3"
 bench/ns3/build.sh "$ns3_dir"
-if [[ " ${scenarios[*]} " =~ " dcf " || " ${scenarios[*]} " =~ " tcp " ]]; then
-    echo "bench-ns3: building txop's benchmark (release profile, fat LTO)" >&2
-    cargo bench -q -p txop-sim --bench saturated --no-run
-fi
+echo "bench-ns3: building txop's benchmark (release profile, fat LTO)" >&2
+cargo bench -q -p txop-sim --bench saturated --no-run
 
 log="$ns3_dir/last-run.txt"
 : >"$log"
@@ -120,75 +110,13 @@ point() {
     done
 }
 
-# ---------------------------------------------------------------------------------------
-# txop side: needs the multi-BSS scenario `neighbours-bss4` (issue 15; not in txop yet).
-# PLACEHOLDER until it exists: the command below (`txop run neighbours-bss4`) and its
-# simulated length ($TXOP_BSS4_SIM_S, default 10 s of traffic, as bss4.cc) are
-# assumptions for the lead engineer to fix when the scenario lands; it must build the
-# topology in bench/ns3/bss4.cc's header. $TXOP_BSS4_CMD (run with bash -c) overrides
-# the command.
-#
-# txop_bss4_seconds: runs the command once and prints "WALL_S THROUGHPUT_MBPS" (wall
-# seconds of the whole process; the `throughput_mbps=` the command printed, or "-").
-# Returns 3, after a message, when txop has no such scenario (the caller skips txop's
-# side), 1 when the command fails.
-txop_bss4_seconds() {
-    local cmd=${TXOP_BSS4_CMD:-} txop out start end mbps
-    if [ -z "$cmd" ]; then
-        txop="$target_dir/release/txop"
-        if ! "$txop" list 2>/dev/null | grep -q '^ *neighbours-bss4 '; then
-            echo "bench-ns3: bss4: txop side skipped: \`txop list\` has no scenario neighbours-bss4 yet (or set TXOP_BSS4_CMD)" >&2
-            return 3
-        fi
-        cmd="$txop run neighbours-bss4"
-    fi
-    start=$(date +%s.%N)
-    if ! out=$(bash -c "$cmd" 2>&1); then
-        echo "bench-ns3: bss4: txop command failed: $cmd: $(tail -n 1 <<<"$out")" >&2
-        return 1
-    fi
-    end=$(date +%s.%N)
-    mbps=$(grep -o 'throughput_mbps=[0-9.]*' <<<"$out" | head -n 1 | cut -d= -f2)
-    python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.6f}", sys.argv[3] or "-")' \
-        "$start" "$end" "${mbps:-}"
-}
-# ---------------------------------------------------------------------------------------
-
-# bss4_point: K timed runs of txop's side (when there is one), then K runs of bss4.
-bss4_point() {
-    local group=neighbours-bss4 n=16 k res rc
-    if [ -z "${TXOP_BSS4_CMD:-}" ]; then
-        echo "bench-ns3: building txop (release profile, fat LTO)" >&2
-        cargo build -q --release -p txop
-    fi
-    for ((k = 1; k <= runs; k++)); do
-        echo "bench-ns3: bss4: txop, run $k of $runs" >&2
-        rc=0
-        res=$(txop_bss4_seconds) || rc=$?
-        if [ "$rc" -eq 3 ]; then
-            echo "txop-skipped group=$group n=$n: no scenario neighbours-bss4 in txop" >>"$log"
-            break
-        elif [ "$rc" -ne 0 ]; then
-            echo "txop-failed group=$group n=$n" >>"$log"
-            break
-        fi
-        echo "txop-run group=$group n=$n sim_s=$txop_bss4_sim_s wall_s=${res% *} throughput_mbps=${res#* }" >>"$log"
-    done
-    for ((k = 1; k <= runs; k++)); do
-        echo "bench-ns3: bss4: ns-3 bss4, run $k of $runs" >&2
-        if ! "$ns3_dir/bss4" --n="$n" >>"$log" 2>"$ns3_dir/stderr.txt"; then
-            echo "ns3-failed group=$group n=$n: $(tail -n 1 "$ns3_dir/stderr.txt")" >>"$log"
-        fi
-    done
-}
-
 for s in "${scenarios[@]}"; do
     case $s in
         dcf) for n in 5 10 20 50; do point "$n" dcf dcf_11a_54M_1500B; done ;;
         tcp) for n in 1 4 16; do
             point "$n" tcp tcp_1down_ht20_mcs7_linux616 rrul_ht20_mcs7_linux616
         done ;;
-        bss4) bss4_point ;;
+        bss4) for n in 4 16; do point "$n" bss4 bss4_tcp_1down_ht20_mcs7_linux616; done ;;
     esac
 done
 echo "# load $(cut -d' ' -f1-3 /proc/loadavg) at the end" >>"$log"
@@ -202,7 +130,7 @@ SIM_S = {
     "dcf_11a_54M_1500B": 1,
     "tcp_1down_ht20_mcs7_linux616": 10,
     "rrul_ht20_mcs7_linux616": 10,
-    "neighbours-bss4": 10,
+    "bss4_tcp_1down_ht20_mcs7_linux616": 10,
 }
 # txop's rrul group is set against the ns-3 runs of the one-download scenario.
 NS3_OF = {"rrul_ht20_mcs7_linux616": "tcp_1down_ht20_mcs7_linux616"}
@@ -210,8 +138,8 @@ TITLES = {
     "dcf_11a_54M_1500B": "802.11a 54 Mbit/s DCF, 1500 B, saturated uplink, 1 simulated s",
     "tcp_1down_ht20_mcs7_linux616": "HT20 MCS 7, one TCP download per station + ping, 10 simulated s",
     "rrul_ht20_mcs7_linux616": "txop: rrul on every station (8 TCP + 4 probes); ns-3: the one-download runs above",
-    "neighbours-bss4": "4 BSSs x n stations, HT20 MCS 7, one TCP download per station, 10 simulated s; "
-    "txop timed as a whole process",
+    "bss4_tcp_1down_ht20_mcs7_linux616": "4 BSSs x n stations in space, HT20 MCS 7, one TCP download per station "
+    "(+ ping in txop), 10 simulated s, no capture",
 }
 
 
@@ -220,8 +148,6 @@ def fields(line):
 
 
 txop_s, txop_mbps = {}, {}
-txop_runs = defaultdict(list)
-skipped = []
 ns3_s, ns3_mbps = defaultdict(list), defaultdict(list)
 # Goodput of each BSS in the multi-BSS runs: (group, n) -> BSS name -> runs.
 ns3_bss_mbps = defaultdict(lambda: defaultdict(list))
@@ -233,9 +159,6 @@ with open(sys.argv[1]) as f:
             notes.append(line.strip())
             continue
         kind = line.split()[0]
-        if kind in ("txop-skipped", "txop-failed"):
-            skipped.append(line.strip())
-            continue
         if kind == "ns3-failed":
             g, n = line.split()[1:3]
             failed[(g.split("=")[1], int(n.split("=")[1].rstrip(":")))].append(line.strip())
@@ -246,10 +169,6 @@ with open(sys.argv[1]) as f:
             txop_s[key] = float(d["mean_ns"]) / 1e9 / SIM_S[d["group"]]
         elif kind == "txop-throughput":
             txop_mbps[key] = float(d["throughput_mbps"])
-        elif kind == "txop-run":
-            txop_runs[key].append(float(d["wall_s"]) / float(d["sim_s"]))
-            if d["throughput_mbps"] != "-":
-                txop_mbps[key] = float(d["throughput_mbps"])
         elif kind == "ns3":
             ns3_s[key].append(float(d["wall_s"]) / float(d["sim_s"]))
             ns3_mbps[key].append(float(d["throughput_mbps"]))
@@ -257,8 +176,6 @@ with open(sys.argv[1]) as f:
                 if name.startswith("bss") and name.endswith("_mbps"):
                     ns3_bss_mbps[key][name[: -len("_mbps")]].append(float(value))
 
-for key, walls in txop_runs.items():
-    txop_s[key] = sum(walls) / len(walls)
 for note in notes:
     print(note)
 for group in SIM_S:
@@ -291,8 +208,6 @@ for group in SIM_S:
             per_bss = ", ".join(f"{name} {sum(v) / len(v):.2f}"
                                 for name, v in sorted(ns3_bss_mbps[ns3_key].items()))
             print(f"     ns-3 goodput per BSS (Mbit/s, mean of runs): {per_bss}")
-for line in skipped:
-    print(line)
 for lines in failed.values():
     for line in lines:
         print(line, file=sys.stderr)

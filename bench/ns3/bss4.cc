@@ -1,9 +1,9 @@
-// Lean ns-3 counterpart of txop's multi-BSS scenario `neighbours-bss4` (issue 15's speed
+// Lean ns-3 counterpart of txop's benchmark `bss4_tcp_1down_ht20_mcs7_linux616` (issue 15's speed
 // check: four BSSs × 16 stations with TCP, txop at least 50× faster than ns-3 3.37 on
 // the same topology). Same style and conventions as tcp.cc, which this follows except
 // where said.
 //
-// Topology (what `neighbours-bss4` must match):
+// Topology (what txop's benchmark and its scenario `neighbours-bss4` match):
 // - Four BSSs on one 20 MHz channel in the 5 GHz band (channel 36, 5180 MHz), 802.11n
 //   HT20 MCS 7, long guard interval, one spatial stream, fixed rate
 //   (ConstantRateWifiManager; ACK and BlockAck at the control-response rate, 24 Mbit/s
@@ -45,7 +45,7 @@
 // static (each server and station sends through its own AP).
 //
 // Usage: bss4 [--n=16] [--seconds=10] [--seed=1]
-// Prints one line: `ns3 group=neighbours-bss4 bsss=4 n=16 sim_s=10 wall_s=…
+// Prints one line: `ns3 group=bss4_tcp_1down_ht20_mcs7_linux616 bsss=4 n=16 sim_s=10 wall_s=…
 // warmup_wall_s=… total_wall_s=… throughput_mbps=… bss0_mbps=… bss1_mbps=… bss2_mbps=…
 // bss3_mbps=…` (TCP goodput: all BSSs, then each; n is stations per BSS).
 
@@ -410,7 +410,7 @@ main(int argc, char* argv[])
     auto mbps = [&](uint64_t b) { return b * 8.0 / run.seconds / 1e6; };
     const double warmup = SecondsBetween(runStart, run.trafficStart);
     const double wall = SecondsBetween(t0, runStart) + SecondsBetween(run.trafficStart, t1);
-    std::printf("ns3 group=neighbours-bss4 bsss=%u n=%u sim_s=%g wall_s=%.6f "
+    std::printf("ns3 group=bss4_tcp_1down_ht20_mcs7_linux616 bsss=%u n=%u sim_s=%g wall_s=%.6f "
                 "warmup_wall_s=%.6f total_wall_s=%.6f throughput_mbps=%.3f bss0_mbps=%.3f "
                 "bss1_mbps=%.3f bss2_mbps=%.3f bss3_mbps=%.3f\n",
                 BSSS,

@@ -27,6 +27,12 @@
 //! - `tcp_1down_ht20_mcs7_linux616`: one TCP CUBIC download per station from the wired
 //!   server (and each station pinging it), linux-6.16, from t = 0: the like-for-like
 //!   counterpart of `bench/ns3/tcp.cc`. n = 1, 4, 16.
+//! - `bss4_tcp_1down_ht20_mcs7_linux616`: four BSSs on one channel with space (APs at
+//!   the corners of a 20 m square, n stations each on a 5 m ring), each station with
+//!   the same download and ping as `tcp_1down`, the BSSs coupled by the air
+//!   ([`Neighbourhood`]): the counterpart of `bench/ns3/bss4.cc` (whose header gives
+//!   the topology; ns-3's side has no pings), without capture as ns-3 3.37 by default.
+//!   n = 4, 16 per BSS.
 //!
 //! The seed is fixed, so every iteration does the same work.
 //!
@@ -45,7 +51,7 @@ use txop_core::{Nanos, NodeId};
 use txop_results::Results;
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow;
-use txop_sim::{SimConfig, Simulation};
+use txop_sim::{bss_seed, BssConfig, Neighbourhood, SimConfig, Simulation};
 
 const PAYLOAD_BYTES: u32 = 1500;
 const SEED: u64 = 1;
@@ -173,6 +179,77 @@ fn tcp_1down(n: usize) -> SimConfig {
     per_station("tcp_1down", n)
 }
 
+/// Four BSSs of `n` stations each, `bench/ns3/bss4.cc`'s topology, every station
+/// running tcp_1down for [`TCP_SECS`] through the linux-6.16 stack.
+fn bss4(n: usize) -> Vec<BssConfig> {
+    use txop_core::phy::mobility::Position;
+    use txop_core::phy::path_loss::snr_at_distance;
+    use txop_core::phy::space::{Capture, Placement, SpaceConfig};
+    const RADIUS_M: f64 = 5.0;
+    let aps = [(0.0, 0.0), (20.0, 0.0), (0.0, 20.0), (20.0, 20.0)];
+    let mut positions = Vec::new();
+    for &(x, y) in &aps {
+        positions.push(Position::new(x, y));
+        for k in 0..n {
+            let a = 2.0 * std::f64::consts::PI * k as f64 / n as f64;
+            positions.push(Position::new(
+                x + RADIUS_M * a.cos(),
+                y + RADIUS_M * a.sin(),
+            ));
+        }
+    }
+    let snr_db = snr_at_distance(20.0, 3.5, Band::Ghz5, ChannelWidth::Mhz20, RADIUS_M);
+    (0..aps.len())
+        .map(|b| {
+            let mut cfg = per_station("tcp_1down", n);
+            for s in &mut cfg.cell.stations {
+                s.error = ErrorModel::Snr { snr_db };
+            }
+            let mut space = SpaceConfig::new(
+                Placement::Positions {
+                    positions: positions.clone(),
+                    exponent: 3.5,
+                },
+                20.0,
+            );
+            space.first_node = b * (n + 1);
+            // ns-3 3.37 installs no frame capture model by default.
+            space.capture = Capture::Off;
+            cfg.cell.space = Some(space);
+            cfg.seed = bss_seed(SEED, b);
+            BssConfig {
+                sim: cfg,
+                channel: 36,
+            }
+        })
+        .collect()
+}
+
+fn neighbourhood(c: &mut Criterion) {
+    let name = "bss4_tcp_1down_ht20_mcs7_linux616";
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(10));
+    for n in [4, 16] {
+        let cfgs = bss4(n);
+        let run = |cfgs: Vec<BssConfig>| {
+            Neighbourhood::new(cfgs)
+                .expect("valid config")
+                .try_run()
+                .expect("not stuck")
+        };
+        let rs = run(cfgs.clone());
+        let mbps: f64 = rs.iter().map(simulated_mbps).sum();
+        assert!(mbps > 0.0, "{name} n={n}: nothing delivered");
+        println!("txop-throughput group={name} n={n} throughput_mbps={mbps:.3}");
+        g.bench_with_input(BenchmarkId::from_parameter(n), &cfgs, |b, cfgs| {
+            b.iter(|| run(black_box(cfgs.clone())))
+        });
+    }
+    g.finish();
+}
+
 fn saturated(c: &mut Criterion) {
     group(c, "dcf_11a_54M_1500B", &[5, 10, 20, 50], dcf_11a);
     group(c, "ht20_mcs7_ampdu_1500B", &[5, 50], ht20_mcs7);
@@ -180,5 +257,5 @@ fn saturated(c: &mut Criterion) {
     group(c, "tcp_1down_ht20_mcs7_linux616", &[1, 4, 16], tcp_1down);
 }
 
-criterion_group!(benches, saturated);
+criterion_group!(benches, saturated, neighbourhood);
 criterion_main!(benches);
