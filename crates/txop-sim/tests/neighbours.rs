@@ -365,3 +365,91 @@ fn rts_cts_recovers_what_hiding_costs() {
         );
     }
 }
+
+/// BSS A (linux-6.16, one station pinging the server) next to BSS B (one station, four
+/// TCP downloads and a ping) in range of it, B idle, modern (linux-6.16) or bloated
+/// (linux-4.8-bloated): the median ping RTT (ms) of A and B.
+fn a_beside_b(b_stack: Option<&str>, secs: u64) -> (f64, Option<f64>) {
+    use txop_core::phy::mobility::Position;
+    use txop_core::phy::{ChannelWidth, GuardInterval};
+    use txop_sim::traffic::flent::FlentTest;
+    use txop_sim::{bss_seed, BssConfig, Neighbourhood};
+    let positions = vec![
+        Position::new(0.0, 0.0),
+        Position::new(3.0, 1.0),
+        Position::new(15.0, 0.0),
+        Position::new(12.0, -1.0),
+    ];
+    let tx = TxVector::Ht {
+        mcs: 7,
+        width: ChannelWidth::Mhz20,
+        gi: GuardInterval::Long,
+    };
+    let bss = |b: usize, stack: &str, test: &str| {
+        let mut cell = CellConfig::new(
+            Standard::N,
+            Band::Ghz5,
+            vec![StationConfig::new(tx, ErrorModel::None)],
+        );
+        cell.stack = txop_core::stack::preset(stack).expect("preset");
+        let mut space = SpaceConfig::new(
+            Placement::Positions {
+                positions: positions.clone(),
+                exponent: 3.5,
+            },
+            20.0,
+        );
+        space.first_node = 2 * b;
+        cell.space = Some(space);
+        let mut t = FlentTest::new(test);
+        t.delay = Nanos::from_secs(1);
+        t.length = Nanos::from_secs(secs - 2);
+        let flows = t.flows(1).expect("flent flows");
+        BssConfig {
+            sim: SimConfig::new(cell, flows, Nanos::from_secs(secs), bss_seed(11, b)),
+            channel: 36,
+        }
+    };
+    let mut cfgs = vec![bss(0, "linux-6.16", "ping")];
+    if let Some(stack) = b_stack {
+        cfgs.push(bss(1, stack, "tcp_ndown"));
+    }
+    let results = Neighbourhood::new(cfgs).unwrap().try_run().unwrap();
+    let ping = |r: &txop_results::Results| {
+        r.flows
+            .iter()
+            .find(|f| f.kind == "ping")
+            .and_then(|f| f.rtt_ms.as_ref())
+            .map(|l| l.p50)
+            .expect("a ping")
+    };
+    (ping(&results[0]), results.get(1).map(ping))
+}
+
+/// A busy neighbour raises a BSS's latency through the airtime it takes, whatever its
+/// own queues: A's ping beside a bloated B is no worse than beside a modern one (each
+/// fills the air with its aggregates), while B's bloat stays in B's own latency.
+#[test]
+fn a_bloated_neighbour_costs_airtime_not_queues() {
+    let (alone, _) = a_beside_b(None, 20);
+    let (beside_modern, modern) = a_beside_b(Some("linux-6.16"), 20);
+    let (beside_bloated, bloated) = a_beside_b(Some("linux-4.8-bloated"), 20);
+    println!(
+        "A's median ping: alone {alone:.2} ms, beside a modern B {beside_modern:.2} ms, beside a bloated B {beside_bloated:.2} ms; B's own: modern {:.2} ms, bloated {:.2} ms",
+        modern.unwrap(),
+        bloated.unwrap()
+    );
+    let (modern, bloated) = (modern.unwrap(), bloated.unwrap());
+    assert!(
+        beside_modern > alone + 3.0 && beside_bloated > alone + 3.0,
+        "airtime costs latency"
+    );
+    assert!(
+        beside_bloated < beside_modern * 1.5,
+        "B's queues do not reach A"
+    );
+    assert!(
+        bloated > 5.0 * modern,
+        "B's own bloat: {bloated} vs {modern}"
+    );
+}
