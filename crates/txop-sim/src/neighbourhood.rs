@@ -39,11 +39,16 @@ impl Neighbourhood {
             return Err("a neighbourhood needs at least one BSS".into());
         }
         let channels = bsss.iter().map(|b| b.channel).collect();
-        let sims = bsss
+        let mut sims = bsss
             .into_iter()
             .enumerate()
             .map(|(b, bss)| Simulation::new(bss.sim).map_err(|e| format!("bss {}: {e}", b + 1)))
             .collect::<Result<Vec<_>, _>>()?;
+        if sims.len() > 1 {
+            for sim in &mut sims {
+                sim.network_mut().share_air();
+            }
+        }
         Ok(Neighbourhood { sims, channels })
     }
 

@@ -510,8 +510,18 @@ impl Cell {
         n
     }
 
-    /// The next PPDU this cell put on an air it shares with other cells (its space's
-    /// placement holds their nodes too), for the caller to hand to each of them with
+    /// This cell shares its air with other cells (its space's placement holds their
+    /// nodes too): from now on it keeps every PPDU it starts for [`Cell::poll_air`],
+    /// which the caller must then drain after every call. Nothing for a cell without
+    /// space.
+    pub fn share_air(&mut self) {
+        if let Some(m) = self.medium.as_mut() {
+            m.share_air();
+        }
+    }
+
+    /// The next PPDU this cell put on an air it shares with other cells
+    /// ([`Cell::share_air`]), for the caller to hand to each of them with
     /// [`Cell::handle_air`] at once. Always `None` for a cell alone on its air.
     pub fn poll_air(&mut self) -> Option<AirPpdu> {
         self.medium.as_mut()?.poll_air()

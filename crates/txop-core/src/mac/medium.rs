@@ -175,8 +175,9 @@ pub(crate) struct Medium {
     pub(crate) first: usize,
     /// PPDUs of other cells on the air, with their senders' indices in the placement.
     foreign: Vec<(usize, OnAir)>,
-    /// The PPDUs this cell started, for the other cells sharing the air (`None` when
-    /// the placement holds this cell's nodes only). Drained by [`Cell::poll_air`].
+    /// The PPDUs this cell started, for the other cells sharing the air (`None` unless
+    /// [`Cell::share_air`] asked for them: nobody would drain them). Drained by
+    /// [`Cell::poll_air`]; at most the PPDUs of one instant.
     announce: Option<std::collections::VecDeque<AirPpdu>>,
     /// Per station (index 0 unused): the power its static link delivers, down (from
     /// the AP) and up, mW ([`Cell::signal_mw`]).
@@ -192,7 +193,6 @@ pub(crate) struct Medium {
 impl Medium {
     /// The medium of a cell of `nodes` nodes whose AP is node `first` of `map`.
     pub(crate) fn new(map: RadioMap, first: usize, nodes: usize, seed: u64) -> Medium {
-        let shared = map.nodes() > nodes;
         let nodes = (0..nodes)
             .map(|i| NodeMedium {
                 sending: None,
@@ -217,7 +217,7 @@ impl Medium {
             active_since: Nanos::ZERO,
             first,
             foreign: Vec::new(),
-            announce: shared.then(std::collections::VecDeque::new),
+            announce: None,
             link_signal_mw: Vec::new(),
             signals: Vec::new(),
             late: Vec::new(),
@@ -238,6 +238,11 @@ impl Medium {
             seq: self.seq,
             sender,
         }));
+    }
+
+    /// From now on keep the PPDUs this cell starts for [`Medium::poll_air`].
+    pub(crate) fn share_air(&mut self) {
+        self.announce.get_or_insert_with(Default::default);
     }
 
     /// The next PPDU this cell started, for the other cells sharing the air.

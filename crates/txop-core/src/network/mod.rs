@@ -217,6 +217,11 @@ impl Network {
         &self.cell
     }
 
+    /// The cell shares its air with other cells ([`Cell::share_air`]).
+    pub fn share_air(&mut self) {
+        self.cell.share_air();
+    }
+
     /// The next PPDU the cell put on an air it shares with other cells
     /// ([`Cell::poll_air`]).
     pub fn poll_air(&mut self) -> Option<crate::cell::AirPpdu> {
