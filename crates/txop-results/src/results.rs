@@ -149,8 +149,9 @@ pub struct StationResult {
     pub throughput_bps: f64,
     pub uplink_bps: f64,
     pub downlink_bps: f64,
-    /// This station's airtime (both directions) over the medium's busy time (the
-    /// stations' shares and [`Results::beacon_airtime_share`] sum to 1).
+    /// This station's airtime (both directions) over the airtime of every transmission
+    /// ([`Cell::airtime_total_ns`]: the medium's busy time in one collision domain); the
+    /// stations' shares and [`Results::beacon_airtime_share`] sum to 1.
     pub airtime_share: f64,
     pub airtime_ns: u64,
     pub ppdus: u64,
@@ -254,7 +255,7 @@ fn link_rate_result(cell: &Cell, station: StationId, uplink: bool, secs: f64) ->
 /// The AP's beacon airtime (ns) and its share of the medium's busy time (0 when the
 /// medium was never busy): the part of the busy time no station's share holds.
 pub fn beacon_airtime(cell: &Cell) -> (u64, f64) {
-    let (ns, busy) = (cell.beacon_airtime_ns(), cell.busy_ns());
+    let (ns, busy) = (cell.beacon_airtime_ns(), cell.airtime_total_ns());
     (
         ns,
         if busy > 0 {
@@ -277,7 +278,7 @@ pub fn bits_per_s(bytes: u64, secs: f64) -> f64 {
 /// Every station's share of a run of `secs` seconds, from the cell's counters (the
 /// simulator and the emulator both report this), and the payload bytes delivered.
 pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
-    let busy = cell.busy_ns();
+    let busy = cell.airtime_total_ns();
     let cfg = cell.config();
     let rate = |b: u64| bits_per_s(b, secs);
     let mut total_bytes = 0;

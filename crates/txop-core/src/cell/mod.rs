@@ -459,6 +459,17 @@ impl Cell {
         self.busy_ns
     }
 
+    /// The airtime charged to every transmission so far, what airtime shares divide:
+    /// the busy time in one collision domain (a collision's is split among its
+    /// transmitters); with space, where transmissions overlap in time, the sum of the
+    /// exchanges' airtimes, so that the shares still sum to 1.
+    pub fn airtime_total_ns(&self) -> u64 {
+        match &self.medium {
+            Some(m) => m.charged_ns,
+            None => self.busy_ns,
+        }
+    }
+
     /// Internal (same-station, different-AC) collisions so far.
     pub fn internal_collisions(&self) -> u64 {
         self.internal_collisions

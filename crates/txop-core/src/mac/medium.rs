@@ -171,6 +171,8 @@ pub(crate) struct Medium {
     /// Exchanges under way, and since when at least one has been (the cell's busy time).
     active: usize,
     active_since: Nanos,
+    /// The airtime charged to the exchanges so far ([`Cell::airtime_total_ns`]).
+    pub(crate) charged_ns: u64,
     /// The index of the cell's AP in the space's placement (its nodes follow it).
     pub(crate) first: usize,
     /// PPDUs of other cells on the air, with their senders' indices in the placement.
@@ -215,6 +217,7 @@ impl Medium {
             seq: 0,
             active: 0,
             active_since: Nanos::ZERO,
+            charged_ns: 0,
             first,
             foreign: Vec::new(),
             announce: None,
@@ -989,6 +992,7 @@ impl Cell {
             x
         };
         let share = (e - x.busy_from).as_ns();
+        self.medium().charged_ns += share;
         if self.medium.as_ref().is_some_and(|m| m.active == 0) {
             let since = self.medium.as_ref().map_or(e, |m| m.active_since);
             self.busy_ns += (e - since).as_ns();
