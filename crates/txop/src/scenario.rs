@@ -4358,7 +4358,8 @@ mod tests {
     /// for every table of the scenario.
     #[test]
     fn a_list_is_not_a_table() {
-        let list = "[[stations.list]]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n\
+        let list =
+            "[[stations.list]]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n\
                     [[bss]]\n[[bss.stations.list]]\n[[bss.flows]]\nkind = \"ping\"\n";
         for key in table_keys() {
             // `a[].b[]` → set `a[0].b` to a list of one number, and the error is at

@@ -103,14 +103,7 @@ const STATION_ALTERNATIVES: &[&[&str]] = &[
 ];
 
 /// The top-level keys every BSS shares: an error in one is the top level's alone.
-const SHARED_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "seed",
-    "duration_s",
-    "phy",
-    "space",
-];
+const SHARED_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "phy", "space"];
 
 /// `over`'s keys laid over `base`'s: a table into a table key by key, anything else
 /// (a value, a list) replacing what was there.
@@ -184,7 +177,10 @@ fn entry_gives(entry: &BssSpec, key: &str) -> bool {
     }
     for seg in path.split('.') {
         let (name, index) = match seg.split_once('[') {
-            Some((n, rest)) => (n, rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok())),
+            Some((n, rest)) => (
+                n,
+                rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok()),
+            ),
             None => (seg, None),
         };
         let Some(next) = cur.get(name) else {
@@ -278,7 +274,12 @@ fn default_channel(band: Band) -> u16 {
 /// with `width_mhz`, or why there is no such channel. 5 GHz: the 20, 40 or 80 MHz
 /// channel of 802.11-2016 Annex E containing `ch`; 2.4 GHz: the channel's centre ±10 MHz
 /// (±11 for 802.11b's DSSS), ±30 MHz at 40 MHz (the secondary may lie either side).
-fn spectrum_mhz(band: Band, standard: Standard, width_mhz: u32, ch: u16) -> Result<(u32, u32), String> {
+fn spectrum_mhz(
+    band: Band,
+    standard: Standard,
+    width_mhz: u32,
+    ch: u16,
+) -> Result<(u32, u32), String> {
     let valid = channels(band);
     if !valid.contains(&ch) {
         let list = match band {
@@ -486,9 +487,7 @@ impl Scenario {
     /// [`Scenario::resolve_bsss`], with what `txop show` adds: each BSS's channel,
     /// stack, seed and stations' channels, where every node stands and whom it cannot
     /// detect, other BSSs' nodes included (`hidden from: bss b station 2`).
-    pub fn resolve_bsss_with_summary(
-        &self,
-    ) -> Result<(Vec<ResolvedBss>, String), ScenarioError> {
+    pub fn resolve_bsss_with_summary(&self) -> Result<(Vec<ResolvedBss>, String), ScenarioError> {
         if self.bss.is_empty() {
             return Err(ScenarioError::new(
                 "bss",
@@ -508,7 +507,11 @@ impl Scenario {
                  bss[N].ap_position_m",
             ));
         }
-        if self.space.as_ref().is_some_and(|s| s.path_loss_db.is_some()) {
+        if self
+            .space
+            .as_ref()
+            .is_some_and(|s| s.path_loss_db.is_some())
+        {
             return Err(ScenarioError::new(
                 "space.path_loss_db",
                 "cannot be combined with [[bss]]: BSSs are placed by position (their \
@@ -728,7 +731,12 @@ fn share_the_air(bsss: &mut [ResolvedBss]) -> Result<(), ScenarioError> {
             all.extend_from_slice(positions(&bsss[b].cfg));
         }
         for (&b, &f) in group.iter().zip(&first) {
-            let space = bsss[b].cfg.cell.space.as_mut().expect("every BSS is in space");
+            let space = bsss[b]
+                .cfg
+                .cell
+                .space
+                .as_mut()
+                .expect("every BSS is in space");
             if let Placement::Positions { positions, .. } = &mut space.placement {
                 *positions = all.clone();
             }
