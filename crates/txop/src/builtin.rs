@@ -84,6 +84,22 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "hidden-stations-rts",
         include_str!("../../../scenarios/hidden-stations-rts.toml"),
     ),
+    (
+        "neighbours-in-range",
+        include_str!("../../../scenarios/neighbours-in-range.toml"),
+    ),
+    (
+        "neighbours-out-of-range",
+        include_str!("../../../scenarios/neighbours-out-of-range.toml"),
+    ),
+    (
+        "apartment-block",
+        include_str!("../../../scenarios/apartment-block.toml"),
+    ),
+    (
+        "neighbours-bss4",
+        include_str!("../../../scenarios/neighbours-bss4.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.

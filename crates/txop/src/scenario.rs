@@ -40,7 +40,9 @@ use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
 use txop_sim::{BusConfig, Completion, DataMode, SimConfig, WiredConfig};
 
+mod bss;
 mod space;
+pub use bss::{channel_groups, BssSpec, ResolvedBss};
 pub use space::Space;
 
 /// Limits on the keys whose values become event rates, sizes or counts, so that a
@@ -89,6 +91,15 @@ pub mod limits {
     pub const COHERENCE_MS: (f64, f64) = (0.001, 3_600_000.0);
     /// Largest SNR trace file: 64 MiB (some 3 million points).
     pub const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
+    /// Most BSSs in a scenario (`[[bss]]`): an apartment block's worth of neighbours.
+    pub const MAX_BSSS: usize = 64;
+    /// Longest BSS name, characters (letters, digits, `-`, `_`): it labels the BSS in
+    /// the summary and the results.
+    pub const MAX_BSS_NAME_CHARS: usize = 32;
+    /// Received powers the BSSs' cells keep in all: each cell one per ordered pair of
+    /// the nodes on its channel (16 bytes each), so 2^24 is 256 MiB; one cell of
+    /// [`MAX_STATIONS`] stations keeps a quarter of it.
+    pub const MAX_AIR_PAIRS: u64 = 1 << 24;
 }
 
 /// The offered rate of a constant-rate flow of `packet_bytes`-byte packets at
@@ -179,6 +190,11 @@ pub struct Scenario {
     /// and probes (a web page in `[traffic.web]` still runs beside them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSpec>,
+    /// `[[bss]]`: several BSSs, each an AP with its stations and traffic, laid over the
+    /// top level's tables and sharing the air ([`Scenario::resolve_bsss`]); empty for a
+    /// scenario of one cell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bss: Vec<BssSpec>,
     /// The directory a relative `snr_trace` is read from: the scenario file's; `None`
     /// (a built-in scenario) for the current directory. Not a key of the file.
     #[serde(skip)]
@@ -1363,7 +1379,35 @@ const TABLE_KEYS: &[&str] = &[
     "flows[]",
 ];
 
-/// A list where a table belongs is an error naming the key (see [`TABLE_KEYS`]).
+/// The top-level tables a `[[bss]]` entry may give too, with the same tables inside.
+const BSS_TABLES: &[&str] = &[
+    "stack_options",
+    "mac",
+    "stations",
+    "traffic",
+    "wired",
+    "flows",
+];
+
+/// [`TABLE_KEYS`], and the same inside a `[[bss]]` entry (`bss[]`, `bss[].stations`, …).
+fn table_keys() -> impl Iterator<Item = String> {
+    let in_bss = TABLE_KEYS
+        .iter()
+        .filter(|k| BSS_TABLES.contains(&k.split(['.', '[']).next().unwrap_or_default()))
+        .map(|k| format!("bss[].{k}"));
+    TABLE_KEYS
+        .iter()
+        .map(|k| k.to_string())
+        .chain(std::iter::once("bss[]".to_string()))
+        .chain(in_bss)
+}
+
+/// Whether the key `pattern` (as [`TABLE_KEYS`] writes it) is a table.
+fn is_table_key(pattern: &str) -> bool {
+    table_keys().any(|k| k == pattern)
+}
+
+/// A list where a table belongs is an error naming the key (see [`table_keys`]).
 /// `pattern` is the table's path as [`TABLE_KEYS`] writes it, `shown` as the user
 /// does (`stations.list[]` / `stations.list[2]`).
 fn refuse_lists_as_tables(
@@ -1382,7 +1426,7 @@ fn refuse_lists_as_tables(
         let (pattern, shown) = (join(pattern, key), join(shown, key));
         match value {
             toml::Value::Table(t) => refuse_lists_as_tables(t, &pattern, &shown)?,
-            toml::Value::Array(_) if TABLE_KEYS.contains(&pattern.as_str()) => {
+            toml::Value::Array(_) if is_table_key(&pattern) => {
                 return Err(ScenarioError::new(
                     shown,
                     "expected a table (`{ … }` or a [section]), not a list",
@@ -1390,7 +1434,7 @@ fn refuse_lists_as_tables(
             }
             toml::Value::Array(items) => {
                 let entries = format!("{pattern}[]");
-                if !TABLE_KEYS.contains(&entries.as_str()) {
+                if !is_table_key(&entries) {
                     continue;
                 }
                 for (i, item) in items.iter().enumerate() {
@@ -2902,6 +2946,12 @@ impl Scenario {
     /// resolved channel and rate control as TOML comments, when the scenario uses the
     /// channel or rate-control keys (`None` otherwise: nothing to add).
     pub fn resolve_with_summary(&self) -> Result<(SimConfig, Option<String>), ScenarioError> {
+        if self.has_bsss() {
+            return Err(ScenarioError::new(
+                "bss",
+                "this scenario lists several BSSs; only `txop run` and `txop show` take it",
+            ));
+        }
         let name_chars = self.name.chars().count();
         if name_chars > limits::MAX_NAME_CHARS {
             return Err(ScenarioError::new(
@@ -4086,6 +4136,10 @@ mod tests {
             "hidden-stations-rts",
         ];
         for (name, text) in crate::builtin::SCENARIOS {
+            if parse(text, &[]).unwrap().has_bsss() {
+                // Several BSSs: `resolve_bsss_with_summary` (tests/bss.rs).
+                continue;
+            }
             assert_eq!(summary(text).is_some(), uses_keys.contains(name), "{name}");
         }
         let s = summary(
@@ -4305,18 +4359,22 @@ mod tests {
     #[test]
     fn a_list_is_not_a_table() {
         let list =
-            "[[stations.list]]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n";
-        for key in TABLE_KEYS {
-            let (text, path, shown) = match key.split_once("[]") {
-                None => ("", key.to_string(), key.to_string()),
-                Some((list_key, "")) => ("", list_key.to_string(), format!("{list_key}[0]")),
-                Some((list_key, rest)) => {
-                    let p = format!("{list_key}[0]{rest}");
-                    (list, p.clone(), p)
+            "[[stations.list]]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n\
+                    [[bss]]\n[[bss.stations.list]]\n[[bss.flows]]\nkind = \"ping\"\n";
+        for key in table_keys() {
+            // `a[].b[]` → set `a[0].b` to a list of one number, and the error is at
+            // `a[0].b[0]`; `a[].b` → set `a[0].b` to an empty list.
+            let (path, shown, value) = match key.strip_suffix("[]") {
+                Some(list_key) => {
+                    let p = list_key.replace("[]", "[0]");
+                    (p.clone(), format!("{p}[0]"), "[1]")
+                }
+                None => {
+                    let p = key.replace("[]", "[0]");
+                    (p.clone(), p, "[]")
                 }
             };
-            let value = if key.ends_with("[]") { "[1]" } else { "[]" };
-            let e = err(text, &[(&path, value)]);
+            let e = err(list, &[(&path, value)]);
             assert!(
                 e.starts_with(&format!("{shown}: expected a table")),
                 "{key}: {e}"
@@ -4350,9 +4408,13 @@ mod tests {
             .collect::<String>();
         let machinery = "scan = {}\npower_save = {}\nbus = { preset = \"sdio-generic\", \
                          clock_hz = 1000000 }\ndownlink = {}\nuplink = {}\n";
+        let bss_edca = edca.replace("[mac.", "[bss.mac.");
         let text = format!(
             "{edca}[stations]\n{machinery}[[stations.list]]\n{machinery}[traffic.web]\n\
-             [space]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n"
+             [space]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n\
+             [[bss]]\n[bss.stack_options]\n{bss_edca}[bss.stations]\n{machinery}\
+             [[bss.stations.list]]\n{machinery}[bss.traffic.web]\n[bss.wired]\n\
+             [[bss.flows]]\nkind = \"ping\"\n"
         );
         let scenario = parse(&text, &[]).unwrap();
         let value = toml::Value::try_from(&scenario).unwrap();
@@ -4386,10 +4448,9 @@ mod tests {
         }
         let mut found = Vec::new();
         tables(&value, "", &mut found);
-        found.retain(|k| !k.ends_with("[]") || !k.contains("[]."));
         found.sort();
         found.dedup();
-        let mut want: Vec<String> = TABLE_KEYS.iter().map(|k| k.to_string()).collect();
+        let mut want: Vec<String> = table_keys().collect();
         want.sort();
         assert_eq!(found, want);
     }

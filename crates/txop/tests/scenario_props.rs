@@ -7,7 +7,8 @@
 //! expected values:
 //!
 //! - `parse` then `resolve` then `Simulation::new` (everything `txop run` does before
-//!   the first event) returns, without panicking;
+//!   the first event; `resolve_bsss` and `Neighbourhood::new` with `[[bss]]`) returns,
+//!   without panicking;
 //! - an error renders as one non-empty line;
 //! - an override of a key no scenario has is refused, and the error names that key.
 //!
@@ -16,8 +17,8 @@
 
 use proptest::prelude::*;
 use txop::builtin::SCENARIOS;
-use txop::scenario::{parse, ScenarioError};
-use txop_sim::Simulation;
+use txop::scenario::{channel_groups, parse, ScenarioError};
+use txop_sim::{Neighbourhood, Simulation};
 
 /// Every dotted key path of a TOML table whose value is not a table or an array of
 /// tables (the keys `--set` can reach).
@@ -69,8 +70,17 @@ fn raw_values() -> impl Strategy<Value = String> {
 }
 
 /// What `txop run` does before its first event; an error as the CLI would print it.
+/// A scenario with `[[bss]]` is resolved BSS by BSS and built as its neighbourhoods.
 fn load(text: &str, overrides: &[(String, String)]) -> Result<(), String> {
     let scenario = parse(text, overrides).map_err(|e: ScenarioError| e.to_string())?;
+    if scenario.has_bsss() {
+        let bsss = scenario.resolve_bsss().map_err(|e| e.to_string())?;
+        for group in channel_groups(&bsss) {
+            let cfgs = group.iter().map(|&b| bsss[b].cfg.clone()).collect();
+            Neighbourhood::new(cfgs)?;
+        }
+        return Ok(());
+    }
     let cfg = scenario.resolve().map_err(|e| e.to_string())?;
     Simulation::new(cfg).map(|_| ())
 }

@@ -368,13 +368,13 @@ impl Scenario {
 }
 
 /// A coordinate for reading: to the centimetre, without trailing zeros or a "-0".
-fn metres(v: f64) -> String {
+pub(super) fn metres(v: f64) -> String {
     let r = (v * 100.0).round() / 100.0;
     format!("{}", if r == 0.0 { 0.0 } else { r })
 }
 
 /// Station numbers as runs: "2–5, 9".
-fn runs(stations: &[usize]) -> String {
+pub(super) fn runs(stations: &[usize]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < stations.len() {
