@@ -141,6 +141,11 @@ fn flow_latency(f: &FlowResult) -> Option<(&'static str, LatencySummary)> {
 /// The comparison table: one column per run, one row per metric. Flows are matched
 /// by position and name; a flow one run lacks shows `—`.
 pub fn table(name: &str, runs: &[(&str, &Results)]) -> String {
+    table_of(name, "settings compared", runs)
+}
+
+/// [`table`] with its own words for what the columns are (`"BSSs side by side"`).
+pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String {
     let n = runs.len();
     let mut rows: Vec<Row> = Vec::new();
     let mut row = |name: String, f: &dyn Fn(&Results) -> Option<String>| {
@@ -234,7 +239,7 @@ pub fn table(name: &str, runs: &[(&str, &Results)]) -> String {
     let first = runs.first().map(|(_, r)| r);
     let _ = writeln!(
         s,
-        "{name}: {n} settings compared, {:.1} s simulated each, seed {}",
+        "{name}: {n} {columns}, {:.1} s simulated each, seed {}",
         first.map_or(0.0, |r| r.duration_s),
         first.map_or(0, |r| r.seed)
     );

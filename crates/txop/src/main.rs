@@ -18,6 +18,7 @@ use txop_core::mac80211::rate_control::RateControlKind;
 use txop_results::Results;
 
 mod emu;
+mod neighbours;
 
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
@@ -297,17 +298,26 @@ fn run_files(
 
 /// For a flent test, its data file's name and gzipped bytes.
 fn flent_file(p: &Prepared, results: &Results) -> Result<Option<(String, Vec<u8>)>, UserError> {
-    let Some(test) = &p.scenario.traffic.test else {
+    flent_file_of(&p.scenario, &p.name, results)
+}
+
+/// For a flent test of `scenario` (a run named `name`), its data file's name and
+/// gzipped bytes.
+fn flent_file_of(
+    scenario: &Scenario,
+    name: &str,
+    results: &Results,
+) -> Result<Option<(String, Vec<u8>)>, UserError> {
+    let Some(test) = &scenario.traffic.test else {
         return Ok(None);
     };
-    let data =
-        txop_results::flentfile::flent_data(results, test, &p.name, p.scenario.traffic.length_s);
+    let data = txop_results::flentfile::flent_data(results, test, name, scenario.traffic.length_s);
     let bytes = serde_json::to_vec(&data)
         .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
         .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;
     // The scenario's name is the user's: only file-name-safe characters go into a file name.
     Ok(Some((
-        format!("{test}-{}.flent.gz", compare::slug(&p.name)),
+        format!("{test}-{}.flent.gz", compare::slug(name)),
         bytes,
     )))
 }
@@ -347,7 +357,11 @@ struct Output {
 }
 
 fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), Failure> {
-    let p = prepare(spec, &parse_sets(sets).map_err(UserError)?, seed).map_err(UserError)?;
+    let sets = parse_sets(sets).map_err(UserError)?;
+    if let Some(p) = neighbours::prepare(spec, &sets, seed).map_err(UserError)? {
+        return neighbours::run(p, out);
+    }
+    let p = prepare(spec, &sets, seed).map_err(UserError)?;
     // From here on an internal error names this run.
     let _context = enter_context(p.label());
     if let Some(dir) = out.dir.as_deref() {
@@ -543,9 +557,17 @@ fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
     scenario.base_dir = txop::runner::scenario_dir(spec);
     // Resolving checks every value; what is printed is the scenario itself, and (as
     // comments) each station's resolved channel when the scenario has channel keys.
-    let (_, summary) = scenario
-        .resolve_with_summary()
-        .map_err(|e| UserError(format!("{source}: {e}")))?;
+    let summary = if scenario.has_bsss() {
+        let (_, text) = scenario
+            .resolve_bsss_with_summary()
+            .map_err(|e| UserError(format!("{source}: {e}")))?;
+        Some(text)
+    } else {
+        scenario
+            .resolve_with_summary()
+            .map_err(|e| UserError(format!("{source}: {e}")))?
+            .1
+    };
     let toml = toml::to_string(&scenario)
         .map_err(|e| UserError(format!("cannot encode the scenario: {e}")))?;
     match summary {

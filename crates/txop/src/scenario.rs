@@ -2144,8 +2144,11 @@ impl Scenario {
                     MeanSnr::Fixed { snr_db: *snr_db },
                     if link.snr_from_matrix {
                         format!("SNR {snr_db:.1} dB from space.path_loss_db")
-                    } else {
+                    } else if (snr_db * 100.0).fract() == 0.0 {
                         format!("SNR {snr_db} dB")
+                    } else {
+                        // One worked out from a place, not written: rounded.
+                        format!("SNR {snr_db:.2} dB")
                     },
                 ),
                 StationMean::Geometry(mobility) => {

@@ -72,6 +72,9 @@ pub struct ResolvedBss {
     /// each other, so only the BSSs of one channel make one `txop_sim::Neighbourhood`
     /// ([`channel_groups`]).
     pub channel: u16,
+    /// The BSS as a single-BSS scenario (its entry laid over the top level): what its
+    /// results say it resolved from, and its flent test.
+    pub scenario: Scenario,
 }
 
 /// The BSSs that share the air, as indices into `bsss`: one group per channel, in
@@ -546,6 +549,7 @@ impl Scenario {
                 name: names[k].clone(),
                 cfg,
                 channel: entry.channel.unwrap_or(default_channel(self.phy.band)),
+                scenario: single,
             });
         }
         self.check_channels(&bsss)?;

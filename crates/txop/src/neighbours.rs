@@ -1,0 +1,209 @@
+//! `txop run` of a scenario with several BSSs (`[[bss]]`): every BSS simulated at once,
+//! each on its channel ([`txop_sim::Neighbourhood`]), and reported BSS by BSS.
+//!
+//! What it writes mirrors `txop compare`, with a BSS where a comparison has a run: the
+//! summary is a table with a column per BSS, then each BSS's stations; results.json
+//! holds every BSS's results under its name; the plots have a line per BSS; a flent
+//! test gives a data file per BSS.
+
+use crate::{
+    flent_file_of, print_stdout, refuse_existing, to_json, write_results, Failure, Output,
+    Progress, UserError,
+};
+use serde::Serialize;
+use txop::plot::{render_plots, PlotRun};
+use txop::runner::{enter_context, internal_error_line, load, run_label, scenario_dir};
+use txop::scenario::{self, ResolvedBss, Scenario};
+use txop::{compare, report};
+use txop_core::Nanos;
+use txop_results::Results;
+use txop_sim::{BssConfig, Neighbourhood};
+
+/// A scenario with several BSSs, loaded and resolved.
+pub(crate) struct PreparedBsss {
+    /// Its name: the file's `name`, or the file stem.
+    name: String,
+    /// The run's seed (BSS 0's; the others' follow from it).
+    seed: u64,
+    /// Every BSS, in order.
+    bsss: Vec<ResolvedBss>,
+}
+
+/// `spec` with `sets` applied, resolved BSS by BSS, if it lists BSSs (`None` if not:
+/// then it is a single-BSS scenario for the usual path). `seed` overrides the
+/// scenario's.
+pub(crate) fn prepare(
+    spec: &str,
+    sets: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<Option<PreparedBsss>, String> {
+    let (source, text) = load(spec)?;
+    let mut scenario: Scenario =
+        scenario::parse(&text, sets).map_err(|e| format!("{source}: {e}"))?;
+    if !scenario.has_bsss() {
+        return Ok(None);
+    }
+    scenario.base_dir = scenario_dir(spec);
+    if let Some(s) = seed {
+        scenario.seed = s;
+    }
+    let bsss = scenario
+        .resolve_bsss()
+        .map_err(|e| format!("{source}: {e}"))?;
+    let name = if scenario.name.is_empty() {
+        std::path::Path::new(spec)
+            .file_stem()
+            .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned())
+    } else {
+        scenario.name.clone()
+    };
+    Ok(Some(PreparedBsss {
+        name,
+        seed: scenario.seed,
+        bsss,
+    }))
+}
+
+/// results.json of a run with several BSSs: each BSS's results under its name.
+#[derive(Serialize)]
+struct NeighbourhoodReport<'a> {
+    txop_version: &'a str,
+    scenario: &'a str,
+    seed: u64,
+    bss: Vec<BssReport<'a>>,
+}
+
+#[derive(Serialize)]
+struct BssReport<'a> {
+    name: &'a str,
+    channel: u16,
+    /// The BSS as resolved (its own keys over the scenario's), in results.json.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<&'a Scenario>,
+    #[serde(flatten)]
+    results: &'a Results,
+}
+
+/// Run every BSS of `p` to its end, in steps of 1 % (stepping changes nothing).
+fn simulate(p: &PreparedBsss, progress: &Progress) -> Result<Vec<Results>, Failure> {
+    let bsss = p
+        .bsss
+        .iter()
+        .map(|b| BssConfig {
+            sim: b.cfg.clone(),
+            channel: b.channel,
+        })
+        .collect();
+    let mut hood = Neighbourhood::new(bsss).map_err(UserError)?;
+    let end = p
+        .bsss
+        .iter()
+        .map(|b| b.cfg.duration)
+        .max()
+        .unwrap_or(Nanos::ZERO);
+    let step = Nanos::from_ns((end.as_ns() / 100).max(1));
+    let mut t = Nanos::ZERO;
+    while t < end {
+        let next = (t + step).min(end);
+        hood.run_until(next);
+        if let Some(stuck) = hood.bsss().iter().find_map(|s| s.stuck()) {
+            return Err(Failure::Internal(internal_error_line(
+                Some(&run_label(&p.name, p.seed)),
+                &stuck.to_string(),
+            )));
+        }
+        progress.advance((next - t).as_ns());
+        t = next;
+    }
+    Ok(hood.bsss().iter().map(|s| s.results()).collect())
+}
+
+/// The summary: the table with a column per BSS, then each BSS's stations.
+fn summary(p: &PreparedBsss, results: &[Results]) -> String {
+    let labelled: Vec<(&str, &Results)> = p
+        .bsss
+        .iter()
+        .map(|b| b.name.as_str())
+        .zip(results.iter())
+        .collect();
+    let mut text = compare::table_of(&p.name, "BSSs side by side", &labelled);
+    for (b, r) in p.bsss.iter().zip(results) {
+        text.push('\n');
+        text.push_str(&report::summary(
+            &format!("{} / bss {} (channel {})", p.name, b.name, b.channel),
+            r,
+        ));
+    }
+    text
+}
+
+/// `txop run` of a scenario with several BSSs.
+pub(crate) fn run(p: PreparedBsss, out: Output) -> Result<(), Failure> {
+    let _context = enter_context(run_label(&p.name, p.seed));
+    if let Some(dir) = out.dir.as_deref() {
+        refuse_existing(dir, out.force)?;
+    }
+    let total = p
+        .bsss
+        .iter()
+        .map(|b| b.cfg.duration.as_ns())
+        .max()
+        .unwrap_or(0);
+    let progress = Progress::new(Some(total), out.quiet);
+    let results = simulate(&p, &progress)?;
+    progress.finish();
+    let text = summary(&p, &results);
+    let report = |resolved: bool| NeighbourhoodReport {
+        txop_version: env!("CARGO_PKG_VERSION"),
+        scenario: &p.name,
+        seed: p.seed,
+        bss: p
+            .bsss
+            .iter()
+            .zip(&results)
+            .map(|(b, r)| BssReport {
+                name: &b.name,
+                channel: b.channel,
+                resolved: resolved.then_some(&b.scenario),
+                results: r,
+            })
+            .collect(),
+    };
+    if let Some(dir) = out.dir.as_deref() {
+        let json_bytes = serde_json::to_vec_pretty(&report(true))
+            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+        let mut files = vec![
+            ("summary.txt".to_string(), text.clone().into_bytes()),
+            ("results.json".to_string(), json_bytes),
+        ];
+        let runs: Vec<PlotRun<'_>> = p
+            .bsss
+            .iter()
+            .zip(&results)
+            .map(|(b, r)| PlotRun {
+                label: &b.name,
+                results: r,
+            })
+            .collect();
+        files.extend(render_plots(&p.name, &runs).map_err(|e| UserError(format!("plots: {e}")))?);
+        for (b, r) in p.bsss.iter().zip(&results) {
+            if let Some((file, bytes)) = flent_file_of(&b.scenario, &p.name, r)? {
+                let file = file.replace(
+                    ".flent.gz",
+                    &format!("-{}.flent.gz", compare::slug(&b.name)),
+                );
+                files.push((file, bytes));
+            }
+        }
+        write_results(dir, out.force, &files)?;
+    }
+    if out.quiet {
+        return Ok(());
+    }
+    let printed = if out.json {
+        to_json(&report(false))?
+    } else {
+        text
+    };
+    Ok(print_stdout(&printed)?)
+}
