@@ -14,7 +14,7 @@ use txop_core::phy::space::{Placement, RadioMap, SpaceConfig};
 use txop_core::phy::{Band, ChannelWidth, TxVector};
 use txop_results::Results;
 use txop_sim::traffic::{Flow, Host};
-use txop_sim::{bss_seed, Neighbourhood};
+use txop_sim::{bss_seed, BssConfig, Neighbourhood};
 
 fn sets(sets: &[(&str, &str)]) -> Vec<(String, String)> {
     sets.iter()
@@ -90,7 +90,13 @@ fn rx_5ghz_dbm(d: f64) -> f64 {
 fn run(bsss: &[ResolvedBss]) -> Vec<Results> {
     let mut out: Vec<Option<Results>> = vec![None; bsss.len()];
     for group in channel_groups(bsss) {
-        let cfgs = group.iter().map(|&b| bsss[b].cfg.clone()).collect();
+        let cfgs = group
+            .iter()
+            .map(|&b| BssConfig {
+                sim: bsss[b].cfg.clone(),
+                channel: bsss[b].channel,
+            })
+            .collect();
         let results = Neighbourhood::new(cfgs)
             .expect("valid BSSs")
             .try_run()
@@ -290,9 +296,12 @@ fn each_bss_has_its_own_seed_the_first_the_runs() {
     assert_eq!((b[0].cfg.seed, b[1].cfg.seed), (8, bss_seed(8, 1)));
 }
 
+/// A scenario, the `--set` overrides applied to it, and the error expected.
+type ErrorCase<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn errors_name_their_key() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    let cases: &[ErrorCase<'_>] = &[
         (
             TWO,
             &[("bss[1].name", "\"a\"")],
