@@ -290,9 +290,12 @@ fn each_bss_has_its_own_seed_the_first_the_runs() {
     assert_eq!((b[0].cfg.seed, b[1].cfg.seed), (8, bss_seed(8, 1)));
 }
 
+/// A scenario, its overrides, and the start of the error they give.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn errors_name_their_key() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    let cases: &[Case<'_>] = &[
         (
             TWO,
             &[("bss[1].name", "\"a\"")],
