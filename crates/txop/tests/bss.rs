@@ -296,12 +296,12 @@ fn each_bss_has_its_own_seed_the_first_the_runs() {
     assert_eq!((b[0].cfg.seed, b[1].cfg.seed), (8, bss_seed(8, 1)));
 }
 
-/// A scenario, the `--set` overrides applied to it, and the error expected.
-type ErrorCase<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+/// A scenario, its overrides, and the start of the error they give.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
 
 #[test]
 fn errors_name_their_key() {
-    let cases: &[ErrorCase<'_>] = &[
+    let cases: &[Case<'_>] = &[
         (
             TWO,
             &[("bss[1].name", "\"a\"")],
@@ -651,4 +651,30 @@ fn neighbours_run_and_share_the_air_in_range_only() {
     }
     // Out of range the two BSSs are alike but for their seeds: within 20 %.
     assert!((apart[0] - apart[1]).abs() < 0.2 * apart[0], "{apart:?}");
+}
+
+/// docs/scenarios.md's `[[bss]]` example resolves as its comments say.
+#[test]
+fn the_docs_example_resolves_as_described() {
+    let doc = include_str!("../../../docs/scenarios.md");
+    let section = &doc[doc.find("## `[[bss]]`").expect("a [[bss]] section")..];
+    let section = &section[..section.find("\n## ").expect("a next section")];
+    let block = section.split("```toml\n").nth(1).expect("an example");
+    let block = &block[..block.find("```").expect("closed")];
+    let b = bsss(block, &[]);
+    let names: Vec<&str> = b.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["home", "neighbour", "across"]);
+    assert_eq!(channel_groups(&b), vec![vec![0, 1], vec![2]]);
+    assert_eq!(b[1].cfg.cell.stack.name, "linux-4.8-bloated");
+    assert_eq!(b[1].cfg.cell.rts_threshold_bytes, Some(0));
+    assert_eq!(b[0].cfg.cell.rts_threshold_bytes, None);
+    let tcp = |r: &ResolvedBss| {
+        r.cfg
+            .flows
+            .iter()
+            .filter(|f| matches!(f, Flow::Tcp(_)))
+            .count()
+    };
+    assert_eq!((tcp(&b[0]), tcp(&b[1]), tcp(&b[2])), (8, 8, 1));
+    assert_close(&placement(&b[2]), &rings(&[(0.0, 20.0)], 4, 5.0));
 }

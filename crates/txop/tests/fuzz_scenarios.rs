@@ -1,6 +1,7 @@
 //! A scenario fuzzer: random valid scenario files (every key of docs/scenarios.md, see
-//! `generate.rs`), each run as `txop run FILE --json` runs it, against an oracle that
-//! needs no expected numbers:
+//! `generate.rs`), each run as `txop run FILE --json` runs it (a scenario with
+//! `[[bss]]` BSS by BSS through `txop_sim::Neighbourhood`, each BSS's results checked
+//! as a run's), against an oracle that needs no expected numbers:
 //!
 //! - parsing and resolving either succeed or give one line (no panic);
 //! - a resolved run ends: no panic, the event loop's watchdog does not find simulated
@@ -52,7 +53,9 @@ use support::guard::{check_conservation, guarded, guarded_cancellable, Failure, 
 use txop::report::JsonReport;
 use txop::runner::{self, Prepared};
 use txop::scenario;
+use txop_core::Nanos;
 use txop_results::Results;
+use txop_sim::Neighbourhood;
 
 /// Cases `cargo test` runs: 25–35 s in release on two cores shared with other builds.
 const DEFAULT_CASES: u64 = 800;
@@ -103,9 +106,10 @@ enum Stage {
     Refused(String),
     /// Ran to its end.
     Ran {
-        results: Box<Results>,
-        /// results.json's object.
-        json: serde_json::Value,
+        /// One per BSS (one for a scenario without `[[bss]]`).
+        results: Vec<Results>,
+        /// results.json's object, one per BSS.
+        json: Vec<serde_json::Value>,
         /// The `--json` text of a second run of the same scenario, when checked.
         again: Option<(String, String)>,
     },
@@ -130,6 +134,9 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
         Ok(s) => s,
         Err(e) => return Stage::Refused(format!("fuzz.toml: {e}")),
     };
+    if scenario.has_bsss() {
+        return run_bsss(scenario, twice, watch);
+    }
     let cfg = match scenario.resolve() {
         Ok(c) => c,
         Err(e) => return Stage::Refused(format!("fuzz.toml: {e}")),
@@ -183,7 +190,97 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
         (json_text(&results), json_text(&second))
     });
     Stage::Ran {
-        results: Box::new(results),
+        results: vec![results],
+        json: vec![json],
+        again,
+    }
+}
+
+/// A scenario with `[[bss]]`: resolved BSS by BSS, each channel's BSSs run together
+/// through `txop_sim::Neighbourhood` in 1 % steps (reporting to `watch`, giving up when
+/// told to), a stuck BSS a finding. Each BSS's results are checked as a run's.
+fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
+    let bsss = match scenario.resolve_bsss() {
+        Ok(b) => b,
+        Err(e) => return Stage::Refused(format!("fuzz.toml: {e}")),
+    };
+    let end = bsss
+        .iter()
+        .map(|b| b.cfg.duration)
+        .max()
+        .unwrap_or_default();
+    watch.total_ns.store(end.as_ns(), Ordering::Relaxed);
+    let run = || -> Result<Vec<Results>, String> {
+        let mut out: Vec<Option<Results>> = vec![None; bsss.len()];
+        for group in scenario::channel_groups(&bsss) {
+            let cfgs = group
+                .iter()
+                .map(|&b| txop_sim::BssConfig {
+                    sim: bsss[b].cfg.clone(),
+                    channel: bsss[b].channel,
+                })
+                .collect();
+            let mut n = Neighbourhood::new(cfgs).map_err(|e| format!("fuzz.toml: {e}"))?;
+            let step = Nanos::from_ns((end.as_ns() / 100).max(1));
+            let mut t = Nanos::ZERO;
+            while t < end {
+                let next = (t + step).min(end);
+                n.run_until(next);
+                if let Some(stuck) = n.bsss().iter().find_map(|s| s.stuck()) {
+                    panic!("fuzz.toml: {stuck}");
+                }
+                watch
+                    .done_ns
+                    .fetch_add((next - t).as_ns(), Ordering::Relaxed);
+                if watch.cancel.load(Ordering::Relaxed) {
+                    std::panic::resume_unwind(Box::new(Cancelled));
+                }
+                t = next;
+            }
+            for (&b, sim) in group.iter().zip(n.bsss()) {
+                out[b] = Some(sim.results());
+            }
+        }
+        Ok(out.into_iter().map(|r| r.expect("every BSS ran")).collect())
+    };
+    let results = match run() {
+        Ok(r) => r,
+        Err(e) => return Stage::Refused(e),
+    };
+    let json_text = |rs: &[Results]| {
+        rs.iter()
+            .zip(&bsss)
+            .map(|(r, b)| {
+                serde_json::to_string(&JsonReport {
+                    txop_version: env!("CARGO_PKG_VERSION"),
+                    scenario: &b.name,
+                    resolved: None,
+                    results: r,
+                })
+                .expect("results serialise")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut json = Vec::with_capacity(results.len());
+    for (r, b) in results.iter().zip(&bsss) {
+        let _ = txop::report::summary(&b.name, r);
+        json.push(
+            serde_json::to_value(JsonReport {
+                txop_version: env!("CARGO_PKG_VERSION"),
+                scenario: &b.name,
+                resolved: Some(&scenario),
+                results: r,
+            })
+            .expect("results.json serialises"),
+        );
+    }
+    let again = twice.then(|| {
+        let second = run().expect("it ran once");
+        (json_text(&results), json_text(&second))
+    });
+    Stage::Ran {
+        results,
         json,
         again,
     }
@@ -299,12 +396,14 @@ fn check(
             json,
             again,
         }) => {
-            check_conservation(&results).map_err(|e| finding("packets not conserved", e))?;
+            for r in &results {
+                check_conservation(r).map_err(|e| finding("packets not conserved", e))?;
+            }
             // One signature for the set of fields broken, so that a case breaking a
             // known field and a new one is reported apart from the known one alone.
             let mut broken = std::collections::BTreeSet::new();
             let mut details = Vec::new();
-            for e in schema.iter_errors(&json) {
+            for e in json.iter().flat_map(|j| schema.iter_errors(j)) {
                 let at = mask_numbers(&e.instance_path().to_string());
                 broken.insert(format!("{} at {at}", e.schema_path()));
                 if details.len() < 5 {
@@ -513,10 +612,11 @@ fn the_guard_reports_panics_and_hangs() {
 /// at that field.
 #[test]
 fn the_schema_check_names_the_field() {
-    let Stage::Ran { mut json, .. } = run_scenario("duration_s = 0.01\n", false, &Watch::default())
+    let Stage::Ran { json, .. } = run_scenario("duration_s = 0.01\n", false, &Watch::default())
     else {
         panic!("the default scenario runs");
     };
+    let mut json = json.into_iter().next().expect("one cell");
     let schema = run_schema();
     assert!(schema.iter_errors(&json).next().is_none());
     json["busy_fraction"] = 1.5.into();

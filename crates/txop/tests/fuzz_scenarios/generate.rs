@@ -7,7 +7,8 @@
 //! overrides), `[traffic]` (bulk kinds and directions, probes, every flent test and its
 //! options, `[traffic.web]`), `[[flows]]`, `[wired]`, `[space]` (with the stations
 //! placed in their AP's range by position, distance or a path-loss matrix),
-//! `duration_s`, `seed`, `name`.
+//! `[[bss]]` (several BSSs in space, every key of an entry), `duration_s`, `seed`,
+//! `name`.
 //! Each key is present or left to its default at random, so keys combine; values are
 //! drawn from the documented ranges, biased towards their edges (the smallest, the
 //! largest, zero where zero is allowed) and spread log-uniformly in between, because
@@ -54,6 +55,8 @@ pub struct Gen {
     channel_rng: RngStream,
     /// The draws of `[space]`, likewise.
     space_rng: RngStream,
+    /// The draws of `[[bss]]`, likewise.
+    bss_rng: RngStream,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -89,7 +92,16 @@ impl Gen {
             rng: RngStream::new(seed, StreamKind::Misc, case),
             channel_rng: RngStream::new(seed ^ 0x6368_616e_6e65_6c00, StreamKind::Misc, case),
             space_rng: RngStream::new(seed ^ 0x7370_6163_6500_0000, StreamKind::Misc, case),
+            bss_rng: RngStream::new(seed ^ 0x6273_7300_0000_0000, StreamKind::Misc, case),
         }
+    }
+
+    /// `f` with `[[bss]]`'s own stream.
+    fn with_bss_rng<T>(&mut self, f: impl FnOnce(&mut Gen) -> T) -> T {
+        std::mem::swap(&mut self.rng, &mut self.bss_rng);
+        let out = f(self);
+        std::mem::swap(&mut self.rng, &mut self.bss_rng);
+        out
     }
 
     /// `f` with `[space]`'s own stream.
@@ -359,6 +371,10 @@ impl Gen {
             let d = d.min(budget_s).max(1e-9);
             self.set_num(&mut top, "duration_s", d);
         }
+        let duration = wanted
+            .map(|d| d.min(budget_s).max(1e-9))
+            .or(default_duration);
+        self.with_bss_rng(|g| g.bss(&ctx, &mut top, duration));
         toml::to_string(&top).expect("a table serialises")
     }
 
@@ -845,6 +861,171 @@ impl Gen {
             stations.insert("list".into(), Value::Array(list));
         }
         top.insert("space".into(), Value::Table(sp));
+    }
+
+    /// Sometimes, for a scenario in space placed by position, several BSSs instead of
+    /// one cell (`[[bss]]`): the first at the generated AP's place inheriting the
+    /// generated tables, the others around it (in range or not), each giving any of
+    /// its keys at random: a channel (one of each band's non-overlapping ones, or now
+    /// and then one that overlaps, which is refused), a stack, `[bss.stack_options]`,
+    /// `[bss.mac]`, its own stations on a ring within its AP's range (always, when the
+    /// inherited stations stand at absolute places near the first AP), `[bss.traffic]`,
+    /// `[bss.wired]` and `[[bss.flows]]` (now and then naming another BSS's host, which
+    /// is refused). The simulated time is shared out among the BSSs, so that a case
+    /// does no more work than one cell; beacons, scanning and power save, which space
+    /// refuses, are left out.
+    fn bss(&mut self, ctx: &Ctx, top: &mut Table, duration: Option<f64>) {
+        let Some(Value::Table(sp)) = top.get("space") else {
+            return;
+        };
+        if sp.contains_key("path_loss_db") || ctx.stations > 40 || !self.chance(0.6) {
+            return;
+        }
+        let band = if ctx.band_24 {
+            txop_core::phy::Band::Ghz2_4
+        } else {
+            txop_core::phy::Band::Ghz5
+        };
+        let preamble = sp
+            .get("cca_preamble_dbm")
+            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+            .unwrap_or(-82.0);
+        let loss_1m = txop_core::phy::path_loss::path_loss_db(ctx.exponent, band, 1.0);
+        let range_m = 10f64.powf((ctx.tx_power_dbm - preamble - loss_1m) / (10.0 * ctx.exponent));
+        let reach_m = (0.9 * range_m).clamp(1e-3, 10_000.0);
+        if let Some(Value::Table(phy)) = top.get_mut("phy") {
+            phy.remove("ap_position_m");
+        }
+        // Space refuses beacons, scanning and power save (the single cell's cases
+        // cover that): the BSSs go without them.
+        if let Some(Value::Table(mac)) = top.get_mut("mac") {
+            mac.remove("beacons");
+        }
+        if let Some(Value::Table(st)) = top.get_mut("stations") {
+            st.remove("scan");
+            st.remove("power_save");
+            if let Some(Value::Array(list)) = st.get_mut("list") {
+                for e in list.iter_mut().filter_map(Value::as_table_mut) {
+                    e.remove("scan");
+                    e.remove("power_save");
+                }
+            }
+        }
+        // Stations at absolute places stand near the first AP only.
+        let absolute = match top.get("stations") {
+            Some(Value::Table(st)) => {
+                st.contains_key("position_m")
+                    || st.get("list").and_then(Value::as_array).is_some_and(|l| {
+                        l.iter()
+                            .any(|e| e.as_table().is_some_and(|e| e.contains_key("position_m")))
+                    })
+            }
+            _ => false,
+        };
+        let n = self.int(1, 4) as usize;
+        let names = ["home", "office", "flat-3", "n_4"];
+        let channels: &[i64] = if ctx.band_24 {
+            &[1, 6, 11, 3]
+        } else {
+            &[36, 44, 100, 149, 40]
+        };
+        let mut list = Vec::with_capacity(n);
+        for k in 0..n {
+            let mut b = Table::new();
+            self.set_str(&mut b, "name", names[k]);
+            let ap = if k == 0 {
+                ctx.ap
+            } else {
+                let spread = (3.0 * reach_m).min(10_000.0);
+                let mut xy = [0.0; 2];
+                for (c, v) in ctx.ap.iter().zip(&mut xy) {
+                    let sign = if self.chance(0.5) { -1.0 } else { 1.0 };
+                    *v = (c + sign * self.num(0.0, spread)).clamp(-10_000.0, 10_000.0);
+                }
+                xy
+            };
+            let xy = ap.iter().map(|&c| self.float(c)).collect();
+            b.insert("ap_position_m".into(), Value::Array(xy));
+            if self.chance(0.3) {
+                let c = self.pick(channels);
+                self.set_int(&mut b, "channel", c);
+            }
+            if self.chance(0.3) {
+                let stacks: Vec<&str> = txop_core::stack::PRESETS.iter().map(|p| p.0).collect();
+                let st = self.pick(&stacks);
+                self.set_str(&mut b, "stack", st);
+            }
+            if self.chance(0.15) {
+                let o = self.stack_options();
+                b.insert("stack_options".into(), Value::Table(o));
+            }
+            if self.chance(0.3) {
+                let mut m = Table::new();
+                if self.chance(0.7) {
+                    let v = self.int(0, 65_535);
+                    self.set_int(&mut m, "rts_threshold_bytes", v);
+                }
+                if self.chance(0.5) {
+                    let v = self.int(0, 15);
+                    self.set_int(&mut m, "retry_limit", v);
+                }
+                b.insert("mac".into(), Value::Table(m));
+            }
+            if (k > 0 && absolute) || self.chance(0.3) {
+                // As many stations as inherited, so that inherited flows find theirs.
+                let mut st = Table::new();
+                self.set_int(&mut st, "count", ctx.stations);
+                let d = self.num(1e-3, reach_m);
+                self.set_num(&mut st, "distance_m", d);
+                b.insert("stations".into(), Value::Table(st));
+            }
+            if self.chance(0.3) {
+                let mut t = Table::new();
+                if self.chance(0.5) {
+                    self.set_str(&mut t, "kind", "cbr");
+                    let v = self.num(1e-3, 20.0);
+                    self.set_num(&mut t, "rate_mbps", v);
+                } else {
+                    let test = self.pick(&["ping", "tcp_1down", "tcp_1up", "rrul", "voip"]);
+                    self.set_str(&mut t, "test", test);
+                    let length = self.num(0.0, MAX_DURATION_S);
+                    self.set_num(&mut t, "length_s", length);
+                    self.set_num(&mut t, "delay_s", 0.0);
+                }
+                b.insert("traffic".into(), Value::Table(t));
+            }
+            if self.chance(0.2) {
+                let mut w = Table::new();
+                let v = self.num(0.0, 100.0);
+                self.set_num(&mut w, "delay_ms", v);
+                b.insert("wired".into(), Value::Table(w));
+            }
+            if self.chance(0.2) {
+                let mut f = Table::new();
+                self.set_str(&mut f, "kind", "ping");
+                let from = if n > 1 && self.chance(0.1) {
+                    // Another BSS's station: refused.
+                    format!("{}.sta1", names[(k + 1) % n])
+                } else if self.chance(0.5) {
+                    format!("{}.sta1", names[k])
+                } else {
+                    "sta1".to_string()
+                };
+                self.set_str(&mut f, "from", &from);
+                self.set_str(&mut f, "to", "server");
+                let v = self.num(10.0, 1000.0);
+                self.set_num(&mut f, "interval_ms", v);
+                b.insert("flows".into(), Value::Array(vec![Value::Table(f)]));
+            }
+            list.push(Value::Table(b));
+        }
+        top.insert("bss".into(), Value::Array(list));
+        if let Some(d) = duration {
+            // At least the shortest run: the BSSs' own checks, not the duration's, are
+            // what these cases are for.
+            let share = (d / n as f64).max(1e-3);
+            self.set_num(top, "duration_s", share);
+        }
     }
 
     fn scan(&mut self) -> Table {
