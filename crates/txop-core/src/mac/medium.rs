@@ -5,10 +5,12 @@
 //! ([`crate::phy::space`]) a node hears only what reaches it, so the medium is followed
 //! one PPDU at a time, each with a start and an end:
 //!
-//! - **Carrier sense** (802.11-2016 10.3.2.1, 17.3.10.6). A node's CCA is busy while its
-//!   receiver is locked on a PPDU (it detected the preamble: at or above −82 dBm, SINR at
-//!   least 4 dB, while not transmitting nor locked already) or while the energy of what
-//!   is on the air reaches −62 dBm. When its CCA turns busy its EDCA functions freeze
+//! - **Carrier sense** (802.11-2016 10.3.2.1, 17.3.10.6). A node's CCA is busy while a
+//!   PPDU at or above −82 dBm is on the air at it — whether its receiver locked on it
+//!   (preamble detected: SINR at least 4 dB, while not transmitting nor locked already)
+//!   or missed its preamble (mid-packet detection; ns-3 3.37 likewise judges every Wi-Fi
+//!   PPDU against the CCA sensitivity) — or while the energy of what is on the air
+//!   reaches −62 dBm. When its CCA turns busy its EDCA functions freeze
 //!   (the slot boundaries that passed count, as without space); when it turns idle they
 //!   count again from AIFS after it — after EIFS if the last PPDU it locked on could not
 //!   be decoded, and not before the NAV it set from the Duration of a frame it decoded
@@ -94,6 +96,9 @@ pub(crate) struct NodeMedium {
     pub(crate) lock: RxLock,
     /// Other nodes' PPDUs on the air it receives any power from.
     pub(crate) heard: u32,
+    /// Of those, the ones at or above the preamble detection threshold: they hold its
+    /// CCA busy whether or not it caught their preambles.
+    pub(crate) loud: u32,
     /// Their total power, mW (exactly zero when `heard` is).
     pub(crate) energy_mw: f64,
     /// Its CCA is busy.
@@ -203,6 +208,7 @@ impl Medium {
                 locked: None,
                 lock: RxLock::default(),
                 heard: 0,
+                loud: 0,
                 energy_mw: 0.0,
                 busy: false,
                 undecoded: false,
@@ -656,6 +662,7 @@ impl Cell {
             let nm = &mut m.nodes[r];
             let was_idle = !nm.busy;
             nm.heard += 1;
+            nm.loud += u32::from(p_mw >= preamble_mw);
             nm.energy_mw += p_mw;
             if nm.sending.is_none() {
                 // perf: thresholds compared as powers (no logarithm per receiver).
@@ -693,7 +700,7 @@ impl Cell {
                     None => {}
                 }
             }
-            let busy_now = nm.locked.is_some() || nm.energy_mw >= energy_mw_threshold;
+            let busy_now = nm.loud > 0 || nm.energy_mw >= energy_mw_threshold;
             if was_idle && busy_now {
                 nm.busy = true;
                 let holds = nm.exchange.is_some() || nm.sending.is_some();
@@ -742,6 +749,7 @@ impl Cell {
                 continue; // away when it started, or too weak to hear
             }
             nm.heard -= 1;
+            nm.loud -= u32::from(p_mw >= m.map.preamble_mw);
             nm.energy_mw = if nm.heard == 0 {
                 0.0
             } else {
@@ -766,7 +774,7 @@ impl Cell {
                 let i = (nm.energy_mw - nm.lock.power_mw).max(0.0);
                 nm.lock.change(e, if nm.heard <= 1 { 0.0 } else { i });
             }
-            let busy_now = nm.locked.is_some() || nm.energy_mw >= energy_threshold;
+            let busy_now = nm.loud > 0 || nm.energy_mw >= energy_threshold;
             if nm.busy && !busy_now {
                 nm.busy = false;
                 idle_again.push(r);
