@@ -322,6 +322,36 @@ fn flent_file_of(
     )))
 }
 
+/// One column of a table of runs side by side (a comparison's setting, a BSS).
+struct Column<'a> {
+    label: &'a str,
+    scenario: &'a Scenario,
+    results: &'a Results,
+}
+
+/// What a table of runs side by side (`compare`, several BSSs) writes beside it: the
+/// plots with a line per column, and each column's flent file, named with its label.
+fn column_files(name: &str, columns: &[Column<'_>]) -> Result<Vec<(String, Vec<u8>)>, UserError> {
+    let runs: Vec<PlotRun<'_>> = columns
+        .iter()
+        .map(|c| PlotRun {
+            label: c.label,
+            results: c.results,
+        })
+        .collect();
+    let mut files = render_plots(name, &runs).map_err(|e| UserError(format!("plots: {e}")))?;
+    for c in columns {
+        if let Some((file, bytes)) = flent_file_of(c.scenario, name, c.results)? {
+            let file = file.replace(
+                ".flent.gz",
+                &format!("-{}.flent.gz", compare::slug(c.label)),
+            );
+            files.push((file, bytes));
+        }
+    }
+    Ok(files)
+}
+
 fn print_stdout(text: &str) -> Result<(), UserError> {
     let mut stdout = std::io::stdout().lock();
     stdout
@@ -522,20 +552,17 @@ fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
             ("summary.txt".to_string(), table.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
-        let runs: Vec<PlotRun<'_>> = labelled
+        let columns: Vec<Column<'_>> = variants
             .iter()
-            .map(|&(label, results)| PlotRun { label, results })
+            .zip(&prepared)
+            .zip(&results)
+            .map(|((v, p), results)| Column {
+                label: &v.label,
+                scenario: &p.scenario,
+                results,
+            })
             .collect();
-        files.extend(render_plots(name, &runs).map_err(|e| UserError(format!("plots: {e}")))?);
-        for ((v, p), r) in variants.iter().zip(&prepared).zip(&results) {
-            if let Some((file, bytes)) = flent_file(p, r)? {
-                let file = file.replace(
-                    ".flent.gz",
-                    &format!("-{}.flent.gz", compare::slug(&v.label)),
-                );
-                files.push((file, bytes));
-            }
-        }
+        files.extend(column_files(name, &columns)?);
         write_results(dir, out.force, &files)?;
     }
     if out.quiet {

@@ -7,17 +7,16 @@
 //! test gives a data file per BSS.
 
 use crate::{
-    flent_file_of, print_stdout, refuse_existing, to_json, write_results, Failure, Output,
+    column_files, print_stdout, refuse_existing, to_json, write_results, Column, Failure, Output,
     Progress, UserError,
 };
 use serde::Serialize;
-use txop::plot::{render_plots, PlotRun};
 use txop::runner::{enter_context, internal_error_line, load, run_label, scenario_dir};
 use txop::scenario::{self, ResolvedBss, Scenario};
 use txop::{compare, report};
 use txop_core::Nanos;
 use txop_results::Results;
-use txop_sim::{BssConfig, Neighbourhood};
+use txop_sim::Neighbourhood;
 
 /// A scenario with several BSSs, loaded and resolved.
 pub(crate) struct PreparedBsss {
@@ -86,14 +85,7 @@ struct BssReport<'a> {
 
 /// Run every BSS of `p` to its end, in steps of 1 % (stepping changes nothing).
 fn simulate(p: &PreparedBsss, progress: &Progress) -> Result<Vec<Results>, Failure> {
-    let bsss = p
-        .bsss
-        .iter()
-        .map(|b| BssConfig {
-            sim: b.cfg.clone(),
-            channel: b.channel,
-        })
-        .collect();
+    let bsss = p.bsss.iter().map(ResolvedBss::bss_config).collect();
     let mut hood = Neighbourhood::new(bsss).map_err(UserError)?;
     let end = p
         .bsss
@@ -176,25 +168,17 @@ pub(crate) fn run(p: PreparedBsss, out: Output) -> Result<(), Failure> {
             ("summary.txt".to_string(), text.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
-        let runs: Vec<PlotRun<'_>> = p
+        let columns: Vec<Column<'_>> = p
             .bsss
             .iter()
             .zip(&results)
-            .map(|(b, r)| PlotRun {
+            .map(|(b, results)| Column {
                 label: &b.name,
-                results: r,
+                scenario: &b.scenario,
+                results,
             })
             .collect();
-        files.extend(render_plots(&p.name, &runs).map_err(|e| UserError(format!("plots: {e}")))?);
-        for (b, r) in p.bsss.iter().zip(&results) {
-            if let Some((file, bytes)) = flent_file_of(&b.scenario, &p.name, r)? {
-                let file = file.replace(
-                    ".flent.gz",
-                    &format!("-{}.flent.gz", compare::slug(&b.name)),
-                );
-                files.push((file, bytes));
-            }
-        }
+        files.extend(column_files(&p.name, &columns)?);
         write_results(dir, out.force, &files)?;
     }
     if out.quiet {

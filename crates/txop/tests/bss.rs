@@ -14,7 +14,7 @@ use txop_core::phy::space::{Placement, RadioMap, SpaceConfig};
 use txop_core::phy::{Band, ChannelWidth, TxVector};
 use txop_results::Results;
 use txop_sim::traffic::{Flow, Host};
-use txop_sim::{bss_seed, BssConfig, Neighbourhood};
+use txop_sim::{bss_seed, Neighbourhood};
 
 fn sets(sets: &[(&str, &str)]) -> Vec<(String, String)> {
     sets.iter()
@@ -90,13 +90,7 @@ fn rx_5ghz_dbm(d: f64) -> f64 {
 fn run(bsss: &[ResolvedBss]) -> Vec<Results> {
     let mut out: Vec<Option<Results>> = vec![None; bsss.len()];
     for group in channel_groups(bsss) {
-        let cfgs = group
-            .iter()
-            .map(|&b| BssConfig {
-                sim: bsss[b].cfg.clone(),
-                channel: bsss[b].channel,
-            })
-            .collect();
+        let cfgs = group.iter().map(|&b| bsss[b].bss_config()).collect();
         let results = Neighbourhood::new(cfgs)
             .expect("valid BSSs")
             .try_run()

@@ -213,13 +213,7 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
     let run = || -> Result<Vec<Results>, String> {
         let mut out: Vec<Option<Results>> = vec![None; bsss.len()];
         for group in scenario::channel_groups(&bsss) {
-            let cfgs = group
-                .iter()
-                .map(|&b| txop_sim::BssConfig {
-                    sim: bsss[b].cfg.clone(),
-                    channel: bsss[b].channel,
-                })
-                .collect();
+            let cfgs = group.iter().map(|&b| bsss[b].bss_config()).collect();
             let mut n = Neighbourhood::new(cfgs).map_err(|e| format!("fuzz.toml: {e}"))?;
             let step = Nanos::from_ns((end.as_ns() / 100).max(1));
             let mut t = Nanos::ZERO;

@@ -76,13 +76,7 @@ fn load(text: &str, overrides: &[(String, String)]) -> Result<(), String> {
     if scenario.has_bsss() {
         let bsss = scenario.resolve_bsss().map_err(|e| e.to_string())?;
         for group in channel_groups(&bsss) {
-            let cfgs = group
-                .iter()
-                .map(|&b| txop_sim::BssConfig {
-                    sim: bsss[b].cfg.clone(),
-                    channel: bsss[b].channel,
-                })
-                .collect();
+            let cfgs = group.iter().map(|&b| bsss[b].bss_config()).collect();
             Neighbourhood::new(cfgs)?;
         }
         return Ok(());

@@ -165,6 +165,39 @@ impl Node {
     pub(crate) fn has_frame(&self, ac: Ac) -> bool {
         (ac == Ac::Vo && !self.frames.is_empty()) || self.path.has_ppdu(ac)
     }
+
+    /// The AC with a frame whose backoff ends first, by `window_end`, and when: the
+    /// higher AC at a tie (ACs are scanned VO first).
+    pub(crate) fn earliest_ac(&self, window_end: Nanos, slot: Nanos) -> Option<(Nanos, Ac)> {
+        let mut best: Option<(Nanos, Ac)> = None;
+        for ac in Ac::ALL {
+            if !self.has_frame(ac) {
+                continue;
+            }
+            let tx_at = self.edca[ac.index()].tx_time(slot);
+            if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
+                best = Some((tx_at, ac));
+            }
+        }
+        best
+    }
+
+    /// `ac` transmits at `start`: the node's lower-priority ACs whose backoff ended in
+    /// the same slot suffer an internal collision, handled as if they had collided
+    /// (10.22.2.4). Returns how many did.
+    pub(crate) fn collide_internally(&mut self, ac: Ac, start: Nanos, slot: Nanos) -> u64 {
+        let mut n = 0;
+        for other in Ac::ALL {
+            if other != ac
+                && self.has_frame(other)
+                && self.edca[other.index()].tx_time(slot) == start
+            {
+                self.edca[other.index()].fail(&mut self.rng);
+                n += 1;
+            }
+        }
+        n
+    }
 }
 
 /// One BSS, driven sans-I/O: it never reads a clock or a socket.

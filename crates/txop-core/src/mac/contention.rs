@@ -91,16 +91,7 @@ impl Cell {
             if node.away {
                 continue;
             }
-            let mut best: Option<(Nanos, Ac)> = None;
-            for ac in Ac::ALL {
-                if !node.has_frame(ac) {
-                    continue;
-                }
-                let tx_at = node.edca[ac.index()].tx_time(slot);
-                if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
-                    best = Some((tx_at, ac)); // ACs are scanned VO first: ties keep the higher
-                }
-            }
+            let mut best = node.earliest_ac(window_end, slot);
             // The AP's beacon queue (AIFSN 1, no backoff: ath9k's beacon queue) goes
             // before its data queues.
             let beacon_now = if n == 0 {
@@ -127,18 +118,7 @@ impl Cell {
             let busy_at = match (best, beacon_now) {
                 (_, Some((bt, _))) => bt,
                 (Some((start, ac)), None) => {
-                    // Lower-priority ACs whose backoff ended in the same slot: internal
-                    // collision, handled as if they had collided (10.22.2.4).
-                    for other in Ac::ALL {
-                        if other != ac
-                            && node.has_frame(other)
-                            && node.edca[other.index()].tx_time(slot) == start
-                        {
-                            let b = &mut node.edca[other.index()];
-                            b.fail(&mut node.rng);
-                            self.internal_collisions += 1;
-                        }
-                    }
+                    self.internal_collisions += node.collide_internally(ac, start, slot);
                     if ac == Ac::Vo && !node.frames.is_empty() {
                         node.frame_in_air = true;
                         self.exch.txs.push(Tx {
@@ -152,16 +132,8 @@ impl Cell {
                             frame: node.frames.front().copied(),
                         });
                     } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
-                        self.exch.txs.push(Tx {
-                            node: node.id,
-                            ac,
-                            start,
-                            air_end: start,
-                            stage: *ppdu.stage(),
-                            ppdu,
-                            ok: self.spare_ok.pop().unwrap_or_default(),
-                            frame: None,
-                        });
+                        let ok = self.spare_ok.pop().unwrap_or_default();
+                        self.exch.txs.push(Tx::data(node.id, ac, start, ppdu, ok));
                     }
                     start
                 }

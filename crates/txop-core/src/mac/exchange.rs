@@ -149,6 +149,21 @@ pub(crate) struct Tx {
 }
 
 impl Tx {
+    /// `node`'s data PPDU `ppdu` on `ac`, going out at `start` (`ok`: a cleared
+    /// outcome vector to reuse).
+    pub(crate) fn data(node: NodeId, ac: Ac, start: Nanos, ppdu: Ppdu, ok: Vec<bool>) -> Tx {
+        Tx {
+            node,
+            ac,
+            start,
+            air_end: start,
+            stage: *ppdu.stage(),
+            ppdu,
+            ok,
+            frame: None,
+        }
+    }
+
     /// The transmitter's link the data PPDU goes out on.
     pub(crate) fn link(&self) -> LinkId {
         self.ppdu.link

@@ -397,28 +397,10 @@ impl Cell {
         let slot = self.timing.slot;
         let rule = self.cfg.backoff_rule;
         let node = &mut self.nodes[n];
-        let mut best: Option<(Nanos, Ac)> = None;
-        for ac in Ac::ALL {
-            if !node.has_frame(ac) {
-                continue;
-            }
-            let tx_at = node.edca[ac.index()].tx_time(slot);
-            if tx_at <= window_end && best.is_none_or(|(bt, _)| tx_at < bt) {
-                best = Some((tx_at, ac)); // VO first: ties keep the higher AC
-            }
-        }
-        let Some((start, ac)) = best else {
+        let Some((start, ac)) = node.earliest_ac(window_end, slot) else {
             return;
         };
-        for other in Ac::ALL {
-            if other != ac
-                && node.has_frame(other)
-                && node.edca[other.index()].tx_time(slot) == start
-            {
-                node.edca[other.index()].fail(&mut node.rng);
-                self.internal_collisions += 1;
-            }
-        }
+        self.internal_collisions += node.collide_internally(ac, start, slot);
         for other in Ac::ALL {
             if other != ac {
                 node.edca[other.index()].freeze(start, slot, rule);
@@ -429,16 +411,13 @@ impl Cell {
             node.edca[ac.index()].counted_from = start + slot;
             return;
         };
-        let tx = Tx {
-            node: node.id,
+        let tx = Tx::data(
+            node.id,
             ac,
             start,
-            air_end: start,
-            stage: *ppdu.stage(),
             ppdu,
-            ok: self.spare_ok.pop().unwrap_or_default(),
-            frame: None,
-        };
+            self.spare_ok.pop().unwrap_or_default(),
+        );
         self.begin_exchange(n, tx, start, start);
     }
 
@@ -1059,16 +1038,8 @@ impl Cell {
             return None;
         }
         let ppdu = self.nodes[holder].path.take_ppdu(start, ac)?;
-        Some(Tx {
-            node: x.tx.node,
-            ac,
-            start,
-            air_end: start,
-            stage: *ppdu.stage(),
-            ppdu,
-            ok: self.spare_ok.pop().unwrap_or_default(),
-            frame: None,
-        })
+        let ok = self.spare_ok.pop().unwrap_or_default();
+        Some(Tx::data(x.tx.node, ac, start, ppdu, ok))
     }
 }
 

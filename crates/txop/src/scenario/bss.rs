@@ -77,6 +77,16 @@ pub struct ResolvedBss {
     pub scenario: Scenario,
 }
 
+impl ResolvedBss {
+    /// Its simulation and channel, as [`txop_sim::Neighbourhood::new`] takes them.
+    pub fn bss_config(&self) -> txop_sim::BssConfig {
+        txop_sim::BssConfig {
+            sim: self.cfg.clone(),
+            channel: self.channel,
+        }
+    }
+}
+
 /// The BSSs that share the air, as indices into `bsss`: one group per channel, in
 /// order of each channel's first BSS, each group in the BSSs' order. Each group is one
 /// `txop_sim::Neighbourhood`; its cells' placements hold exactly its BSSs' nodes.
