@@ -587,6 +587,8 @@ impl Cell {
     /// nodes sense it, lock on it or suffer it.
     pub(crate) fn foreign_ppdu(&mut self, ppdu: AirPpdu) {
         let m = self.medium.as_mut().expect("a cell with space");
+        // Its kind, holder and addressee are the other cell's business: here it is a
+        // PPDU addressed to no node of this cell.
         let on_air = OnAir {
             kind: PpduKind::Data,
             start: ppdu.start,
