@@ -6,9 +6,12 @@
 mod bianchi;
 #[path = "support/hidden_terminal.rs"]
 mod hidden_terminal;
+#[path = "support/space_cells.rs"]
+mod space_cells;
 
 use bianchi::{Access, Dcf, Model, PhyParams, Timing};
 use hidden_terminal::{classic_vulnerable_period, HiddenPair, Ns, Prediction};
+use space_cells::hidden_pair;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::OnceLock;
@@ -433,62 +436,6 @@ fn print_predictions() {
     }
 }
 
-/// txop's per-node MAC on the model's topology (two stations 200 dB apart, each 80 dB
-/// from the AP at 20 dBm; 802.11a, 1500-byte payloads, DCF, retry limit 7), seeds 1–3
-/// of 10 s each: (total Mbit/s, collided PPDUs / PPDUs).
-fn txop_hidden_pair(rate_mbps: u32, rts: bool) -> (f64, f64) {
-    use txop_core::cell::{CellConfig, StationConfig};
-    use txop_core::phy::channel::ErrorModel;
-    use txop_core::phy::space::{Placement, SpaceConfig};
-    use txop_core::phy::{Band, Standard, TxVector};
-    use txop_core::{Nanos, NodeId};
-    use txop_sim::traffic::saturated::Saturated;
-    use txop_sim::traffic::Flow;
-    use txop_sim::{SimConfig, Simulation};
-    let (mut mbps, mut ppdus, mut collisions) = (0.0, 0u64, 0u64);
-    for seed in 1..=3 {
-        let stations = vec![StationConfig::new(TxVector::Ofdm { rate_mbps }, ErrorModel::None); 2];
-        let mut cell = CellConfig::legacy_dcf(Standard::A, Band::Ghz5, stations);
-        if rts {
-            cell.rts_threshold_bytes = Some(0);
-        }
-        let loss = |i: usize, j: usize| match (i, j) {
-            _ if i == j => 0.0,
-            (1, 2) | (2, 1) => 200.0,
-            _ => 80.0,
-        };
-        cell.space = Some(SpaceConfig::new(
-            Placement::PathLossDb(
-                (0..3)
-                    .map(|i| (0..3).map(|j| loss(i, j)).collect())
-                    .collect(),
-            ),
-            20.0,
-        ));
-        let flows = (1..=2)
-            .map(|i| {
-                Flow::Saturated(Saturated {
-                    src: NodeId(i),
-                    dst: NodeId::AP,
-                    len_bytes: 1500,
-                    tid: 0,
-                    depth: 4,
-                })
-            })
-            .collect();
-        let mut sim =
-            Simulation::new(SimConfig::new(cell, flows, Nanos::from_secs(10), seed)).unwrap();
-        sim.run_until(Nanos::from_secs(10));
-        let s = sim.cell().stats();
-        for st in &s[1..=2] {
-            mbps += st.up.delivered_bytes as f64 * 8.0 / 10.0 / 1e6 / 3.0;
-            ppdus += st.up.ppdus;
-            collisions += st.up.collisions;
-        }
-    }
-    (mbps, collisions as f64 / ppdus as f64)
-}
-
 /// txop's MAC against the model, for the four cases: throughput within 10 % for all of
 /// them, the collision probability within 10 % for basic access. Under RTS/CTS txop's
 /// collision probability (0.205 at 54 Mbit/s) sits 13 % above the model's (0.181) and
@@ -502,7 +449,8 @@ fn txop_matches_the_model() {
     let mut failures = Vec::new();
     for &(rate, access, ref want) in cases() {
         let rts = access == Access::RtsCts;
-        let (mbps, p) = txop_hidden_pair(rate as u32, rts);
+        let run = hidden_pair(rate as u32, rts, true);
+        let (mbps, p) = (run.mbps, run.collision_probability());
         let want_mbps = want.throughput_total_bps / 1e6;
         println!(
             "{rate} Mbit/s {access:?}: txop {mbps:.3} Mbit/s p {p:.4}; model {want_mbps:.3} Mbit/s p {:.4}",

@@ -3,68 +3,20 @@
 
 #[path = "support/bianchi.rs"]
 mod bianchi;
+#[path = "support/space_cells.rs"]
+mod space_cells;
 
 use bianchi::{Access, CollisionTime, Dcf, Model, PhyParams};
+use space_cells::{hidden_pair, matrix, saturated_uplink, shared_space, uplink};
 
 use txop_core::cell::{CellConfig, StationConfig};
 use txop_core::phy::channel::ErrorModel;
-use txop_core::phy::space::{Placement, SpaceConfig};
+use txop_core::phy::space::SpaceConfig;
 use txop_core::phy::{Band, Standard, TxVector};
 use txop_core::{Nanos, NodeId};
 use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::Flow;
 use txop_sim::{SimConfig, Simulation};
-
-struct Outcome {
-    mbps: Vec<f64>,
-    /// PPDUs the stations sent, and how many of them collided.
-    ppdus: u64,
-    collisions: u64,
-}
-
-/// One saturated 1500-byte uplink per station.
-fn saturated_uplink(n: usize) -> Vec<Flow> {
-    (1..=n as u16)
-        .map(|i| {
-            Flow::Saturated(Saturated {
-                src: NodeId(i),
-                dst: NodeId::AP,
-                len_bytes: 1500,
-                tid: 0,
-                depth: 4,
-            })
-        })
-        .collect()
-}
-
-fn uplink(cell: CellConfig, secs: u64, seed: u64) -> Outcome {
-    let n = cell.stations.len();
-    let flows = saturated_uplink(n);
-    let sim = Simulation::new(SimConfig::new(cell, flows, Nanos::from_secs(secs), seed)).unwrap();
-    let mut sim = sim;
-    sim.run_until(Nanos::from_secs(secs));
-    let stats = sim.cell().stats();
-    let secs_f = secs as f64;
-    Outcome {
-        mbps: (1..=n)
-            .map(|i| stats[i].up.delivered_bytes as f64 * 8.0 / secs_f / 1e6)
-            .collect(),
-        ppdus: (1..=n).map(|i| stats[i].up.ppdus).sum(),
-        collisions: (1..=n).map(|i| stats[i].up.collisions).sum(),
-    }
-}
-
-fn matrix(n: usize, loss: impl Fn(usize, usize) -> f64) -> Placement {
-    Placement::PathLossDb(
-        (0..n)
-            .map(|i| {
-                (0..n)
-                    .map(|j| if i == j { 0.0 } else { loss(i, j) })
-                    .collect()
-            })
-            .collect(),
-    )
-}
 
 /// Every node in every other's range at one power: the per-node engine must give what
 /// Bianchi's model (Bianchi–Tinnirello for DCF) gives for one collision domain, within
@@ -194,15 +146,7 @@ fn two_bss_results(
                 ErrorModel::None,
             )];
             let mut cell = CellConfig::legacy_dcf(Standard::A, Band::Ghz5, stations);
-            let mut space = SpaceConfig::new(
-                Placement::Positions {
-                    positions: positions.clone(),
-                    exponent: 3.5,
-                },
-                20.0,
-            );
-            space.first_node = 2 * b;
-            cell.space = Some(space);
+            cell.space = Some(shared_space(&positions, 2 * b));
             let flows = vec![Flow::Saturated(Saturated {
                 src: NodeId::AP,
                 dst: NodeId(1),
@@ -284,31 +228,6 @@ fn neighbouring_bsss_share_the_air_only_in_range() {
     );
 }
 
-/// Two stations uploading to the AP, 1500-byte frames, legacy DCF at `rate_mbps`
-/// (control frames at its control-response rate): hidden from each other (200 dB
-/// apart) or not (80 dB, as each is from the AP). Totals over seeds 1–3 of 10 s each:
-/// (Mbit/s per run, PPDUs, collided PPDUs).
-fn hidden_pair(rate_mbps: u32, rts: bool, hidden: bool) -> (f64, u64, u64) {
-    let (mut mbps, mut ppdus, mut collisions) = (0.0, 0, 0);
-    for seed in 1..=3 {
-        let stations = vec![StationConfig::new(TxVector::Ofdm { rate_mbps }, ErrorModel::None); 2];
-        let mut cell = CellConfig::legacy_dcf(Standard::A, Band::Ghz5, stations);
-        if rts {
-            cell.rts_threshold_bytes = Some(0);
-        }
-        let apart = if hidden { 200.0 } else { 80.0 };
-        cell.space = Some(SpaceConfig::new(
-            matrix(3, |i, j| if i > 0 && j > 0 { apart } else { 80.0 }),
-            20.0,
-        ));
-        let o = uplink(cell, 10, seed);
-        mbps += o.mbps.iter().sum::<f64>() / 3.0;
-        ppdus += o.ppdus;
-        collisions += o.collisions;
-    }
-    (mbps, ppdus, collisions)
-}
-
 /// Two saturated hidden stations against ns-3 3.37 on the same topology
 /// (`bench/ns3/hidden.cc`, docs/ns3-neighbours.md: 802.11a 54 Mbit/s, 1500-byte
 /// MSDUs, DCF, retry limit 7, seeds 1–3, 10 s): within 10 % in throughput and in
@@ -320,8 +239,8 @@ fn hidden_stations_match_ns3() {
     let ns3_rts = ((23.64 + 23.67 + 23.64) / 3.0, (0.201 + 0.193 + 0.205) / 3.0);
     let mut failures = Vec::new();
     for (rts, (ns3_mbps, ns3_p)) in [(false, ns3_basic), (true, ns3_rts)] {
-        let (mbps, ppdus, collisions) = hidden_pair(54, rts, true);
-        let p = collisions as f64 / ppdus as f64;
+        let run = hidden_pair(54, rts, true);
+        let (mbps, p) = (run.mbps, run.collision_probability());
         println!(
             "rts={rts}: txop {mbps:.2} Mbit/s p {p:.3}; ns-3 {ns3_mbps:.2} Mbit/s p {ns3_p:.3}"
         );
@@ -342,9 +261,9 @@ fn hidden_stations_match_ns3() {
 #[test]
 fn rts_cts_recovers_what_hiding_costs() {
     for (rate, most) in [(54, false), (6, true)] {
-        let (in_range, _, _) = hidden_pair(rate, false, false);
-        let (basic, _, _) = hidden_pair(rate, false, true);
-        let (rts, _, _) = hidden_pair(rate, true, true);
+        let in_range = hidden_pair(rate, false, false).mbps;
+        let basic = hidden_pair(rate, false, true).mbps;
+        let rts = hidden_pair(rate, true, true).mbps;
         let recovered = (rts - basic) / (in_range - basic);
         println!(
             "{rate} Mbit/s: in range {in_range:.2}, hidden {basic:.2}, hidden with RTS/CTS {rts:.2}: recovers {:.0} % of the loss",
@@ -392,15 +311,7 @@ fn a_beside_b(b_stack: Option<&str>, secs: u64) -> (f64, Option<f64>) {
             vec![StationConfig::new(tx, ErrorModel::None)],
         );
         cell.stack = txop_core::stack::preset(stack).expect("preset");
-        let mut space = SpaceConfig::new(
-            Placement::Positions {
-                positions: positions.clone(),
-                exponent: 3.5,
-            },
-            20.0,
-        );
-        space.first_node = 2 * b;
-        cell.space = Some(space);
+        cell.space = Some(shared_space(&positions, 2 * b));
         let mut t = FlentTest::new(test);
         t.delay = Nanos::from_secs(1);
         t.length = Nanos::from_secs(secs - 2);
