@@ -545,6 +545,29 @@ fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
             })
             .collect(),
     };
+    let columns: Vec<Column<'_>> = variants
+        .iter()
+        .zip(&prepared)
+        .zip(&results)
+        .map(|((v, p), results)| Column {
+            label: &v.label,
+            scenario: &p.scenario,
+            results,
+        })
+        .collect();
+    side_by_side_output(&out, name, table, &report, &columns)
+}
+
+/// What a table of runs side by side (`compare`, several BSSs) gives: with `-o`,
+/// `table` as summary.txt, `report(true)` (with the resolved scenarios) as
+/// results.json and [`column_files`]; on stdout the table, or `report(false)` as JSON.
+fn side_by_side_output<R: Serialize>(
+    out: &Output,
+    name: &str,
+    table: String,
+    report: &dyn Fn(bool) -> R,
+    columns: &[Column<'_>],
+) -> Result<(), Failure> {
     if let Some(dir) = out.dir.as_deref() {
         let json_bytes = serde_json::to_vec_pretty(&report(true))
             .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
@@ -552,17 +575,7 @@ fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
             ("summary.txt".to_string(), table.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
         ];
-        let columns: Vec<Column<'_>> = variants
-            .iter()
-            .zip(&prepared)
-            .zip(&results)
-            .map(|((v, p), results)| Column {
-                label: &v.label,
-                scenario: &p.scenario,
-                results,
-            })
-            .collect();
-        files.extend(column_files(name, &columns)?);
+        files.extend(column_files(name, columns)?);
         write_results(dir, out.force, &files)?;
     }
     if out.quiet {

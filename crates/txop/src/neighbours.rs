@@ -6,10 +6,7 @@
 //! holds every BSS's results under its name; the plots have a line per BSS; a flent
 //! test gives a data file per BSS.
 
-use crate::{
-    column_files, print_stdout, refuse_existing, to_json, write_results, Column, Failure, Output,
-    Progress, UserError,
-};
+use crate::{refuse_existing, side_by_side_output, Column, Failure, Output, Progress, UserError};
 use serde::Serialize;
 use txop::runner::{enter_context, internal_error_line, load, run_label, scenario_dir};
 use txop::scenario::{self, ResolvedBss, Scenario};
@@ -26,6 +23,17 @@ pub(crate) struct PreparedBsss {
     seed: u64,
     /// Every BSS, in order.
     bsss: Vec<ResolvedBss>,
+}
+
+impl PreparedBsss {
+    /// When the last BSS's run ends.
+    fn end(&self) -> Nanos {
+        self.bsss
+            .iter()
+            .map(|b| b.cfg.duration)
+            .max()
+            .unwrap_or(Nanos::ZERO)
+    }
 }
 
 /// `spec` with `sets` applied, resolved BSS by BSS, if it lists BSSs (`None` if not:
@@ -87,12 +95,7 @@ struct BssReport<'a> {
 fn simulate(p: &PreparedBsss, progress: &Progress) -> Result<Vec<Results>, Failure> {
     let bsss = p.bsss.iter().map(ResolvedBss::bss_config).collect();
     let mut hood = Neighbourhood::new(bsss).map_err(UserError)?;
-    let end = p
-        .bsss
-        .iter()
-        .map(|b| b.cfg.duration)
-        .max()
-        .unwrap_or(Nanos::ZERO);
+    let end = p.end();
     let step = Nanos::from_ns((end.as_ns() / 100).max(1));
     let mut t = Nanos::ZERO;
     while t < end {
@@ -135,13 +138,7 @@ pub(crate) fn run(p: PreparedBsss, out: Output) -> Result<(), Failure> {
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
-    let total = p
-        .bsss
-        .iter()
-        .map(|b| b.cfg.duration.as_ns())
-        .max()
-        .unwrap_or(0);
-    let progress = Progress::new(Some(total), out.quiet);
+    let progress = Progress::new(Some(p.end().as_ns()), out.quiet);
     let results = simulate(&p, &progress)?;
     progress.finish();
     let text = summary(&p, &results);
@@ -161,33 +158,15 @@ pub(crate) fn run(p: PreparedBsss, out: Output) -> Result<(), Failure> {
             })
             .collect(),
     };
-    if let Some(dir) = out.dir.as_deref() {
-        let json_bytes = serde_json::to_vec_pretty(&report(true))
-            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
-        let mut files = vec![
-            ("summary.txt".to_string(), text.clone().into_bytes()),
-            ("results.json".to_string(), json_bytes),
-        ];
-        let columns: Vec<Column<'_>> = p
-            .bsss
-            .iter()
-            .zip(&results)
-            .map(|(b, results)| Column {
-                label: &b.name,
-                scenario: &b.scenario,
-                results,
-            })
-            .collect();
-        files.extend(column_files(&p.name, &columns)?);
-        write_results(dir, out.force, &files)?;
-    }
-    if out.quiet {
-        return Ok(());
-    }
-    let printed = if out.json {
-        to_json(&report(false))?
-    } else {
-        text
-    };
-    Ok(print_stdout(&printed)?)
+    let columns: Vec<Column<'_>> = p
+        .bsss
+        .iter()
+        .zip(&results)
+        .map(|(b, results)| Column {
+            label: &b.name,
+            scenario: &b.scenario,
+            results,
+        })
+        .collect();
+    side_by_side_output(&out, &p.name, text, &report, &columns)
 }
