@@ -79,6 +79,7 @@ fn config(cell: CellConfig, depth: u32) -> SimConfig {
         seed: SEED,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     }
 }
 

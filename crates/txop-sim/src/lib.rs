@@ -6,8 +6,10 @@ pub mod neighbourhood;
 pub mod sim;
 pub mod tcp;
 pub mod traffic;
+pub mod transit;
 
 pub use neighbourhood::{bss_seed, BssConfig, Neighbourhood};
 pub use sim::{SimConfig, Simulation, Stuck};
+pub use transit::RemoteEnd;
 pub use txop_core::driver::bus::{BusConfig, Completion, DataMode};
 pub use txop_core::network::WiredConfig;

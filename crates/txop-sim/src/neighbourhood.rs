@@ -11,6 +11,8 @@
 //! scenario and seed only.
 
 use crate::sim::{SimConfig, Simulation, Stuck};
+use crate::traffic::Host;
+use crate::transit::Leg;
 use txop_core::Nanos;
 use txop_results::Results;
 
@@ -49,6 +51,11 @@ impl Neighbourhood {
                 sim.network_mut().share_air();
             }
         }
+        check_remote_ends(&sims)?;
+        let crossing = sims.iter().any(|s| !s.remote.is_empty());
+        for sim in &mut sims {
+            sim.crossing = crossing;
+        }
         Ok(Neighbourhood { sims, channels })
     }
 
@@ -74,17 +81,46 @@ impl Neighbourhood {
             if !self.sims[b].step(t) {
                 break;
             }
-            while let Some(ppdu) = self.sims[b].network_mut().poll_air() {
-                let channel = self.channels[b];
-                for (other, sim) in self.sims.iter_mut().enumerate() {
-                    if other != b && self.channels[other] == channel {
-                        sim.network_mut().handle_air(ppdu);
-                    }
-                }
-            }
+            self.settle();
         }
         for sim in &mut self.sims {
             sim.finish_at(until);
+        }
+    }
+
+    /// Hand on what the last step put on the air or across the wired sides, until
+    /// nothing more crosses: each PPDU to every other cell on its channel, each packet
+    /// crossing between BSSs (`crate::transit`) to its simulation there, which may
+    /// answer at once.
+    fn settle(&mut self) {
+        loop {
+            let mut moved = false;
+            for b in 0..self.sims.len() {
+                while let Some(ppdu) = self.sims[b].network_mut().poll_air() {
+                    moved = true;
+                    let channel = self.channels[b];
+                    for (other, sim) in self.sims.iter_mut().enumerate() {
+                        if other != b && self.channels[other] == channel {
+                            sim.network_mut().handle_air(ppdu);
+                        }
+                    }
+                }
+                while let Some(transit) = self.sims[b].poll_transit() {
+                    moved = true;
+                    let p = transit.packet;
+                    match transit.leg {
+                        Leg::Out { bss, from, to } => {
+                            self.sims[bss].enter_from(b, transit.at, from, to, p)
+                        }
+                        Leg::Back { home, dropped } => {
+                            self.sims[home].come_back(transit.at, p, dropped)
+                        }
+                    }
+                }
+            }
+            if !moved {
+                return;
+            }
         }
     }
 
@@ -106,6 +142,31 @@ impl Neighbourhood {
         }
         Ok(out)
     }
+}
+
+/// Every flow end in another BSS names a BSS of the neighbourhood other than its own,
+/// and a station there (an AP's own host sends only over its air, not its wired link).
+fn check_remote_ends(sims: &[Simulation]) -> Result<(), String> {
+    for (b, sim) in sims.iter().enumerate() {
+        for far in sim.remote.iter().flatten() {
+            let at = format!("bss {}: flow {}", b + 1, far.flow);
+            let Some(there) = sims.get(far.bss).filter(|_| far.bss != b) else {
+                return Err(format!("{at}: its far end is in no other BSS"));
+            };
+            let stations = there.cell().stations();
+            match far.host {
+                Host::Station(n) if (1..=stations).contains(&usize::from(n)) => {}
+                host => {
+                    return Err(format!(
+                        "{at}: BSS {} has no {} to end it",
+                        far.bss + 1,
+                        host.name()
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The seed of BSS `b` (0-based) of a run seeded `seed`: BSS 0 keeps the run's seed (a

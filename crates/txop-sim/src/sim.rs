@@ -23,6 +23,8 @@ use crate::tcp::{Segment, TcpConn};
 use crate::traffic::saturated::{SaturatedWriter, WriteInProgress};
 use crate::traffic::web::WebState;
 use crate::traffic::{Flow, Host};
+use crate::transit::{RemoteEnd, Transit};
+use std::collections::VecDeque;
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::driver::bus::{BusConfig, HostBus};
 use txop_core::network::{
@@ -45,6 +47,9 @@ pub struct SimConfig {
     /// station `i + 1`'s; `None`, or no entry, is no bus (the host hands packets to
     /// the cell at once). Empty by default.
     pub host_bus: Vec<Option<BusConfig>>,
+    /// The flows whose far end is in another BSS of a [`crate::Neighbourhood`]
+    /// (`crate::transit`): there the flow's end is [`Host::Server`]. Empty by default.
+    pub remote_ends: Vec<RemoteEnd>,
 }
 
 impl SimConfig {
@@ -57,6 +62,7 @@ impl SimConfig {
             seed,
             wired: WiredConfig::default(),
             host_bus: Vec::new(),
+            remote_ends: Vec::new(),
         }
     }
 
@@ -110,6 +116,13 @@ pub(crate) enum Payload {
         conn: u32,
         object: u32,
     },
+    /// Another BSS's packet crossing this one (`crate::transit`): its home BSS, its
+    /// token and its flow hash there.
+    Transit {
+        home: u32,
+        token: u64,
+        flow_hash: u32,
+    },
 }
 
 impl Payload {
@@ -125,7 +138,8 @@ impl Payload {
             Payload::Syn { .. }
             | Payload::SynAck { .. }
             | Payload::HandshakeAck { .. }
-            | Payload::WebRequest { .. } => false,
+            | Payload::WebRequest { .. }
+            | Payload::Transit { .. } => false,
         }
     }
 }
@@ -243,6 +257,12 @@ pub struct Simulation {
     pub(crate) writers: Vec<Option<SaturatedWriter>>,
     pub(crate) stalled: Vec<u32>,
     pub(crate) writing: Option<WriteInProgress>,
+    /// Each flow's far end when it is in another BSS (index = flow; empty when no flow
+    /// crosses), whether packets cross between this simulation and others at all, and
+    /// the crossing packets not yet taken (`crate::transit`).
+    pub(crate) remote: Vec<Option<RemoteEnd>>,
+    pub(crate) crossing: bool,
+    pub(crate) transits: VecDeque<Transit>,
     /// Events and cell deadlines handled since simulated time last advanced, and the
     /// bound on them (the watchdog; see [`Simulation::run_until`]).
     same_instant_steps: u64,
@@ -251,8 +271,8 @@ pub struct Simulation {
     now: Nanos,
     end: Nanos,
     offered: u64,
-    delivered: u64,
-    dropped: u64,
+    pub(crate) delivered: u64,
+    pub(crate) dropped: u64,
     seed: u64,
 }
 
@@ -272,6 +292,20 @@ impl Simulation {
                     "flow {i}: one end must be a station and the other the AP or the server"
                 ));
             }
+        }
+        let mut remote: Vec<Option<RemoteEnd>> = Vec::new();
+        for end in &cfg.remote_ends {
+            let Some(f) = cfg.flows.get(end.flow) else {
+                return Err(format!("flow {}: no such flow to cross BSSs", end.flow));
+            };
+            if f.src() != Host::Server && f.dst() != Host::Server {
+                return Err(format!(
+                    "flow {}: a flow to another BSS has the server as its end there",
+                    end.flow
+                ));
+            }
+            remote.resize(cfg.flows.len(), None);
+            remote[end.flow] = Some(end.clone());
         }
         let net = Network::new(
             NetworkConfig {
@@ -330,6 +364,9 @@ impl Simulation {
             writers,
             stalled: Vec::new(),
             writing: None,
+            crossing: !remote.is_empty(),
+            remote,
+            transits: VecDeque::new(),
             same_instant_steps: 0,
             stuck: None,
             next_id: 0,
@@ -453,7 +490,7 @@ impl Simulation {
         }
     }
 
-    fn release(&mut self, token: u64) -> Option<InFlight> {
+    pub(crate) fn release(&mut self, token: u64) -> Option<InFlight> {
         let f = self.slab.get_mut(token as usize)?.take()?;
         self.free.push(token as u32);
         Some(f)
@@ -531,8 +568,31 @@ impl Simulation {
     /// A host hands a packet to the network.
     pub(crate) fn send(&mut self, now: Nanos, from: Host, p: Packet) {
         self.offered += 1;
+        let p = if self.remote.is_empty() {
+            p
+        } else {
+            match self.sends_away(now, from, p) {
+                Some(p) => p,
+                None => return,
+            }
+        };
+        self.net_send(now, from, p);
+    }
+
+    /// `from` hands `p`, already counted as offered, to the network.
+    #[inline(always)]
+    pub(crate) fn net_send(&mut self, now: Nanos, from: Host, p: Packet) {
         let call = self.net.handle_packet(now, from, p);
         self.pump_network(call);
+    }
+
+    /// Move the clock to `at`, when a packet from another simulation arrives
+    /// (`crate::transit`) at an instant this one has not stepped to.
+    pub(crate) fn advance_to(&mut self, at: Nanos) {
+        if at > self.now {
+            self.now = at;
+            self.same_instant_steps = 0;
+        }
     }
 
     /// Act on what a call into the network produced (packets that reached a host or
@@ -580,7 +640,10 @@ impl Simulation {
                         .get(packet.token as usize)
                         .and_then(Option::as_ref);
                     let to = inflight.map(|f| {
-                        self.flow_stats[f.flow as usize].air_delivered(at, &packet);
+                        // Another BSS's packet (`crate::transit`) has no flow here.
+                        if let Some(stats) = self.flow_stats.get_mut(f.flow as usize) {
+                            stats.air_delivered(at, &packet);
+                        }
                         f.to
                     });
                     match to {
@@ -599,8 +662,17 @@ impl Simulation {
         }
     }
 
-    /// A packet reached its destination host.
+    /// A packet reached its host: its destination, or where it crosses into another
+    /// simulation (`crate::transit`).
     fn arrive(&mut self, at: Nanos, packet: Packet) {
+        if self.crossing && self.arrives_away(at, packet) {
+            return;
+        }
+        self.arrive_here(at, packet);
+    }
+
+    /// A packet reached its destination host.
+    pub(crate) fn arrive_here(&mut self, at: Nanos, packet: Packet) {
         self.delivered += 1;
         if let Some(Some(InFlight {
             payload: Payload::Tcp { .. },
@@ -631,15 +703,20 @@ impl Simulation {
             Payload::PingReply { seq, request_sent } => {
                 self.ping_reply_arrived(at, f, seq, request_sent)
             }
+            // Another BSS's packets leave by `arrives_away` before they get here.
+            Payload::Transit { .. } => {}
         }
     }
 
     /// A packet was dropped on the way.
-    fn lost(&mut self, at: Nanos, packet: Packet, reason: DropReason) {
+    pub(crate) fn lost(&mut self, at: Nanos, packet: Packet, reason: DropReason) {
         self.dropped += 1;
         let refusal = self.refusal();
         if !refusal {
             self.wake_stalled(at, packet.src);
+        }
+        if self.crossing && self.lost_away(at, packet, reason) {
+            return;
         }
         let Some(f) = self.release(packet.token) else {
             return;
@@ -707,7 +784,18 @@ impl Simulation {
                 .iter()
                 .zip(&self.flow_stats)
                 .enumerate()
-                .map(|(i, (f, st))| st.result(i, (f.kind(), f.label()), f.src(), f.dst(), secs))
+                .map(|(i, (f, st))| {
+                    let mut r = st.result(i, (f.kind(), f.label()), f.src(), f.dst(), secs);
+                    if let Some(Some(far)) = self.remote.get(i) {
+                        let end = if f.src() == Host::Server {
+                            &mut r.src
+                        } else {
+                            &mut r.dst
+                        };
+                        end.clone_from(&far.name);
+                    }
+                    r
+                })
                 .collect(),
             conservation: Conservation {
                 offered_packets: self.offered,

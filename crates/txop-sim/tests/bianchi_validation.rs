@@ -81,6 +81,7 @@ fn simulate(c: &Case, n: u32, seed: u64) -> f64 {
         seed,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     };
     let r = Simulation::new(cfg).expect("valid config").run();
     r.total_throughput_bps / 1e6

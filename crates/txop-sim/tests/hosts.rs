@@ -53,6 +53,7 @@ fn idle_ping_rtt_is_the_sum_of_its_parts() {
         seed: 1,
         wired,
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .unwrap()
     .run();

@@ -405,6 +405,7 @@ fn bianchi_with_cts_to_self_and_the_long_slot() {
             seed: 100 + n as u64,
             wired: Default::default(),
             host_bus: Vec::new(),
+            remote_ends: Vec::new(),
         })
         .expect("valid")
         .run();

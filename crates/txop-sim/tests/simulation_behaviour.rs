@@ -79,6 +79,7 @@ fn check_throughput(name: &str, standard: Standard, tx: TxVector, uplink: bool, 
         seed: 7,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .expect("valid config")
     .run();
@@ -151,6 +152,7 @@ fn conservation_is_exact_when_a_run_ends_during_the_response() {
         seed: 1,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .expect("valid config");
     for t in 1..=2000 {
@@ -179,6 +181,7 @@ fn simulation_survives_queue_full_drops() {
         seed: 1,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(10));
     assert!(
@@ -209,6 +212,7 @@ fn simulation_conservation_with_both_drop_kinds() {
         seed: 3,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(20)).expect("simulation finished");
     let c = r.conservation;
@@ -239,6 +243,7 @@ fn airtime_shares_sum_to_one_including_collisions() {
         seed: 21,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .expect("valid config")
     .run();
@@ -279,6 +284,7 @@ fn determinism_config(seed: u64) -> SimConfig {
         seed,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     }
 }
 
@@ -369,6 +375,7 @@ fn performance_anomaly_without_airtime_fairness() {
         seed: 2003,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .expect("valid config")
     .run();
@@ -438,6 +445,7 @@ fn simulation_rejects_an_invalid_cell_naming_the_field() {
         seed: 1,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .err()
     .expect("rejected");

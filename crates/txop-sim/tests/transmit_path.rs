@@ -55,6 +55,7 @@ fn run(cell: CellConfig, flows: Vec<Flow>, secs: u64) -> Results {
         seed: 3,
         wired: Default::default(),
         host_bus: Vec::new(),
+        remote_ends: Vec::new(),
     })
     .expect("valid config")
     .run()
@@ -427,6 +428,7 @@ fn memory_stays_bounded_under_overload() {
             seed: 5,
             wired: Default::default(),
             host_bus: Vec::new(),
+            remote_ends: Vec::new(),
         })
         .expect("valid config");
         let mut samples = Vec::new();

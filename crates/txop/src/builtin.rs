@@ -100,6 +100,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "neighbours-bss4",
         include_str!("../../../scenarios/neighbours-bss4.toml"),
     ),
+    (
+        "neighbours-call",
+        include_str!("../../../scenarios/neighbours-call.toml"),
+    ),
 ];
 
 /// The built-in scenario called `name`.

@@ -37,6 +37,8 @@ pub fn emulated(cfg: SimConfig) -> EmuConfig {
         seed,
         wired,
         host_bus,
+        // Only a scenario with `[[bss]]` has them, and `txop emu` refuses those.
+        remote_ends: _,
     } = cfg;
     let network = NetworkConfig {
         cell,

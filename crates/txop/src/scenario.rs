@@ -3329,6 +3329,7 @@ impl Scenario {
                 limit_packets: w.limit_packets,
             },
             host_bus: Vec::new(),
+            remote_ends: Vec::new(),
         };
         for (sta, bus) in buses {
             cfg = cfg.with_host_bus(sta, bus);

@@ -401,7 +401,7 @@ fn errors_name_their_key() {
 }
 
 #[test]
-fn a_flow_stays_within_its_bss() {
+fn a_flow_names_its_own_hosts_or_another_bsss() {
     let flow = |from: &str, to: &str| {
         format!("{TWO}[[bss.flows]]\nkind = \"ping\"\nfrom = \"{from}\"\nto = \"{to}\"\n")
     };
@@ -411,26 +411,96 @@ fn a_flow_stays_within_its_bss() {
         panic!("{:?}", b[1].cfg.flows)
     };
     assert_eq!((p.from, p.to), (Host::Station(2), Host::Server));
+    assert!(b[1].cfg.remote_ends.is_empty());
     assert!(
         matches!(b[0].cfg.flows[0], Flow::Cbr(_)),
         "a keeps [traffic]"
     );
-    assert_eq!(
-        error(&flow("sta1", "a.server"), &[]),
-        "bss[1].flows[0].to: `a.server` is in BSS `a`: traffic between BSSs is not built yet \
-         (a flow runs between this BSS's own server, AP and stations)"
-    );
-    assert_eq!(
-        error(&flow("c.sta1", "server"), &[]),
-        "bss[1].flows[0].from: no BSS called `c` (the BSSs are `a`, `b`)"
-    );
+    // Another BSS's station or AP: the far end is the server here, and who it is
+    // rides along.
+    for (from, to, far_is_from, host) in [
+        ("sta1", "a.sta2", false, Host::Station(2)),
+        ("a.sta1", "b.sta2", true, Host::Station(1)),
+    ] {
+        let b = bsss(&flow(from, to), &[]);
+        let Flow::Ping(p) = &b[1].cfg.flows[0] else {
+            panic!("{:?}", b[1].cfg.flows)
+        };
+        let own = if far_is_from { p.to } else { p.from };
+        let far = if far_is_from { p.from } else { p.to };
+        assert_eq!(
+            (far, own.node().0 > 0),
+            (Host::Server, true),
+            "{from} → {to}"
+        );
+        let name = format!("a.{}", host.name());
+        assert_eq!(
+            b[1].cfg.remote_ends,
+            [txop_sim::RemoteEnd {
+                flow: 0,
+                bss: 0,
+                host,
+                name
+            }]
+        );
+        // The BSS as resolved keeps the names as written.
+        assert_eq!(b[1].scenario.flows[0].from, from.trim_start_matches("b."));
+        assert!(b[0].cfg.remote_ends.is_empty());
+    }
+    for (from, to, want) in [
+        (
+            "sta1",
+            "a.server",
+            "bss[1].flows[0].to: `a.server`: every BSS's wired link ends at one junction, \
+             where the server stands; name it `server`",
+        ),
+        (
+            "sta1",
+            "a.ap",
+            "bss[1].flows[0].to: `a.ap`: an AP's own host sends only over its air, not its \
+             wired link; end the flow at one of `a`'s stations",
+        ),
+        (
+            "c.sta1",
+            "server",
+            "bss[1].flows[0].from: no BSS called `c` (the BSSs are `a`, `b`)",
+        ),
+        (
+            "sta1",
+            "a.sta3",
+            "bss[1].flows[0].to: in BSS `a`: no station 3 (the cell has 2)",
+        ),
+        (
+            "server",
+            "a.sta1",
+            "bss[1].flows[0].from: `server`: a flow to another BSS runs from or to a station \
+             of this one (`b`), across both BSSs' air and wired links",
+        ),
+        (
+            "a.sta1",
+            "a.sta2",
+            "bss[1].flows[0].to: both ends are in other BSSs: a flow is listed in the BSS of \
+             one of its ends (`b`)",
+        ),
+    ] {
+        assert_eq!(error(&flow(from, to), &[]), want, "{from} → {to}");
+    }
     assert!(error(&flow("sta3", "server"), &[]).starts_with("bss[1].flows[0].from: no station 3"));
-    // Inherited flows name the top level's key and the BSS.
+    let cbr = format!(
+        "{TWO}[[bss.flows]]\nkind = \"cbr\"\nfrom = \"sta1\"\nto = \"a.sta1\"\nrate_mbps = 1\n"
+    );
+    assert_eq!(
+        error(&cbr, &[]),
+        "bss[1].flows[0].to: a cbr flow runs between one BSS's AP and a station; between BSSs \
+         use tcp, ping or udp_ping"
+    );
+    // Inherited flows name the top level's key and the BSS: fine in `a`, whose station
+    // it is, refused in `b`, where neither end is a station of its own.
     let top = format!("{TWO}[[flows]]\nkind = \"ping\"\nfrom = \"a.sta1\"\nto = \"server\"\n");
     assert_eq!(
         error(&top, &[]),
-        "flows[0].from: `a.sta1` is in BSS `a`: traffic between BSSs is not built yet (a flow \
-         runs between this BSS's own server, AP and stations) (in bss[1], `b`)"
+        "flows[0].to: `server`: a flow to another BSS runs from or to a station of this one \
+         (`b`), across both BSSs' air and wired links (in bss[1], `b`)"
     );
 }
 

@@ -231,25 +231,29 @@ fn attribute(e: ScenarioError, k: usize, name: &str, entry: &BssSpec) -> Scenari
     ScenarioError::new(e.key, format!("{} (in {at}, `{name}`)", e.message))
 }
 
-/// A flow's host `host` (the key `key` names it) in BSS `own`: `server`, `ap`, `staN`,
-/// or the same prefixed with a BSS's name (`home.sta2`), which must be this BSS's:
-/// traffic between BSSs is not built.
-fn own_host(key: &str, host: &str, own: &str, names: &[String]) -> Result<String, ScenarioError> {
+/// Where a flow's host, as `[[flows]]` names it, is: in the BSS that lists the flow,
+/// or in another.
+enum HostIn {
+    /// This BSS's `server`, `ap` or `staN`.
+    Own(String),
+    /// Host `host` of BSS `bss` (an index).
+    Far { bss: usize, host: String },
+}
+
+/// A flow's host `host` (the key `key` names it) in BSS `own` (an index into `names`):
+/// `server`, `ap`, `staN`, or the same prefixed with a BSS's name (`home.sta2`), this
+/// BSS's or another's.
+fn host_in(key: &str, host: &str, own: usize, names: &[String]) -> Result<HostIn, ScenarioError> {
     let Some((bss, h)) = host.split_once('.') else {
-        return Ok(host.to_string());
+        return Ok(HostIn::Own(host.to_string()));
     };
-    if bss == own {
-        Ok(h.to_string())
-    } else if names.iter().any(|n| n == bss) {
-        Err(ScenarioError::new(
-            key,
-            format!(
-                "`{host}` is in BSS `{bss}`: traffic between BSSs is not built yet (a flow \
-                 runs between this BSS's own server, AP and stations)"
-            ),
-        ))
-    } else {
-        Err(ScenarioError::new(
+    match names.iter().position(|n| n == bss) {
+        Some(b) if b == own => Ok(HostIn::Own(h.to_string())),
+        Some(b) => Ok(HostIn::Far {
+            bss: b,
+            host: h.to_string(),
+        }),
+        None => Err(ScenarioError::new(
             key,
             format!(
                 "no BSS called `{bss}` (the BSSs are {})",
@@ -259,8 +263,23 @@ fn own_host(key: &str, host: &str, own: &str, names: &[String]) -> Result<String
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        ))
+        )),
     }
+}
+
+/// A flow of one BSS with its far end in another (`txop_sim::transit`), as found in
+/// its `[[flows]]` entry: resolved once every BSS's stations are known.
+#[derive(Clone, Debug)]
+struct Crossing {
+    /// The flow's index in the BSS's flows.
+    flow: usize,
+    /// Whether the far end is the flow's `from` (else its `to`).
+    far_is_from: bool,
+    /// The far end's key (`bss[0].flows[1].to`).
+    key: String,
+    /// The other BSS (an index) and the host there as written after its name.
+    bss: usize,
+    host: String,
 }
 
 /// The 20 MHz channels of `band`.
@@ -547,10 +566,23 @@ impl Scenario {
             }
         }
         let mut bsss = Vec::with_capacity(self.bss.len());
+        let mut crossings = Vec::with_capacity(self.bss.len());
         let mut channel_parts = Vec::with_capacity(self.bss.len());
         for (k, entry) in self.bss.iter().enumerate() {
-            let single = self.bss_scenario(k, &names)?;
-            let (mut cfg, summary) = single
+            let (single, crossing) = self.bss_scenario(k, &names)?;
+            // The far ends resolve as the server here (`txop_sim::transit`).
+            let mut runnable = single.clone();
+            for c in &crossing {
+                let f = &mut runnable.flows[c.flow];
+                let far = if c.far_is_from {
+                    &mut f.from
+                } else {
+                    &mut f.to
+                };
+                *far = "server".to_string();
+            }
+            crossings.push(crossing);
+            let (mut cfg, summary) = runnable
                 .resolve_with_summary()
                 .map_err(|e| attribute(e, k, &names[k], entry))?;
             cfg.seed = txop_sim::bss_seed(self.seed, k);
@@ -561,6 +593,9 @@ impl Scenario {
                 channel: entry.channel.unwrap_or(default_channel(self.phy.band)),
                 scenario: single,
             });
+        }
+        for (k, crossing) in crossings.iter().enumerate() {
+            bsss[k].cfg.remote_ends = self.remote_ends(k, crossing, &bsss)?;
         }
         self.check_channels(&bsss)?;
         share_the_air(&mut bsss)?;
@@ -605,7 +640,11 @@ impl Scenario {
 
     /// BSS `k` as a single-BSS scenario: the top level with the entry's tables laid
     /// over it, its AP at the entry's place, in space.
-    fn bss_scenario(&self, k: usize, names: &[String]) -> Result<Scenario, ScenarioError> {
+    fn bss_scenario(
+        &self,
+        k: usize,
+        names: &[String],
+    ) -> Result<(Scenario, Vec<Crossing>), ScenarioError> {
         let e = &self.bss[k];
         let key = |s: &str| format!("bss[{k}].{s}");
         let mut s = self.clone();
@@ -656,19 +695,124 @@ impl Scenario {
             None => (self.flows.clone(), "flows".to_string()),
         };
         s.flows = flows;
-        for (i, f) in s.flows.iter_mut().enumerate() {
-            for (end, host) in [("from", &mut f.from), ("to", &mut f.to)] {
-                *host = own_host(&format!("{flows_key}[{i}].{end}"), host, &names[k], names)
-                    .map_err(|err| {
-                        if e.flows.is_some() {
-                            err
-                        } else {
-                            attribute(err, k, &names[k], e)
-                        }
-                    })?;
+        let in_entry = |err: ScenarioError| {
+            if e.flows.is_some() {
+                err
+            } else {
+                attribute(err, k, &names[k], e)
             }
+        };
+        let mut crossings = Vec::new();
+        for (i, f) in s.flows.iter_mut().enumerate() {
+            let mut far = None;
+            for (far_is_from, host) in [(true, &mut f.from), (false, &mut f.to)] {
+                let end = if far_is_from { "from" } else { "to" };
+                let key = format!("{flows_key}[{i}].{end}");
+                match host_in(&key, host, k, names).map_err(in_entry)? {
+                    HostIn::Own(h) => *host = h,
+                    HostIn::Far { bss, host: h } if far.is_none() => {
+                        far = Some(Crossing {
+                            flow: i,
+                            far_is_from,
+                            key,
+                            bss,
+                            host: h,
+                        })
+                    }
+                    HostIn::Far { .. } => {
+                        return Err(in_entry(ScenarioError::new(
+                            key,
+                            format!(
+                                "both ends are in other BSSs: a flow is listed in the BSS of \
+                                 one of its ends (`{}`)",
+                                names[k]
+                            ),
+                        )))
+                    }
+                }
+            }
+            let Some(c) = far else {
+                continue;
+            };
+            if f.kind == super::FlowKind::Cbr {
+                return Err(in_entry(ScenarioError::new(
+                    c.key,
+                    "a cbr flow runs between one BSS's AP and a station; between BSSs use \
+                     tcp, ping or udp_ping",
+                )));
+            }
+            let (own_end, own) = if c.far_is_from {
+                ("to", &f.to)
+            } else {
+                ("from", &f.from)
+            };
+            if !own.starts_with("sta") {
+                return Err(in_entry(ScenarioError::new(
+                    format!("{flows_key}[{i}].{own_end}"),
+                    format!(
+                        "`{own}`: a flow to another BSS runs from or to a station of this \
+                         one (`{}`), across both BSSs' air and wired links",
+                        names[k]
+                    ),
+                )));
+            }
+            crossings.push(c);
         }
-        Ok(s)
+        Ok((s, crossings))
+    }
+
+    /// Each crossing flow's far end as the simulator takes it: a station of another
+    /// BSS, which must have it. `bsss` are every BSS resolved.
+    fn remote_ends(
+        &self,
+        k: usize,
+        crossings: &[Crossing],
+        bsss: &[ResolvedBss],
+    ) -> Result<Vec<txop_sim::RemoteEnd>, ScenarioError> {
+        let in_entry = |err: ScenarioError| {
+            if self.bss[k].flows.is_some() {
+                err
+            } else {
+                attribute(err, k, &bsss[k].name, &self.bss[k])
+            }
+        };
+        crossings
+            .iter()
+            .map(|c| {
+                let far = &bsss[c.bss];
+                let stations = far.cfg.cell.stations.len() as u16;
+                let host = Scenario::host(&c.key, &c.host, stations).map_err(|e| {
+                    in_entry(ScenarioError::new(
+                        e.key,
+                        format!("in BSS `{}`: {}", far.name, e.message),
+                    ))
+                })?;
+                let refuse = |why: String| Err(in_entry(ScenarioError::new(c.key.clone(), why)));
+                match host {
+                    txop_sim::traffic::Host::Station(_) => {}
+                    txop_sim::traffic::Host::Server => {
+                        return refuse(format!(
+                            "`{}.server`: every BSS's wired link ends at one junction, where \
+                             the server stands; name it `server`",
+                            far.name
+                        ))
+                    }
+                    txop_sim::traffic::Host::Ap => {
+                        return refuse(format!(
+                            "`{}.ap`: an AP's own host sends only over its air, not its wired \
+                             link; end the flow at one of `{}`'s stations",
+                            far.name, far.name
+                        ))
+                    }
+                }
+                Ok(txop_sim::RemoteEnd {
+                    flow: c.flow,
+                    bss: c.bss,
+                    host,
+                    name: format!("{}.{}", far.name, host.name()),
+                })
+            })
+            .collect()
     }
 
     /// Every BSS's channel exists in the band (at the width), and two BSSs are on one
