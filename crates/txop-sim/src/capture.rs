@@ -173,12 +173,15 @@ impl Simulation {
                     Payload::SynAck { .. } => (0, 1, tcp_flags::SYN | tcp_flags::ACK),
                     _ => (1, 1, tcp_flags::ACK),
                 };
+                // With the timestamp option, as every segment the simulator sizes
+                // (`tcp::HEADER_BYTES`).
                 Transport::Tcp(TcpFacts {
                     src_port,
                     dst_port,
                     seq,
                     ack,
                     flags,
+                    ts: Some((0, 0)),
                     ..TcpFacts::default()
                 })
             }
@@ -193,6 +196,7 @@ impl Simulation {
                     seq: 1u32.wrapping_add(object.wrapping_mul(len)),
                     ack: 1,
                     flags: tcp_flags::ACK | tcp_flags::PSH,
+                    ts: Some((0, 0)),
                     ..TcpFacts::default()
                 })
             }

@@ -25,7 +25,7 @@ pub struct PcapArgs {
     /// beacons always), e.g. `1,3`.
     #[arg(long = "pcap-stations", value_name = "LIST", requires = "pcap",
           value_parser = parse_stations)]
-    pub stations: Option<Vec<u16>>,
+    pub stations: Option<StationList>,
     /// Bytes kept of each frame, radiotap header included (64 to 65535; default 256).
     #[arg(long = "pcap-snaplen", value_name = "BYTES", requires = "pcap",
           value_parser = clap::value_parser!(u32).range(64..=65_535))]
@@ -51,8 +51,12 @@ fn parse_window(s: &str) -> Result<(f64, f64), String> {
     Ok((a, b))
 }
 
+/// Station numbers (from 1), as `--pcap-stations` lists them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StationList(pub Vec<u16>);
+
 /// A comma-separated list of station numbers (from 1).
-fn parse_stations(s: &str) -> Result<Vec<u16>, String> {
+fn parse_stations(s: &str) -> Result<StationList, String> {
     s.split(',')
         .map(|x| match x.trim().parse::<u16>() {
             Ok(n) if n > 0 => Ok(n),
@@ -60,7 +64,8 @@ fn parse_stations(s: &str) -> Result<Vec<u16>, String> {
                 "'{x}' is not a station number (stations are numbered from 1)"
             )),
         })
-        .collect()
+        .collect::<Result<Vec<u16>, String>>()
+        .map(StationList)
 }
 
 impl PcapArgs {
@@ -71,7 +76,7 @@ impl PcapArgs {
             return Ok(None);
         }
         if let Some(list) = &self.stations {
-            if let Some(n) = list.iter().find(|&&n| n as usize > stations) {
+            if let Some(n) = list.0.iter().find(|&&n| n as usize > stations) {
                 return Err(format!(
                     "--pcap-stations: no station {n} in this cell (it has {stations})"
                 ));
@@ -80,7 +85,7 @@ impl PcapArgs {
         let secs = |s: f64| Nanos::from_ns((s * 1e9).round() as u64);
         Ok(Some(CaptureConfig {
             window: self.window.map(|(a, b)| (secs(a), secs(b))),
-            stations: self.stations.clone(),
+            stations: self.stations.as_ref().map(|l| l.0.clone()),
             snaplen_bytes: self.snaplen.unwrap_or(DEFAULT_SNAPLEN_BYTES),
             max_bytes: self.max_mb.map_or(DEFAULT_MAX_BYTES, |mb| mb << 20),
             band,
@@ -99,11 +104,11 @@ mod tests {
             .unwrap_err()
             .contains("end after it starts"));
         assert!(parse_window("x").unwrap_err().contains("START-END"));
-        assert_eq!(parse_stations("1, 3"), Ok(vec![1, 3]));
+        assert_eq!(parse_stations("1, 3"), Ok(StationList(vec![1, 3])));
         assert!(parse_stations("0").unwrap_err().contains("numbered from 1"));
         let args = PcapArgs {
             pcap: true,
-            stations: Some(vec![5]),
+            stations: Some(StationList(vec![5])),
             ..PcapArgs::default()
         };
         assert_eq!(

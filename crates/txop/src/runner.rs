@@ -314,13 +314,16 @@ pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results,
     simulate_captured(p, advance, None).map(|(results, _)| results)
 }
 
+/// A capture's pcapng file and what it holds.
+pub type CapturedAir = (Vec<u8>, txop_capture::CaptureStats);
+
 /// [`simulate`], capturing the air within `capture`'s bounds if given: the results,
 /// and the capture's pcapng file with what it holds.
 pub fn simulate_captured(
     p: &Prepared,
     advance: &(dyn Fn(u64) + Sync),
     capture: Option<txop_capture::CaptureConfig>,
-) -> Result<(Results, Option<(Vec<u8>, txop_capture::CaptureStats)>), SimError> {
+) -> Result<(Results, Option<CapturedAir>), SimError> {
     let _context = enter_context(p.label());
     let end = p.cfg.duration;
     let mut sim =
