@@ -398,3 +398,48 @@ fn bounds_select_what_is_captured_and_bad_options_are_refused() {
     );
     assert!(!Path::new(d).exists(), "a refused run leaves nothing");
 }
+
+#[test]
+fn a_capture_with_space_shows_every_ppdu_of_the_per_node_medium() {
+    // Two hidden stations with RTS/CTS: the per-node medium (mac/medium.rs) records
+    // each PPDU when it ends.
+    let (out, v) = captured_run(
+        "capture-hidden",
+        &["run", "hidden-stations-rts", "--set", "duration_s=1"],
+    );
+    let file = out.join("air.pcapng");
+    assert_eq!(tshark_count(&file, "_ws.malformed"), 0);
+    assert_eq!(
+        tshark_count(&file, "_ws.expert.severity >= 8388608"),
+        0,
+        "expert errors"
+    );
+    assert!(
+        tshark_count(&file, "wlan.fc.type_subtype == 0x1b") > 100,
+        "RTS"
+    );
+    assert!(
+        tshark_count(&file, "wlan.fc.type_subtype == 0x1c") > 100,
+        "CTS"
+    );
+    // Every exchange acknowledged is one BlockAck its holder received.
+    let mut acked = 0;
+    for s in v["stations"].as_array().unwrap() {
+        acked += u(s, "ppdus") - u(s, "failures") - u(s, "collisions");
+    }
+    let received_block_acks = tshark_count(
+        &file,
+        "wlan.fc.type_subtype == 0x19 && radiotap.flags.badfcs == 0",
+    );
+    assert!(
+        received_block_acks == acked,
+        "{received_block_acks} BlockAcks received, {acked} exchanges acknowledged"
+    );
+    // Both stations send, and their RTSs collide at the AP (bad FCS) some of the time.
+    assert!(
+        tshark_count(
+            &file,
+            "wlan.fc.type_subtype == 0x1b && radiotap.flags.badfcs == 1"
+        ) > 0
+    );
+}
