@@ -105,6 +105,8 @@ pub struct AirWriter<W: Write> {
     /// Scratch: the packet being built, and its comment.
     buf: Vec<u8>,
     comment: String,
+    /// Scratch: the comment's part that is the same for every MPDU of a PPDU.
+    ppdu_facts: String,
     last_ns: u64,
 }
 
@@ -149,6 +151,7 @@ impl<W: Write> AirWriter<W> {
             ampdu_ref: 0,
             buf: Vec::with_capacity(2048),
             comment: String::new(),
+            ppdu_facts: String::new(),
             last_ns: 0,
         })
     }
@@ -214,6 +217,21 @@ impl<W: Write> AirWriter<W> {
             self.stats.ppdus += 1;
             return Ok(());
         }
+        self.ppdu_facts.clear();
+        let f = &mut self.ppdu_facts;
+        if !p.chain.is_empty() {
+            f.push_str(" chain=");
+            for (k, (v, tries)) in p.chain.iter().enumerate() {
+                if k > 0 {
+                    f.push(',');
+                }
+                push_rate_label(f, v);
+                let _ = write!(f, "x{tries}");
+            }
+        }
+        if let Some(a) = p.aql_pending_us {
+            let _ = write!(f, " aql_pending_us={a}");
+        }
         let reference = self.ampdu_ref;
         self.ampdu_ref = self.ampdu_ref.wrapping_add(1);
         let n = p.mpdus.len();
@@ -271,20 +289,8 @@ impl<W: Write> AirWriter<W> {
                 "txop: sojourn_us={sojourn_us} attempts={} try={}",
                 m.attempts, p.tx_try
             );
-            if !p.chain.is_empty() {
-                c.push_str(" chain=");
-                for (k, (v, tries)) in p.chain.iter().enumerate() {
-                    let _ = write!(
-                        c,
-                        "{}{}x{tries}",
-                        if k > 0 { "," } else { "" },
-                        rate_label(v)
-                    );
-                }
-            }
-            if let Some(a) = p.aql_pending_us {
-                let _ = write!(c, " aql_pending_us={a}");
-            }
+            // perf: what every MPDU of the PPDU says alike is formatted once.
+            c.push_str(&self.ppdu_facts);
             if m.given_up {
                 c.push_str(" dropped=retry_limit");
             }
@@ -361,12 +367,12 @@ impl<W: Write> AirWriter<W> {
     }
 }
 
-/// A short rate name for comments: "OFDM24", "HT7", "VHT9x2", "DSSS11".
-fn rate_label(v: &TxVector) -> String {
-    match *v {
-        TxVector::Dsss { rate_kbps, .. } => format!("DSSS{}", rate_kbps as f64 / 1000.0),
-        TxVector::Ofdm { rate_mbps } => format!("OFDM{rate_mbps}"),
-        TxVector::Ht { mcs, .. } => format!("HT{mcs}"),
-        TxVector::Vht { mcs, nss, .. } => format!("VHT{mcs}x{nss}"),
-    }
+/// Append a short rate name for comments: "OFDM24", "HT7", "VHT9x2", "DSSS5.5".
+fn push_rate_label(out: &mut String, v: &TxVector) {
+    let _ = match *v {
+        TxVector::Dsss { rate_kbps, .. } => write!(out, "DSSS{}", rate_kbps as f64 / 1000.0),
+        TxVector::Ofdm { rate_mbps } => write!(out, "OFDM{rate_mbps}"),
+        TxVector::Ht { mcs, .. } => write!(out, "HT{mcs}"),
+        TxVector::Vht { mcs, nss, .. } => write!(out, "VHT{mcs}x{nss}"),
+    };
 }
