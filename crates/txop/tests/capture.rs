@@ -396,6 +396,10 @@ fn bounds_select_what_is_captured_and_bad_options_are_refused() {
         &["run", "default", "-o", d, "--pcap", "--pcap-window", "3-2"],
         &["--pcap-window", "end after it starts"],
     );
+    assert_user_error(
+        &["run", "neighbours-in-range", "-o", d, "--pcap"],
+        &["--pcap", "several BSSs"],
+    );
     assert!(!Path::new(d).exists(), "a refused run leaves nothing");
 }
 
