@@ -374,6 +374,23 @@ fn bounds_select_what_is_captured_and_bad_options_are_refused() {
         ],
     );
     let file = out.join("air.pcapng");
+    // Same scenario and seed, same bytes.
+    let (again, _) = captured_run(
+        "capture-window-again",
+        &[
+            "run",
+            "default",
+            "--set",
+            "duration_s=2",
+            "--pcap-window",
+            "0.5-0.6",
+            "--pcap-stations",
+            "2",
+            "--pcap-snaplen",
+            "100",
+        ],
+    );
+    assert!(std::fs::read(&file).unwrap() == std::fs::read(again.join("air.pcapng")).unwrap());
     let frames = tshark_frames(&file);
     assert!(!frames.is_empty());
     let sta2 = "02:00:00:00:00:02";
