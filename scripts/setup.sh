@@ -50,4 +50,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
 fi
 
+# tshark (Debian's, from the wireshark suite) reads the radiotap captures `txop run
+# --pcap` writes; the capture tests check them with it. Preseeded so that installing
+# it asks no question (no setuid dumpcap: txop writes files, it never captures live).
+if ! command -v tshark >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+        echo "setup: installing tshark from Debian" >&2
+        echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
+    else
+        echo "setup: warning: tshark missing (needs root and apt-get); the capture tests will fail" >&2
+    fi
+fi
+
 cargo --version >&2

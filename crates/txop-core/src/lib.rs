@@ -8,6 +8,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod aqm;
+pub mod capture;
 pub mod cell;
 pub mod driver;
 pub mod mac;

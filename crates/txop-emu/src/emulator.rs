@@ -60,6 +60,8 @@ pub struct EmuConfig {
     /// Packets the engine holds at most.
     pub slab_packets: usize,
     pub loop_options: LoopOptions,
+    /// Capture the air within these bounds (`txop emu --pcap`); `None`: no capture.
+    pub capture: Option<txop_capture::CaptureConfig>,
 }
 
 impl EmuConfig {
@@ -70,6 +72,7 @@ impl EmuConfig {
             seed,
             slab_packets: DEFAULT_SLAB_PACKETS,
             loop_options: LoopOptions::default(),
+            capture: None,
         }
     }
 }
@@ -85,6 +88,8 @@ pub struct Outcome {
     /// What the command wrote on stdout and stderr, interleaved as it came (with
     /// `keep_log`).
     pub command_log: Option<Vec<u8>>,
+    /// The capture's pcapng file and what it holds (with [`EmuConfig::capture`]).
+    pub capture: Option<(Vec<u8>, txop_capture::CaptureStats)>,
 }
 
 impl Outcome {
@@ -264,6 +269,11 @@ pub fn emulate(
     let signals = StopSignals::register()?;
     let stations = cfg.network.cell.stations.len() as u16;
     let mut engine = Engine::new(cfg.network, cfg.seed, cfg.slab_packets)?;
+    if let Some(c) = cfg.capture {
+        engine
+            .capture(c)
+            .map_err(|e| format!("cannot start the capture: {e}"))?;
+    }
     let mut net = Network::create(stations, &|| signals.stop_signal().is_some())?;
     on_ready(&net);
     let Started {
@@ -336,7 +346,12 @@ pub fn emulate(
         }
         None => None,
     };
+    let capture = engine
+        .finish_capture()
+        .transpose()
+        .map_err(|e| format!("cannot write the capture: {e}"))?;
     Ok(Outcome {
+        capture,
         status,
         stopped_by,
         results: results::results(&engine, end, cfg.seed),

@@ -99,6 +99,15 @@ pub struct Engine {
     /// MSDUs all leave the model at the end of its PPDU).
     pub lateness_first: LatenessHistogram,
     last_write_at: Option<Nanos>,
+    /// The radiotap capture of the air, when asked for ([`Engine::capture`]).
+    capture: Option<Box<EngineCapture>>,
+}
+
+/// A running capture: the writer (into memory, bounded by its size bound) and the
+/// first error it met.
+struct EngineCapture {
+    writer: txop_capture::AirWriter<Vec<u8>>,
+    error: Option<std::io::Error>,
 }
 
 /// Packets the slab holds at most by default: more than any stack preset queues
@@ -130,6 +139,7 @@ impl Engine {
             lateness: LatenessHistogram::default(),
             lateness_first: LatenessHistogram::default(),
             last_write_at: None,
+            capture: None,
         })
     }
 
@@ -280,8 +290,61 @@ impl Engine {
         }
     }
 
+    /// Capture the air from now on, within `cfg`'s bounds: each data MPDU's body is its
+    /// packet's real bytes (with the CE mark the model set, if any).
+    pub fn capture(&mut self, cfg: txop_capture::CaptureConfig) -> std::io::Result<()> {
+        let writer = txop_capture::AirWriter::new(Vec::new(), cfg, "txop (emulator)")?;
+        self.net.capture_air();
+        self.capture = Some(Box::new(EngineCapture {
+            writer,
+            error: None,
+        }));
+        Ok(())
+    }
+
+    /// The capture's pcapng file and what it holds (`None` if none was asked for).
+    pub fn finish_capture(
+        &mut self,
+    ) -> Option<std::io::Result<(Vec<u8>, txop_capture::CaptureStats)>> {
+        let mut cap = self.capture.take()?;
+        self.drain_capture(&mut cap);
+        Some(match cap.error {
+            Some(e) => Err(e),
+            None => cap.writer.finish(),
+        })
+    }
+
+    /// Write what the cell recorded since the last call (before the cell's outputs:
+    /// the packets a record names are still in the slab).
+    fn drain_capture(&mut self, cap: &mut EngineCapture) {
+        while let Some(ppdu) = self.net.poll_capture() {
+            if cap.error.is_some() || !cap.writer.wants(&ppdu) {
+                continue;
+            }
+            let slab = &self.slab;
+            let r = cap.writer.write(&ppdu, &mut |packet, max, out| {
+                let Some(slot) = slab.get(packet.token) else {
+                    return;
+                };
+                let bytes = slot.bytes();
+                let from = out.len();
+                out.extend_from_slice(&bytes[..bytes.len().min(max)]);
+                if packet.ecn == Ecn::Ce {
+                    parse::set_ce(&mut out[from..]);
+                }
+            });
+            if let Err(e) = r {
+                cap.error = Some(e);
+            }
+        }
+    }
+
     /// Handle what the cell reported.
     fn drain(&mut self, port: &mut dyn Port) {
+        if let Some(mut cap) = self.capture.take() {
+            self.drain_capture(&mut cap);
+            self.capture = Some(cap);
+        }
         while let Some(o) = self.net.poll_cell_output() {
             match o {
                 Output::Delivered { at, packet } => self.delivered(at, packet, port),

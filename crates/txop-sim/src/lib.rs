@@ -1,6 +1,7 @@
 //! txop-sim: the deterministic virtual-time driver of the txop core, with traffic
 //! models. What a run reports is `txop-results`' (shared with the emulator).
 
+pub mod capture;
 mod conn_timer;
 pub mod neighbourhood;
 pub mod sim;

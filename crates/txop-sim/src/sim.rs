@@ -270,6 +270,8 @@ pub struct Simulation {
     next_id: u64,
     now: Nanos,
     end: Nanos,
+    /// The radiotap capture of the air, when asked for ([`Simulation::capture`]).
+    pub(crate) capture: Option<Box<crate::capture::SimCapture>>,
     offered: u64,
     pub(crate) delivered: u64,
     pub(crate) dropped: u64,
@@ -372,6 +374,7 @@ impl Simulation {
             next_id: 0,
             now: Nanos::ZERO,
             end: cfg.duration,
+            capture: None,
             offered: 0,
             delivered: 0,
             dropped: 0,
@@ -631,6 +634,10 @@ impl Simulation {
     /// Act on what the cell reported: a delivered packet goes on to its host (across
     /// the wire to the server, across its bus to a station's host).
     pub(crate) fn drain_outputs(&mut self) {
+        // The capture first: the packets its records name are still in the slab.
+        if self.capture.is_some() {
+            self.drain_capture();
+        }
         while let Some(o) = self.net.poll_cell_output() {
             match o {
                 Output::Delivered { at, packet } => {

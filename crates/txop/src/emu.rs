@@ -76,6 +76,9 @@ pub struct EmuArgs {
     /// scheduler). The programs it carries keep the normal scheduler.
     #[arg(long, value_name = "PRIO", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=99))]
     rt_priority: i32,
+    /// The air as a radiotap capture, DIR/air.pcapng, with the real packet bytes.
+    #[command(flatten)]
+    pcap: txop::pcap::PcapArgs,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -180,6 +183,15 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     let (scenario, cfg, name) = (p.scenario, p.cfg, p.name);
     let stations = cfg.cell.stations.len() as u16;
     let endpoint = node(&args.node, stations)?;
+    if args.pcap.pcap && args.output.is_none() {
+        return Err(UserError(
+            "--pcap writes air.pcapng into the results directory: give -o DIR".into(),
+        ));
+    }
+    let capture = args
+        .pcap
+        .config(cfg.cell.band, stations as usize)
+        .map_err(UserError)?;
     if let Some(dir) = &args.output {
         refuse_existing(dir, args.force)?;
     }
@@ -196,6 +208,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     let mut emu_cfg = emulated(cfg);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
+    emu_cfg.capture = capture;
     // Everything txop says while the command runs goes to stderr: stdout is the
     // command's.
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
@@ -236,6 +249,9 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         ];
         if let Some(b) = &outcome.command_log {
             files.push(("command.log".to_string(), b.clone()));
+        }
+        if let Some((bytes, _)) = &outcome.capture {
+            files.push((txop::pcap::PCAP_FILE.to_string(), bytes.clone()));
         }
         write_results(dir, args.force, &files)?;
     }

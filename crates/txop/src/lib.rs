@@ -2,6 +2,7 @@
 
 pub mod builtin;
 pub mod compare;
+pub mod pcap;
 pub mod plot;
 pub mod report;
 pub mod reproduce;

@@ -10,7 +10,7 @@ use txop::report::JsonReport;
 use txop::results_dir::{self, Protected};
 use txop::runner::{
     enter_context, internal_error_line, load, parse_sets, prepare, shadowed_file, simulate,
-    Prepared, SimError,
+    simulate_captured, Prepared, SimError,
 };
 use txop::scenario::{self, Scenario};
 use txop::{builtin, compare, report};
@@ -49,6 +49,8 @@ enum Command {
         seed: Option<u64>,
         #[command(flatten)]
         out: Output,
+        #[command(flatten)]
+        pcap: txop::pcap::PcapArgs,
     },
     /// Run one scenario under several settings and compare them side by side.
     #[command(after_help = "Examples:\n  \
@@ -386,23 +388,62 @@ struct Output {
     quiet: bool,
 }
 
-fn run(spec: &str, sets: &[String], seed: Option<u64>, out: Output) -> Result<(), Failure> {
+fn run(
+    spec: &str,
+    sets: &[String],
+    seed: Option<u64>,
+    out: Output,
+    pcap: &txop::pcap::PcapArgs,
+) -> Result<(), Failure> {
     let sets = parse_sets(sets).map_err(UserError)?;
+    if pcap.pcap && out.dir.is_none() {
+        return Err(UserError(
+            "--pcap writes air.pcapng into the results directory: give -o DIR".into(),
+        )
+        .into());
+    }
     if let Some(p) = neighbours::prepare(spec, &sets, seed).map_err(UserError)? {
+        if pcap.pcap {
+            return Err(UserError(format!(
+                "--pcap: {spec} has several BSSs; captures are of one BSS for now"
+            ))
+            .into());
+        }
         return neighbours::run(p, out);
     }
     let p = prepare(spec, &sets, seed).map_err(UserError)?;
     // From here on an internal error names this run.
     let _context = enter_context(p.label());
+    let capture = pcap
+        .config(p.cfg.cell.band, p.cfg.cell.stations.len())
+        .map_err(UserError)?;
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
     let progress = Progress::new(Some(p.cfg.duration.as_ns()), out.quiet);
-    let results = simulate(&p, &|ns| progress.advance(ns))?;
+    let (results, air) = simulate_captured(&p, &|ns| progress.advance(ns), capture)?;
     progress.finish();
     let summary = report::summary(&p.name, &results);
     if let Some(dir) = out.dir.as_deref() {
-        write_results(dir, out.force, &run_files(&p, &results, &summary)?)?;
+        let mut files = run_files(&p, &results, &summary)?;
+        if let Some((bytes, stats)) = air {
+            if !out.quiet {
+                eprintln!(
+                    "txop: {}: {} PPDUs, {} frames, {:.1} MB{}",
+                    txop::pcap::PCAP_FILE,
+                    stats.ppdus,
+                    stats.packets,
+                    stats.bytes as f64 / 1e6,
+                    if stats.over_size > 0 {
+                        format!(" ({} PPDUs left out at --pcap-max-mb)", stats.over_size)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            files.push((txop::pcap::PCAP_FILE.to_string(), bytes));
+        }
+        write_results(dir, out.force, &files)?;
     }
     if out.quiet {
         return Ok(());
@@ -714,9 +755,10 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             set,
             seed,
             out,
+            pcap,
         } => {
             warn_if_shadowed(&scenario);
-            run(&scenario, &set, seed, out)
+            run(&scenario, &set, seed, out, &pcap)
         }
         Command::Compare {
             scenario,

@@ -313,10 +313,27 @@ impl Drop for ContextGuard {
 /// bounds how far the event loop goes). While it runs, the thread's context (for an
 /// internal error's line) is this run's scenario and seed.
 pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results, SimError> {
+    simulate_captured(p, advance, None).map(|(results, _)| results)
+}
+
+/// A capture's pcapng file and what it holds.
+pub type CapturedAir = (Vec<u8>, txop_capture::CaptureStats);
+
+/// [`simulate`], capturing the air within `capture`'s bounds if given: the results,
+/// and the capture's pcapng file with what it holds.
+pub fn simulate_captured(
+    p: &Prepared,
+    advance: &(dyn Fn(u64) + Sync),
+    capture: Option<txop_capture::CaptureConfig>,
+) -> Result<(Results, Option<CapturedAir>), SimError> {
     let _context = enter_context(p.label());
     let end = p.cfg.duration;
     let mut sim =
         Simulation::new(p.cfg.clone()).map_err(|e| SimError::User(format!("{}: {e}", p.source)))?;
+    if let Some(c) = capture {
+        sim.capture(c)
+            .map_err(|e| p.internal_error(format!("capture: {e}")))?;
+    }
     let step = Nanos::from_ns((end.as_ns() / 100).max(1));
     let mut t = Nanos::ZERO;
     while t < end {
@@ -329,7 +346,11 @@ pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results,
         advance((next - t).as_ns());
         t = next;
     }
-    Ok(sim.results())
+    let air = sim
+        .finish_capture()
+        .transpose()
+        .map_err(|e| p.internal_error(format!("capture: {e}")))?;
+    Ok((sim.results(), air))
 }
 
 #[cfg(test)]

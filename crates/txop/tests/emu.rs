@@ -1340,3 +1340,64 @@ fn ce_marks_reach_the_kernel_in_valid_headers() {
     assert_eq!(retransmits, 0, "nothing lost");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `txop emu --pcap` (issue 17): the capture holds the real packets, here ping's echo
+/// requests and replies with the payload pattern ping was given, and tshark reads it
+/// without a malformed packet.
+#[test]
+fn an_emulator_capture_shows_the_real_icmp_bytes() {
+    require_root();
+    require_tool("ping");
+    require_tool("tshark");
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("txop-emu-pcap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    // sta1's address (docs/emulator.md).
+    let out = run(&[
+        "emu",
+        "default",
+        "-o",
+        d,
+        "--pcap",
+        "-q",
+        "--",
+        "ping",
+        "-c",
+        "3",
+        "-i",
+        "0.2",
+        "-p",
+        "deadbeef",
+        "198.18.1.1",
+    ]);
+    assert!(out.status.success());
+    let file = dir.join("air.pcapng");
+    let tshark = |filter: &str, field: &str| -> Vec<String> {
+        let o = Command::new("tshark")
+            .arg("-r")
+            .arg(&file)
+            .args(["-Y", filter, "-T", "fields", "-e", field])
+            .output()
+            .expect("tshark");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let requests = tshark("icmp.type == 8 && wlan.fc.retry == 0", "data.data");
+    let replies = tshark("icmp.type == 0 && wlan.fc.retry == 0", "data.data");
+    assert_eq!(
+        (requests.len(), replies.len()),
+        (3, 3),
+        "{requests:?} {replies:?}"
+    );
+    for payload in requests.iter().chain(&replies) {
+        assert!(payload.contains("deadbeefdeadbeef"), "{payload}");
+    }
+    // Each reply answers its request (Wireshark pairs them by id and sequence).
+    assert_eq!(tshark("icmp.resp_to", "frame.number").len(), 3);
+    assert!(tshark("_ws.malformed", "frame.number").is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -290,6 +290,8 @@ pub struct Cell {
     /// Every node's own view of the medium, when the cell has space (`None`: one
     /// collision domain).
     pub(crate) medium: Option<Box<Medium>>,
+    /// The PPDUs put on the air, while capture is on ([`Cell::capture_air`]).
+    pub(crate) capture: Option<Box<crate::capture::AirCapture>>,
 }
 
 impl Cell {
@@ -440,6 +442,7 @@ impl Cell {
             mgmt,
             beacon_airtime_ns: 0,
             medium,
+            capture: None,
         };
         cell.init_link_signals();
         Ok(cell)

@@ -248,6 +248,9 @@ impl Cell {
         self.exch.delivered = true;
         self.exch.end = end;
         self.timers.set(Timer::ExchangeEnd, Some(end));
+        if self.capture.is_some() {
+            self.capture_exchange();
+        }
     }
 
     /// One transmission: draw the channel errors and lay out the exchange. `known` are
@@ -318,6 +321,9 @@ impl Cell {
             self.exch.outcome = Some(ExchangeOutcome::Failed);
         }
         self.timers.set(Timer::Delivery, Some(data_end));
+        if self.capture.is_some() {
+            self.capture_exchange();
+        }
     }
 
     /// The data PPDU ended: the receiver releases what it decoded, in order.
@@ -660,6 +666,9 @@ impl Cell {
             let ack = control_response_rate(&v, self.cfg.standard).ppdu_duration(ACK_BYTES, band);
             self.exch.end = data_end + self.timing.sifs + ack;
             self.exch.outcome = Some(ExchangeOutcome::Acked);
+        }
+        if self.capture.is_some() {
+            self.capture_exchange();
         }
     }
 

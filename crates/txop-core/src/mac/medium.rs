@@ -33,6 +33,9 @@
 //! Beacons, scanning and power save are not modelled with space (the configuration
 //! rejects the combination).
 
+use crate::capture::{
+    captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
+};
 use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
 use crate::mac::exchange::{ExchangeOutcome, LinkAirtime, Tx};
@@ -784,6 +787,9 @@ impl Cell {
         let g = m.first + x;
         let (locked_to_end, interfered) = self.hear_end(g, Some(x), &ppdu, e);
         let outcome = self.addressee_outcome(&ppdu, locked_to_end, interfered);
+        if self.capture.is_some() {
+            self.capture_medium_ppdu(x, &ppdu, outcome == PpduOutcome::Through);
+        }
         if let (Some(to), PpduOutcome::Lost { .. }) = (ppdu.to, outcome) {
             // It started receiving and could not decode: EIFS.
             if locked_to_end {
@@ -955,6 +961,67 @@ impl Cell {
             }
             (PpduKind::CtsToSelf, PpduOutcome::Lost { .. }) => unreachable!(),
         }
+    }
+
+    /// Record node `x`'s PPDU `ppdu`, which just ended (`through`: its addressee
+    /// decoded it; for data, at least one MPDU).
+    #[inline(never)]
+    fn capture_medium_ppdu(&mut self, x: usize, ppdu: &OnAir, through: bool) {
+        let m = self.medium.as_ref().expect("a cell with space");
+        let Some(ex) = m.nodes[ppdu.holder].exchange.as_ref() else {
+            return;
+        };
+        let tx = &ex.tx;
+        let data = &tx.ppdu;
+        let (frame, mpdus, aggregated) = match ppdu.kind {
+            PpduKind::Rts => (CapturedFrame::Rts, Vec::new(), false),
+            PpduKind::Cts => (CapturedFrame::Cts, Vec::new(), false),
+            PpduKind::CtsToSelf => (CapturedFrame::CtsToSelf, Vec::new(), false),
+            PpduKind::Data => (
+                CapturedFrame::Data {
+                    tid: data.tid.0,
+                    qos: self.cfg.qos,
+                },
+                captured_mpdus(data, &tx.ok, |_| false),
+                data.aggregated,
+            ),
+            PpduKind::Response => (response_frame(data, &tx.ok), Vec::new(), false),
+        };
+        let signal_dbm = ppdu.to.map(|to| {
+            let mw = self.signal_mw(x, to, ppdu.start);
+            10.0 * mw.log10()
+        });
+        let is_data = ppdu.kind == PpduKind::Data;
+        let aql_pending_us = (is_data && ppdu.holder == 0)
+            .then(|| self.nodes[0].path.aql_pending_us(tx.link(), tx.ac));
+        let record = CapturedPpdu {
+            start: ppdu.start,
+            end: ppdu.end,
+            transmitter: NodeId(x as u16),
+            receiver: Some(NodeId(ppdu.to.unwrap_or(x) as u16)),
+            frame,
+            aggregated,
+            mpdus,
+            txv: ppdu.txv,
+            psdu_bytes: ppdu.bytes,
+            duration_us: duration_field_us(ppdu.nav_end - ppdu.end),
+            received: through,
+            signal_dbm,
+            noise_dbm: m.map.noise_dbm,
+            ac: tx.ac,
+            tx_try: data.tries,
+            chain: if is_data {
+                data.chain
+                    .stages()
+                    .iter()
+                    .map(|s| (s.txv, s.tries))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            aql_pending_us,
+        };
+        self.capture_push(record);
     }
 
     fn medium_exchange_txv(&self, holder: usize) -> TxVector {

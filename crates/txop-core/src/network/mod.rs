@@ -228,6 +228,17 @@ impl Network {
         self.cell.poll_air()
     }
 
+    /// Record every PPDU the cell puts on the air ([`Cell::capture_air`]).
+    pub fn capture_air(&mut self) {
+        self.cell.capture_air();
+    }
+
+    /// The cell's next recorded PPDU ([`Cell::poll_capture`]): drain it before
+    /// [`Network::poll_cell_output`].
+    pub fn poll_capture(&mut self) -> Option<crate::capture::CapturedPpdu> {
+        self.cell.poll_capture()
+    }
+
     /// A PPDU of another cell sharing the air starts now ([`Cell::handle_air`]).
     pub fn handle_air(&mut self, ppdu: crate::cell::AirPpdu) {
         self.cell.handle_air(ppdu);

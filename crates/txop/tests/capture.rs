@@ -1,0 +1,466 @@
+//! `txop run … --pcap` read back with tshark (Debian's, installed by scripts/setup.sh),
+//! an implementation of 802.11, radiotap and TCP that owes nothing to txop: the file
+//! parses without a malformed packet or an expert error, its counts agree with
+//! results.json, Wireshark's TCP analysis finds the retransmissions txop counted, and
+//! the inter-frame spaces and airtimes Wireshark computes are those the MAC modelled.
+
+mod support;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use support::*;
+
+/// SIFS at 5 GHz (802.11-2016 Table 19-25), µs.
+const SIFS_US: i64 = 16;
+
+/// One frame as tshark decodes it.
+#[derive(Debug, Default, Clone)]
+struct Frame {
+    subtype: String,
+    ta: String,
+    ra: String,
+    retry: bool,
+    bad_fcs: bool,
+    ampdu_ref: Option<u32>,
+    ifs_us: Option<i64>,
+    start_us: Option<i64>,
+    end_us: Option<i64>,
+    comment: String,
+    tcp_retransmission: bool,
+    tcp_payload: bool,
+    tcp_from_station: bool,
+}
+
+const FIELDS: &[&str] = &[
+    "wlan.fc.type_subtype",
+    "wlan.ta",
+    "wlan.ra",
+    "wlan.fc.retry",
+    "radiotap.flags.badfcs",
+    "radiotap.ampdu.reference",
+    "radiotap.ampdu.flags.last",
+    "wlan_radio.ifs",
+    "wlan_radio.start_tsf",
+    "wlan_radio.end_tsf",
+    "frame.comment",
+    "tcp.analysis.retransmission",
+    "tcp.analysis.fast_retransmission",
+    "tcp.len",
+    "ip.src",
+];
+
+/// Every frame of `file`, in order, as tshark reads it (and its stderr, which must
+/// be empty of complaints).
+fn tshark_frames(file: &Path) -> Vec<Frame> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
+        .arg(file)
+        .args(["-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]);
+    for f in FIELDS {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd
+        .output()
+        .expect("tshark (Debian's tshark package; scripts/setup.sh installs it)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "tshark failed: {err}");
+    assert!(
+        !err.contains("damaged") && !err.contains("corrupt"),
+        "{err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines()
+        .map(|line| {
+            let c: Vec<&str> = line.split('\t').collect();
+            let get = |i: usize| c.get(i).copied().unwrap_or("");
+            let flag = |i: usize| matches!(get(i), "1" | "True");
+            let num = |i: usize| get(i).parse::<i64>().ok();
+            Frame {
+                subtype: get(0).to_string(),
+                ta: get(1).to_string(),
+                ra: get(2).to_string(),
+                retry: flag(3),
+                bad_fcs: flag(4),
+                ampdu_ref: get(5).parse().ok(),
+                ifs_us: num(7),
+                start_us: num(8),
+                end_us: num(9),
+                comment: get(10).to_string(),
+                tcp_retransmission: !get(11).is_empty() || !get(12).is_empty(),
+                tcp_payload: num(13).is_some_and(|n| n > 0),
+                tcp_from_station: get(14).starts_with("10.1."),
+            }
+        })
+        .collect()
+}
+
+/// Frames of `file` matching the display filter `filter` (tshark's count).
+fn tshark_count(file: &Path, filter: &str) -> usize {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(file)
+        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+        .output()
+        .expect("tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// Run `args` with `-o DIR --pcap` and return DIR and its results.json.
+fn captured_run(name: &str, args: &[&str]) -> (std::path::PathBuf, serde_json::Value) {
+    let dir = scratch(name).join("out");
+    let mut all: Vec<&str> = args.to_vec();
+    let d = dir.to_str().unwrap();
+    all.extend(["-o", d, "--pcap", "-q"]);
+    let o = txop(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    (dir.clone(), serde_json::from_str(&json).unwrap())
+}
+
+const STA1: &str = "02:00:00:00:00:01";
+const DATA: &str = "0x0028";
+const BLOCK_ACK: &str = "0x0019";
+const ACK: &str = "0x001d";
+
+/// Whether `count`, counted over all `frames`, is the model's `model`: exactly, or
+/// without the last data PPDU's frames (`in_last`), whose exchange may end after the
+/// run (the capture has it, the counters do not yet).
+fn agrees(what: &str, frames: &[Frame], count: impl Fn(&[Frame]) -> usize, model: usize) {
+    let last = (0..frames.len())
+        .rev()
+        .find(|&i| frames[i].subtype == DATA && starts_ppdu(frames, i))
+        .unwrap_or(frames.len());
+    let all = count(frames);
+    let settled = count(&frames[..last]);
+    assert!(
+        all == model || settled == model,
+        "{what}: capture {all} ({settled} before the last data PPDU), results.json {model}"
+    );
+}
+
+/// A PPDU's first frame: not a data frame, or an A-MPDU's first subframe.
+fn starts_ppdu(frames: &[Frame], i: usize) -> bool {
+    let f = &frames[i];
+    match f.ampdu_ref {
+        None => true,
+        Some(r) => i == 0 || frames[i - 1].ampdu_ref != Some(r),
+    }
+}
+
+fn u(v: &serde_json::Value, key: &str) -> usize {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
+}
+
+/// The scenario file of the UDP run: one HT20 MCS 7 station, saturated on VI (TXOP
+/// 3 ms) with A-MPDUs of 8 subframes, half of its MPDUs lost.
+fn udp_scenario(dir: &Path) -> std::path::PathBuf {
+    let file = dir.join("udp.toml");
+    std::fs::write(
+        &file,
+        "name = \"capture-udp\"\nduration_s = 1\nseed = 5\nstack = \"linux-6.16\"\n\
+         [phy]\nstandard = \"n\"\nband = \"5\"\n\
+         [mac]\nmax_ampdu_subframes = 8\n\
+         [stations]\ncount = 1\nmcs = 7\nloss = 0.5\n\
+         [traffic]\nkind = \"saturated\"\ndirection = \"downlink\"\ntid = 5\n",
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn a_lossy_udp_capture_counts_and_times_as_the_model() {
+    let dir = scratch("capture-udp");
+    let scenario = udp_scenario(&dir);
+    let (out, v) = captured_run("capture-udp-run", &["run", scenario.to_str().unwrap()]);
+    let file = out.join("air.pcapng");
+    assert_eq!(tshark_count(&file, "_ws.malformed"), 0);
+    assert_eq!(
+        tshark_count(&file, "_ws.expert.severity >= 8388608"),
+        0,
+        "expert errors"
+    );
+    let frames = tshark_frames(&file);
+    let s = &v["stations"][0];
+    let data: Vec<&Frame> = frames.iter().filter(|f| f.subtype == DATA).collect();
+    let count = |p: fn(&Frame) -> bool| move |fs: &[Frame]| fs.iter().filter(|f| p(f)).count();
+    agrees(
+        "data frames",
+        &frames,
+        count(|f| f.subtype == DATA),
+        u(s, "mpdus"),
+    );
+    let retry = count(|f| f.subtype == DATA && f.retry);
+    agrees("retries", &frames, retry, u(s, "mpdu_retries"));
+    assert!(u(s, "mpdu_retries") > 100);
+    let dropped = count(|f| f.comment.contains("dropped=retry_limit"));
+    agrees(
+        "retry-limit drops",
+        &frames,
+        dropped,
+        u(s, "dropped_retry_limit"),
+    );
+    assert!(u(s, "dropped_retry_limit") > 0, "no drop to compare");
+    // A BlockAck for every A-MPDU something of got through.
+    let acked = u(s, "ppdus") - u(s, "failures") - u(s, "collisions");
+    agrees(
+        "BlockAcks",
+        &frames,
+        count(|f| f.subtype == BLOCK_ACK),
+        acked,
+    );
+    let lost = data.iter().filter(|f| f.bad_fcs).count();
+    assert!(
+        lost > data.len() / 3 && lost < data.len() * 2 / 3,
+        "{lost} of {}",
+        data.len()
+    );
+
+    // Timing as Wireshark computes it from radiotap.
+    let mut continuations = 0;
+    let mut airtime_us = 0i64;
+    let mut busy_from = None;
+    let mut last_exchange_us = 0;
+    for i in 0..frames.len() {
+        let f = &frames[i];
+        if f.subtype == BLOCK_ACK {
+            assert_eq!(
+                f.ifs_us,
+                Some(SIFS_US),
+                "BlockAck {i} not SIFS after its A-MPDU"
+            );
+            assert_eq!(f.ra, STA1.replace(":01", ":00"));
+            // The exchange ends with its BlockAck.
+            last_exchange_us = f.end_us.unwrap() - busy_from.take().unwrap();
+            airtime_us += last_exchange_us;
+            continue;
+        }
+        if f.subtype != DATA || !starts_ppdu(&frames, i) {
+            continue;
+        }
+        // The first subframe's start is the PPDU's start the model recorded.
+        let start_ns: i64 = f
+            .comment
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("ppdu_start_ns="))
+            .expect("the first subframe names its PPDU")
+            .parse()
+            .unwrap();
+        assert_eq!(f.start_us, Some(start_ns / 1000), "frame {i}");
+        if i == 0 {
+            busy_from = f.start_us;
+            continue;
+        }
+        let ifs = f.ifs_us.unwrap();
+        let prev = &frames[i - 1];
+        if let Some(from) = busy_from.take() {
+            // The previous A-MPDU got no BlockAck: its exchange ended with it.
+            last_exchange_us = prev.end_us.unwrap() - from;
+            airtime_us += last_exchange_us;
+        }
+        if ifs == SIFS_US {
+            // Within the TXOP: right after the previous exchange's BlockAck, whose
+            // SIFS is this exchange's airtime.
+            assert_eq!(prev.subtype, BLOCK_ACK, "frame {i}: SIFS after no response");
+            continuations += 1;
+            busy_from = prev.end_us;
+        } else {
+            // After contention: at least the AP's AIFS[VI], SIFS + 1 slot (802.11-2016
+            // Table 9-155, the AP's EDCA parameters).
+            assert!(ifs >= SIFS_US + 9, "frame {i}: IFS {ifs} µs");
+            busy_from = f.start_us;
+        }
+    }
+    if let (Some(from), Some(last)) = (busy_from, frames.last()) {
+        last_exchange_us = last.end_us.unwrap() - from;
+        airtime_us += last_exchange_us;
+    }
+    assert!(continuations > 50, "{continuations} TXOP continuations");
+    // The exchanges' airtimes, summed, are the station's airtime to the µs (the last
+    // exchange is charged when it ends, which may be after the run's end).
+    let model_us = (u(s, "airtime_ns") / 1000) as i64;
+    assert!(
+        model_us == airtime_us || model_us == airtime_us - last_exchange_us,
+        "capture {airtime_us} µs (last exchange {last_exchange_us}), model {model_us} µs"
+    );
+}
+
+#[test]
+fn tcp_retransmissions_in_the_capture_are_those_txop_counted() {
+    let (out, v) = captured_run(
+        "capture-rrul",
+        &[
+            "run",
+            "tcp-ndown-6mbit",
+            "--set",
+            "traffic.test=rrul",
+            "--set",
+            "traffic.length_s=2",
+            "--set",
+            "traffic.delay_s=0",
+            "--set",
+            "stations.mcs=7",
+            "--set",
+            "stations.loss=0.1",
+        ],
+    );
+    let file = out.join("air.pcapng");
+    assert_eq!(tshark_count(&file, "_ws.malformed"), 0);
+    assert_eq!(
+        tshark_count(&file, "_ws.expert.severity >= 8388608"),
+        0,
+        "expert errors"
+    );
+    let frames = tshark_frames(&file);
+    let s = &v["stations"][0];
+    let count = |p: fn(&Frame) -> bool| move |fs: &[Frame]| fs.iter().filter(|f| p(f)).count();
+    agrees(
+        "data frames",
+        &frames,
+        count(|f| f.subtype == DATA),
+        u(s, "mpdus"),
+    );
+    let retry = count(|f| f.subtype == DATA && f.retry);
+    agrees("retries", &frames, retry, u(s, "mpdu_retries"));
+    let responses = count(|f| f.subtype == BLOCK_ACK || f.subtype == ACK);
+    let acked = u(s, "ppdus") - u(s, "failures") - u(s, "collisions");
+    agrees("responses", &frames, responses, acked);
+    // A TCP retransmission is a new MPDU (Retry bit clear) carrying a segment
+    // Wireshark saw before; the MAC's own retries are not TCP's.
+    let mut wireshark: HashMap<bool, u64> = HashMap::new();
+    for f in frames.iter().filter(|f| f.subtype == DATA && !f.retry) {
+        if f.tcp_payload && f.tcp_retransmission {
+            *wireshark.entry(f.tcp_from_station).or_default() += 1;
+        }
+    }
+    let mut txop: HashMap<bool, u64> = HashMap::new();
+    for flow in v["flows"].as_array().unwrap() {
+        if let Some(n) = flow["retransmits"].as_u64() {
+            *txop.entry(flow["src"] != "server").or_default() += n;
+        }
+    }
+    assert!(txop.values().sum::<u64>() > 5, "{txop:?}");
+    assert_eq!(
+        wireshark.get(&true),
+        txop.get(&true),
+        "uplink retransmissions"
+    );
+    assert_eq!(
+        wireshark.get(&false),
+        txop.get(&false),
+        "downlink retransmissions"
+    );
+}
+
+#[test]
+fn bounds_select_what_is_captured_and_bad_options_are_refused() {
+    let (out, _) = captured_run(
+        "capture-window",
+        &[
+            "run",
+            "default",
+            "--set",
+            "duration_s=2",
+            "--pcap-window",
+            "0.5-0.6",
+            "--pcap-stations",
+            "2",
+            "--pcap-snaplen",
+            "100",
+        ],
+    );
+    let file = out.join("air.pcapng");
+    // Same scenario and seed, same bytes.
+    let (again, _) = captured_run(
+        "capture-window-again",
+        &[
+            "run",
+            "default",
+            "--set",
+            "duration_s=2",
+            "--pcap-window",
+            "0.5-0.6",
+            "--pcap-stations",
+            "2",
+            "--pcap-snaplen",
+            "100",
+        ],
+    );
+    assert!(std::fs::read(&file).unwrap() == std::fs::read(again.join("air.pcapng")).unwrap());
+    let frames = tshark_frames(&file);
+    assert!(!frames.is_empty());
+    let sta2 = "02:00:00:00:00:02";
+    for f in &frames {
+        assert!(f.ta == sta2 || f.ra == sta2, "{f:?}");
+        // TSFT marks the end: within the window plus the longest PPDU.
+        let end = f.end_us.unwrap_or(0);
+        assert!((500_000..=606_000).contains(&end), "{end}");
+    }
+    assert_eq!(tshark_count(&file, "frame.cap_len > 100"), 0);
+    assert_eq!(tshark_count(&file, "_ws.malformed"), 0);
+    assert_user_error(&["run", "default", "--pcap"], &["--pcap", "-o DIR"]);
+    let d = scratch("capture-bad").join("out");
+    let d = d.to_str().unwrap();
+    assert_user_error(
+        &["run", "default", "-o", d, "--pcap", "--pcap-stations", "9"],
+        &["--pcap-stations", "no station 9"],
+    );
+    assert_user_error(
+        &["run", "default", "-o", d, "--pcap", "--pcap-window", "3-2"],
+        &["--pcap-window", "end after it starts"],
+    );
+    assert_user_error(
+        &["run", "neighbours-in-range", "-o", d, "--pcap"],
+        &["--pcap", "several BSSs"],
+    );
+    assert!(!Path::new(d).exists(), "a refused run leaves nothing");
+}
+
+#[test]
+fn a_capture_with_space_shows_every_ppdu_of_the_per_node_medium() {
+    // Two hidden stations with RTS/CTS: the per-node medium (mac/medium.rs) records
+    // each PPDU when it ends.
+    let (out, v) = captured_run(
+        "capture-hidden",
+        &["run", "hidden-stations-rts", "--set", "duration_s=1"],
+    );
+    let file = out.join("air.pcapng");
+    assert_eq!(tshark_count(&file, "_ws.malformed"), 0);
+    assert_eq!(
+        tshark_count(&file, "_ws.expert.severity >= 8388608"),
+        0,
+        "expert errors"
+    );
+    assert!(
+        tshark_count(&file, "wlan.fc.type_subtype == 0x1b") > 100,
+        "RTS"
+    );
+    assert!(
+        tshark_count(&file, "wlan.fc.type_subtype == 0x1c") > 100,
+        "CTS"
+    );
+    // Every exchange acknowledged is one BlockAck its holder received.
+    let mut acked = 0;
+    for s in v["stations"].as_array().unwrap() {
+        acked += u(s, "ppdus") - u(s, "failures") - u(s, "collisions");
+    }
+    let received_block_acks = tshark_count(
+        &file,
+        "wlan.fc.type_subtype == 0x19 && radiotap.flags.badfcs == 0",
+    );
+    assert!(
+        received_block_acks == acked,
+        "{received_block_acks} BlockAcks received, {acked} exchanges acknowledged"
+    );
+    // Both stations send, and their RTSs collide at the AP (bad FCS) some of the time.
+    assert!(
+        tshark_count(
+            &file,
+            "wlan.fc.type_subtype == 0x1b && radiotap.flags.badfcs == 1"
+        ) > 0
+    );
+}
