@@ -185,6 +185,12 @@ impl Simulation {
                     ..TcpFacts::default()
                 })
             }
+            // Another BSS's packet (`crate::transit`): its transport is its home
+            // simulation's, and `txop run --pcap` captures one BSS alone.
+            Payload::Transit { .. } => Transport::Udp {
+                src_port: 9,
+                dst_port: 9,
+            },
             Payload::WebRequest { conn, object } => {
                 // The client's requests are not modelled as a byte stream: each takes
                 // the sequence space of its own length, by object number.

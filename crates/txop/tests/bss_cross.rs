@@ -190,7 +190,7 @@ fn a_call_to_the_neighbour_waits_behind_its_bloated_ap() {
         r.iter().for_each(conserved);
         let call = &r[0].flows[0];
         assert_eq!(call.dst, "b.sta1");
-        call.rtt_ms.clone().expect("echoes came back")
+        call.rtt_ms.expect("echoes came back")
     };
     let bloated = rtt("linux-4.8-bloated");
     let modern = rtt("linux-6.16");
