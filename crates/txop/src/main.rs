@@ -11,6 +11,7 @@ use txop::scenario;
 use txop_core::mac80211::rate_control::RateControlKind;
 
 mod emu;
+mod sweep;
 
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
@@ -66,6 +67,25 @@ enum Command {
         seed: Option<u64>,
         #[command(flatten)]
         out: Output,
+    },
+    /// Run a scenario over a grid of settings × seeds, on local processes or a Dask
+    /// cluster, into a netCDF dataset plus a results directory per point (the Python
+    /// package `txop` does it; `txop sweep --help` lists the options).
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  \
+        txop sweep default --vary stack=linux-4.9,linux-6.16 --seeds 1-5 -o sw\n  \
+        txop sweep rrul.toml --vary stations.count=1,4,16 --seeds 1-10 --scheduler tcp://host:8786 -o sw"
+    )]
+    Sweep {
+        /// SCENARIO --vary KEY=V1,V2,… [--set KEY=VALUE]… [--seeds 1-10]
+        /// [--scheduler ADDRESS] [--workers N] -o DIR
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
     },
     /// Reproduce the seed experiments (E1–E5 of docs/experiments.md) and report the seed's
     /// numbers next to txop's.
@@ -518,6 +538,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             Ok(show(&scenario, &set)?)
         }
         Command::Emu(args) => Ok(emu::main(args)?),
+        // Handled in `main`: it exits with the Python side's code.
+        Command::Sweep { .. } => Ok(()),
     }
 }
 
@@ -621,6 +643,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    if let Command::Sweep { args } = &cli.command {
+        return sweep::main(args);
+    }
     std::panic::set_hook(Box::new(report_panic));
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
