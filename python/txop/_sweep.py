@@ -366,7 +366,8 @@ def _metrics(results: Mapping[str, Any]) -> _Metrics:
                 "station_ids": [s["station"] for s in sts],
                 "stations": {k: [s[k] for s in sts] for k in _STATION},
                 "flow_ids": [f["flow"] for f in fls],
-                "flow_labels": [f["label"] or f["kind"] for f in fls],
+                "flow_kinds": [f["kind"] for f in fls],
+                "flow_labels": [f["label"] for f in fls],
                 "flows": {k: [f[k] for f in fls] for k in _FLOW},
                 "series": [fl["throughput_series_bps"] for fl in c["flows"]],
                 "step_s": c["series_step_s"],
@@ -421,7 +422,8 @@ def _dataset(
     series = full((n_fl, n_t))
     station_ids = np.arange(1, n_st + 1)
     flow_ids = np.arange(n_fl)
-    flow_labels = [""] * n_fl
+    flow_kind = np.full(shape + cshape + (n_fl,), "", dtype=object)
+    flow_label = np.full(shape + cshape + (n_fl,), "", dtype=object)
     bss_names = [""] * n_cells
     step = 0.2
     for idx, m in metrics.items():
@@ -433,13 +435,14 @@ def _dataset(
                 stat[k][at][: len(vs)] = vs
             for k, vs in c["flows"].items():
                 flow[k][at][: len(vs)] = vs
+            flow_kind[at][: len(c["flow_kinds"])] = c["flow_kinds"]
+            flow_label[at][: len(c["flow_labels"])] = c["flow_labels"]
             for fi, s in enumerate(c["series"]):
                 series[at][fi, : len(s)] = s
             if len(c["station_ids"]) == n_st and n_st:
                 station_ids = np.array(c["station_ids"])
             if len(c["flow_ids"]) == n_fl and n_fl:
                 flow_ids = np.array(c["flow_ids"])
-                flow_labels = list(c["flow_labels"])
             if max((len(s) for s in c["series"]), default=0) == n_t:
                 step = c["step_s"]
         if has_bss and len(m.bss_names) == n_cells:
@@ -457,13 +460,16 @@ def _dataset(
         data_vars[f"station_{k}"] = (base + ("station",), v)
     for k, v in flow.items():
         data_vars[f"flow_{k}"] = (base + ("flow",), v)
+    data_vars["flow_kind"] = (base + ("flow",), flow_kind.astype(str),
+                              {"description": "the flow's kind (cbr, saturated, tcp, ping…); empty where none"})
+    data_vars["flow_label"] = (base + ("flow",), flow_label.astype(str),
+                               {"description": "flent's series name, where the traffic has one"})
     data_vars["flow_throughput_series_bps"] = (base + ("flow", "time"), series, {"units": "bit/s"})
     data_vars["error"] = (dims, error.astype(str), {"description": "empty where the point ran"})
     coords: dict[str, Any] = {k: _coord(v) for k, v in zip(keys, values)}
     coords["seed"] = np.array(seeds, dtype=np.int64)
     coords["station"] = station_ids
     coords["flow"] = flow_ids
-    coords["flow_label"] = ("flow", np.array(flow_labels, dtype=object).astype(str))
     coords["time"] = ("time", np.arange(n_t) * step, {"units": "s", "description": "start of each step"})
     if has_bss:
         coords["bss"] = np.array(bss_names, dtype=object).astype(str)
@@ -508,7 +514,8 @@ def sweep(
         ``bss``, ``station``, ``flow``, ``time`` where a variable has them):
         ``total_throughput_bps``, ``busy_fraction``, ``airtime_jain_index``,
         ``drops``, ``station_*`` (throughput, airtime share, collisions, retries,
-        drops), ``flow_*`` (throughput, packets, latency and RTT percentiles in ms),
+        drops), ``flow_*`` (kind, label, throughput, packets, latency and RTT percentiles
+        in ms; flow k of one point need not be flow k of another),
         ``flow_throughput_series_bps``, and ``error`` (the message of a failed
         point, empty where it ran). NaN where a point failed or has fewer stations
         or flows. Attributes: ``txop_version``, ``scenario`` (the base scenario, fully
