@@ -145,6 +145,23 @@ def test_a_worker_killed_mid_sweep_on_the_local_pool_loses_nothing(trace, tmp_pa
     assert again.identical(ds)
 
 
+def test_a_sweep_stopped_part_way_resumes_with_only_the_missing_points(trace, tmp_path):
+    """A sweep that got through seeds 1-2 (then stopped), run again over seeds 1-4,
+    computes seeds 3-4 only, and gives what one uninterrupted sweep gives."""
+    grid = {"stack": ["linux-4.9", "linux-6.16"]}
+    txop.sweep("default", grid=grid, seeds=[1, 2], duration_s=1, cache=tmp_path / "c",
+               workers=2, progress=False)
+    first = {k for ev, k, _ in events(trace) if ev == "start"}
+    full = txop.sweep("default", grid=grid, seeds=4, duration_s=1, cache=tmp_path / "c",
+                      workers=2, progress=False)
+    ev = events(trace)
+    later = [k for e, k, _ in ev if e == "start"][len(first):]
+    assert len(first) == 4 and len(later) == 4 and not (set(later) & first)
+    assert collections.Counter(k for e, k, _ in ev if e == "write") == {k: 1 for k in first | set(later)}
+    fresh = txop.sweep("default", grid=grid, seeds=4, duration_s=1, workers=2, progress=False)
+    assert fresh.identical(full)
+
+
 def test_points_run_longest_first(trace, tmp_path):
     txop.sweep("default", grid={"stations.list[0].count": [1, 5, 3]}, seeds=[7], workers=1,
                duration_s=1, cache=tmp_path / "cache", progress=False)
