@@ -116,7 +116,7 @@ def test_a_simulation_runs_without_the_gil():
 
     def simulate():
         t = time.perf_counter()
-        txop.run("default", duration_s=120)
+        txop.run("default", duration_s=900)
         elapsed.append(time.perf_counter() - t)
         done.set()
 
