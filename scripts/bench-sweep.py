@@ -66,6 +66,15 @@ def main() -> int:
         t_again, again = timed(lambda: txop.sweep(base, grid=GRID, seeds=2, workers=2,
                                                   progress=False, cache=os.path.join(tmp, "c2")))
         assert again.identical(ds)
+    # The same 40 runs one after the other in this process, without the sweep around them.
+    def serial():
+        for stack in GRID["stack"]:
+            for n in GRID["stations.list[0].count"]:
+                sc = base.set({"stack": stack, "stations.list[0].count": n})
+                for seed in (1, 2):
+                    txop._txop.run(sc.spec, sc.sets(), seed)
+    t0, _ = timed(serial)
+    print(f"the 40 runs in one process, serially: {t0:7.2f} s")
     print(f"sweep, 1 worker:   {t1:7.2f} s")
     print(f"sweep, 2 workers:  {t2:7.2f} s   (x{t1 / t2:.2f} faster)")
     print(f"re-run on cache:   {t_again:7.2f} s   ({100 * t_again / t2:.1f} % of the first run)")

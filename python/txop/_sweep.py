@@ -233,15 +233,19 @@ def _run_local(
     try:
         for _ in range(max(1, min(workers, len(tasks)))):
             slots.append(start())
-        while queue or any(s["task"] is not None for s in slots):
+        def refill() -> None:
             for s in slots:
                 if s["task"] is None and queue:
                     task = queue.pop()
                     task.attempts += 1
                     s["task"] = task
                     s["conn"].send(task.payload(spec))
+
+        while queue or any(s["task"] is not None for s in slots):
+            refill()
             busy = [s for s in slots if s["task"] is not None]
             ready = wait([s["conn"] for s in busy] + [s["proc"].sentinel for s in busy])
+            finished = []
             for i, s in enumerate(slots):
                 if s["task"] is None:
                     continue
@@ -252,16 +256,20 @@ def _run_local(
                         out = None
                     task, s["task"] = s["task"], None
                     if out is not None:
-                        on_done(task, out)
+                        finished.append((task, out))
                         continue
                     # The worker died with the point: replace it, give the point again.
                     s["conn"].close()
                     s["proc"].join(timeout=5)
                     slots[i] = start()
                     if task.attempts >= max_attempts:
-                        on_done(task, _died(task.attempts))
+                        finished.append((task, _died(task.attempts)))
                     else:
                         queue.append(task)
+            # The workers get their next points before this process files the results.
+            refill()
+            for task, out in finished:
+                on_done(task, out)
     finally:
         for s in slots:
             try:
