@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up what txop needs on a fresh machine: a Rust toolchain with rustfmt and clippy,
-# flent (with matplotlib) for the tests that open txop's flent data files, and the programs
-# the emulator's tests run (iproute2, ping, iperf3, irtt, fping).
+# flent (with matplotlib) for the tests that open txop's flent data files, the programs
+# the emulator's tests run (iproute2, ping, iperf3, irtt, fping), and the Python package
+# txop with what its sweeps and tests use.
 # Idempotent; prints what it does.
 set -euo pipefail
 
@@ -62,6 +63,34 @@ if ! command -v tshark >/dev/null 2>&1; then
     else
         echo "setup: warning: tshark missing (needs root and apt-get); the capture tests will fail" >&2
     fi
+fi
+
+# The Python package txop (python/txop, its native module from crates/txop-py) and what
+# it, its tests and the example notebook use, from PyPI: maturin builds the wheel;
+# pandas, xarray, dask.distributed, tqdm, h5netcdf (netCDF output) for sweeps; pytest,
+# nbclient and ipykernel run the tests and the notebook.
+py_imports="maturin pandas xarray distributed tqdm h5netcdf h5py pytest nbclient nbformat ipykernel matplotlib"
+if ! python3 -c "import ${py_imports// /, }" 2>/dev/null; then
+    echo "setup: installing the Python package's dependencies from PyPI" >&2
+    python3 -m pip install --quiet --disable-pip-version-check maturin pandas xarray \
+        "dask[distributed]" tqdm h5netcdf h5py pytest nbclient nbformat ipykernel matplotlib >&2
+fi
+# The wheel, built and installed again whenever its sources have changed since the last
+# install (a hash of them beside the wheel), or when the package does not import.
+repo=$(cd "$(dirname "$0")/.." && pwd)
+wheels="${CARGO_TARGET_DIR:-$repo/target}/wheels"
+src_hash=$(cd "$repo" && find Cargo.toml Cargo.lock pyproject.toml python/txop crates/*/Cargo.toml \
+        crates/*/src crates/txop/assets -type f -not -name '*.pyc' -print0 \
+    | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$wheels/txop.source-hash" 2>/dev/null)" != "$src_hash" ] \
+    || ! python3 -c "import txop._txop" 2>/dev/null; then
+    echo "setup: building the Python package txop (maturin) and installing it" >&2
+    mkdir -p "$wheels"
+    rm -f "$wheels"/txop-*.whl "$wheels/txop.source-hash"
+    (cd "$repo" && python3 -m maturin build --release --quiet -o "$wheels") >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --force-reinstall --no-deps \
+        "$wheels"/txop-*.whl >&2
+    echo "$src_hash" > "$wheels/txop.source-hash"
 fi
 
 cargo --version >&2

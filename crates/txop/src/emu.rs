@@ -1,11 +1,12 @@
 //! `txop emu`: run real programs through a modelled cell in real time (the emulator
 //! in `txop-emu`), with the scenario files of `txop run`.
 
-use crate::{refuse_existing, report, write_results, UserError};
+use crate::{refuse_existing, write_results, UserError};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use txop::report;
 use txop::runner::{emulated, parse_sets, prepare};
 use txop::scenario::Scenario;
 use txop_emu::results::EmuReport;

@@ -2,10 +2,12 @@
 
 pub mod builtin;
 pub mod compare;
+pub mod neighbours;
 pub mod pcap;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
 pub mod results_dir;
+pub mod run;
 pub mod runner;
 pub mod scenario;

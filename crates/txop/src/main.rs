@@ -1,24 +1,17 @@
 //! `txop`: run WiFi latency-under-load scenarios.
 
 use clap::{Parser, Subcommand};
-use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use txop::plot::{render_plots, PlotRun};
-use txop::report::JsonReport;
+use txop::builtin;
 use txop::results_dir::{self, Protected};
-use txop::runner::{
-    enter_context, internal_error_line, load, parse_sets, prepare, shadowed_file, simulate,
-    simulate_captured, Prepared, SimError,
-};
-use txop::scenario::{self, Scenario};
-use txop::{builtin, compare, report};
+use txop::runner::{enter_context, internal_error_line, load, parse_sets, shadowed_file, SimError};
+use txop::scenario;
 use txop_core::mac80211::rate_control::RateControlKind;
-use txop_results::Results;
 
 mod emu;
-mod neighbours;
+mod sweep;
 
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
 /// path, simulated deterministically.
@@ -76,6 +69,25 @@ enum Command {
         seed: Option<u64>,
         #[command(flatten)]
         out: Output,
+    },
+    /// Run a scenario over a grid of settings × seeds, on local processes or a Dask
+    /// cluster, into a netCDF dataset plus a results directory per point (the Python
+    /// package `txop` does it; `txop sweep --help` lists the options).
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  \
+        txop sweep default --vary stack=linux-4.9,linux-6.16 --seeds 1-5 -o sw\n  \
+        txop sweep rrul.toml --vary stations.count=1,4,16 --seeds 1-10 --scheduler tcp://host:8786 -o sw"
+    )]
+    Sweep {
+        /// SCENARIO --vary KEY=V1,V2,… [--set KEY=VALUE]… [--seeds 1-10]
+        /// [--scheduler ADDRESS] [--workers N] -o DIR
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
     },
     /// Reproduce the seed experiments (E1–E5 of docs/experiments.md) and report the seed's
     /// numbers next to txop's.
@@ -162,11 +174,16 @@ impl From<UserError> for Failure {
 
 impl From<SimError> for Failure {
     fn from(e: SimError) -> Self {
+        txop::run::Failure::from(e).into()
+    }
+}
+
+impl From<txop::run::Failure> for Failure {
+    fn from(e: txop::run::Failure) -> Self {
         match e {
-            SimError::User(e) => Failure::User(UserError(e)),
-            SimError::Internal(e) => {
-                Failure::Internal(internal_error_line(Some(&e.context), &e.message))
-            }
+            txop::run::Failure::User(e) => Failure::User(UserError(e)),
+            txop::run::Failure::Internal(line) => Failure::Internal(line),
+            txop::run::Failure::Panicked => Failure::Panicked,
         }
     }
 }
@@ -201,13 +218,6 @@ fn refuse_existing(dir: &Path, force: bool) -> Result<(), UserError> {
 fn write_results(dir: &Path, force: bool, files: &[(String, Vec<u8>)]) -> Result<(), UserError> {
     results_dir::write(dir, force, &Protected::of_process(), files)
         .map_err(|why| UserError(format!("{}: {why}", dir.display())))
-}
-
-fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    use flate2::{write::GzEncoder, Compression};
-    let mut e = GzEncoder::new(Vec::new(), Compression::default());
-    e.write_all(bytes)?;
-    e.finish()
 }
 
 /// Progress of one or more simulations, shown on stderr as a bar with an ETA when
@@ -268,104 +278,12 @@ impl Progress {
     }
 }
 
-/// The results-directory files of one run: `summary` as summary.txt, results.json
-/// (with the resolved scenario) and, for a flent test, its data file.
-fn run_files(
-    p: &Prepared,
-    results: &Results,
-    summary: &str,
-) -> Result<Vec<(String, Vec<u8>)>, UserError> {
-    let report = JsonReport {
-        txop_version: env!("CARGO_PKG_VERSION"),
-        scenario: &p.name,
-        resolved: Some(&p.scenario),
-        results,
-    };
-    let json_bytes = serde_json::to_vec_pretty(&report)
-        .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
-    let mut files = vec![
-        ("summary.txt".to_string(), summary.as_bytes().to_vec()),
-        ("results.json".to_string(), json_bytes),
-    ];
-    if let Some((file, bytes)) = flent_file(p, results)? {
-        files.push((file, bytes));
-    }
-    let run = PlotRun {
-        label: &p.name,
-        results,
-    };
-    files.extend(render_plots(&p.name, &[run]).map_err(|e| UserError(format!("plots: {e}")))?);
-    Ok(files)
-}
-
-/// For a flent test, its data file's name and gzipped bytes.
-fn flent_file(p: &Prepared, results: &Results) -> Result<Option<(String, Vec<u8>)>, UserError> {
-    flent_file_of(&p.scenario, &p.name, results)
-}
-
-/// For a flent test of `scenario` (a run named `name`), its data file's name and
-/// gzipped bytes.
-fn flent_file_of(
-    scenario: &Scenario,
-    name: &str,
-    results: &Results,
-) -> Result<Option<(String, Vec<u8>)>, UserError> {
-    let Some(test) = &scenario.traffic.test else {
-        return Ok(None);
-    };
-    let data = txop_results::flentfile::flent_data(results, test, name, scenario.traffic.length_s);
-    let bytes = serde_json::to_vec(&data)
-        .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
-        .map_err(|e| UserError(format!("cannot encode the flent file: {e}")))?;
-    // The scenario's name is the user's: only file-name-safe characters go into a file name.
-    Ok(Some((
-        format!("{test}-{}.flent.gz", compare::slug(name)),
-        bytes,
-    )))
-}
-
-/// One column of a table of runs side by side (a comparison's setting, a BSS).
-struct Column<'a> {
-    label: &'a str,
-    scenario: &'a Scenario,
-    results: &'a Results,
-}
-
-/// What a table of runs side by side (`compare`, several BSSs) writes beside it: the
-/// plots with a line per column, and each column's flent file, named with its label.
-fn column_files(name: &str, columns: &[Column<'_>]) -> Result<Vec<(String, Vec<u8>)>, UserError> {
-    let runs: Vec<PlotRun<'_>> = columns
-        .iter()
-        .map(|c| PlotRun {
-            label: c.label,
-            results: c.results,
-        })
-        .collect();
-    let mut files = render_plots(name, &runs).map_err(|e| UserError(format!("plots: {e}")))?;
-    for c in columns {
-        if let Some((file, bytes)) = flent_file_of(c.scenario, name, c.results)? {
-            let file = file.replace(
-                ".flent.gz",
-                &format!("-{}.flent.gz", compare::slug(c.label)),
-            );
-            files.push((file, bytes));
-        }
-    }
-    Ok(files)
-}
-
 fn print_stdout(text: &str) -> Result<(), UserError> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
         .and_then(|_| stdout.flush())
         .map_err(|e| UserError(format!("stdout: {e}")))
-}
-
-fn to_json<T: Serialize>(v: &T) -> Result<String, UserError> {
-    serde_json::to_string_pretty(v)
-        .map(|s| s + "\n")
-        .map_err(|e| UserError(format!("cannot encode results: {e}")))
 }
 
 /// What `txop run` and `txop compare` print and write.
@@ -402,82 +320,72 @@ fn run(
         )
         .into());
     }
-    if let Some(p) = neighbours::prepare(spec, &sets, seed).map_err(UserError)? {
-        if pcap.pcap {
+    let plan = txop::run::plan(spec, &sets, seed).map_err(UserError)?;
+    // From here on an internal error names this run.
+    let _context = enter_context(plan.label());
+    let capture = match &plan {
+        txop::run::Plan::Single(p) => pcap
+            .config(p.cfg.cell.band, p.cfg.cell.stations.len())
+            .map_err(UserError)?,
+        txop::run::Plan::Bsss(_) if pcap.pcap => {
             return Err(UserError(format!(
                 "--pcap: {spec} has several BSSs; captures are of one BSS for now"
             ))
             .into());
         }
-        return neighbours::run(p, out);
-    }
-    let p = prepare(spec, &sets, seed).map_err(UserError)?;
-    // From here on an internal error names this run.
-    let _context = enter_context(p.label());
-    let capture = pcap
-        .config(p.cfg.cell.band, p.cfg.cell.stations.len())
-        .map_err(UserError)?;
+        txop::run::Plan::Bsss(_) => None,
+    };
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
-    let progress = Progress::new(Some(p.cfg.duration.as_ns()), out.quiet);
-    let (results, air) = simulate_captured(&p, &|ns| progress.advance(ns), capture)?;
+    let progress = Progress::new(Some(plan.duration_ns()), out.quiet);
+    let (outcome, air) = plan.simulate_captured(&|ns| progress.advance(ns), capture)?;
     progress.finish();
-    let summary = report::summary(&p.name, &results);
-    if let Some(dir) = out.dir.as_deref() {
-        let mut files = run_files(&p, &results, &summary)?;
-        if let Some((bytes, stats)) = air {
-            if !out.quiet {
-                eprintln!(
-                    "txop: {}: {} PPDUs, {} frames, {:.1} MB{}",
-                    txop::pcap::PCAP_FILE,
-                    stats.ppdus,
-                    stats.packets,
-                    stats.bytes as f64 / 1e6,
-                    if stats.over_size > 0 {
-                        format!(" ({} PPDUs left out at --pcap-max-mb)", stats.over_size)
-                    } else {
-                        String::new()
-                    }
-                );
+    if let (Some((_, stats)), false) = (&air, out.quiet) {
+        eprintln!(
+            "txop: {}: {} PPDUs, {} frames, {:.1} MB{}",
+            txop::pcap::PCAP_FILE,
+            stats.ppdus,
+            stats.packets,
+            stats.bytes as f64 / 1e6,
+            if stats.over_size > 0 {
+                format!(" ({} PPDUs left out at --pcap-max-mb)", stats.over_size)
+            } else {
+                String::new()
             }
+        );
+    }
+    // The capture's bytes move into the results directory once.
+    let air = std::cell::RefCell::new(air.map(|(bytes, _)| bytes));
+    output(&out, outcome.summary(), &|| outcome.json(), &|| {
+        let mut files = outcome.files()?;
+        if let Some(bytes) = air.borrow_mut().take() {
             files.push((txop::pcap::PCAP_FILE.to_string(), bytes));
         }
-        write_results(dir, out.force, &files)?;
+        Ok(files)
+    })
+}
+
+/// What a run or comparison gives: with `-o`, the results directory of `files`; on
+/// stdout `summary`, or `json` with `--json`, or nothing with `--quiet`.
+fn output(
+    out: &Output,
+    summary: String,
+    json: &dyn Fn() -> Result<String, String>,
+    files: &dyn Fn() -> Result<Vec<(String, Vec<u8>)>, String>,
+) -> Result<(), Failure> {
+    if let Some(dir) = out.dir.as_deref() {
+        write_results(dir, out.force, &files().map_err(UserError)?)?;
     }
     if out.quiet {
         return Ok(());
     }
     let text = if out.json {
-        to_json(&JsonReport {
-            txop_version: env!("CARGO_PKG_VERSION"),
-            scenario: &p.name,
-            resolved: None,
-            results: &results,
-        })?
+        json().map_err(UserError)?
     } else {
         summary
     };
     Ok(print_stdout(&text)?)
-}
-
-/// results.json of a comparison: every run with its label and settings.
-#[derive(Serialize)]
-struct CompareReport<'a> {
-    txop_version: &'a str,
-    scenario: &'a str,
-    runs: Vec<CompareRun<'a>>,
-}
-
-#[derive(Serialize)]
-struct CompareRun<'a> {
-    label: &'a str,
-    /// The `--stack` / `--vary` settings that make this run.
-    settings: std::collections::BTreeMap<&'a str, &'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resolved: Option<&'a Scenario>,
-    #[serde(flatten)]
-    results: &'a Results,
 }
 
 struct CompareArgs<'a> {
@@ -489,145 +397,22 @@ struct CompareArgs<'a> {
 }
 
 fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
-    let variants = compare::variants(a.stacks, a.vary).map_err(UserError)?;
-    let common = parse_sets(a.sets).map_err(UserError)?;
-    let mut prepared = Vec::with_capacity(variants.len());
-    for v in &variants {
-        let mut sets = common.clone();
-        sets.extend(v.sets.iter().cloned());
-        let mut p = prepare(a.spec, &sets, a.seed)
-            .map_err(|e| UserError(format!("{e} (in setting `{}`)", v.label)))?;
-        p.setting = v.label.clone();
-        prepared.push(p);
-    }
+    let plan =
+        txop::run::plan_compare(a.spec, a.stacks, a.vary, a.sets, a.seed).map_err(UserError)?;
     // An internal error outside the runs (plots, files) names the comparison.
-    let _context = enter_context(format!(
-        "{} (compare) seed {}",
-        prepared[0].name, prepared[0].cfg.seed
-    ));
+    let _context = enter_context(plan.label());
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }
-    let total: u64 = prepared.iter().map(|p| p.cfg.duration.as_ns()).sum();
-    let progress = Progress::new(Some(total), out.quiet);
-    // The runs are independent: run them on the machine's cores, each in its own
-    // deterministic simulation.
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(prepared.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    // Set by a run that fails: the others take no new runs.
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    let slots: Vec<std::sync::Mutex<Option<Result<Results, Failure>>>> = prepared
-        .iter()
-        .map(|_| std::sync::Mutex::new(None))
-        .collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                use std::sync::atomic::Ordering::Relaxed;
-                let i = next.fetch_add(1, Relaxed);
-                let Some(p) = prepared.get(i).filter(|_| !failed.load(Relaxed)) else {
-                    break;
-                };
-                // A panic in one run (its line printed by the hook) ends the comparison
-                // here rather than in the scope, which would panic again.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    simulate(p, &|ns| progress.advance(ns)).map_err(Failure::from)
-                }))
-                .unwrap_or(Err(Failure::Panicked));
-                if r.is_err() {
-                    failed.store(true, Relaxed);
-                }
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
+    let progress = Progress::new(Some(plan.duration_ns()), out.quiet);
+    // The runs are independent: run them on the machine's cores.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let outcome = plan.simulate(workers, &|ns| progress.advance(ns));
     progress.finish();
-    let mut results = Vec::with_capacity(prepared.len());
-    let mut not_run = false;
-    for slot in slots {
-        match slot.into_inner().ok().flatten() {
-            Some(r) => results.push(r?),
-            None => not_run = true,
-        }
-    }
-    if not_run {
-        return Err(Failure::Internal(internal_error_line(
-            None,
-            "a comparison's run did not finish",
-        )));
-    }
-    let name = &prepared[0].name;
-    let labelled: Vec<(&str, &Results)> = variants
-        .iter()
-        .map(|v| v.label.as_str())
-        .zip(results.iter())
-        .collect();
-    let table = compare::table(name, &labelled);
-    let report = |resolved: bool| CompareReport {
-        txop_version: env!("CARGO_PKG_VERSION"),
-        scenario: name,
-        runs: variants
-            .iter()
-            .zip(&prepared)
-            .zip(&results)
-            .map(|((v, p), r)| CompareRun {
-                label: &v.label,
-                settings: v
-                    .sets
-                    .iter()
-                    .map(|(k, x)| (k.as_str(), x.as_str()))
-                    .collect(),
-                resolved: resolved.then_some(&p.scenario),
-                results: r,
-            })
-            .collect(),
-    };
-    let columns: Vec<Column<'_>> = variants
-        .iter()
-        .zip(&prepared)
-        .zip(&results)
-        .map(|((v, p), results)| Column {
-            label: &v.label,
-            scenario: &p.scenario,
-            results,
-        })
-        .collect();
-    side_by_side_output(&out, name, table, &report, &columns)
-}
-
-/// What a table of runs side by side (`compare`, several BSSs) gives: with `-o`,
-/// `table` as summary.txt, `report(true)` (with the resolved scenarios) as
-/// results.json and [`column_files`]; on stdout the table, or `report(false)` as JSON.
-fn side_by_side_output<R: Serialize>(
-    out: &Output,
-    name: &str,
-    table: String,
-    report: &dyn Fn(bool) -> R,
-    columns: &[Column<'_>],
-) -> Result<(), Failure> {
-    if let Some(dir) = out.dir.as_deref() {
-        let json_bytes = serde_json::to_vec_pretty(&report(true))
-            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
-        let mut files = vec![
-            ("summary.txt".to_string(), table.clone().into_bytes()),
-            ("results.json".to_string(), json_bytes),
-        ];
-        files.extend(column_files(name, columns)?);
-        write_results(dir, out.force, &files)?;
-    }
-    if out.quiet {
-        return Ok(());
-    }
-    let text = if out.json {
-        to_json(&report(false))?
-    } else {
-        table
-    };
-    Ok(print_stdout(&text)?)
+    let outcome = outcome?;
+    output(&out, outcome.summary(), &|| outcome.json(), &|| {
+        outcome.files()
+    })
 }
 
 fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
@@ -800,6 +585,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             Ok(show(&scenario, &set)?)
         }
         Command::Emu(args) => Ok(emu::main(args)?),
+        // Handled in `main`: it exits with the Python side's code.
+        Command::Sweep { .. } => Ok(()),
     }
 }
 
@@ -903,6 +690,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    if let Command::Sweep { args } = &cli.command {
+        return sweep::main(args);
+    }
     std::panic::set_hook(Box::new(report_panic));
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -964,7 +754,7 @@ mod tests {
     /// naming the scenario and seed; main prints it and exits 1.
     #[test]
     fn an_internal_error_from_a_run_is_one_line_with_scenario_and_seed() {
-        let p = prepare("anomaly", &[], Some(3)).unwrap();
+        let p = txop::runner::prepare("anomaly", &[], Some(3)).unwrap();
         let f = Failure::from(
             p.internal_error("simulated time has not advanced in 10 million events at t=0.4 s"),
         );

@@ -6,28 +6,30 @@
 //! holds every BSS's results under its name; the plots have a line per BSS; a flent
 //! test gives a data file per BSS.
 
-use crate::{refuse_existing, side_by_side_output, Column, Failure, Output, Progress, UserError};
+use crate::run::{Column, Failure};
+use crate::runner::{internal_error_line, load, run_label, scenario_dir};
+use crate::scenario::{self, ResolvedBss, Scenario};
+use crate::{compare, report};
 use serde::Serialize;
-use txop::runner::{enter_context, internal_error_line, load, run_label, scenario_dir};
-use txop::scenario::{self, ResolvedBss, Scenario};
-use txop::{compare, report};
 use txop_core::Nanos;
 use txop_results::Results;
 use txop_sim::Neighbourhood;
 
 /// A scenario with several BSSs, loaded and resolved.
-pub(crate) struct PreparedBsss {
+pub struct PreparedBsss {
     /// Its name: the file's `name`, or the file stem.
-    name: String,
+    pub name: String,
     /// The run's seed (BSS 0's; the others' follow from it).
-    seed: u64,
+    pub seed: u64,
+    /// The scenario as given, with the overrides applied (what `txop show` prints).
+    pub scenario: Scenario,
     /// Every BSS, in order.
-    bsss: Vec<ResolvedBss>,
+    pub bsss: Vec<ResolvedBss>,
 }
 
 impl PreparedBsss {
     /// When the last BSS's run ends.
-    fn end(&self) -> Nanos {
+    pub fn end(&self) -> Nanos {
         self.bsss
             .iter()
             .map(|b| b.cfg.duration)
@@ -39,7 +41,7 @@ impl PreparedBsss {
 /// `spec` with `sets` applied, resolved BSS by BSS, if it lists BSSs (`None` if not:
 /// then it is a single-BSS scenario for the usual path). `seed` overrides the
 /// scenario's.
-pub(crate) fn prepare(
+pub fn prepare(
     spec: &str,
     sets: &[(String, String)],
     seed: Option<u64>,
@@ -67,13 +69,14 @@ pub(crate) fn prepare(
     Ok(Some(PreparedBsss {
         name,
         seed: scenario.seed,
+        scenario,
         bsss,
     }))
 }
 
 /// results.json of a run with several BSSs: each BSS's results under its name.
 #[derive(Serialize)]
-struct NeighbourhoodReport<'a> {
+pub(crate) struct NeighbourhoodReport<'a> {
     txop_version: &'a str,
     scenario: &'a str,
     seed: u64,
@@ -91,10 +94,11 @@ struct BssReport<'a> {
     results: &'a Results,
 }
 
-/// Run every BSS of `p` to its end, in steps of 1 % (stepping changes nothing).
-fn simulate(p: &PreparedBsss, progress: &Progress) -> Result<Vec<Results>, Failure> {
+/// Run every BSS of `p` to its end, in steps of 1 % (stepping changes nothing),
+/// calling `advance` with the simulated nanoseconds of each step.
+pub fn simulate(p: &PreparedBsss, advance: &(dyn Fn(u64) + Sync)) -> Result<Vec<Results>, Failure> {
     let bsss = p.bsss.iter().map(ResolvedBss::bss_config).collect();
-    let mut hood = Neighbourhood::new(bsss).map_err(UserError)?;
+    let mut hood = Neighbourhood::new(bsss).map_err(Failure::User)?;
     let end = p.end();
     let step = Nanos::from_ns((end.as_ns() / 100).max(1));
     let mut t = Nanos::ZERO;
@@ -107,14 +111,14 @@ fn simulate(p: &PreparedBsss, progress: &Progress) -> Result<Vec<Results>, Failu
                 &stuck.to_string(),
             )));
         }
-        progress.advance((next - t).as_ns());
+        advance((next - t).as_ns());
         t = next;
     }
     Ok(hood.bsss().iter().map(|s| s.results()).collect())
 }
 
 /// The summary: the table with a column per BSS, then each BSS's stations.
-fn summary(p: &PreparedBsss, results: &[Results]) -> String {
+pub fn summary(p: &PreparedBsss, results: &[Results]) -> String {
     let labelled: Vec<(&str, &Results)> = p
         .bsss
         .iter()
@@ -132,24 +136,21 @@ fn summary(p: &PreparedBsss, results: &[Results]) -> String {
     text
 }
 
-/// `txop run` of a scenario with several BSSs.
-pub(crate) fn run(p: PreparedBsss, out: Output) -> Result<(), Failure> {
-    let _context = enter_context(run_label(&p.name, p.seed));
-    if let Some(dir) = out.dir.as_deref() {
-        refuse_existing(dir, out.force)?;
-    }
-    let progress = Progress::new(Some(p.end().as_ns()), out.quiet);
-    let results = simulate(&p, &progress)?;
-    progress.finish();
-    let text = summary(&p, &results);
-    let report = |resolved: bool| NeighbourhoodReport {
+/// results.json (`resolved`: with each BSS's resolved scenario) or the `--json`
+/// object of a run with several BSSs.
+pub(crate) fn report<'a>(
+    p: &'a PreparedBsss,
+    results: &'a [Results],
+    resolved: bool,
+) -> NeighbourhoodReport<'a> {
+    NeighbourhoodReport {
         txop_version: env!("CARGO_PKG_VERSION"),
         scenario: &p.name,
         seed: p.seed,
         bss: p
             .bsss
             .iter()
-            .zip(&results)
+            .zip(results)
             .map(|(b, r)| BssReport {
                 name: &b.name,
                 channel: b.channel,
@@ -157,16 +158,18 @@ pub(crate) fn run(p: PreparedBsss, out: Output) -> Result<(), Failure> {
                 results: r,
             })
             .collect(),
-    };
-    let columns: Vec<Column<'_>> = p
-        .bsss
+    }
+}
+
+/// The table's columns: one per BSS.
+pub(crate) fn columns<'a>(p: &'a PreparedBsss, results: &'a [Results]) -> Vec<Column<'a>> {
+    p.bsss
         .iter()
-        .zip(&results)
+        .zip(results)
         .map(|(b, results)| Column {
             label: &b.name,
             scenario: &b.scenario,
             results,
         })
-        .collect();
-    side_by_side_output(&out, &p.name, text, &report, &columns)
+        .collect()
 }

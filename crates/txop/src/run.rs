@@ -1,0 +1,508 @@
+//! What `txop run` and `txop compare` do, from a scenario and its overrides to the
+//! summary, the `--json` text and the results directory's files: one implementation
+//! that the command line and the Python package (`crates/txop-py`) both call, so that
+//! the two give the same bytes.
+
+use crate::compare::{self, Variant};
+use crate::neighbours::{self, PreparedBsss};
+use crate::plot::{render_plots, PlotRun};
+use crate::report::{self, JsonReport};
+use crate::runner::{self, internal_error_line, parse_sets, Prepared, SimError};
+use crate::scenario::Scenario;
+use serde::Serialize;
+use std::io::Write;
+use txop_results::Results;
+
+/// Why a run or comparison failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The user's input or environment: one line (`txop` prints it after `txop:
+    /// error: ` and exits 2).
+    User(String),
+    /// A bug reported as a value (e.g. the simulator's watchdog): the whole line to
+    /// print (`txop: internal error: …`, exit 1).
+    Internal(String),
+    /// A bug that panicked: a panic hook has printed its line (exit 1).
+    Panicked,
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Self {
+        Failure::User(e)
+    }
+}
+
+impl From<SimError> for Failure {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::User(e) => Failure::User(e),
+            SimError::Internal(e) => {
+                Failure::Internal(internal_error_line(Some(&e.context), &e.message))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::User(e) | Failure::Internal(e) => f.write_str(e),
+            Failure::Panicked => f.write_str("txop: internal error: a run panicked"),
+        }
+    }
+}
+
+/// A scenario ready to run: one cell, or several BSSs (`[[bss]]`).
+pub enum Plan {
+    /// One cell.
+    Single(Box<Prepared>),
+    /// Several BSSs, simulated together.
+    Bsss(Box<PreparedBsss>),
+}
+
+/// Load `spec` (a built-in name or a file), apply `sets` (`--set` pairs) and resolve
+/// it; `seed` overrides the scenario's. Errors are the one line `txop run` prints
+/// after `txop: error: `.
+pub fn plan(spec: &str, sets: &[(String, String)], seed: Option<u64>) -> Result<Plan, String> {
+    if let Some(p) = neighbours::prepare(spec, sets, seed)? {
+        return Ok(Plan::Bsss(Box::new(p)));
+    }
+    Ok(Plan::Single(Box::new(runner::prepare(spec, sets, seed)?)))
+}
+
+impl Plan {
+    /// The run in messages: `<scenario> seed <n>`.
+    pub fn label(&self) -> String {
+        match self {
+            Plan::Single(p) => p.label(),
+            Plan::Bsss(p) => runner::run_label(&p.name, p.seed),
+        }
+    }
+
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Plan::Single(p) => &p.name,
+            Plan::Bsss(p) => &p.name,
+        }
+    }
+
+    /// The run's seed.
+    pub fn seed(&self) -> u64 {
+        match self {
+            Plan::Single(p) => p.cfg.seed,
+            Plan::Bsss(p) => p.seed,
+        }
+    }
+
+    /// The simulated time the run covers, ns (the progress bar's total).
+    pub fn duration_ns(&self) -> u64 {
+        match self {
+            Plan::Single(p) => p.cfg.duration.as_ns(),
+            Plan::Bsss(p) => p.end().as_ns(),
+        }
+    }
+
+    /// The scenario with its overrides, every key with its default filled in: what
+    /// `txop show` prints (TOML).
+    pub fn scenario(&self) -> &Scenario {
+        match self {
+            Plan::Single(p) => &p.scenario,
+            Plan::Bsss(p) => &p.scenario,
+        }
+    }
+
+    /// A rough cost of the run, to start the longest runs of a sweep first: nodes
+    /// (stations and APs) × simulated seconds, summed over the BSSs.
+    pub fn cost(&self) -> f64 {
+        let cost = |cfg: &txop_sim::SimConfig| {
+            (cfg.cell.stations.len() + 1) as f64 * cfg.duration.as_ns() as f64 / 1e9
+        };
+        match self {
+            Plan::Single(p) => cost(&p.cfg),
+            Plan::Bsss(p) => p.bsss.iter().map(|b| cost(&b.cfg)).sum(),
+        }
+    }
+
+    /// Run it to its end, calling `advance` with the simulated nanoseconds of each
+    /// step. While it runs, the thread's context (for an internal error's line) is
+    /// this run's scenario and seed.
+    pub fn simulate(self, advance: &(dyn Fn(u64) + Sync)) -> Result<Outcome, Failure> {
+        self.simulate_captured(advance, None)
+            .map(|(outcome, _)| outcome)
+    }
+
+    /// [`Plan::simulate`], capturing the air within `capture`'s bounds if given
+    /// (`txop run --pcap`): the outcome, and the capture's pcapng file with what it
+    /// holds. A capture is of one cell: with several BSSs it is refused.
+    pub fn simulate_captured(
+        self,
+        advance: &(dyn Fn(u64) + Sync),
+        capture: Option<txop_capture::CaptureConfig>,
+    ) -> Result<(Outcome, Option<runner::CapturedAir>), Failure> {
+        let _context = runner::enter_context(self.label());
+        match self {
+            Plan::Single(p) => {
+                let (results, air) = runner::simulate_captured(&p, advance, capture)?;
+                Ok((Outcome::Single { p, results }, air))
+            }
+            Plan::Bsss(_) if capture.is_some() => Err(Failure::from(format!(
+                "--pcap: {} has several BSSs; captures are of one BSS for now",
+                self.name()
+            ))),
+            Plan::Bsss(p) => {
+                let results = neighbours::simulate(&p, advance)?;
+                Ok((Outcome::Bsss { p, results }, None))
+            }
+        }
+    }
+}
+
+/// A finished run.
+pub enum Outcome {
+    /// One cell's results.
+    Single { p: Box<Prepared>, results: Results },
+    /// Each BSS's results, in the scenario's order.
+    Bsss {
+        p: Box<PreparedBsss>,
+        results: Vec<Results>,
+    },
+}
+
+impl Outcome {
+    /// The summary `txop run` prints (and writes as summary.txt).
+    pub fn summary(&self) -> String {
+        match self {
+            Outcome::Single { p, results } => report::summary(&p.name, results),
+            Outcome::Bsss { p, results } => neighbours::summary(p, results),
+        }
+    }
+
+    /// What `txop run --json` prints.
+    pub fn json(&self) -> Result<String, String> {
+        match self {
+            Outcome::Single { p, results } => to_json(&single_report(p, results, false)),
+            Outcome::Bsss { p, results } => to_json(&neighbours::report(p, results, false)),
+        }
+    }
+
+    /// The files of the results directory `txop run -o DIR` writes: summary.txt,
+    /// results.json (with the resolved scenario), the plots and, for a flent test, its
+    /// data file (one per BSS).
+    pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
+        match self {
+            Outcome::Single { p, results } => single_files(p, results, &self.summary()),
+            Outcome::Bsss { p, results } => side_by_side_files(
+                &p.name,
+                self.summary(),
+                &neighbours::report(p, results, true),
+                &neighbours::columns(p, results),
+            ),
+        }
+    }
+}
+
+/// The `--json` object or (with `resolved`) results.json of one cell's run.
+fn single_report<'a>(p: &'a Prepared, results: &'a Results, resolved: bool) -> JsonReport<'a> {
+    JsonReport {
+        txop_version: env!("CARGO_PKG_VERSION"),
+        scenario: &p.name,
+        resolved: resolved.then_some(&p.scenario),
+        results,
+    }
+}
+
+/// `v` as pretty JSON with a final newline, as `--json` prints it.
+pub fn to_json<T: Serialize>(v: &T) -> Result<String, String> {
+    serde_json::to_string_pretty(v)
+        .map(|s| s + "\n")
+        .map_err(|e| format!("cannot encode results: {e}"))
+}
+
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use flate2::{write::GzEncoder, Compression};
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(bytes)?;
+    e.finish()
+}
+
+/// The results-directory files of one run: `summary` as summary.txt, results.json
+/// (with the resolved scenario) and, for a flent test, its data file.
+fn single_files(
+    p: &Prepared,
+    results: &Results,
+    summary: &str,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let json_bytes = serde_json::to_vec_pretty(&single_report(p, results, true))
+        .map_err(|e| format!("cannot encode results: {e}"))?;
+    let mut files = vec![
+        ("summary.txt".to_string(), summary.as_bytes().to_vec()),
+        ("results.json".to_string(), json_bytes),
+    ];
+    if let Some((file, bytes)) = flent_file_of(&p.scenario, &p.name, results)? {
+        files.push((file, bytes));
+    }
+    let run = PlotRun {
+        label: &p.name,
+        results,
+    };
+    files.extend(render_plots(&p.name, &[run]).map_err(|e| format!("plots: {e}"))?);
+    Ok(files)
+}
+
+/// For a flent test of `scenario` (a run named `name`), its data file's name and
+/// gzipped bytes.
+fn flent_file_of(
+    scenario: &Scenario,
+    name: &str,
+    results: &Results,
+) -> Result<Option<(String, Vec<u8>)>, String> {
+    let Some(test) = &scenario.traffic.test else {
+        return Ok(None);
+    };
+    let data = txop_results::flentfile::flent_data(results, test, name, scenario.traffic.length_s);
+    let bytes = serde_json::to_vec(&data)
+        .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
+        .map_err(|e| format!("cannot encode the flent file: {e}"))?;
+    // The scenario's name is the user's: only file-name-safe characters go into a file name.
+    Ok(Some((
+        format!("{test}-{}.flent.gz", compare::slug(name)),
+        bytes,
+    )))
+}
+
+/// One column of a table of runs side by side (a comparison's setting, a BSS).
+pub(crate) struct Column<'a> {
+    pub(crate) label: &'a str,
+    pub(crate) scenario: &'a Scenario,
+    pub(crate) results: &'a Results,
+}
+
+/// What a table of runs side by side (`compare`, several BSSs) writes: `table` as
+/// summary.txt, `report` (with the resolved scenarios) as results.json, the plots with
+/// a line per column, and each column's flent file, named with its label.
+fn side_by_side_files<R: Serialize>(
+    name: &str,
+    table: String,
+    report: &R,
+    columns: &[Column<'_>],
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let json_bytes =
+        serde_json::to_vec_pretty(report).map_err(|e| format!("cannot encode results: {e}"))?;
+    let mut files = vec![
+        ("summary.txt".to_string(), table.into_bytes()),
+        ("results.json".to_string(), json_bytes),
+    ];
+    let runs: Vec<PlotRun<'_>> = columns
+        .iter()
+        .map(|c| PlotRun {
+            label: c.label,
+            results: c.results,
+        })
+        .collect();
+    files.extend(render_plots(name, &runs).map_err(|e| format!("plots: {e}"))?);
+    for c in columns {
+        if let Some((file, bytes)) = flent_file_of(c.scenario, name, c.results)? {
+            let file = file.replace(
+                ".flent.gz",
+                &format!("-{}.flent.gz", compare::slug(c.label)),
+            );
+            files.push((file, bytes));
+        }
+    }
+    Ok(files)
+}
+
+/// results.json of a comparison: every run with its label and settings.
+#[derive(Serialize)]
+struct CompareReport<'a> {
+    txop_version: &'a str,
+    scenario: &'a str,
+    runs: Vec<CompareRun<'a>>,
+}
+
+#[derive(Serialize)]
+struct CompareRun<'a> {
+    label: &'a str,
+    /// The `--stack` / `--vary` settings that make this run.
+    settings: std::collections::BTreeMap<&'a str, &'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<&'a Scenario>,
+    #[serde(flatten)]
+    results: &'a Results,
+}
+
+/// A comparison ready to run: one prepared run per variant.
+pub struct ComparePlan {
+    variants: Vec<Variant>,
+    prepared: Vec<Prepared>,
+}
+
+/// `txop compare`'s runs: `spec` under every variant of `stacks` × `vary` (as the
+/// options give them), each with `sets` (`KEY=VALUE` strings) under it; `seed`
+/// overrides the scenario's. Every run is prepared (and so checked) here.
+pub fn plan_compare(
+    spec: &str,
+    stacks: &[String],
+    vary: &[String],
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<ComparePlan, String> {
+    let variants = compare::variants(stacks, vary)?;
+    let common = parse_sets(sets)?;
+    let mut prepared = Vec::with_capacity(variants.len());
+    for v in &variants {
+        let mut sets = common.clone();
+        sets.extend(v.sets.iter().cloned());
+        let mut p = runner::prepare(spec, &sets, seed)
+            .map_err(|e| format!("{e} (in setting `{}`)", v.label))?;
+        p.setting = v.label.clone();
+        prepared.push(p);
+    }
+    Ok(ComparePlan { variants, prepared })
+}
+
+impl ComparePlan {
+    /// The comparison in messages: `<scenario> (compare) seed <n>`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} (compare) seed {}",
+            self.prepared[0].name, self.prepared[0].cfg.seed
+        )
+    }
+
+    /// The simulated time of all its runs, ns.
+    pub fn duration_ns(&self) -> u64 {
+        self.prepared.iter().map(|p| p.cfg.duration.as_ns()).sum()
+    }
+
+    /// Run every variant, on up to `workers` threads (each run its own deterministic
+    /// simulation), calling `advance` with simulated nanoseconds as they pass. The
+    /// first failure stops new runs and is returned.
+    pub fn simulate(
+        self,
+        workers: usize,
+        advance: &(dyn Fn(u64) + Sync),
+    ) -> Result<CompareOutcome, Failure> {
+        let prepared = &self.prepared;
+        let workers = workers.max(1).min(prepared.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        // Set by a run that fails: the others take no new runs.
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let slots: Vec<std::sync::Mutex<Option<Result<Results, Failure>>>> = prepared
+            .iter()
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    let i = next.fetch_add(1, Relaxed);
+                    let Some(p) = prepared.get(i).filter(|_| !failed.load(Relaxed)) else {
+                        break;
+                    };
+                    // A panic in one run (its line printed by the hook) ends the
+                    // comparison here rather than in the scope, which would panic again.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        runner::simulate(p, advance).map_err(Failure::from)
+                    }))
+                    .unwrap_or(Err(Failure::Panicked));
+                    if r.is_err() {
+                        failed.store(true, Relaxed);
+                    }
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some(r);
+                    }
+                });
+            }
+        });
+        let mut results = Vec::with_capacity(prepared.len());
+        let mut not_run = false;
+        for slot in slots {
+            match slot.into_inner().ok().flatten() {
+                Some(r) => results.push(r?),
+                None => not_run = true,
+            }
+        }
+        if not_run {
+            return Err(Failure::Internal(internal_error_line(
+                None,
+                "a comparison's run did not finish",
+            )));
+        }
+        Ok(CompareOutcome {
+            variants: self.variants,
+            prepared: self.prepared,
+            results,
+        })
+    }
+}
+
+/// A finished comparison.
+pub struct CompareOutcome {
+    variants: Vec<Variant>,
+    prepared: Vec<Prepared>,
+    results: Vec<Results>,
+}
+
+impl CompareOutcome {
+    /// The table `txop compare` prints (and writes as summary.txt).
+    pub fn summary(&self) -> String {
+        let labelled: Vec<(&str, &Results)> = self
+            .variants
+            .iter()
+            .map(|v| v.label.as_str())
+            .zip(self.results.iter())
+            .collect();
+        compare::table(&self.prepared[0].name, &labelled)
+    }
+
+    fn report(&self, resolved: bool) -> CompareReport<'_> {
+        CompareReport {
+            txop_version: env!("CARGO_PKG_VERSION"),
+            scenario: &self.prepared[0].name,
+            runs: self
+                .variants
+                .iter()
+                .zip(&self.prepared)
+                .zip(&self.results)
+                .map(|((v, p), r)| CompareRun {
+                    label: &v.label,
+                    settings: v
+                        .sets
+                        .iter()
+                        .map(|(k, x)| (k.as_str(), x.as_str()))
+                        .collect(),
+                    resolved: resolved.then_some(&p.scenario),
+                    results: r,
+                })
+                .collect(),
+        }
+    }
+
+    /// What `txop compare --json` prints.
+    pub fn json(&self) -> Result<String, String> {
+        to_json(&self.report(false))
+    }
+
+    /// The files of the results directory `txop compare -o DIR` writes.
+    pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let columns: Vec<Column<'_>> = self
+            .variants
+            .iter()
+            .zip(&self.prepared)
+            .zip(&self.results)
+            .map(|((v, p), results)| Column {
+                label: &v.label,
+                scenario: &p.scenario,
+                results,
+            })
+            .collect();
+        side_by_side_files(
+            &self.prepared[0].name,
+            self.summary(),
+            &self.report(true),
+            &columns,
+        )
+    }
+}

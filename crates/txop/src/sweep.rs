@@ -1,0 +1,47 @@
+//! `txop sweep`: handed to the Python package `txop` (`python3 -m txop sweep …`),
+//! which runs the grid on a local process pool or a Dask cluster and writes the
+//! xarray dataset (python/txop/__main__.py). The Python side owns the options; this
+//! only finds the interpreter and passes the arguments and the exit code through.
+
+use std::process::{Command, ExitCode};
+
+/// The interpreter: `$TXOP_PYTHON`, else `python3`.
+fn python() -> String {
+    std::env::var("TXOP_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".to_string())
+}
+
+/// Run `python3 -m txop sweep ARGS…` and exit with its code; one line (exit 2) if
+/// the interpreter or the package is missing.
+pub(crate) fn main(args: &[String]) -> ExitCode {
+    let py = python();
+    let found = Command::new(&py)
+        .args(["-c", "import txop._txop"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !found.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "txop: error: `txop sweep` needs the Python package txop in `{py}` \
+             (./scripts/setup.sh builds and installs it; TXOP_PYTHON names another interpreter)"
+        );
+        return ExitCode::from(2);
+    }
+    match Command::new(&py)
+        .args(["-m", "txop", "sweep"])
+        .args(args)
+        .status()
+    {
+        Ok(status) => match status.code() {
+            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            // Ended by a signal (Ctrl-C): the shell's 128 + SIGINT.
+            None => ExitCode::from(130),
+        },
+        Err(e) => {
+            eprintln!("txop: error: cannot run {py}: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+"""txop.run / scenario / compare / stacks / list against the command line."""
+
+from __future__ import annotations
+
+import filecmp
+import threading
+import time
+
+import pytest
+
+import txop
+
+
+def test_run_gives_the_bytes_of_txop_run_json(cli):
+    sc = txop.scenario("default", {"stations.list[0].count": 1}, stack="linux-4.9")
+    r = txop.run(sc, seed=3)
+    code, out, _ = cli(
+        "run", "default", "--set", "stations.list[0].count=1", "--set", "stack=linux-4.9",
+        "--seed", "3", "--json",
+    )
+    assert code == 0
+    assert r.json.encode() == out
+    assert r.results["seed"] == 3
+
+
+def test_a_bss_scenario_matches_too_and_has_a_bss_frame(cli):
+    r = txop.run("neighbours-in-range", seed=2, duration_s=2)
+    code, out, _ = cli("run", "neighbours-in-range", "--set", "duration_s=2", "--seed", "2", "--json")
+    assert code == 0 and r.json.encode() == out
+    bss = r.bss
+    assert list(bss.index) == [b["name"] for b in r.results["bss"]]
+    # Each BSS's stations add up to its total.
+    per_bss = r.stations.groupby(level="bss")["throughput_bps"].sum()
+    for name, row in bss.iterrows():
+        assert per_bss[name] == pytest.approx(row["total_throughput_bps"], rel=1e-9)
+
+
+def test_bad_keys_and_values_raise_the_line_txop_prints(cli):
+    for args, overrides in [
+        (["--set", "stations.cuont=3"], {"stations.cuont": 3}),
+        (["--set", "stack=linux-9"], {"stack": "linux-9"}),
+    ]:
+        with pytest.raises(txop.TxopError) as e:
+            txop.scenario("default", overrides)
+        code, _, err = cli("run", "default", *args)
+        assert code == 2
+        assert err == f"txop: error: {e.value}\n"
+        assert isinstance(e.value, ValueError)
+    with pytest.raises(txop.TxopError, match="no such scenario file or built-in scenario"):
+        txop.scenario("defualt")
+
+
+def test_setting_a_bad_value_in_place_keeps_the_scenario_as_it_was():
+    sc = txop.scenario("default")
+    sc["duration_s"] = 2
+    with pytest.raises(txop.TxopError, match="duration_s"):
+        sc["duration_s"] = -1
+    assert sc.overrides == {"duration_s": 2} and sc["duration_s"] == 2.0
+
+
+def test_frames_hold_what_the_results_hold():
+    r = txop.run("default", duration_s=3)
+    res = r.results
+    assert len(r.flows) == len(res["flows"]) and len(r.stations) == len(res["stations"])
+    assert r.stations["throughput_bps"].sum() == pytest.approx(res["total_throughput_bps"], rel=1e-9)
+    f0 = res["flows"][0]
+    assert r.flows.loc[0, "latency_p50_ms"] == f0["latency_ms"]["p50"]
+    s = r.series
+    assert s.index.name == "time_s"
+    assert len(s) == len(f0["throughput_series_bps"])
+    assert s.index[1] - s.index[0] == pytest.approx(res["series_step_s"])
+    assert list(s[0]) == f0["throughput_series_bps"]
+    assert r.bss is None
+
+
+def test_write_writes_the_directory_txop_run_o_writes(cli, tmp_path):
+    r = txop.run("tcp-ndown-6mbit", traffic__length_s=2)
+    r.write(tmp_path / "py")
+    code, _, _ = cli("run", "tcp-ndown-6mbit", "--set", "traffic.length_s=2", "-q", "-o", str(tmp_path / "cli"))
+    assert code == 0
+    files = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert any(f.endswith(".flent.gz") for f in files) and "latency-cdf.png" in files
+    assert sorted(p.name for p in (tmp_path / "py").iterdir()) == files
+    match, mismatch, errors = filecmp.cmpfiles(tmp_path / "py", tmp_path / "cli", files, shallow=False)
+    assert mismatch == [] and errors == []
+    with pytest.raises(txop.TxopError, match="exists"):
+        r.write(tmp_path / "py")
+
+
+def test_compare_gives_the_bytes_of_txop_compare_json(cli):
+    c = txop.compare("default", stacks=["linux-4.9", "linux-6.16"], vary={"duration_s": [1, 2]}, seed=4)
+    code, out, _ = cli(
+        "compare", "default", "--stack", "linux-4.9", "--stack", "linux-6.16",
+        "--vary", "duration_s=1,2", "--seed", "4", "--json",
+    )
+    assert code == 0 and c.json.encode() == out
+    assert len(c.runs) == 4
+
+
+def test_stacks_and_list_name_what_the_command_names(cli):
+    _, out, _ = cli("list")
+    text = out.decode()
+    listing = txop.list()
+    for name in listing["scenarios"]:
+        assert f"  {name} " in text
+    assert set(txop.stacks()) == set(listing["stacks"])
+    _, out, _ = cli("stacks", "linux-6.16")
+    assert out.decode().startswith("linux-6.16\n  " + txop.stacks()["linux-6.16"]["summary"])
+
+
+def test_a_simulation_runs_without_the_gil():
+    """While one thread simulates, this one keeps running: the gaps between its steps
+    stay far below the simulation's length (with the GIL held they would span it)."""
+    done = threading.Event()
+    elapsed = []
+
+    def simulate():
+        t = time.perf_counter()
+        txop.run("default", duration_s=900)
+        elapsed.append(time.perf_counter() - t)
+        done.set()
+
+    th = threading.Thread(target=simulate)
+    last, worst = time.perf_counter(), 0.0
+    th.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        worst, last = max(worst, now - last), now
+        time.sleep(0.001)
+    th.join()
+    assert elapsed[0] > 0.2, "the run is too short to tell"
+    assert worst < elapsed[0] / 4, (worst, elapsed[0])

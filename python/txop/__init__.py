@@ -1,0 +1,46 @@
+"""txop from Python: WiFi cells under load, run by the same Rust model as the ``txop``
+command, with results as pandas DataFrames and sweeps as xarray Datasets.
+
+>>> import txop
+>>> sc = txop.scenario("default", {"stations.list[0].count": 1}, stack="linux-4.9")
+>>> r = txop.run(sc, seed=1)
+>>> r.flows[["kind", "throughput_bps", "latency_p50_ms"]]
+>>> ds = txop.sweep("default", grid={"stack": ["linux-4.9", "linux-6.16"]}, seeds=3)
+
+Errors in what you give (an unknown scenario, key or value) raise :class:`TxopError`
+(a ``ValueError``) whose message is the line ``txop`` prints after ``txop: error:``.
+"""
+
+from __future__ import annotations
+
+from . import _txop
+from ._api import (
+    Comparison,
+    Result,
+    Scenario,
+    compare,
+    list_ as list,
+    run,
+    scenario,
+    stacks,
+)
+from ._sweep import sweep
+
+__version__: str = _txop.__version__
+TxopError = _txop.TxopError
+TxopInternalError = _txop.TxopInternalError
+
+__all__ = [
+    "Comparison",
+    "Result",
+    "Scenario",
+    "TxopError",
+    "TxopInternalError",
+    "__version__",
+    "compare",
+    "list",
+    "run",
+    "scenario",
+    "stacks",
+    "sweep",
+]

@@ -1,0 +1,422 @@
+"""Scenarios, runs and comparisons: the ``txop`` command's ``show``, ``run``,
+``compare``, ``stacks`` and ``list`` as Python calls (``txop.scenario``, ``txop.run``…).
+
+Everything here calls the native module ``txop._txop``, which calls the functions
+the command line calls: the same scenario keys, the same errors, the same numbers.
+pandas is imported only when a DataFrame is asked for.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import os
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+
+from . import _txop
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "Comparison",
+    "Result",
+    "Scenario",
+    "compare",
+    "list_",
+    "run",
+    "scenario",
+    "stacks",
+    "toml_literal",
+]
+
+
+def toml_literal(value: Any) -> str:
+    """``value`` as the text ``--set KEY=TEXT`` takes: a TOML literal (``true``,
+    ``4``, ``0.5``, ``[1, 2]``, ``{ a = 1 }``), or a string as it is (``--set`` reads
+    what is not a TOML literal as a string)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    return _toml_value(value)
+
+
+def _toml_value(value: Any) -> str:
+    """``value`` as a TOML value inside an array or inline table (strings quoted)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    if isinstance(value, (builtins.list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if hasattr(value, "item"):  # a numpy scalar
+        return toml_literal(value.item())
+    return toml_literal(value)
+
+
+def _key(name: str) -> str:
+    """A keyword argument's name as a scenario key: ``stations__count`` is
+    ``stations.count``."""
+    return name.replace("__", ".")
+
+
+def _spec(name_or_path: Union[str, "os.PathLike[str]"]) -> str:
+    """A built-in name as it is; a path made absolute, so that the scenario means the
+    same file from any directory (and in a sweep's worker processes)."""
+    spec = os.fspath(name_or_path)
+    if spec in {name for name, _ in _txop.scenarios()}:
+        return spec
+    if os.path.exists(spec):
+        return os.path.abspath(spec)
+    return spec
+
+
+class Scenario:
+    """A scenario (a built-in name or a TOML file) with overrides, validated: every
+    change is checked as ``txop run --set`` checks it, and a bad key or value raises
+    :class:`txop.TxopError` naming it.
+
+    Make one with :func:`txop.scenario`. ``sc["stations.count"] = 4`` changes it in
+    place; :meth:`set` returns a changed copy. :attr:`text` is the scenario fully
+    resolved, as ``txop show`` prints it.
+    """
+
+    def __init__(self, spec: str, overrides: Optional[Mapping[str, Any]] = None):
+        self.spec: str = spec
+        #: The overrides, in order: scenario key -> value.
+        self.overrides: dict[str, Any] = dict(overrides or {})
+        self._check()
+
+    def _check(self) -> None:
+        name, seed, text, cost, has_bss = _txop.resolve(self.spec, self.sets())
+        self.name: str = name
+        #: The scenario's seed (``txop.run(..., seed=N)`` overrides it).
+        self.seed: int = seed
+        #: Every key with its default filled in (TOML), as ``txop show`` prints it.
+        self.text: str = text
+        #: A rough cost (nodes x simulated seconds): sweeps start the costliest first.
+        self.cost: float = cost
+        #: Whether it lists several BSSs (``[[bss]]``).
+        self.has_bss: bool = has_bss
+
+    def sets(self) -> builtins.list[tuple[str, str]]:
+        """The overrides as ``--set`` pairs ``(key, text)``."""
+        return [(k, toml_literal(v)) for k, v in self.overrides.items()]
+
+    def set(self, overrides: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> "Scenario":
+        """A copy with more overrides (``stations__count=4`` is ``stations.count``),
+        validated."""
+        merged = dict(self.overrides)
+        merged.update(overrides or {})
+        merged.update({_key(k): v for k, v in kwargs.items()})
+        return Scenario(self.spec, merged)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        before = dict(self.overrides)
+        self.overrides[key] = value
+        try:
+            self._check()
+        except Exception:
+            self.overrides = before
+            raise
+
+    def __getitem__(self, key: str) -> Any:
+        """A key's resolved value (``sc["stack"]``, ``sc["traffic.length_s"]``)."""
+        node: Any = self.to_dict()
+        for part in key.split("."):
+            if "[" in part:
+                name, index = part.rstrip("]").split("[")
+                node = node[name][int(index)]
+            else:
+                node = node[part]
+        return node
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved scenario as a dict (parsed from :attr:`text`)."""
+        try:
+            import tomllib
+        except ImportError:  # Python < 3.11
+            import tomli as tomllib  # type: ignore[no-redef]
+        return tomllib.loads(self.text)
+
+    def __repr__(self) -> str:
+        return f"txop.scenario({self.spec!r}, {self.overrides!r})"
+
+
+def scenario(
+    name_or_path: Union[str, "os.PathLike[str]", Scenario],
+    overrides: Optional[Mapping[str, Any]] = None,
+    **kwargs: Any,
+) -> Scenario:
+    """A built-in scenario (``txop.list()["scenarios"]``) or a scenario file, with
+    overrides, validated.
+
+    Overrides take the keys of ``--set`` (docs/scenarios.md): as a dict
+    (``{"stations.list[0].count": 1}``) or as keyword arguments, with ``__`` for the
+    dots (``stations__count=4``, ``stack="linux-4.9"``). Values are Python values
+    (``True``, ``4``, ``0.5``, ``"fq_codel"``, lists) or ``--set`` text.
+
+    Raises :class:`txop.TxopError` (a ``ValueError``) for an unknown scenario, key or
+    value, with the message ``txop`` prints.
+    """
+    merged: dict[str, Any] = {}
+    if isinstance(name_or_path, Scenario):
+        merged.update(name_or_path.overrides)
+        spec = name_or_path.spec
+    else:
+        spec = _spec(name_or_path)
+    merged.update(overrides or {})
+    merged.update({_key(k): v for k, v in kwargs.items()})
+    return Scenario(spec, merged)
+
+
+def _cells(results: Mapping[str, Any]) -> builtins.list[tuple[Optional[str], Mapping[str, Any]]]:
+    """The cells of a results dict: ``[(None, results)]`` for one cell, ``[(name,
+    bss), …]`` for several BSSs."""
+    if "bss" in results:
+        return [(b["name"], b) for b in results["bss"]]
+    return [(None, results)]
+
+
+_LATENCIES = ("latency_ms", "driver_latency_ms", "rtt_ms")
+_QUANTILES = ("min", "mean", "p50", "p90", "p99", "max")
+
+
+def station_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
+    """One dict per station (per BSS): its scalar results, plus ``drops`` (queue
+    full + retry limit + AQM)."""
+    rows = []
+    for bss, cell in _cells(results):
+        for st in cell["stations"]:
+            row: dict[str, Any] = {} if bss is None else {"bss": bss}
+            row.update({k: v for k, v in st.items() if not isinstance(v, (dict, builtins.list))})
+            row["drops"] = st["dropped_queue_full"] + st["dropped_retry_limit"] + st["dropped_aqm"]
+            rows.append(row)
+    return rows
+
+
+def flow_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
+    """One dict per flow (per BSS): its scalar results, with the latency summaries
+    flattened (``latency_p50_ms``, ``rtt_p99_ms``, ``driver_latency_max_ms``; NaN where
+    the flow has none)."""
+    rows = []
+    for bss, cell in _cells(results):
+        for f in cell["flows"]:
+            row: dict[str, Any] = {} if bss is None else {"bss": bss}
+            row.update(
+                {
+                    k: (math.nan if v is None else v)
+                    for k, v in f.items()
+                    if k not in _LATENCIES and not isinstance(v, (dict, builtins.list))
+                }
+            )
+            for m in _LATENCIES:
+                summary = f.get(m) or {}
+                for q in _QUANTILES:
+                    row[f"{m[:-3]}_{q}_ms"] = summary.get(q, math.nan)
+            rows.append(row)
+    return rows
+
+
+class Result:
+    """One run's results.
+
+    :attr:`results` is the dict ``txop run --json`` prints; :attr:`flows`,
+    :attr:`stations`, :attr:`bss` and :attr:`series` are pandas views of it;
+    :meth:`write` writes the results directory ``txop run -o DIR`` writes.
+    """
+
+    def __init__(self, native: Any, scenario: Scenario, seed: Optional[int]):
+        self._native = native
+        #: The scenario that was run.
+        self.scenario: Scenario = scenario
+        #: What ``txop run --json`` prints (text).
+        self.json: str = native.json()
+        #: The results as a dict (``txop run --json``; docs/results.md).
+        self.results: dict[str, Any] = json.loads(self.json)
+        #: The run's seed.
+        self.seed: int = self.results.get("seed", seed)
+
+    @property
+    def summary(self) -> str:
+        """The table ``txop run`` prints."""
+        return self._native.summary()
+
+    def __repr__(self) -> str:
+        return f"<txop.Result {self.results.get('scenario')!r} seed {self.seed}>\n" + self.summary
+
+    @property
+    def stations(self) -> "pd.DataFrame":
+        """One row per station (index ``station``, or ``bss, station``): throughput
+        (bit/s, up and down), airtime share, collisions, retries, ``drops``…"""
+        import pandas as pd
+
+        keys = ["bss", "station"] if "bss" in self.results else ["station"]
+        return pd.DataFrame(station_rows(self.results)).set_index(keys)
+
+    @property
+    def flows(self) -> "pd.DataFrame":
+        """One row per flow (index ``flow``, or ``bss, flow``): kind, label, ends,
+        packets offered/delivered/dropped, throughput (bit/s), latency percentiles
+        (``latency_p50_ms``, ``rtt_p99_ms``…, NaN where the flow has none)."""
+        import pandas as pd
+
+        keys = ["bss", "flow"] if "bss" in self.results else ["flow"]
+        return pd.DataFrame(flow_rows(self.results)).set_index(keys)
+
+    @property
+    def bss(self) -> "Optional[pd.DataFrame]":
+        """One row per BSS (index ``bss``) for a scenario with ``[[bss]]``: channel,
+        total throughput, medium busy fraction, Jain's index; ``None`` otherwise."""
+        import pandas as pd
+
+        if "bss" not in self.results:
+            return None
+        rows = [
+            {
+                "bss": b["name"],
+                "channel": b["channel"],
+                "stations": len(b["stations"]),
+                "total_throughput_bps": b["total_throughput_bps"],
+                "busy_fraction": b["busy_fraction"],
+                "airtime_jain_index": b["airtime_jain_index"],
+            }
+            for b in self.results["bss"]
+        ]
+        return pd.DataFrame(rows).set_index("bss")
+
+    @property
+    def series(self) -> "pd.DataFrame":
+        """Each flow's throughput (bit/s) per step of ``series_step_s`` (0.2 s, more
+        for long runs), indexed by ``time_s``, the start of the step; one column per
+        flow (``(bss, flow)`` with several BSSs)."""
+        import pandas as pd
+
+        columns = {}
+        step = None
+        for bss, cell in _cells(self.results):
+            step = cell["series_step_s"]
+            for f in cell["flows"]:
+                col = f["flow"] if bss is None else (bss, f["flow"])
+                columns[col] = pd.Series(f["throughput_series_bps"], dtype="float64")
+        frame = pd.DataFrame(columns)
+        frame.index = pd.Index([i * (step or 0.2) for i in range(len(frame))], name="time_s")
+        frame.columns.name = "flow"
+        return frame
+
+    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+        """Write the results directory ``txop run -o DIR`` writes (summary.txt,
+        results.json, plots, flent files); refused if ``dir`` exists, unless ``force``
+        and txop wrote it."""
+        self._native.write(os.fspath(dir), force)
+
+
+def _as_scenario(sc: Union[str, "os.PathLike[str]", Scenario], overrides: Mapping[str, Any]) -> Scenario:
+    if isinstance(sc, Scenario) and not overrides:
+        return sc
+    return scenario(sc, overrides)
+
+
+def run(
+    scenario: Union[str, "os.PathLike[str]", Scenario],
+    seed: Optional[int] = None,
+    **overrides: Any,
+) -> Result:
+    """Run a scenario (a :class:`Scenario`, a built-in name or a file) as ``txop run``
+    does, and return its :class:`Result`. ``seed`` overrides the scenario's; keyword
+    overrides as in :func:`txop.scenario` (``stations__count=4``).
+
+    The simulation runs without the GIL: other Python threads go on meanwhile.
+    Raises :class:`txop.TxopError` for a bad scenario, key or value.
+    """
+    sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
+    native = _txop.run(sc.spec, sc.sets(), seed)
+    return Result(native, sc, seed)
+
+
+class Comparison:
+    """A comparison's results: :attr:`summary` is the table ``txop compare`` prints,
+    :attr:`results` its ``--json``, :attr:`runs` one row per setting."""
+
+    def __init__(self, native: Any):
+        self._native = native
+        self.json: str = native.json()
+        self.results: dict[str, Any] = json.loads(self.json)
+
+    @property
+    def summary(self) -> str:
+        """The table ``txop compare`` prints."""
+        return self._native.summary()
+
+    def __repr__(self) -> str:
+        return self.summary
+
+    @property
+    def runs(self) -> "pd.DataFrame":
+        """One row per setting (index ``label``): the settings, total throughput,
+        medium busy fraction, Jain's index over airtime."""
+        import pandas as pd
+
+        rows = []
+        for r in self.results["runs"]:
+            row = {"label": r["label"], **r["settings"]}
+            for k in ("total_throughput_bps", "busy_fraction", "airtime_jain_index"):
+                row[k] = r[k]
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("label")
+
+    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+        """Write the results directory ``txop compare -o DIR`` writes."""
+        self._native.write(os.fspath(dir), force)
+
+
+def compare(
+    scenario: Union[str, "os.PathLike[str]", Scenario],
+    stacks: Sequence[str] = (),
+    vary: Optional[Mapping[str, Iterable[Any]]] = None,
+    seed: Optional[int] = None,
+    workers: Optional[int] = None,
+    **overrides: Any,
+) -> Comparison:
+    """``txop compare``: the scenario under every stack of ``stacks`` times every
+    value of ``vary`` (``{"stations.count": [1, 4, 16]}``), side by side; ``workers``
+    threads (default: the machine's cores), without the GIL."""
+    sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
+    vary_args = [
+        f"{k}=" + ",".join(toml_literal(v) for v in values) for k, values in (vary or {}).items()
+    ]
+    set_args = [f"{k}={v}" for k, v in sc.sets()]
+    native = _txop.compare(
+        sc.spec, builtins.list(stacks), vary_args, set_args, seed, workers or os.cpu_count() or 1
+    )
+    return Comparison(native)
+
+
+def stacks() -> dict[str, dict[str, Any]]:
+    """The stack presets (kernel eras), as ``txop stacks`` lists them: name ->
+    ``{"summary": …, "knobs": {knob: value}}``."""
+    return {
+        name: {"summary": summary, "knobs": dict(knobs)}
+        for name, summary, knobs in _txop.stacks()
+    }
+
+
+def list_() -> dict[str, dict[str, str]]:
+    """What ``txop list`` lists: ``{"scenarios": {name: description}, "flent_tests":
+    {name: what}, "stacks": {name: summary}}``."""
+    return {
+        "scenarios": dict(_txop.scenarios()),
+        "flent_tests": dict(_txop.flent_tests()),
+        "stacks": {name: summary for name, summary, _ in _txop.stacks()},
+    }

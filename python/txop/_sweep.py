@@ -1,0 +1,656 @@
+"""Sweeps: a scenario over the product of a grid of keys and values, times seeds, on a
+local process pool or a ``dask.distributed`` cluster, with a result cache on disk;
+the results as an ``xarray.Dataset``.
+
+How it runs:
+
+- The whole grid is checked before any point runs: every key and value alone on the
+  base scenario (an unknown one raises :class:`txop.TxopError` naming it), then every
+  combination (one the model refuses, say ``stations.count`` with ``stations.list``,
+  is recorded as a failed point with its error, and the others run).
+- Points run costliest first (nodes x simulated seconds), so that the last ones to
+  finish are short.
+- Each point's result is cached in ``cache`` as ``<key>.json.gz``, the key a SHA-256
+  of (txop version, scenario name, fully resolved scenario text, seed). The file is
+  written under a temporary name and linked into place, never overwritten: a second
+  result for the same key is dropped, so a point is in the cache once. A re-run (or
+  an interrupted sweep run again) computes only the points not in the cache.
+- On the local pool each worker process takes one point at a time; a worker that
+  dies (killed, out of memory) is replaced and only its point is given again. On
+  Dask, the scheduler does the same (``distributed.scheduler.allowed-failures``); a
+  point whose workers die every time is recorded as failed, and not cached.
+- Setting ``TXOP_SWEEP_TRACE=FILE`` appends a line per event (``start KEY PID``,
+  ``done KEY PID`` in the workers, ``write KEY`` in the caller) to FILE: how the tests
+  count evaluations and cache writes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+from . import _txop
+from ._api import Scenario, _as_scenario, _key, flow_rows, station_rows, toml_literal
+
+__all__ = ["sweep", "parse_seeds", "evaluate", "point_label"]
+
+TRACE_ENV = "TXOP_SWEEP_TRACE"
+CACHE_FORMAT = 1
+
+
+def _trace(event: str, key: str) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, f"{event} {key} {os.getpid()}\n".encode())
+    finally:
+        os.close(fd)
+
+
+def parse_seeds(seeds: Union[int, str, Iterable[int]]) -> list[int]:
+    """Seeds as ``sweep`` takes them: a count ``n`` (seeds 1 to n), a text ``"1-10"``
+    or ``"1,3,7"`` (ranges and lists may mix), or any iterable of whole numbers."""
+    if isinstance(seeds, bool):
+        raise _txop.TxopError(f"seeds: expected a count, a range like 1-10 or a list, not {seeds!r}")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise _txop.TxopError(f"seeds: expected at least 1 seed, not {seeds}")
+        return list(range(1, seeds + 1))
+    if isinstance(seeds, str):
+        import re
+
+        out: list[int] = []
+        for part in seeds.split(","):
+            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+            if m is None or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
+                raise _txop.TxopError(
+                    f"seeds {seeds}: expected N, A-B or a comma-separated list of them"
+                )
+            lo = int(m.group(1))
+            out.extend(range(lo, int(m.group(2) or lo) + 1))
+        seeds = out
+    result = [int(s) for s in seeds]
+    if not result:
+        raise _txop.TxopError("seeds: expected at least one seed")
+    if any(s < 0 or s >= 2**64 for s in result):
+        raise _txop.TxopError(f"seeds: a seed is a whole number from 0 to {2**64 - 1}")
+    if len(set(result)) != len(result):
+        raise _txop.TxopError("seeds: a seed is given twice")
+    return result
+
+
+def point_label(point: Mapping[str, Any], seed: int) -> str:
+    """A point as text: ``stack=linux-4.9, stations.count=4, seed 3``."""
+    parts = [f"{k}={toml_literal(v)}" for k, v in point.items()]
+    return ", ".join(parts + [f"seed {seed}"])
+
+
+def _slug(text: str) -> str:
+    """``text`` as a file name: letters, digits, ``.-_=`` kept, the rest ``_``."""
+    out = "".join(c if c.isalnum() or c in ".-_=" else "_" for c in text)
+    return out.strip("._") or "point"
+
+
+@dataclass
+class _Task:
+    """One point x seed to run."""
+
+    key: str
+    index: tuple[int, ...]  # the grid indices, then the seed's
+    point: dict[str, Any]
+    seed: int
+    sets: list[tuple[str, str]]
+    cost: float
+    want_files: bool = False
+    attempts: int = 0
+
+    def payload(self, spec: str) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "spec": spec,
+            "sets": self.sets,
+            "seed": self.seed,
+            "want_files": self.want_files,
+        }
+
+
+def evaluate(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one point (in a worker): ``{"ok": True, "json": …}`` with the run's
+    ``--json`` text (and the results directory's ``files`` if asked), or ``{"ok":
+    False, "error": …}`` with the line txop gives for a bad input or an internal
+    error. Never raises for txop's own errors: a failing point is a result."""
+    key = payload["key"]
+    _trace("start", key)
+    started = time.perf_counter()
+    try:
+        native = _txop.run(payload["spec"], [tuple(s) for s in payload["sets"]], payload["seed"])
+        out: dict[str, Any] = {"ok": True, "json": native.json()}
+        if payload.get("want_files"):
+            out["files"] = native.files()
+    except (_txop.TxopError, _txop.TxopInternalError) as e:
+        out = {"ok": False, "error": str(e)}
+    out["elapsed_s"] = time.perf_counter() - started
+    out["pid"] = os.getpid()
+    _trace("done", key)
+    return out
+
+
+def _cache_key(name: str, text: str, seed: int) -> str:
+    h = hashlib.sha256()
+    h.update(f"txop {_txop.__version__}\nname {name}\nseed {seed}\n".encode())
+    h.update(text.encode())
+    return h.hexdigest()
+
+
+class _Cache:
+    """Points' results on disk, one gzipped JSON file per key, each written once."""
+
+    def __init__(self, directory: Optional[str]):
+        self.dir = directory
+        if directory is not None:
+            os.makedirs(directory, exist_ok=True)
+
+    def path(self, key: str) -> Optional[str]:
+        return None if self.dir is None else os.path.join(self.dir, f"{key}.json.gz")
+
+    def load(self, key: str) -> Optional[dict[str, Any]]:
+        path = self.path(key)
+        if path is None or not os.path.exists(path):
+            return None
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                entry = json.load(f)
+        except (OSError, ValueError, EOFError):
+            return None  # unreadable: computed again (and not overwritten)
+        if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+            return None
+        return entry
+
+    def store(self, entry: dict[str, Any]) -> bool:
+        """Write ``entry`` under its key unless it is there already: written to a
+        temporary file in the cache directory, then hard-linked into place (which
+        fails if the name exists), so that a reader sees a whole file or none and a
+        key is written once. Returns whether it wrote."""
+        path = self.path(entry["key"])
+        if path is None:
+            return False
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json.gz", dir=self.dir)
+        try:
+            with os.fdopen(fd, "wb") as raw:
+                with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+                    f.write(json.dumps(entry).encode("utf-8"))
+                raw.flush()
+                os.fsync(raw.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            _trace("write", entry["key"])
+            return True
+        finally:
+            os.unlink(tmp)
+
+
+# ---------------------------------------------------------------------------------
+# Engines: each runs tasks and calls on_done(task, output) as each finishes.
+
+
+def _run_local(
+    spec: str,
+    tasks: list[_Task],
+    workers: int,
+    on_done: Callable[[_Task, dict[str, Any]], None],
+    max_attempts: int = 3,
+) -> None:
+    """A pool of ``workers`` processes (spawned), one point each at a time; a worker
+    that dies is replaced and its point given again, at most ``max_attempts`` times."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    ctx = mp.get_context("spawn")
+    queue = list(tasks)  # costliest first
+    queue.reverse()  # pop() from the end
+    slots: list[dict[str, Any]] = []
+
+    def start() -> dict[str, Any]:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        proc.start()
+        child.close()
+        return {"proc": proc, "conn": parent, "task": None}
+
+    try:
+        for _ in range(max(1, min(workers, len(tasks)))):
+            slots.append(start())
+        def refill() -> None:
+            for s in slots:
+                if s["task"] is None and queue:
+                    task = queue.pop()
+                    task.attempts += 1
+                    s["task"] = task
+                    s["conn"].send(task.payload(spec))
+
+        while queue or any(s["task"] is not None for s in slots):
+            refill()
+            busy = [s for s in slots if s["task"] is not None]
+            ready = wait([s["conn"] for s in busy] + [s["proc"].sentinel for s in busy])
+            finished = []
+            for i, s in enumerate(slots):
+                if s["task"] is None:
+                    continue
+                if s["conn"] in ready or s["proc"].sentinel in ready:
+                    try:
+                        out = s["conn"].recv() if s["conn"].poll() else None
+                    except (EOFError, OSError):
+                        out = None
+                    task, s["task"] = s["task"], None
+                    if out is not None:
+                        finished.append((task, out))
+                        continue
+                    # The worker died with the point: replace it, give the point again.
+                    s["conn"].close()
+                    s["proc"].join(timeout=5)
+                    slots[i] = start()
+                    if task.attempts >= max_attempts:
+                        finished.append((task, _died(task.attempts)))
+                    else:
+                        queue.append(task)
+            # The workers get their next points before this process files the results.
+            refill()
+            for task, out in finished:
+                on_done(task, out)
+    finally:
+        for s in slots:
+            try:
+                s["conn"].send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        for s in slots:
+            s["proc"].join(timeout=5)
+            if s["proc"].is_alive():
+                s["proc"].terminate()
+
+
+def _died(attempts: int) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "error": f"txop: internal error: the worker running it died {attempts} times",
+        "transient": True,
+    }
+
+
+def _worker_main(conn: Any) -> None:
+    """A local pool's worker: points from ``conn`` until ``None``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller decides; Ctrl-C stops it
+    while True:
+        try:
+            payload = conn.recv()
+        except EOFError:
+            return
+        if payload is None:
+            return
+        conn.send(evaluate(payload))
+
+
+def _run_dask(
+    spec: str,
+    tasks: list[_Task],
+    client: Any,
+    on_done: Callable[[_Task, dict[str, Any]], None],
+) -> None:
+    """The tasks on a ``dask.distributed`` client, costliest first (by priority)."""
+    from distributed import as_completed
+
+    nonce = os.urandom(4).hex()
+    futures = {}
+    for rank, task in enumerate(tasks):
+        fut = client.submit(
+            evaluate,
+            task.payload(spec),
+            key=f"txop-{task.key[:20]}-{nonce}",
+            priority=len(tasks) - rank,
+            pure=False,
+        )
+        futures[fut] = task
+    for fut in as_completed(list(futures)):
+        task = futures.pop(fut)
+        try:
+            out = fut.result()
+        except Exception as e:  # KilledWorker, a lost connection…: not cached
+            out = {
+                "ok": False,
+                "error": f"txop: internal error: {type(e).__name__}: {e}".splitlines()[0],
+                "transient": True,
+            }
+        fut.release()
+        on_done(task, out)
+
+
+# ---------------------------------------------------------------------------------
+# From results to arrays.
+
+_SCALARS = ("total_throughput_bps", "busy_fraction", "airtime_jain_index")
+_STATION = ("throughput_bps", "uplink_bps", "downlink_bps", "airtime_share", "collisions",
+            "mpdu_retries", "drops")
+_FLOW = ("throughput_bps", "delivered_packets", "dropped_packets", "latency_p50_ms",
+         "latency_p90_ms", "latency_p99_ms", "latency_mean_ms", "latency_max_ms",
+         "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms", "rtt_mean_ms", "rtt_max_ms")
+
+
+@dataclass
+class _Metrics:
+    """What the Dataset keeps of one point's results."""
+
+    cells: list[dict[str, Any]] = field(default_factory=list)  # per BSS (one if none)
+    bss_names: list[str] = field(default_factory=list)
+
+
+def _metrics(results: Mapping[str, Any]) -> _Metrics:
+    m = _Metrics()
+    cells = results["bss"] if "bss" in results else [results]
+    stations = station_rows(results)
+    flows = flow_rows(results)
+    for c in cells:
+        name = c.get("name")
+        sts = [s for s in stations if s.get("bss") == name]
+        fls = [f for f in flows if f.get("bss") == name]
+        m.cells.append(
+            {
+                "scalars": {k: c[k] for k in _SCALARS}
+                | {"drops": sum(s["drops"] for s in sts)},
+                "station_ids": [s["station"] for s in sts],
+                "stations": {k: [s[k] for s in sts] for k in _STATION},
+                "flow_ids": [f["flow"] for f in fls],
+                "flow_kinds": [f["kind"] for f in fls],
+                "flow_labels": [f["label"] for f in fls],
+                "flows": {k: [f[k] for f in fls] for k in _FLOW},
+                "series": [fl["throughput_series_bps"] for fl in c["flows"]],
+                "step_s": c["series_step_s"],
+            }
+        )
+        if name is not None:
+            m.bss_names.append(name)
+    return m
+
+
+def _coord(values: Sequence[Any]) -> Any:
+    """A grid key's values as a coordinate: numbers and booleans as they are, anything
+    else (mixed types, lists) as its ``--set`` text."""
+    import numpy as np
+
+    if all(isinstance(v, bool) for v in values):
+        return np.array(values, dtype=bool)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return np.array(values)
+    return np.array([toml_literal(v) for v in values], dtype=object).astype(str)
+
+
+def _dataset(
+    sc: Scenario,
+    keys: list[str],
+    values: list[list[Any]],
+    seeds: list[int],
+    metrics: dict[tuple[int, ...], _Metrics],
+    errors: dict[tuple[int, ...], str],
+    attrs: dict[str, Any],
+) -> Any:
+    import numpy as np
+    import xarray as xr
+
+    shape = tuple(len(v) for v in values) + (len(seeds),)
+    dims = tuple(keys) + ("seed",)
+    any_m = list(metrics.values())
+    has_bss = any(m.bss_names for m in any_m)
+    n_cells = max((len(m.cells) for m in any_m), default=1)
+    n_st = max((len(c["station_ids"]) for m in any_m for c in m.cells), default=0)
+    n_fl = max((len(c["flow_ids"]) for m in any_m for c in m.cells), default=0)
+    n_t = max((len(s) for m in any_m for c in m.cells for s in c["series"]), default=0)
+    cell_dims: tuple[str, ...] = ("bss",) if has_bss else ()
+    cshape: tuple[int, ...] = (n_cells,) if has_bss else ()
+
+    def full(extra_shape: tuple[int, ...]) -> Any:
+        return np.full(shape + cshape + extra_shape, np.nan)
+
+    scal = {k: full(()) for k in _SCALARS + ("drops",)}
+    stat = {k: full((n_st,)) for k in _STATION}
+    flow = {k: full((n_fl,)) for k in _FLOW}
+    series = full((n_fl, n_t))
+    station_ids = np.arange(1, n_st + 1)
+    flow_ids = np.arange(n_fl)
+    flow_kind = np.full(shape + cshape + (n_fl,), "", dtype=object)
+    flow_label = np.full(shape + cshape + (n_fl,), "", dtype=object)
+    bss_names = [""] * n_cells
+    step = 0.2
+    for idx, m in metrics.items():
+        for ci, c in enumerate(m.cells):
+            at = idx + ((ci,) if has_bss else ())
+            for k, v in c["scalars"].items():
+                scal[k][at] = v
+            for k, vs in c["stations"].items():
+                stat[k][at][: len(vs)] = vs
+            for k, vs in c["flows"].items():
+                flow[k][at][: len(vs)] = vs
+            flow_kind[at][: len(c["flow_kinds"])] = c["flow_kinds"]
+            flow_label[at][: len(c["flow_labels"])] = c["flow_labels"]
+            for fi, s in enumerate(c["series"]):
+                series[at][fi, : len(s)] = s
+            if len(c["station_ids"]) == n_st and n_st:
+                station_ids = np.array(c["station_ids"])
+            if len(c["flow_ids"]) == n_fl and n_fl:
+                flow_ids = np.array(c["flow_ids"])
+            if max((len(s) for s in c["series"]), default=0) == n_t:
+                step = c["step_s"]
+        if has_bss and len(m.bss_names) == n_cells:
+            bss_names = list(m.bss_names)
+    error = np.full(shape, "", dtype=object)
+    for idx, e in errors.items():
+        error[idx] = e
+    base = dims + cell_dims
+    data_vars: dict[str, Any] = {}
+    units = {"total_throughput_bps": "bit/s", "busy_fraction": "1", "airtime_jain_index": "1",
+             "drops": "packets"}
+    for k, v in scal.items():
+        data_vars[k] = (base, v, {"units": units[k]})
+    for k, v in stat.items():
+        data_vars[f"station_{k}"] = (base + ("station",), v)
+    for k, v in flow.items():
+        data_vars[f"flow_{k}"] = (base + ("flow",), v)
+    data_vars["flow_kind"] = (base + ("flow",), flow_kind.astype(str),
+                              {"description": "the flow's kind (cbr, saturated, tcp, ping…); empty where none"})
+    data_vars["flow_label"] = (base + ("flow",), flow_label.astype(str),
+                               {"description": "flent's series name, where the traffic has one"})
+    data_vars["flow_throughput_series_bps"] = (base + ("flow", "time"), series, {"units": "bit/s"})
+    data_vars["error"] = (dims, error.astype(str), {"description": "empty where the point ran"})
+    coords: dict[str, Any] = {k: _coord(v) for k, v in zip(keys, values)}
+    coords["seed"] = np.array(seeds, dtype=np.int64)
+    coords["station"] = station_ids
+    coords["flow"] = flow_ids
+    coords["time"] = ("time", np.arange(n_t) * step, {"units": "s", "description": "start of each step"})
+    if has_bss:
+        coords["bss"] = np.array(bss_names, dtype=object).astype(str)
+    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+# ---------------------------------------------------------------------------------
+
+
+def sweep(
+    scenario: Union[str, "os.PathLike[str]", Scenario],
+    grid: Optional[Mapping[str, Iterable[Any]]] = None,
+    seeds: Union[int, str, Iterable[int]] = 1,
+    *,
+    client: Any = None,
+    workers: Optional[int] = None,
+    cache: Union[str, "os.PathLike[str]", None] = None,
+    progress: bool = True,
+    results_dirs: Union[str, "os.PathLike[str]", None] = None,
+    **overrides: Any,
+) -> Any:
+    """Run ``scenario`` at every point of ``grid``'s product, once per seed, and
+    return the results as an ``xarray.Dataset``.
+
+    Args:
+        scenario: a :class:`txop.Scenario`, a built-in name or a scenario file.
+        grid: scenario key -> values (``{"stations.count": [1, 4, 16], "stack":
+            ["linux-4.9", "linux-6.16"]}``); the keys of ``--set``.
+        seeds: a count n (seeds 1..n), ``"1-10"``, or a list.
+        client: a ``dask.distributed.Client`` (a ``LocalCluster``'s, a
+            ``dask-jobqueue`` cluster's) or a scheduler address; ``None`` runs on a
+            local pool of ``workers`` processes (default: the machine's cores).
+        cache: a directory for the results cache: a re-run computes only what is not
+            in it, and an interrupted sweep resumes.
+        progress: a tqdm bar on stderr (points done, failed, ETA).
+        results_dirs: a directory to write each point's results directory into
+            (``txop run -o``), named after the point.
+        overrides: keyword overrides of the base scenario, as :func:`txop.scenario`.
+
+    Returns:
+        An ``xarray.Dataset`` with a dimension per grid key and ``seed`` (and
+        ``bss``, ``station``, ``flow``, ``time`` where a variable has them):
+        ``total_throughput_bps``, ``busy_fraction``, ``airtime_jain_index``,
+        ``drops``, ``station_*`` (throughput, airtime share, collisions, retries,
+        drops), ``flow_*`` (kind, label, throughput, packets, latency and RTT percentiles
+        in ms; flow k of one point need not be flow k of another),
+        ``flow_throughput_series_bps``, and ``error`` (the message of a failed
+        point, empty where it ran). NaN where a point failed or has fewer stations
+        or flows. Attributes: ``txop_version``, ``scenario`` (the base scenario, fully
+        resolved), ``scenario_name``, ``grid``, ``seeds``, ``points_failed``.
+
+    Raises:
+        txop.TxopError: before any point runs, for an unknown scenario, or a grid key
+            or value the base scenario does not take (the message names it).
+    """
+    sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
+    seed_list = parse_seeds(seeds)
+    keys = list((grid or {}).keys())
+    values: list[list[Any]] = []
+    for k in keys:
+        vs = list(grid[k])  # type: ignore[index]
+        if not vs:
+            raise _txop.TxopError(f"grid {k}: no values")
+        values.append(vs)
+    base_sets = sc.sets()
+    # Every key and value alone on the base scenario: an unknown one stops the sweep.
+    for k, vs in zip(keys, values):
+        for v in vs:
+            try:
+                _txop.resolve(sc.spec, base_sets + [(k, toml_literal(v))])
+            except _txop.TxopError as e:
+                raise _txop.TxopError(f"grid {k}={toml_literal(v)}: {e}") from None
+    cache_ = _Cache(os.fspath(cache) if cache is not None else None)
+    tasks: list[_Task] = []
+    errors: dict[tuple[int, ...], str] = {}
+    metrics: dict[tuple[int, ...], _Metrics] = {}
+    labels: dict[tuple[int, ...], str] = {}
+    for gidx in itertools.product(*(range(len(v)) for v in values)):
+        point = {k: values[i][j] for i, (k, j) in enumerate(zip(keys, gidx))}
+        sets = base_sets + [(k, toml_literal(v)) for k, v in point.items()]
+        try:
+            name, _, text, cost, _ = _txop.resolve(sc.spec, sets)
+        except _txop.TxopError as e:
+            for si, seed in enumerate(seed_list):
+                errors[gidx + (si,)] = str(e)
+            continue
+        for si, seed in enumerate(seed_list):
+            idx = gidx + (si,)
+            labels[idx] = point_label(point, seed)
+            tasks.append(_Task(_cache_key(name, text, seed), idx, point, seed, sets, cost))
+    tasks.sort(key=lambda t: -t.cost)  # stable: grid order among equals
+    dirs = os.fspath(results_dirs) if results_dirs is not None else None
+    total = len(tasks) + len(errors)
+    todo: list[_Task] = []
+    for t in tasks:
+        entry = cache_.load(t.key)
+        want_dir = dirs is not None and not os.path.isdir(_point_dir(dirs, labels[t.index]))
+        if entry is not None and not (want_dir and entry.get("ok")):
+            _take(entry, t.index, metrics, errors)
+            continue
+        t.want_files = want_dir
+        todo.append(t)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, initial=total - len(todo), desc="txop sweep", unit="run",
+                   file=sys.stderr, dynamic_ncols=True)
+        bar.set_postfix(failed=len(errors))
+    spec = sc.spec
+
+    def on_done(task: _Task, out: dict[str, Any]) -> None:
+        entry = {
+            "format": CACHE_FORMAT,
+            "key": task.key,
+            "txop_version": _txop.__version__,
+            "spec": spec,
+            "sets": task.sets,
+            "seed": task.seed,
+            "ok": out["ok"],
+            "elapsed_s": out.get("elapsed_s"),
+        }
+        if out["ok"]:
+            entry["json"] = out["json"]
+        else:
+            entry["error"] = out["error"]
+        if not out.get("transient"):
+            cache_.store(entry)
+        if out.get("files") is not None and dirs is not None:
+            _txop.write_files(_point_dir(dirs, labels[task.index]), out["files"], True)
+        _take(entry, task.index, metrics, errors)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(failed=len(errors))
+
+    try:
+        if todo:
+            if client is None:
+                _run_local(spec, todo, workers or os.cpu_count() or 1, on_done)
+            else:
+                if isinstance(client, str):
+                    from distributed import Client
+
+                    with Client(client) as c:
+                        _run_dask(spec, todo, c, on_done)
+                else:
+                    _run_dask(spec, todo, client, on_done)
+    finally:
+        if bar is not None:
+            bar.close()
+    attrs = {
+        "txop_version": _txop.__version__,
+        "scenario_name": sc.name,
+        "scenario_spec": sc.spec,
+        "scenario": sc.text,
+        "grid": json.dumps({k: [toml_literal(v) for v in vs] for k, vs in zip(keys, values)}),
+        "seeds": json.dumps(seed_list),
+        "points_failed": len(errors),
+    }
+    return _dataset(sc, keys, values, seed_list, metrics, errors, attrs)
+
+
+def _point_dir(root: str, label: str) -> str:
+    return os.path.join(root, _slug(label.replace(", seed ", ",seed=").replace(", ", ",")))
+
+
+def _take(
+    entry: Mapping[str, Any],
+    idx: tuple[int, ...],
+    metrics: dict[tuple[int, ...], _Metrics],
+    errors: dict[tuple[int, ...], str],
+) -> None:
+    if entry.get("ok"):
+        metrics[idx] = _metrics(json.loads(entry["json"]))
+    else:
+        errors[idx] = entry.get("error") or "failed"
