@@ -182,9 +182,15 @@ impl Simulation {
 
     /// A packet of home BSS `home` enters here at `from` (a host, or the junction),
     /// bound for `to`, at `at`: carried like this simulation's own.
-    pub(crate) fn enter_from(&mut self, home: usize, at: Nanos, from: Host, to: Host, p: Packet) {
+    pub(crate) fn enter_from(
+        &mut self,
+        home: usize,
+        at: Nanos,
+        from: Host,
+        to: Host,
+        mut p: Packet,
+    ) {
         self.advance_to(at);
-        let mut p = p;
         let entry = InFlight {
             flow: u32::MAX,
             to,

@@ -323,18 +323,7 @@ fn run(
     let plan = txop::run::plan(spec, &sets, seed).map_err(UserError)?;
     // From here on an internal error names this run.
     let _context = enter_context(plan.label());
-    let capture = match &plan {
-        txop::run::Plan::Single(p) => pcap
-            .config(p.cfg.cell.band, p.cfg.cell.stations.len())
-            .map_err(UserError)?,
-        txop::run::Plan::Bsss(_) if pcap.pcap => {
-            return Err(UserError(format!(
-                "--pcap: {spec} has several BSSs; captures are of one BSS for now"
-            ))
-            .into());
-        }
-        txop::run::Plan::Bsss(_) => None,
-    };
+    let capture = plan.capture(pcap).map_err(UserError)?;
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }

@@ -132,9 +132,25 @@ impl Plan {
             .map(|(outcome, _)| outcome)
     }
 
+    /// The capture `pcap` asks of this run (`None` without `--pcap`), or why it does not
+    /// fit: a capture is of one cell, so a run of several BSSs refuses it.
+    pub fn capture(
+        &self,
+        pcap: &crate::pcap::PcapArgs,
+    ) -> Result<Option<txop_capture::CaptureConfig>, String> {
+        match self {
+            Plan::Single(p) => pcap.config(p.cfg.cell.band, p.cfg.cell.stations.len()),
+            Plan::Bsss(p) if pcap.pcap => Err(format!(
+                "--pcap: {} has several BSSs; captures are of one BSS for now",
+                p.name
+            )),
+            Plan::Bsss(_) => Ok(None),
+        }
+    }
+
     /// [`Plan::simulate`], capturing the air within `capture`'s bounds if given
-    /// (`txop run --pcap`): the outcome, and the capture's pcapng file with what it
-    /// holds. A capture is of one cell: with several BSSs it is refused.
+    /// ([`Plan::capture`]): the outcome, and the capture's pcapng file with what it
+    /// holds. A run of several BSSs captures nothing.
     pub fn simulate_captured(
         self,
         advance: &(dyn Fn(u64) + Sync),
@@ -146,10 +162,6 @@ impl Plan {
                 let (results, air) = runner::simulate_captured(&p, advance, capture)?;
                 Ok((Outcome::Single { p, results }, air))
             }
-            Plan::Bsss(_) if capture.is_some() => Err(Failure::from(format!(
-                "--pcap: {} has several BSSs; captures are of one BSS for now",
-                self.name()
-            ))),
             Plan::Bsss(p) => {
                 let results = neighbours::simulate(&p, advance)?;
                 Ok((Outcome::Bsss { p, results }, None))

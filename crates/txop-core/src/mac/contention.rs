@@ -191,11 +191,8 @@ impl Cell {
             if node.away {
                 continue;
             }
-            for ac in Ac::ALL {
-                if node.has_frame(ac) {
-                    let t = node.edca[ac.index()].tx_time(slot);
-                    next = Some(next.map_or(t, |c: Nanos| c.min(t)));
-                }
+            if let Some((t, _)) = node.earliest_ac(Nanos::MAX, slot) {
+                next = Some(next.map_or(t, |c: Nanos| c.min(t)));
             }
         }
         next

@@ -695,13 +695,7 @@ impl Scenario {
             None => (self.flows.clone(), "flows".to_string()),
         };
         s.flows = flows;
-        let in_entry = |err: ScenarioError| {
-            if e.flows.is_some() {
-                err
-            } else {
-                attribute(err, k, &names[k], e)
-            }
-        };
+        let in_entry = |err| self.flow_error(err, k, &names[k]);
         let mut crossings = Vec::new();
         for (i, f) in s.flows.iter_mut().enumerate() {
             let mut far = None;
@@ -761,6 +755,17 @@ impl Scenario {
         Ok((s, crossings))
     }
 
+    /// An error in BSS `k`'s (called `name`) flows as the user sees it: under the
+    /// entry's key when the entry gives `[[bss.flows]]`, else under the top level's
+    /// `[[flows]]` it inherits, said to be the entry's.
+    fn flow_error(&self, err: ScenarioError, k: usize, name: &str) -> ScenarioError {
+        if self.bss[k].flows.is_some() {
+            err
+        } else {
+            attribute(err, k, name, &self.bss[k])
+        }
+    }
+
     /// Each crossing flow's far end as the simulator takes it: a station of another
     /// BSS, which must have it. `bsss` are every BSS resolved.
     fn remote_ends(
@@ -769,13 +774,7 @@ impl Scenario {
         crossings: &[Crossing],
         bsss: &[ResolvedBss],
     ) -> Result<Vec<txop_sim::RemoteEnd>, ScenarioError> {
-        let in_entry = |err: ScenarioError| {
-            if self.bss[k].flows.is_some() {
-                err
-            } else {
-                attribute(err, k, &bsss[k].name, &self.bss[k])
-            }
-        };
+        let in_entry = |err| self.flow_error(err, k, &bsss[k].name);
         crossings
             .iter()
             .map(|c| {
