@@ -653,3 +653,51 @@ fn the_hidden_station_built_ins_run_to_the_end() {
         }
     }
 }
+
+/// Issue 25: with space, a station's downlink and uplink exchanges that overlap in time
+/// were each charged their whole span, so a station could be charged more airtime than
+/// the run lasted (1.055 s in 1 s for this one: its AP and it both send 30 Mbit/s and
+/// collide 42 times). Overlapping time is split among the exchanges sharing it, as in
+/// one collision domain, so no station exceeds the run and the stations' airtimes sum
+/// to at most the busy time, short of it by no more than the exchanges still under way
+/// at the end (at most one per node: a few ms each).
+#[test]
+fn no_station_is_charged_more_airtime_than_the_run_lasted() {
+    let dir = scratch("space-airtime");
+    let both = dir.join("both.toml");
+    std::fs::write(
+        &both,
+        "duration_s = 1\nstack = \"linux-6.16\"\n[space]\n[traffic]\nkind = \"cbr\"\n\
+         direction = \"both\"\nrate_mbps = 30\n[[stations.list]]\nposition_m = [-13, -22]\n",
+    )
+    .unwrap();
+    let both = both.to_str().unwrap();
+    for (args, nodes) in [
+        (vec!["run", both, "--json"], 2.0),
+        (vec!["run", "hidden-stations", "--json"], 3.0),
+        (vec!["run", "hidden-stations-rts", "--json"], 3.0),
+    ] {
+        let o = txop(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+        let run_ns = v["duration_s"].as_f64().unwrap() * 1e9;
+        let busy_ns = v["busy_fraction"].as_f64().unwrap() * run_ns;
+        let mut sum_ns = 0.0;
+        for s in v["stations"].as_array().unwrap() {
+            let a = s["airtime_ns"].as_f64().unwrap();
+            assert!(a <= run_ns, "{args:?}: station {}: {a} ns", s["station"]);
+            sum_ns += a;
+        }
+        assert!(
+            sum_ns <= busy_ns + 1e3,
+            "{args:?}: {sum_ns} > busy {busy_ns}"
+        );
+        // Under way at the end: at most one exchange per node, each within a 5.484 ms
+        // PPDU (the longest an HT A-MPDU may last, 802.11-2016 §19.4.3's aPPDUMaxTime)
+        // plus its RTS/CTS and BlockAck.
+        assert!(
+            busy_ns - sum_ns <= nodes * 6e6,
+            "{args:?}: {sum_ns} ns charged of {busy_ns} ns busy"
+        );
+    }
+}

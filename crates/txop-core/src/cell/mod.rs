@@ -496,9 +496,10 @@ impl Cell {
     }
 
     /// The airtime charged to every transmission so far, what airtime shares divide:
-    /// the busy time in one collision domain (a collision's is split among its
-    /// transmitters); with space, where transmissions overlap in time, the sum of the
-    /// exchanges' airtimes, so that the shares still sum to 1.
+    /// the busy time of the transmissions that ended, time that several shared being
+    /// split among them (a collision's in one collision domain; any overlap with
+    /// space). With space it stays short of [`Cell::busy_ns`] by the part of the busy
+    /// time whose exchanges have not ended.
     pub fn airtime_total_ns(&self) -> u64 {
         match &self.medium {
             Some(m) => m.charged_ns,

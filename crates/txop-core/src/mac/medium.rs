@@ -134,6 +134,15 @@ pub(crate) struct SpatialExchange {
     pub(crate) interfered: bool,
 }
 
+/// The time one exchange held the air: from its first PPDU's start (within a TXOP, the
+/// previous exchange's end) to its last PPDU's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    node: usize,
+    from: Nanos,
+    to: Nanos,
+}
+
 /// Who sends a PPDU: one of the cell's nodes, or (by its index in the space's
 /// placement) a node of another cell sharing the air.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -179,8 +188,13 @@ pub(crate) struct Medium {
     /// Exchanges under way, and since when at least one has been (the cell's busy time).
     active: usize,
     active_since: Nanos,
+    /// Where the cell's busy time has been counted to: the end of the last exchange.
+    busy_counted_to: Nanos,
     /// The airtime charged to the exchanges so far ([`Cell::airtime_total_ns`]).
     pub(crate) charged_ns: u64,
+    /// Exchanges that ended while another was under way whose span they may overlap:
+    /// what [`Medium::charge`] splits overlapping time against.
+    ended: Vec<Span>,
     /// The index of the cell's AP in the space's placement (its nodes follow it).
     pub(crate) first: usize,
     /// PPDUs of other cells on the air, with their senders' indices in the placement.
@@ -198,6 +212,8 @@ pub(crate) struct Medium {
     late: Vec<usize>,
     /// Scratch: nodes whose CCA just turned idle.
     idle_again: Vec<usize>,
+    /// Scratch: the spans an ending exchange's charge is split against.
+    spans: Vec<Span>,
 }
 
 impl Medium {
@@ -226,7 +242,9 @@ impl Medium {
             seq: 0,
             active: 0,
             active_since: Nanos::ZERO,
+            busy_counted_to: Nanos::ZERO,
             charged_ns: 0,
+            ended: Vec::new(),
             first,
             foreign: Vec::new(),
             announce: None,
@@ -234,7 +252,50 @@ impl Medium {
             signals: Vec::new(),
             late: Vec::new(),
             idle_again: Vec::new(),
+            spans: Vec::new(),
         }
+    }
+
+    /// The airtime charged to node `holder`'s exchange, which held the air `from..to`
+    /// and has just ended (it is no longer under way). Time it shared with k − 1 other
+    /// exchanges of the cell is split equally among the k, the remainder of each piece to
+    /// the lowest node, as one collision domain splits a collision's busy period
+    /// ([`Cell::finish_exchange`]): so the charges sum to the cell's busy time, and no station is
+    /// charged more airtime than the run lasted, however its exchanges and its AP's
+    /// overlap (issue 25).
+    ///
+    /// Every exchange that overlaps `from..to` is known now: one still under way began
+    /// before `to` and lasts to `to` at least; one that ended is in `ended`.
+    fn charge(&mut self, holder: usize, from: Nanos, to: Nanos) -> u64 {
+        let under_way = self.nodes.iter().enumerate().filter_map(|(node, nm)| {
+            nm.exchange.as_ref().map(|x| Span {
+                node,
+                from: x.busy_from,
+                to: Nanos::MAX,
+            })
+        });
+        let mut others = std::mem::take(&mut self.spans);
+        others.clear();
+        others.extend(self.ended.iter().copied().chain(under_way));
+        let share = split_share(holder, from, to, &others);
+        self.spans = others;
+        self.ended.push(Span {
+            node: holder,
+            from,
+            to,
+        });
+        // An ended span matters while it overlaps an exchange under way; later ones
+        // begin at or after now.
+        let earliest = self
+            .nodes
+            .iter()
+            .filter_map(|nm| nm.exchange.as_ref().map(|x| x.busy_from))
+            .min();
+        match earliest {
+            Some(t) => self.ended.retain(|o| o.to > t),
+            None => self.ended.clear(),
+        }
+        share
     }
 
     /// A PPDU of `sender` ends at `at`.
@@ -445,9 +506,14 @@ impl Cell {
             interfered: false,
         });
         let m = self.medium();
-        if m.active == 0 {
-            m.active_since = busy_from;
-        }
+        // Nodes that win the same contention begin in node order, not in the order of
+        // their starts (which differ within aCCATime): the busy period starts at the
+        // earliest.
+        m.active_since = if m.active == 0 {
+            busy_from
+        } else {
+            m.active_since.min(busy_from)
+        };
         m.active += 1;
         m.nodes[n].exchange = Some(x);
         let first = if rts {
@@ -1044,12 +1110,15 @@ impl Cell {
             m.active -= 1;
             x
         };
-        let share = (e - x.busy_from).as_ns();
-        self.medium().charged_ns += share;
-        if self.medium.as_ref().is_some_and(|m| m.active == 0) {
-            let since = self.medium.as_ref().map_or(e, |m| m.active_since);
-            self.busy_ns += (e - since).as_ns();
-        }
+        let m = self.medium();
+        let share = m.charge(holder, x.busy_from, e);
+        m.charged_ns += share;
+        // The air has been busy without a break since `active_since`: count it up to
+        // here now, so that a busy period still open when the run ends (hidden nodes
+        // can keep one open for long) is counted up to its last exchange.
+        let counted = e.saturating_sub(m.active_since.max(m.busy_counted_to));
+        m.busy_counted_to = m.busy_counted_to.max(e);
+        self.busy_ns += counted.as_ns();
         let busy_from = x.busy_from;
         if outcome != ExchangeOutcome::Acked {
             x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
@@ -1109,6 +1178,36 @@ impl Cell {
     }
 }
 
+/// The part of `from..to`, the span of node `holder`'s exchange, charged to it when
+/// `others` (any spans; those not overlapping it count for nothing) held the air too:
+/// each piece of time shared by k exchanges is split equally among them, the
+/// remainder going to the lowest node. Summed over every exchange that took part, the
+/// charges are the measure of the union of their spans, to the nanosecond.
+fn split_share(holder: usize, from: Nanos, to: Nanos, others: &[Span]) -> u64 {
+    let overlapping = || others.iter().filter(|o| o.from < to && o.to > from);
+    if overlapping().next().is_none() {
+        // The common case: the exchange had the air to itself.
+        return (to - from).as_ns();
+    }
+    let mut cuts: Vec<Nanos> = overlapping()
+        .flat_map(|o| [o.from, o.to])
+        .filter(|&c| c > from && c < to)
+        .chain([from, to])
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut share = 0;
+    for piece in cuts.windows(2) {
+        let (a, b) = (piece[0], piece[1]);
+        let (k, lowest) = overlapping()
+            .filter(|o| o.from <= a && o.to >= b)
+            .fold((1u64, holder), |(k, low), o| (k + 1, low.min(o.node)));
+        let len = (b - a).as_ns();
+        share += len / k + if lowest == holder { len % k } else { 0 };
+    }
+    share
+}
+
 /// What the addressee made of a PPDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PpduOutcome {
@@ -1123,5 +1222,76 @@ fn failed(interfered: bool) -> ExchangeOutcome {
         ExchangeOutcome::Collision
     } else {
         ExchangeOutcome::Failed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(node: usize, from_ns: u64, to_ns: u64) -> Span {
+        Span {
+            node,
+            from: Nanos(from_ns),
+            to: Nanos(to_ns),
+        }
+    }
+
+    /// Each exchange's charge, computed as the medium does: against all the others.
+    fn charges(spans: &[Span]) -> Vec<u64> {
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let others: Vec<Span> = spans
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, o)| *o)
+                    .collect();
+                split_share(s.node, s.from, s.to, &others)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_exchange_alone_is_charged_its_span() {
+        assert_eq!(charges(&[span(1, 100, 1_100)]), vec![1_000]);
+        // Spans that only touch it (a TXOP's next exchange) take nothing.
+        assert_eq!(
+            charges(&[span(0, 0, 100), span(0, 100, 400), span(2, 400, 500)]),
+            vec![100, 300, 100]
+        );
+    }
+
+    #[test]
+    fn overlapping_time_is_split_equally() {
+        // The AP's 10 µs exchange and its station's 3 µs one inside it: the 3 µs are
+        // halved, the AP has the other 7 to itself.
+        assert_eq!(
+            charges(&[span(0, 0, 10_000), span(1, 2_000, 5_000)]),
+            vec![8_500, 1_500]
+        );
+        // Three at once for 3 ns (1 each), two for 4 ns (2 each), one alone for 2 ns.
+        assert_eq!(
+            charges(&[span(0, 0, 7), span(1, 0, 9), span(2, 4, 7)]),
+            vec![4 / 2 + 3 / 3, 4 / 2 + 3 / 3 + 2, 3 / 3]
+        );
+    }
+
+    #[test]
+    fn the_charges_sum_to_the_union_of_the_spans() {
+        // Pieces that do not divide leave remainders: they go to the lowest node (1).
+        // 0..5 shared by nodes 3 and 1 (2 each, 1 left), 5..10 by 3, 1 and 2 (1 each,
+        // 2 left), 10..30 node 2's alone, 40..41 node 4's.
+        let spans = [
+            span(3, 0, 10),
+            span(1, 0, 10),
+            span(2, 5, 30),
+            span(4, 40, 41),
+        ];
+        let c = charges(&spans);
+        assert_eq!(c.iter().sum::<u64>(), 30 + 1);
+        assert_eq!(c, vec![2 + 1, (2 + 1) + (1 + 2), 1 + 20, 1]);
     }
 }
