@@ -590,3 +590,56 @@ fn syns_carry_linuxs_options_and_the_first_segments_are_no_retransmissions() {
         .count();
     assert!(firsts >= sending && sending >= 4, "{firsts} first segments");
 }
+
+#[test]
+fn beacons_say_the_configured_interval_and_dtim() {
+    // Issue 25: beacons said 100 TU and DTIM period 2, their count alternating 1/0,
+    // whatever `mac` said.
+    let (out, _) = captured_run(
+        "capture-beacon",
+        &[
+            "run",
+            "e3-power-save",
+            "--set",
+            "duration_s=2",
+            "--set",
+            "mac.beacon_interval_tu=50",
+            "--set",
+            "mac.dtim_period=3",
+        ],
+    );
+    let file = out.join("air.pcapng");
+    let rows = tshark_rows(
+        &file,
+        "wlan.fc.type_subtype == 0x08",
+        &[
+            "wlan.seq",
+            "wlan.fixed.beacon",
+            "wlan.tim.dtim_period",
+            "wlan.tim.dtim_count",
+            "wlan_radio.start_tsf",
+        ],
+    );
+    // 2 s / 51.2 ms: beacons 1 to 39.
+    assert_eq!(rows.len(), 39);
+    let mut starts_us = Vec::new();
+    for r in &rows {
+        let k: u64 = r[0].parse().unwrap();
+        assert_eq!(r[1], "50", "beacon {k}: interval");
+        assert_eq!(r[2], "3", "beacon {k}: DTIM period");
+        // Counting down to 0 on every third beacon (k = 3, 6, …).
+        assert_eq!(
+            r[3],
+            ((3 - k % 3) % 3).to_string(),
+            "beacon {k}: DTIM count"
+        );
+        starts_us.push(r[4].parse::<i64>().unwrap());
+    }
+    // The field's interval is the one on the air: 50 TU = 51.2 ms between starts, on
+    // average (a busy medium defers a beacon but not its TBTT).
+    let mean_us = (starts_us[starts_us.len() - 1] - starts_us[0]) / (starts_us.len() as i64 - 1);
+    assert!(
+        (mean_us - 51_200).abs() < 200,
+        "{mean_us} µs between beacons"
+    );
+}
