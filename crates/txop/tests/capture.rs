@@ -643,3 +643,40 @@ fn beacons_say_the_configured_interval_and_dtim() {
         "{mean_us} µs between beacons"
     );
 }
+
+#[test]
+fn the_size_bound_is_in_mib_and_what_it_left_out_is_said_under_quiet() {
+    // Issue 25: `--pcap-max-mb` was MiB, and -q hid the line saying PPDUs were left
+    // out. The bound is `--pcap-max-mib` (the old name still works), and the warning
+    // goes to stderr whatever -q says.
+    for flag in ["--pcap-max-mb", "--pcap-max-mib"] {
+        let dir = scratch(&format!("capture-bound{flag}")).join("out");
+        let d = dir.to_str().unwrap();
+        let o = txop(&[
+            "run",
+            "default",
+            "--set",
+            "duration_s=1",
+            "-o",
+            d,
+            "--pcap",
+            flag,
+            "1",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("PPDUs left out") && err.contains("1 MiB"),
+            "{flag}: {err}"
+        );
+        assert!(
+            !err.contains("frames,"),
+            "-q keeps the summary line off: {err}"
+        );
+        let bytes = std::fs::metadata(dir.join("air.pcapng")).unwrap().len();
+        // Within 2^20 bytes, and past 10^6: the bound is a MiB, not an MB.
+        assert!((1_000_000..=1 << 20).contains(&bytes), "{bytes} bytes");
+        assert!(tshark_count(&dir.join("air.pcapng"), "frame") > 0);
+    }
+}
