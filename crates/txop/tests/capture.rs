@@ -645,6 +645,59 @@ fn beacons_say_the_configured_interval_and_dtim() {
 }
 
 #[test]
+fn dozes_are_the_sleeps_the_capture_shows() {
+    // Issue 25: `dozes` (2 per PM=1 here) said it counted PM=1s acknowledged. It
+    // counts every time the radio goes off: each acknowledged PM=1 null-data frame,
+    // and each beacon the station woke for while in power save whose TIM did not
+    // name it (dynamic power save, one beacon in one, no loss). Both from the air.
+    let (out, v) = captured_run(
+        "capture-dozes",
+        &["run", "e3-power-save", "--set", "duration_s=4"],
+    );
+    let file = out.join("air.pcapng");
+    let rows = tshark_rows(
+        &file,
+        "wlan.ta == 02:00:00:00:00:01 || wlan.ra == 02:00:00:00:00:01 \
+         || wlan.fc.type_subtype == 0x08",
+        &[
+            "wlan.fc.type_subtype",
+            "wlan.fc.pwrmgt",
+            "wlan.ta",
+            "wlan.tim.partial_virtual_bitmap",
+        ],
+    );
+    let sta = "02:00:00:00:00:01";
+    let (mut in_ps, mut pm1_acked, mut quiet_beacons) = (false, 0u64, 0u64);
+    for (i, r) in rows.iter().enumerate() {
+        let acked = rows.get(i + 1).is_some_and(|n| n[0] == "0x001d");
+        match r[0].as_str() {
+            "0x0024" if r[2] == sta => {
+                if r[1] == "1" || r[1] == "True" {
+                    if acked {
+                        in_ps = true;
+                        pm1_acked += 1;
+                    }
+                } else {
+                    in_ps = false;
+                }
+            }
+            DATA if r[2] == sta => in_ps = false,
+            "0x0008" if in_ps => {
+                let first = u8::from_str_radix(r[3].get(..2).unwrap_or("00"), 16).unwrap();
+                if first & 0b10 == 0 {
+                    quiet_beacons += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let ps = &v["stations"][0]["power_save"];
+    assert!(pm1_acked > 5, "{pm1_acked} PM=1 acknowledged");
+    assert!(quiet_beacons > 0);
+    assert_eq!(u(ps, "dozes") as u64, pm1_acked + quiet_beacons);
+}
+
+#[test]
 fn the_size_bound_is_in_mib_and_what_it_left_out_is_said_under_quiet() {
     // Issue 25: `--pcap-max-mb` was MiB, and -q hid the line saying PPDUs were left
     // out. The bound is `--pcap-max-mib` (the old name still works), and the warning

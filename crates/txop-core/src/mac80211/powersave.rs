@@ -249,7 +249,11 @@ pub enum PsAction {
 pub struct PsStats {
     /// Time the radio slept.
     pub doze_ns: u64,
-    /// Times the station went to sleep after its PM=1 was acknowledged.
+    /// Times the radio went off (every [`PsAction::Doze`]): when the AP acknowledged
+    /// its PM=1, and again each time it went back to sleep after waking for a beacon
+    /// (its TIM bit clear, or the beacon lost) or, with PS-Poll, after its last polled
+    /// frame. Each is one of the sleeps `doze_ns` sums: `doze_ns / dozes` is the mean
+    /// sleep.
     pub dozes: u64,
     /// Beacons the station woke for and received.
     pub beacons_heard: u64,
