@@ -133,17 +133,26 @@ pub fn other_frame(ppdu: &CapturedPpdu, tsf_us: u64, out: &mut Vec<u8>) {
             out.extend_from_slice(&ra);
             out.extend_from_slice(&[0, 0]);
         }
-        CapturedFrame::Beacon { k, tim, dtim } => {
-            beacon(ppdu, k, tim, dtim, tsf_us, out);
-        }
+        CapturedFrame::Beacon { .. } => beacon(ppdu, tsf_us, out),
         CapturedFrame::Data { .. } => {}
     }
     push_fcs(out, from);
 }
 
-/// A beacon: header, fixed fields, SSID, rates, TIM, and a vendor-specific element that
-/// pads it to the model's beacon length.
-fn beacon(ppdu: &CapturedPpdu, k: u64, tim: u64, dtim: bool, tsf_us: u64, out: &mut Vec<u8>) {
+/// A beacon: header, fixed fields (the configured beacon interval), SSID, rates, TIM
+/// (the configured DTIM period and this beacon's DTIM count), and a vendor-specific
+/// element that pads it to the model's beacon length.
+fn beacon(ppdu: &CapturedPpdu, tsf_us: u64, out: &mut Vec<u8>) {
+    let CapturedFrame::Beacon {
+        k,
+        tim,
+        interval_tu,
+        dtim_period,
+        dtim_count,
+    } = ppdu.frame
+    else {
+        return;
+    };
     let from = out.len();
     let ap = mac_address(NodeId::AP);
     out.extend_from_slice(&[0x80, 0, 0, 0]);
@@ -152,18 +161,18 @@ fn beacon(ppdu: &CapturedPpdu, k: u64, tim: u64, dtim: bool, tsf_us: u64, out: &
     out.extend_from_slice(&ap);
     out.extend_from_slice(&(((k & 0xfff) as u16) << 4).to_le_bytes());
     out.extend_from_slice(&tsf_us.to_le_bytes());
-    // Beacon interval 100 TU, capability: ESS, short slot time.
-    out.extend_from_slice(&100u16.to_le_bytes());
+    // Beacon interval, capability: ESS, short slot time.
+    out.extend_from_slice(&interval_tu.to_le_bytes());
     out.extend_from_slice(&0x0401u16.to_le_bytes());
     out.push(0);
     out.push(SSID.len() as u8);
     out.extend_from_slice(SSID);
     // Supported rates: 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s (6, 12, 24 basic).
     out.extend_from_slice(&[1, 8, 0x8c, 0x12, 0x98, 0x24, 0xb0, 0x48, 0x60, 0x6c]);
-    // TIM: DTIM count, DTIM period 1 (the count says whether this one is a DTIM),
-    // bitmap control (offset 0), partial virtual bitmap of AIDs 0–63.
+    // TIM: DTIM count, DTIM period, bitmap control (offset 0), partial virtual bitmap
+    // of AIDs 0–63.
     let bitmap = tim.to_le_bytes();
-    out.extend_from_slice(&[5, 3 + 8, if dtim { 0 } else { 1 }, 2, 0]);
+    out.extend_from_slice(&[5, 3 + 8, dtim_count, dtim_period, 0]);
     out.extend_from_slice(&bitmap);
     let body_end = out.len() - from + FCS_BYTES;
     let want = ppdu.psdu_bytes as usize;
@@ -228,7 +237,9 @@ mod tests {
                 CapturedFrame::Beacon {
                     k: 3,
                     tim: 0b110,
-                    dtim: true,
+                    interval_tu: 50,
+                    dtim_period: 3,
+                    dtim_count: 0,
                 },
                 200,
             ),

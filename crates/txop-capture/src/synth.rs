@@ -22,6 +22,23 @@ pub mod tcp_flags {
     pub const CWR: u8 = 0x80;
 }
 
+/// What a SYN or SYN-ACK advertises beside its timestamps: the options Linux puts on
+/// every SYN and SYN-ACK by default (`tcp_syn_options`, `tcp_synack_options` in
+/// `net/ipv4/tcp_output.c`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SynOptions {
+    /// Maximum segment size, bytes (the MTU − 40: Linux's `tcp_advertise_mss`, which
+    /// leaves the timestamp option out of it).
+    pub mss_bytes: u16,
+    /// Window scale shift (RFC 7323 2.2), 0 to 14.
+    pub wscale: u8,
+}
+
+/// TCP options bytes on a SYN or SYN-ACK: MSS (4), SACK-permitted and timestamps
+/// together (2 + 10), NOP and window scale (1 + 3) — 20 bytes, so that a SYN's IP
+/// packet is 20 + 20 + 20 = 60 bytes, as Linux's.
+pub const SYN_OPTION_BYTES: usize = 20;
+
 /// A TCP header's facts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpFacts {
@@ -41,6 +58,11 @@ pub struct TcpFacts {
     pub sack: [(u32, u32); 3],
     /// Valid SACK blocks.
     pub sack_len: u8,
+    /// The window field as sent (scaled by the window scale the SYNs advertised, except
+    /// on a SYN or SYN-ACK itself, RFC 7323 2.2).
+    pub window: u16,
+    /// A SYN or SYN-ACK's options (`None` on other segments). They need `ts` too.
+    pub syn: Option<SynOptions>,
 }
 
 /// What follows the IP header.
@@ -145,10 +167,24 @@ pub fn ip_packet(f: &IpFacts, max_bytes: usize, out: &mut Vec<u8>) {
     match f.transport {
         Transport::Tcp(t) => {
             let mut opts: Vec<u8> = Vec::new();
+            // In `tcp_options_write`'s order and layout: MSS; timestamps, behind
+            // SACK-permitted on a SYN (else behind two NOPs); NOP and window scale;
+            // SACK blocks behind two NOPs.
+            if let Some(syn) = t.syn {
+                opts.extend_from_slice(&[2, 4]);
+                opts.extend_from_slice(&syn.mss_bytes.to_be_bytes());
+            }
             if let Some((val, ecr)) = t.ts {
-                opts.extend_from_slice(&[1, 1, 8, 10]);
+                let lead = if t.syn.is_some() { [4, 2] } else { [1, 1] };
+                opts.extend_from_slice(&lead);
+                opts.extend_from_slice(&[8, 10]);
                 opts.extend_from_slice(&val.to_be_bytes());
                 opts.extend_from_slice(&ecr.to_be_bytes());
+            } else if t.syn.is_some() {
+                opts.extend_from_slice(&[1, 1, 4, 2]);
+            }
+            if let Some(syn) = t.syn {
+                opts.extend_from_slice(&[1, 3, 3, syn.wscale]);
             }
             if t.sack_len > 0 {
                 let n = t.sack_len.min(3) as usize;
@@ -164,9 +200,10 @@ pub fn ip_packet(f: &IpFacts, max_bytes: usize, out: &mut Vec<u8>) {
             out.extend_from_slice(&t.seq.to_be_bytes());
             out.extend_from_slice(&t.ack.to_be_bytes());
             out.extend_from_slice(&[((header / 4) as u8) << 4, t.flags]);
-            // Window 65535 (no scaling), checksum left zero (Wireshark does not check
-            // it by default), no urgent pointer.
-            out.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]);
+            // Checksum left zero (Wireshark does not check it by default), no
+            // urgent pointer.
+            out.extend_from_slice(&t.window.to_be_bytes());
+            out.extend_from_slice(&[0, 0, 0, 0]);
             out.extend_from_slice(&opts);
         }
         Transport::Udp { src_port, dst_port } => {
@@ -230,5 +267,42 @@ mod tests {
         let mut cut = Vec::new();
         ip_packet(&f, 40, &mut cut);
         assert_eq!(cut, out[..40]);
+    }
+
+    #[test]
+    fn a_syn_carries_linuxs_options_and_no_payload() {
+        let f = IpFacts {
+            ipv6: false,
+            src: [10, 1, 0, 1],
+            dst: [10, 0, 0, 1],
+            dscp: 0,
+            ecn: Ecn::NotEct,
+            id: 0,
+            len_bytes: 60,
+            transport: Transport::Tcp(TcpFacts {
+                src_port: 32768,
+                dst_port: 5201,
+                flags: tcp_flags::SYN,
+                ts: Some((0x0102_0304, 0)),
+                window: 64240,
+                syn: Some(SynOptions {
+                    mss_bytes: 1460,
+                    wscale: 9,
+                }),
+                ..TcpFacts::default()
+            }),
+        };
+        let mut out = Vec::new();
+        ip_packet(&f, usize::MAX, &mut out);
+        assert_eq!(out.len(), 60);
+        // Data offset 10 words: the headers fill the packet, nothing is payload.
+        assert_eq!(out[20 + 12] >> 4, 10);
+        assert_eq!(&out[20 + 14..20 + 16], &64240u16.to_be_bytes());
+        // `tcp_options_write`: MSS; SACK-permitted, timestamps; NOP, window scale.
+        assert_eq!(
+            &out[40..60],
+            &[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 1, 2, 3, 4, 0, 0, 0, 0, 1, 3, 3, 9]
+        );
+        assert_eq!(40 + SYN_OPTION_BYTES, 60);
     }
 }

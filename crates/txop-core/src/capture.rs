@@ -26,6 +26,7 @@ use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::protection::PROTECTION_RATE;
+use crate::mac80211::powersave::{BeaconClock, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
@@ -69,14 +70,20 @@ pub enum CapturedFrame {
     Cts,
     /// CTS-to-self in front of a protected data PPDU (its receiver is its sender).
     CtsToSelf,
-    /// The AP's beacon number `k`, with the stations it buffers frames for (its TIM).
+    /// The AP's beacon number `k`, with the stations it buffers frames for (its TIM),
+    /// and the beacon clock it keeps (`mac.beacon_interval_tu`, `mac.dtim_period`).
     Beacon {
         /// The beacon's number since the start.
         k: u64,
         /// Bit `n` set: the AP buffers frames for station `n` (1 to 63).
         tim: u64,
-        /// This beacon is a DTIM.
-        dtim: bool,
+        /// The beacon interval field, TU (1024 µs).
+        interval_tu: u16,
+        /// The TIM's DTIM period, beacons.
+        dtim_period: u8,
+        /// The TIM's DTIM count: beacons until the next DTIM, 0 on a DTIM
+        /// (802.11-2016 9.4.2.6).
+        dtim_count: u8,
     },
     /// A station's PS-Poll.
     PsPoll,
@@ -417,16 +424,25 @@ impl Cell {
         let ack = ctl.ppdu_duration(ACK_BYTES, self.cfg.band);
         let frame = match f {
             Frame::Mgmt(MgmtFrame::Beacon { k }) => {
-                let (mut tim, mut dtim) = (0u64, false);
+                // Only a cell with management sends beacons; without, hostapd's
+                // defaults.
+                let default = BeaconClock::new(DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD);
+                let clock = self.mgmt.as_ref().map_or(default, |m| m.clock);
+                let mut tim = 0u64;
                 if let Some(m) = &self.mgmt {
-                    dtim = m.clock.is_dtim(k);
                     for sta in StationId::all(self.stations()).take(63) {
                         if m.buffers.buffered(sta) > 0 {
                             tim |= 1 << sta.0;
                         }
                     }
                 }
-                CapturedFrame::Beacon { k, tim, dtim }
+                CapturedFrame::Beacon {
+                    k,
+                    tim,
+                    interval_tu: clock.interval_tu(),
+                    dtim_period: clock.dtim_period,
+                    dtim_count: clock.dtim_count(k),
+                }
             }
             Frame::Ctl(CtlFrame::PsPoll) => CapturedFrame::PsPoll,
             Frame::Data(DataFrame::NullData { pm }) => CapturedFrame::NullData { pm },
@@ -556,7 +572,9 @@ mod tests {
             frame: CapturedFrame::Beacon {
                 k,
                 tim: 0,
-                dtim: false,
+                interval_tu: 100,
+                dtim_period: 2,
+                dtim_count: 1,
             },
             aggregated: false,
             mpdus: Vec::new(),

@@ -11,7 +11,7 @@
 
 use crate::sim::{InFlight, Payload, Simulation};
 use std::io;
-use txop_capture::synth::{self, tcp_flags, IpFacts, TcpFacts, Transport};
+use txop_capture::synth::{self, tcp_flags, IpFacts, SynOptions, TcpFacts, Transport};
 use txop_capture::{AirWriter, CaptureConfig, CaptureStats};
 use txop_core::network::Host;
 use txop_core::{Nanos, Packet};
@@ -140,6 +140,7 @@ impl Simulation {
                     dst_port,
                     flags: tcp_flags::ACK,
                     ts: Some((ms(seg.ts_val), ms(seg.ts_ecr))),
+                    window: self.advert(conn).window,
                     ..TcpFacts::default()
                 };
                 if f.from == c.sender {
@@ -174,7 +175,13 @@ impl Simulation {
                     _ => (1, 1, tcp_flags::ACK),
                 };
                 // With the timestamp option, as every segment the simulator sizes
-                // (`tcp::HEADER_BYTES`).
+                // (`tcp::HEADER_BYTES`); a SYN and SYN-ACK with Linux's other
+                // options too, the 60 bytes the handshake sizes them.
+                let a = self.advert(conn);
+                let syn = (flags & tcp_flags::SYN != 0).then_some(SynOptions {
+                    mss_bytes: a.mss_bytes,
+                    wscale: a.wscale,
+                });
                 Transport::Tcp(TcpFacts {
                     src_port,
                     dst_port,
@@ -182,6 +189,12 @@ impl Simulation {
                     ack,
                     flags,
                     ts: Some((0, 0)),
+                    window: if syn.is_some() {
+                        a.syn_window
+                    } else {
+                        a.window
+                    },
+                    syn,
                     ..TcpFacts::default()
                 })
             }
@@ -203,10 +216,16 @@ impl Simulation {
                     ack: 1,
                     flags: tcp_flags::ACK | tcp_flags::PSH,
                     ts: Some((0, 0)),
+                    window: self.advert(conn).window,
                     ..TcpFacts::default()
                 })
             }
         }
+    }
+
+    /// What connection `conn`'s SYNs advertise, and its segments' window field.
+    fn advert(&self, conn: u32) -> crate::tcp::SynAdvert {
+        crate::tcp::syn_advert(self.conns[conn as usize].snd.config())
     }
 
     /// (source, destination) ports of connection `conn`'s packets.

@@ -328,21 +328,13 @@ fn run(
         refuse_existing(dir, out.force)?;
     }
     let progress = Progress::new(Some(plan.duration_ns()), out.quiet);
+    let max_bytes = capture.as_ref().map_or(0, |c| c.max_bytes);
     let (outcome, air) = plan.simulate_captured(&|ns| progress.advance(ns), capture)?;
     progress.finish();
-    if let (Some((_, stats)), false) = (&air, out.quiet) {
-        eprintln!(
-            "txop: {}: {} PPDUs, {} frames, {:.1} MB{}",
-            txop::pcap::PCAP_FILE,
-            stats.ppdus,
-            stats.packets,
-            stats.bytes as f64 / 1e6,
-            if stats.over_size > 0 {
-                format!(" ({} PPDUs left out at --pcap-max-mb)", stats.over_size)
-            } else {
-                String::new()
-            }
-        );
+    if let Some((_, stats)) = &air {
+        for line in txop::pcap::stderr_lines(stats, max_bytes, out.quiet) {
+            eprintln!("{line}");
+        }
     }
     // The capture's bytes move into the results directory once.
     let air = std::cell::RefCell::new(air.map(|(bytes, _)| bytes));

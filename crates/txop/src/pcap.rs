@@ -2,7 +2,7 @@
 //! the results directory (issue 17; docs/capture.md), and its bounds.
 
 use txop_capture::writer::{DEFAULT_MAX_BYTES, DEFAULT_SNAPLEN_BYTES};
-use txop_capture::CaptureConfig;
+use txop_capture::{CaptureConfig, CaptureStats};
 use txop_core::phy::Band;
 use txop_core::Nanos;
 
@@ -30,11 +30,13 @@ pub struct PcapArgs {
     #[arg(long = "pcap-snaplen", value_name = "BYTES", requires = "pcap",
           value_parser = clap::value_parser!(u32).range(64..=65_535))]
     pub snaplen: Option<u32>,
-    /// The capture file's size bound in MB (1 to 4096; default 256): PPDUs past it are
-    /// left out and counted in the file's closing statistics block.
-    #[arg(long = "pcap-max-mb", value_name = "MB", requires = "pcap",
-          value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub max_mb: Option<u64>,
+    /// The capture file's size bound in MiB (2^20 bytes; 1 to 4096; default 256):
+    /// PPDUs past it are left out, counted in the file's closing statistics block and
+    /// on stderr. `--pcap-max-mb`, its old name, is still accepted (it always meant
+    /// MiB).
+    #[arg(long = "pcap-max-mib", alias = "pcap-max-mb", value_name = "MIB",
+          requires = "pcap", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_mib: Option<u64>,
 }
 
 /// `START-END` in seconds, START < END.
@@ -87,10 +89,35 @@ impl PcapArgs {
             window: self.window.map(|(a, b)| (secs(a), secs(b))),
             stations: self.stations.as_ref().map(|l| l.0.clone()),
             snaplen_bytes: self.snaplen.unwrap_or(DEFAULT_SNAPLEN_BYTES),
-            max_bytes: self.max_mb.map_or(DEFAULT_MAX_BYTES, |mb| mb << 20),
+            max_bytes: self.max_mib.map_or(DEFAULT_MAX_BYTES, |mib| mib << 20),
             band,
         }))
     }
+}
+
+/// The lines `txop run --pcap` prints on stderr about the file it wrote: what it holds
+/// (not with `--quiet`), and what the size bound left out (always: a capture that
+/// lacks PPDUs is a warning, as docs/capture.md says, and `--quiet` silences only
+/// what is not one).
+pub fn stderr_lines(stats: &CaptureStats, max_bytes: u64, quiet: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !quiet {
+        lines.push(format!(
+            "txop: {PCAP_FILE}: {} PPDUs, {} frames, {:.1} MiB",
+            stats.ppdus,
+            stats.packets,
+            stats.bytes as f64 / (1u64 << 20) as f64
+        ));
+    }
+    if stats.over_size > 0 {
+        lines.push(format!(
+            "txop: {PCAP_FILE}: {} PPDUs left out: the file reached its bound of {} MiB \
+             (--pcap-max-mib)",
+            stats.over_size,
+            max_bytes >> 20
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -117,5 +144,26 @@ mod tests {
         );
         let off = PcapArgs::default();
         assert_eq!(off.config(Band::Ghz5, 4), Ok(None));
+    }
+
+    #[test]
+    fn quiet_keeps_the_left_out_warning() {
+        let full = CaptureStats {
+            ppdus: 10,
+            packets: 20,
+            over_size: 3,
+            bytes: 1 << 20,
+            ..CaptureStats::default()
+        };
+        let quiet = stderr_lines(&full, 1 << 20, true);
+        assert_eq!(quiet.len(), 1);
+        assert!(quiet[0].contains("3 PPDUs left out") && quiet[0].contains("1 MiB"));
+        assert_eq!(stderr_lines(&full, 1 << 20, false).len(), 2);
+        let fits = CaptureStats {
+            over_size: 0,
+            ..full
+        };
+        assert!(stderr_lines(&fits, 1 << 20, true).is_empty());
+        assert!(stderr_lines(&fits, 1 << 20, false)[0].contains("1.0 MiB"));
     }
 }

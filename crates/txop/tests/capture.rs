@@ -47,6 +47,7 @@ const FIELDS: &[&str] = &[
     "tcp.analysis.fast_retransmission",
     "tcp.len",
     "ip.src",
+    "tcp.analysis.out_of_order",
 ];
 
 /// Every frame of `file`, in order, as tshark reads it (and its stderr, which must
@@ -86,7 +87,12 @@ fn tshark_frames(file: &Path) -> Vec<Frame> {
                 start_us: num(8),
                 end_us: num(9),
                 comment: get(10).to_string(),
-                tcp_retransmission: !get(11).is_empty() || !get(12).is_empty(),
+                // A segment below what the flow already sent: a retransmission, or,
+                // when Wireshark never saw the original (dropped before the air),
+                // what it calls out of order when it fills the hole soon after.
+                tcp_retransmission: !get(11).is_empty()
+                    || !get(12).is_empty()
+                    || !get(15).is_empty(),
                 tcp_payload: num(13).is_some_and(|n| n > 0),
                 tcp_from_station: get(14).starts_with("10.1."),
             }
@@ -337,22 +343,38 @@ fn tcp_retransmissions_in_the_capture_are_those_txop_counted() {
             *wireshark.entry(f.tcp_from_station).or_default() += 1;
         }
     }
+    // Per direction: txop's retransmissions, and the packets of its TCP flows that
+    // never reached the air (dropped before it, or inside the network at the end).
     let mut txop: HashMap<bool, u64> = HashMap::new();
+    let mut not_aired: HashMap<bool, u64> = HashMap::new();
     for flow in v["flows"].as_array().unwrap() {
         if let Some(n) = flow["retransmits"].as_u64() {
-            *txop.entry(flow["src"] != "server").or_default() += n;
+            let up = flow["src"] != "server";
+            *txop.entry(up).or_default() += n;
+            let delivered = flow["delivered_packets"].as_u64().unwrap();
+            *not_aired.entry(up).or_default() +=
+                flow["offered_packets"].as_u64().unwrap() - delivered;
         }
     }
     assert!(txop.values().sum::<u64>() > 5, "{txop:?}");
-    assert_eq!(
-        wireshark.get(&true),
-        txop.get(&true),
-        "uplink retransmissions"
-    );
-    assert_eq!(
-        wireshark.get(&false),
-        txop.get(&false),
-        "downlink retransmissions"
+    // Every retransmission Wireshark finds on the air is one txop sent (none of them
+    // an artefact of the capture, as the first segments after 8-byte SYN payloads
+    // were, issue 25); txop's that Wireshark does not find are retransmissions that
+    // never reached the air (an AQM drop of a retransmission, or one still queued).
+    for (up, what) in [(true, "uplink"), (false, "downlink")] {
+        let ws = wireshark.get(&up).copied().unwrap_or(0);
+        let model = txop.get(&up).copied().unwrap_or(0);
+        let slack = not_aired.get(&up).copied().unwrap_or(0);
+        assert!(
+            ws <= model && model <= ws + slack,
+            "{what} retransmissions: Wireshark {ws}, txop {model} ({slack} packets not aired)"
+        );
+    }
+    // With both directions' drops and end-of-run packets few, the counts are near.
+    let total_ws: u64 = wireshark.values().sum();
+    assert!(
+        total_ws * 10 >= txop.values().sum::<u64>() * 8,
+        "{wireshark:?} {txop:?}"
     );
 }
 
@@ -463,4 +485,251 @@ fn a_capture_with_space_shows_every_ppdu_of_the_per_node_medium() {
             "wlan.fc.type_subtype == 0x1b && radiotap.flags.badfcs == 1"
         ) > 0
     );
+}
+
+/// tshark's `fields` of every frame of `file` matching `filter`, one row per frame.
+fn tshark_rows(file: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(file).args([
+        "-Y",
+        filter,
+        "-T",
+        "fields",
+        "-E",
+        "separator=\t",
+        "-E",
+        "occurrence=f",
+    ]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let mut row: Vec<String> = l.split('\t').map(str::to_string).collect();
+            row.resize(fields.len(), String::new());
+            row
+        })
+        .collect()
+}
+
+#[test]
+fn syns_carry_linuxs_options_and_the_first_segments_are_no_retransmissions() {
+    // Issue 25: SYNs were 60-byte IP packets with only the timestamp option, so
+    // Wireshark read 8 bytes of payload in each and took the first data segment
+    // after it for a retransmission.
+    let (out, v) = captured_run(
+        "capture-syn",
+        &[
+            "run",
+            "tcp-ndown-6mbit",
+            "--set",
+            "traffic.test=rrul",
+            "--set",
+            "traffic.length_s=2",
+            "--set",
+            "traffic.delay_s=0",
+            "--set",
+            "stations.mcs=7",
+        ],
+    );
+    let file = out.join("air.pcapng");
+    let tcp_flows = v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["retransmits"].is_u64())
+        .count();
+    assert!(tcp_flows >= 8, "{tcp_flows} TCP flows");
+    // Every SYN and SYN-ACK on the air, retries included, in Linux's layout
+    // (`tcp_syn_options`): MSS 1460 for a 1500-byte MTU, SACK permitted,
+    // timestamps, window scale 9 (the modelled 16 MiB receive window), no payload.
+    let syns = tshark_count(&file, "tcp.flags.syn == 1");
+    assert!(syns >= tcp_flows + 4, "{syns} SYNs and SYN-ACKs");
+    let linux = "tcp.flags.syn == 1 && ip.len == 60 && tcp.hdr_len == 40 && tcp.len == 0 \
+                 && tcp.options.mss_val == 1460 && tcp.options.sack_perm \
+                 && tcp.options.wscale.shift == 9 && tcp.options.timestamp.tsval \
+                 && tcp.window_size_value == 64240";
+    assert_eq!(tshark_count(&file, linux), syns);
+    // The windows Wireshark scales with that shift are the model's receive window.
+    let data = tshark_count(&file, "tcp.len > 0");
+    assert!(data > 1000, "{data} data segments");
+    assert_eq!(
+        tshark_count(&file, "tcp.len > 0 && tcp.window_size == 16777216"),
+        data
+    );
+    // Each direction's first segment with data is new data: a TCP retransmission
+    // comes after an original, and the capture has the whole run.
+    let rows = tshark_rows(
+        &file,
+        "tcp.len > 0 && wlan.fc.retry == 0",
+        &["tcp.stream", "ip.src", "tcp.analysis.retransmission"],
+    );
+    let mut seen = std::collections::HashSet::new();
+    let mut firsts = 0;
+    for r in &rows {
+        if seen.insert((r[0].clone(), r[1].clone())) {
+            firsts += 1;
+            assert!(
+                r[2].is_empty(),
+                "first segment of {r:?} is a retransmission"
+            );
+        }
+    }
+    let sending = v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["retransmits"].is_u64() && f["delivered_packets"].as_u64() > Some(0))
+        .count();
+    assert!(firsts >= sending && sending >= 4, "{firsts} first segments");
+}
+
+#[test]
+fn beacons_say_the_configured_interval_and_dtim() {
+    // Issue 25: beacons said 100 TU and DTIM period 2, their count alternating 1/0,
+    // whatever `mac` said.
+    let (out, _) = captured_run(
+        "capture-beacon",
+        &[
+            "run",
+            "e3-power-save",
+            "--set",
+            "duration_s=2",
+            "--set",
+            "mac.beacon_interval_tu=50",
+            "--set",
+            "mac.dtim_period=3",
+        ],
+    );
+    let file = out.join("air.pcapng");
+    let rows = tshark_rows(
+        &file,
+        "wlan.fc.type_subtype == 0x08",
+        &[
+            "wlan.seq",
+            "wlan.fixed.beacon",
+            "wlan.tim.dtim_period",
+            "wlan.tim.dtim_count",
+            "wlan_radio.start_tsf",
+        ],
+    );
+    // 2 s / 51.2 ms: beacons 1 to 39.
+    assert_eq!(rows.len(), 39);
+    let mut starts_us = Vec::new();
+    for r in &rows {
+        let k: u64 = r[0].parse().unwrap();
+        assert_eq!(r[1], "50", "beacon {k}: interval");
+        assert_eq!(r[2], "3", "beacon {k}: DTIM period");
+        // Counting down to 0 on every third beacon (k = 3, 6, …).
+        assert_eq!(
+            r[3],
+            ((3 - k % 3) % 3).to_string(),
+            "beacon {k}: DTIM count"
+        );
+        starts_us.push(r[4].parse::<i64>().unwrap());
+    }
+    // The field's interval is the one on the air: 50 TU = 51.2 ms between starts, on
+    // average (a busy medium defers a beacon but not its TBTT).
+    let mean_us = (starts_us[starts_us.len() - 1] - starts_us[0]) / (starts_us.len() as i64 - 1);
+    assert!(
+        (mean_us - 51_200).abs() < 200,
+        "{mean_us} µs between beacons"
+    );
+}
+
+#[test]
+fn dozes_are_the_sleeps_the_capture_shows() {
+    // Issue 25: `dozes` (2 per PM=1 here) said it counted PM=1s acknowledged. It
+    // counts every time the radio goes off: each acknowledged PM=1 null-data frame,
+    // and each beacon the station woke for while in power save whose TIM did not
+    // name it (dynamic power save, one beacon in one, no loss). Both from the air.
+    let (out, v) = captured_run(
+        "capture-dozes",
+        &["run", "e3-power-save", "--set", "duration_s=4"],
+    );
+    let file = out.join("air.pcapng");
+    let rows = tshark_rows(
+        &file,
+        "wlan.ta == 02:00:00:00:00:01 || wlan.ra == 02:00:00:00:00:01 \
+         || wlan.fc.type_subtype == 0x08",
+        &[
+            "wlan.fc.type_subtype",
+            "wlan.fc.pwrmgt",
+            "wlan.ta",
+            "wlan.tim.partial_virtual_bitmap",
+        ],
+    );
+    let sta = "02:00:00:00:00:01";
+    let (mut in_ps, mut pm1_acked, mut quiet_beacons) = (false, 0u64, 0u64);
+    for (i, r) in rows.iter().enumerate() {
+        let acked = rows.get(i + 1).is_some_and(|n| n[0] == "0x001d");
+        match r[0].as_str() {
+            "0x0024" if r[2] == sta => {
+                if r[1] == "1" || r[1] == "True" {
+                    if acked {
+                        in_ps = true;
+                        pm1_acked += 1;
+                    }
+                } else {
+                    in_ps = false;
+                }
+            }
+            DATA if r[2] == sta => in_ps = false,
+            "0x0008" if in_ps => {
+                let first = u8::from_str_radix(r[3].get(..2).unwrap_or("00"), 16).unwrap();
+                if first & 0b10 == 0 {
+                    quiet_beacons += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let ps = &v["stations"][0]["power_save"];
+    assert!(pm1_acked > 5, "{pm1_acked} PM=1 acknowledged");
+    assert!(quiet_beacons > 0);
+    assert_eq!(u(ps, "dozes") as u64, pm1_acked + quiet_beacons);
+}
+
+#[test]
+fn the_size_bound_is_in_mib_and_what_it_left_out_is_said_under_quiet() {
+    // Issue 25: `--pcap-max-mb` was MiB, and -q hid the line saying PPDUs were left
+    // out. The bound is `--pcap-max-mib` (the old name still works), and the warning
+    // goes to stderr whatever -q says.
+    for flag in ["--pcap-max-mb", "--pcap-max-mib"] {
+        let dir = scratch(&format!("capture-bound{flag}")).join("out");
+        let d = dir.to_str().unwrap();
+        let o = txop(&[
+            "run",
+            "default",
+            "--set",
+            "duration_s=1",
+            "-o",
+            d,
+            "--pcap",
+            flag,
+            "1",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("PPDUs left out") && err.contains("1 MiB"),
+            "{flag}: {err}"
+        );
+        assert!(
+            !err.contains("frames,"),
+            "-q keeps the summary line off: {err}"
+        );
+        let bytes = std::fs::metadata(dir.join("air.pcapng")).unwrap().len();
+        // Within 2^20 bytes, and past 10^6: the bound is a MiB, not an MB.
+        assert!((1_000_000..=1 << 20).contains(&bytes), "{bytes} bytes");
+        assert!(tshark_count(&dir.join("air.pcapng"), "frame") > 0);
+    }
 }

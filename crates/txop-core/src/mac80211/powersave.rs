@@ -66,6 +66,20 @@ impl BeaconClock {
     pub fn is_dtim(&self, k: u64) -> bool {
         k.is_multiple_of(self.dtim_period as u64)
     }
+
+    /// Beacon `k`'s DTIM count (802.11-2016 9.4.2.6): how many beacons come before
+    /// the next DTIM, 0 on a DTIM, counting down from `dtim_period` − 1 (mac80211's
+    /// `__ieee80211_beacon_add_tim` decrements `dtim_count` per beacon and wraps it to
+    /// `dtim_period` − 1).
+    pub fn dtim_count(&self, k: u64) -> u8 {
+        let p = self.dtim_period as u64;
+        ((p - k % p) % p) as u8
+    }
+
+    /// The beacon interval in TU, as the beacon's field carries it.
+    pub fn interval_tu(&self) -> u16 {
+        (self.interval.as_ns() / TU.as_ns()) as u16
+    }
 }
 
 /// The AP's `ps_tx_buf`: unicast frames that arrived for dozing stations, per station
@@ -235,7 +249,11 @@ pub enum PsAction {
 pub struct PsStats {
     /// Time the radio slept.
     pub doze_ns: u64,
-    /// Times the station went to sleep after its PM=1 was acknowledged.
+    /// Times the radio went off (every [`PsAction::Doze`]): when the AP acknowledged
+    /// its PM=1, and again each time it went back to sleep after waking for a beacon
+    /// (its TIM bit clear, or the beacon lost) or, with PS-Poll, after its last polled
+    /// frame. Each is one of the sleeps `doze_ns` sums: `doze_ns / dozes` is the mean
+    /// sleep.
     pub dozes: u64,
     /// Beacons the station woke for and received.
     pub beacons_heard: u64,
@@ -453,6 +471,17 @@ mod tests {
         assert_eq!(c.next_after(Nanos::from_us(102_400)), 2);
         assert_eq!(c.next_after(Nanos::from_us(102_399)), 1);
         assert!(c.is_dtim(2) && !c.is_dtim(3) && c.is_dtim(4));
+        assert_eq!(c.interval_tu(), 100);
+    }
+
+    #[test]
+    fn dtim_count_counts_down_to_each_dtim() {
+        let c = BeaconClock::new(50, 3);
+        assert_eq!(c.interval_tu(), 50);
+        let counts: Vec<u8> = (0..7).map(|k| c.dtim_count(k)).collect();
+        assert_eq!(counts, [0, 2, 1, 0, 2, 1, 0]);
+        assert!((0..30).all(|k| (c.dtim_count(k) == 0) == c.is_dtim(k)));
+        assert!((0..5).all(|k| BeaconClock::new(100, 1).dtim_count(k) == 0));
     }
 
     #[test]

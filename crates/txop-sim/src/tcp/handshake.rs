@@ -17,6 +17,7 @@
 //! [`TcpConn::client`]: super::conn::TcpConn::client
 //! [`TcpConn::sender_open`]: super::conn::TcpConn::sender_open
 
+use super::TcpConfig;
 use crate::sim::{Event, Payload, Simulation};
 use crate::traffic::Flow;
 use txop_core::Nanos;
@@ -45,9 +46,52 @@ const SYNACK_RETRIES: u32 = 5;
 fn syn_timeout(n: u32) -> Nanos {
     Nanos(SYN_TIMEOUT.as_ns() << (n - 1))
 }
-/// IP length of a SYN or SYN-ACK (20 + 20 + 20 B of options) and of a bare ACK.
-const SYN_BYTES: u32 = 60;
-const ACK_BYTES: u32 = 52;
+/// IP length of a SYN or SYN-ACK: IPv4 (20) + TCP (20) + the 20 bytes of options
+/// Linux sends on both (`tcp_syn_options`, `tcp_synack_options`: MSS 4, SACK-permitted
+/// and timestamps 12, NOP and window scale 4), which the capture writes
+/// ([`txop_capture::synth::SYN_OPTION_BYTES`]). And of a bare ACK (timestamps alone).
+const SYN_BYTES: u32 = 20 + 20 + txop_capture::synth::SYN_OPTION_BYTES as u32;
+const ACK_BYTES: u32 = super::HEADER_BYTES;
+
+/// What a connection's SYN and SYN-ACK advertise, and the window field its segments
+/// then carry, from its [`TcpConfig`]: both ends take the same configuration, so
+/// both advertise the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SynAdvert {
+    /// The MSS option: `mss_bytes` + 12, as Linux's `tcp_advertise_mss` gives the
+    /// MTU − 40 and its `mss_cache` takes the timestamp option off it.
+    pub(crate) mss_bytes: u16,
+    /// The window scale shift: `tcp_select_initial_window`'s `ilog2(space) − 15`
+    /// (clamped to 0–14) for the modelled receive window (`rwnd_bytes`, 16 MiB: 9;
+    /// Linux's default `tcp_rmem[2]` of 6 MiB would give 7, which could not advertise
+    /// the window the model's receiver grants).
+    pub(crate) wscale: u8,
+    /// The window field of the SYN and SYN-ACK (never scaled, RFC 7323 2.2): the
+    /// window up to 65535, rounded down to a whole MSS (`tcp_select_initial_window`;
+    /// 64240 for MSS 1460, as a Linux SYN shows).
+    pub(crate) syn_window: u16,
+    /// The window field of every later segment: `rwnd_bytes` scaled, at most 65535.
+    pub(crate) window: u16,
+}
+
+/// What the SYNs of a connection of `cfg` advertise ([`SynAdvert`]).
+pub(crate) fn syn_advert(cfg: &TcpConfig) -> SynAdvert {
+    let mss = (cfg.mss_bytes + super::HEADER_BYTES - 40).min(u16::MAX as u32);
+    let rwnd = cfg.rwnd_bytes.max(1);
+    let wscale = (rwnd.ilog2() as i64 - 15).clamp(0, 14) as u8;
+    let unscaled = rwnd.min(u16::MAX as u64) as u32;
+    let syn_window = if unscaled > mss {
+        unscaled / mss * mss
+    } else {
+        unscaled
+    };
+    SynAdvert {
+        mss_bytes: mss as u16,
+        wscale,
+        syn_window: syn_window as u16,
+        window: (rwnd >> wscale).min(u16::MAX as u64) as u16,
+    }
+}
 
 impl Simulation {
     /// The client sends a SYN (again) and arms its retransmission timer.
@@ -146,5 +190,32 @@ impl Simulation {
             c.handshake.server_open = true;
             self.pump_tcp(at, conn);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_1500_byte_mtu_advertises_what_linux_does() {
+        // MSS 1460 and a SYN window of 44 of them, 64240, as a Linux 6.x SYN on
+        // Ethernet; 16 MiB of window needs a shift of 9 to fit 16 bits.
+        let a = syn_advert(&TcpConfig::default());
+        assert_eq!(
+            a,
+            SynAdvert {
+                mss_bytes: 1460,
+                wscale: 9,
+                syn_window: 64240,
+                window: 32768,
+            }
+        );
+        assert_eq!(SYN_BYTES, 60);
+        let small = syn_advert(&TcpConfig {
+            rwnd_bytes: 4 * 1448,
+            ..TcpConfig::default()
+        });
+        assert_eq!((small.wscale, small.window), (0, 4 * 1448));
     }
 }

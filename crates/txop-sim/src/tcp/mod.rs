@@ -30,7 +30,8 @@
 //!   for the first 16, immediate ACKs for out-of-order data (SACK blocks most recent
 //!   first), a 40 ms timer otherwise.
 //! - **Handshake** (the `handshake` module): SYN, SYN-ACK and the last ACK are packets
-//!   of their own (60, 60 and 52 B; the last ACK only when the server sends the data,
+//!   of their own (60, 60 and 52 B: a SYN has Linux's 20 bytes of options, see
+//!   `handshake::syn_advert`; the last ACK only when the server sends the data,
 //!   otherwise the client's first segment or web request carries it), the data sender
 //!   sends nothing before its side is open, and a lost SYN or SYN-ACK is sent again
 //!   after 1 s, doubling (`TCP_TIMEOUT_INIT`), at most 6 and 5 times
@@ -71,6 +72,7 @@ mod tests;
 
 pub use bbr::{BbrInfo, BbrMode};
 pub(crate) use conn::TcpConn;
+pub(crate) use handshake::{syn_advert, SynAdvert};
 pub use receiver::{TcpReceiver, TcpReceiverStats};
 pub use segment::{Segment, MAX_SACK_BLOCKS};
 pub use sender::{CaState, TcpSender, TcpSenderStats};
