@@ -209,6 +209,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     let mut emu_cfg = emulated(cfg);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
+    let max_bytes = capture.as_ref().map_or(0, |c| c.max_bytes);
     emu_cfg.capture = capture;
     // Everything txop says while the command runs goes to stderr: stdout is the
     // command's.
@@ -255,6 +256,13 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
             files.push((txop::pcap::PCAP_FILE.to_string(), bytes.clone()));
         }
         write_results(dir, args.force, &files)?;
+    }
+    // As `txop run --pcap` says it: what the file holds, and what its bound left out
+    // (a warning, also with --quiet).
+    if let Some((_, stats)) = &outcome.capture {
+        for line in txop::pcap::stderr_lines(stats, max_bytes, quiet) {
+            eprintln!("{line}");
+        }
     }
     if !quiet {
         eprint!("\n{text}");

@@ -1401,3 +1401,42 @@ fn an_emulator_capture_shows_the_real_icmp_bytes() {
     assert!(tshark("_ws.malformed", "frame.number").is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `txop emu --pcap` says what the file holds on stderr, as `txop run --pcap` does (and
+/// would say what its size bound left out, also under `-q`: the same lines,
+/// `txop::pcap::stderr_lines`, tested there); issue 25 found it silent.
+#[test]
+fn an_emulator_capture_says_what_it_holds() {
+    require_root();
+    require_tool("ping");
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("txop-emu-pcap-says-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let out = run(&[
+        "emu",
+        "default",
+        "-o",
+        d,
+        "--pcap",
+        "--",
+        "ping",
+        "-c",
+        "2",
+        "-i",
+        "0.2",
+        "198.18.1.1",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("txop: air.pcapng: "))
+        .unwrap_or_else(|| panic!("no capture line in:\n{err}"));
+    assert!(
+        line.contains(" PPDUs, ") && line.ends_with(" MiB"),
+        "{line}"
+    );
+    assert!(!err.contains("left out"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
