@@ -302,9 +302,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def not_a_scheduler() -> int:
+    """A port where a server answers every connection with an HTTP error, then closes."""
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+
+    def serve():
+        while True:
+            conn, _ = srv.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv.getsockname()[1]
+
+
 def test_a_scheduler_that_is_not_there_is_one_line_and_leaves_no_folder(cli, tmp_path):
     for address, why in [("bogus", "missing port number"),
-                         (f"tcp://127.0.0.1:{free_port()}", "Connection refused")]:
+                         (f"tcp://127.0.0.1:{free_port()}", "Connection refused"),
+                         (f"tcp://127.0.0.1:{not_a_scheduler()}", "not as a Dask scheduler does")]:
         out = tmp_path / "o"
         code, _, err = cli("sweep", "default", "--scheduler", address, "--set", "duration_s=1", "-q",
                            "-o", str(out))

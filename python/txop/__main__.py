@@ -189,8 +189,9 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"txop: error: the Python package txop is not installed ({e}); "
               "./scripts/setup.sh installs it", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGHUP, _on_signal)
+    for name in ("SIGTERM", "SIGHUP"):  # SIGHUP: not on Windows
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _on_signal)
     try:
         return sweep_main(argv[1:])
     except _Terminated as e:

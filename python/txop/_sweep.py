@@ -431,8 +431,10 @@ def connect(address: str, timeout_s: float = 10.0) -> Any:
             with socket.create_connection((host, port), timeout=timeout_s / 2):
                 pass
         return Client(address, timeout=f"{timeout_s}s")
-    except (ValueError, OSError) as e:  # a bad address; refused, timed out (OSError)
+    except Exception as e:  # noqa: BLE001 - whatever the address answers, one line
         why = (str(e).splitlines() or [type(e).__name__])[0]
+        if not isinstance(e, (ValueError, OSError)):  # something else listens there
+            why = f"something answered, but not as a Dask scheduler does ({type(e).__name__})"
         raise _txop.TxopError(f"scheduler {address}: cannot connect: {why}") from None
 
 
