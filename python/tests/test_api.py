@@ -130,3 +130,39 @@ def test_a_simulation_runs_without_the_gil():
     th.join()
     assert elapsed[0] > 0.2, "the run is too short to tell"
     assert worst < elapsed[0] / 4, (worst, elapsed[0])
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        # None and objects: once a recursion of ~1,000 frames (toml_literal <-> _toml_value).
+        (lambda: txop.run("default", duration_s=None), "default: duration_s: None is not a scenario value"),
+        (lambda: txop.scenario("default", {"stations.list": [{"count": object()}]}),
+         "default: stations.list: <object object"),
+        (lambda: txop.scenario("default", {1: 2}), "default: 1: a scenario key is a string"),
+        # A seed of the wrong type or range: once a bare TypeError / OverflowError.
+        (lambda: txop.run("default", seed="3"), "seed: expected a whole number"),
+        (lambda: txop.run("default", seed=-1), "seed: expected a whole number"),
+        (lambda: txop.compare("default", stacks=["linux-4.9", "linux-6.16"], seed=1.5),
+         "seed: expected a whole number"),
+        # A string where a list goes: once taken letter by letter (stack `l`).
+        (lambda: txop.compare("default", stacks="linux-4.9"), "stacks: expected a list of stack names"),
+        (lambda: txop.compare("default", vary={"stack": "linux-4.9"}), "vary stack: expected a list"),
+        (lambda: txop.sweep("default", grid={"stack": "linux-4.9"}, progress=False),
+         "grid stack: expected a list of values"),
+        # A fractional seed: once truncated to 1 without a word.
+        (lambda: txop.sweep("default", seeds=[1.5], progress=False), "seeds: expected a whole number"),
+        # workers: the command line refuses 0; Python ran on the machine's cores.
+        (lambda: txop.sweep("default", workers=0, progress=False), "workers: expected a whole number of at least 1"),
+        (lambda: txop.compare("default", stacks=["linux-4.9", "linux-6.16"], workers=0),
+         "workers: expected a whole number of at least 1"),
+        (lambda: txop.scenario(None), "scenario: expected a path"),
+        (lambda: txop.sweep("default", cache=3, progress=False), "cache: expected a path"),
+        (lambda: txop.sweep("default", client=3, progress=False), "client: expected a dask.distributed Client"),
+    ],
+)
+def test_a_value_of_the_wrong_type_raises_txop_error_naming_the_key(call, message):
+    with pytest.raises(txop.TxopError) as e:
+        call()
+    assert str(e.value).startswith(message), str(e.value)
+    assert "\n" not in str(e.value)

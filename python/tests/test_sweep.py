@@ -247,3 +247,267 @@ def test_seeds_are_counts_ranges_or_lists():
     for bad in (0, "3-1", "x", [1, 1], [-1]):
         with pytest.raises(txop.TxopError):
             parse_seeds(bad)
+
+
+def test_seeds_are_bounded_before_they_are_listed():
+    """`--seeds 1-1000000000` once built a list of 10^9 ints (MemoryError); a count
+    over MAX_RUNS is refused before anything is allocated."""
+    from txop._sweep import MAX_RUNS
+
+    for bad in ("1-1000000000", "1-100000000", f"1-{MAX_RUNS + 1}", MAX_RUNS + 1, range(1, 10**12)):
+        with pytest.raises(txop.TxopError, match=f"at most {MAX_RUNS}"):
+            parse_seeds(bad)
+    assert len(parse_seeds(f"1-{MAX_RUNS}")) == MAX_RUNS
+    with pytest.raises(txop.TxopError, match=f"at most {MAX_RUNS} in a sweep"):
+        txop.sweep("default", grid={"duration_s": list(range(1, 1001))}, seeds=MAX_RUNS // 1000 + 1,
+                   progress=False)
+
+
+def test_txop_sweep_with_a_billion_seeds_is_one_line_within_a_small_memory_limit(txop_bin, tmp_path):
+    import resource
+    import subprocess
+
+    def limit():  # 2 GiB of address space: far below what 10^9 seeds took (24 GB at 10^8)
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    for seeds in ("1-1000000000", "1-100000000"):
+        p = subprocess.run([str(txop_bin), "sweep", "default", "--seeds", seeds, "-o", str(tmp_path / "o")],
+                           capture_output=True, text=True, preexec_fn=limit, timeout=120, check=False)
+        assert p.returncode == 2, p.stderr[-2000:]
+        assert p.stderr.startswith(f"txop: error: seeds {seeds}: ") and p.stderr.count("\n") == 1, p.stderr
+        assert not (tmp_path / "o").exists()
+
+
+def test_seeds_n_is_1_to_n_as_the_help_says(cli, tmp_path):
+    assert parse_seeds("3") == [1, 2, 3] == parse_seeds(3)
+    assert parse_seeds("7-7") == [7] and parse_seeds("0,5") == [0, 5]
+    code, _, err = cli("sweep", "default", "--seeds", "0", "-o", str(tmp_path / "o"))
+    assert code == 2 and err == "txop: error: seeds 0: expected a count of at least 1 (seeds 1 to N)\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_varying_the_seed_is_refused_before_anything_runs(cli, tmp_path, trace):
+    """Once every point ran and then xarray's traceback (two `seed` dimensions)."""
+    code, _, err = cli("sweep", "default", "--vary", "seed=1,2", "--set", "duration_s=1", "-q",
+                       "-o", str(tmp_path / "o"))
+    assert code == 2 and err.startswith("txop: error: grid seed: ") and err.count("\n") == 1, err
+    assert events(trace) == [] and not (tmp_path / "o").exists()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def not_a_scheduler() -> int:
+    """A port where a server answers every connection with an HTTP error, then closes."""
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+
+    def serve():
+        while True:
+            conn, _ = srv.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def test_a_scheduler_that_is_not_there_is_one_line_and_leaves_no_folder(cli, tmp_path):
+    for address, why in [("bogus", "missing port number"),
+                         (f"tcp://127.0.0.1:{free_port()}", "Connection refused"),
+                         (f"tcp://127.0.0.1:{not_a_scheduler()}", "not as a Dask scheduler does")]:
+        out = tmp_path / "o"
+        code, _, err = cli("sweep", "default", "--scheduler", address, "--set", "duration_s=1", "-q",
+                           "-o", str(out))
+        assert code == 2, err
+        assert err.startswith(f"txop: error: scheduler {address}: cannot connect: ") and why in err, err
+        assert err.count("\n") == 1, err
+        assert not out.exists()
+    with pytest.raises(txop.TxopError, match="scheduler bogus: cannot connect"):
+        txop.sweep("default", client="bogus", progress=False)
+
+
+def test_txop_sweep_stores_numbers_as_numbers(cli, tmp_path):
+    import xarray as xr
+
+    key = "stations.list[0].count"
+    code, _, err = cli("sweep", "default", "--vary", f"{key}=2,1,10", "--vary", "stack=linux-6.16",
+                       "--set", "duration_s=1", "--workers", "2", "-q", "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    with xr.open_dataset(tmp_path / "o" / "sweep.nc") as ds:
+        assert ds[key].dtype.kind == "i" and ds[key].values.tolist() == [2, 1, 10]
+        assert ds["stack"].values.tolist() == ["linux-6.16"]
+        got = ds.total_throughput_bps.sel({key: 10, "stack": "linux-6.16", "seed": 1}).item()
+    py = txop.sweep("default", grid={key: [2, 1, 10], "stack": ["linux-6.16"]}, duration_s=1,
+                    workers=1, progress=False)
+    assert py[key].dtype == ds[key].dtype
+    assert got == py.total_throughput_bps.sel({key: 10, "stack": "linux-6.16", "seed": 1}).item()
+
+
+def test_sweeping_again_into_a_folder_replaces_its_point_folders(cli, tmp_path, trace):
+    out = tmp_path / "o"
+    runs = out / "runs"
+
+    def sweep(*args):
+        return cli("sweep", "default", "--seeds", "1", "-q", "--workers", "2", "-o", str(out), *args)
+
+    code, _, err = sweep("--vary", "stack=linux-4.9,linux-6.16", "--set", "duration_s=1")
+    assert code == 0, err
+    code, _, err = sweep("--vary", "stack=linux-4.9", "--set", "duration_s=2")
+    assert code == 0, err
+    # The point folder holds this sweep's results (2 s), not the first sweep's (1 s) ...
+    point = runs / "stack=linux-4.9_seed=1"
+    got = json.loads((point / "results.json").read_text())
+    code, _, _ = cli("run", "default", "--set", "stack=linux-4.9", "--set", "duration_s=2", "-q",
+                     "-o", str(tmp_path / "one"))
+    assert code == 0
+    assert got == json.loads((tmp_path / "one" / "results.json").read_text())
+    # ... and the first sweep's other point, not one of this sweep, is gone ...
+    assert sorted(p.name for p in runs.iterdir()) == ["stack=linux-4.9_seed=1"]
+    # ... and a user's file in a point folder stops the sweep before any point runs.
+    (point / "notes.txt").write_text("mine")
+    before = len(events(trace))
+    code, _, err = sweep("--vary", "stack=linux-4.9", "--set", "duration_s=1")
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"txop: error: {point}: ") and "notes.txt" in err, err
+    assert len(events(trace)) == before
+    assert (point / "notes.txt").read_text() == "mine"
+
+
+def test_a_rebuilt_model_does_not_reuse_the_cache(tmp_path, trace):
+    """The same version with another native module (here: the module's file with a
+    byte appended, which still loads) computes every point again."""
+    import shutil
+    import subprocess
+    import sys
+
+    pkg = pathlib.Path(txop.__file__).parent
+    other = tmp_path / "other"
+    shutil.copytree(pkg, other / "txop")
+    native = other / "txop" / pathlib.Path(txop._txop.__file__).name
+    with open(native, "ab") as f:
+        f.write(b"\0")
+    script = ("import sys, txop; txop.sweep('default', grid={'stack': ['linux-4.9']}, duration_s=1, "
+              "seeds=2, workers=1, cache=sys.argv[1], progress=False)")
+
+    def sweep(pythonpath):
+        env = dict(os.environ, PYTHONPATH=str(pythonpath))
+        p = subprocess.run([sys.executable, "-c", script, str(tmp_path / "cache")], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert p.returncode == 0, p.stderr
+        return [k for e, k, _ in events(trace) if e == "start"]
+
+    first = sweep(pkg.parent)
+    assert len(first) == 2
+    assert sweep(pkg.parent) == first  # the same build: all from the cache
+    again = sweep(other)
+    assert len(again) == 4 and not set(again[2:]) & set(first)
+
+
+def test_a_script_without_the_main_guard_gets_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "noguard.py"
+    script.write_text("import txop\n"
+                      "txop.sweep('default', grid={'stack': ['linux-4.9', 'linux-6.16']}, "
+                      "duration_s=1, workers=2, progress=False)\n")
+    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert p.returncode == 1
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("_txop.TxopError: txop.sweep: the script that calls it has no "
+                           '`if __name__ == "__main__":` guard'), p.stderr[-3000:]
+    # The script's own traceback, not the workers' (which once printed thousands of lines).
+    assert p.stderr.count("Traceback") == 1, p.stderr[-3000:]
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("import txop\n\nif __name__ == '__main__':\n"
+                       "    ds = txop.sweep('default', grid={'stack': ['linux-4.9', 'linux-6.16']}, "
+                       "duration_s=1, workers=2, progress=False)\n"
+                       "    print(int(ds.attrs['points_failed']))\n")
+    p = subprocess.run([sys.executable, str(guarded)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert p.returncode == 0 and p.stdout == "0\n", p.stderr[-3000:]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid``, from /proc."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for d in pathlib.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children[ppid].append(int(d.name))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children[todo.pop()]:
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_to_txop_sweep_ends_everything_it_started(txop_bin, tmp_path, trace, sig):
+    import subprocess
+
+    p = subprocess.Popen([str(txop_bin), "sweep", "default", "--set", "duration_s=86400", "--seeds", "1-2",
+                          "--workers", "2", "-q", "-o", str(tmp_path / "o")],
+                         stderr=subprocess.PIPE, text=True)
+    started: set[int] = set()
+    below: set[int] = set()
+    try:
+        deadline = time.time() + 120
+        while len(started) < 2 and time.time() < deadline:
+            started = {pid for e, _, pid in events(trace) if e == "start"}
+            time.sleep(0.05)
+        assert len(started) == 2, "the workers did not start"
+        below = descendants(p.pid)
+        assert started <= below | {p.pid}
+        p.send_signal(sig)
+        p.wait(timeout=30)
+        deadline = time.time() + 15  # a point runs for minutes: only a signal ends it sooner
+        while any(alive(q) for q in below) and time.time() < deadline:
+            time.sleep(0.05)
+        assert not [q for q in below if alive(q)], "processes of the sweep still running"
+        if sig == signal.SIGTERM:
+            err = p.stderr.read()
+            assert p.returncode == 128 + signal.SIGTERM
+            assert err == "txop: stopped by SIGTERM; run the same command again to resume\n"
+    finally:
+        p.kill()
+        p.wait()
+        for q in started | below:  # whatever this test started and left
+            if alive(q):
+                os.kill(q, signal.SIGKILL)
+
+
+def test_the_example_script_sweeps_under_the_main_guard():
+    import subprocess
+    import sys
+
+    script = pathlib.Path(__file__).resolve().parents[2] / "examples" / "sweep.py"
+    assert 'if __name__ == "__main__":' in script.read_text()
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.splitlines()[0].split() == ["stack", "linux-4.9", "linux-6.16"], p.stdout

@@ -7,6 +7,10 @@ arguments here).
 writes DIR/sweep.nc (the ``xarray.Dataset`` of :func:`txop.sweep`, netCDF), one results
 directory per point under DIR/runs/, and keeps its cache in DIR/cache (``--cache`` to
 put it elsewhere): running the same command again computes only what is missing.
+Running into an existing DIR with other settings rewrites the point folders whose
+results differ and removes txop's point folders that are not points of this sweep; a
+point folder holding a user's file stops the sweep before it runs. SIGTERM and SIGHUP
+stop the workers and exit 128 + the signal.
 Exit codes as ``txop``'s: 0 ok, 2 a usage or input error (one line), 1 an internal
 error; a sweep whose points failed still writes its dataset and exits 0, saying how
 many failed on stderr.
@@ -16,20 +20,36 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
-from typing import Optional, Sequence
+from typing import Any, NoReturn, Optional, Sequence
 
 
 class _Usage(Exception):
     pass
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP: raised in the main thread so that the sweep stops its
+    workers (the local pool's ``finally``) and closes its Dask client on the way out."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    raise _Terminated(signum)
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, as txop's usage errors
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, as txop's usage errors
         raise _Usage(f"{message}; see `txop sweep --help`")
 
 
 def _parser() -> argparse.ArgumentParser:
+    from txop._sweep import MAX_RUNS
+
     p = _Parser(
         prog="txop sweep",
         description="Run a scenario over a grid of settings and seeds (locally or on a "
@@ -47,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key at every point (repeatable)")
     p.add_argument("--seeds", default="1", metavar="SEEDS",
-                   help="seeds: N (1..N), A-B, or a comma-separated list (default 1)")
+                   help="seeds: N (1..N), A-B, or a comma-separated list (default 1); at most "
+                   f"{MAX_RUNS:,} runs (points x seeds) in a sweep")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a dask.distributed scheduler's address (default: a local process pool)")
     p.add_argument("--workers", type=int, metavar="N",
@@ -59,11 +80,29 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _grid(vary: Sequence[str]) -> dict[str, list[str]]:
-    grid: dict[str, list[str]] = {}
+def _value(text: str) -> Any:
+    """A ``--vary`` value: a TOML integer, float or boolean as that number or boolean
+    (so that ``sweep.nc`` stores numbers as numbers, as :func:`txop.sweep` given
+    Python numbers does); anything else as its ``--set`` text."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
+        except ImportError:
+            return text
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except ValueError:
+        return text
+    return value if isinstance(value, (bool, int, float)) else text
+
+
+def _grid(vary: Sequence[str]) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
     for v in vary:
         key, sep, values = v.partition("=")
-        vals = [x.strip() for x in values.split(",") if x.strip()]
+        vals = [_value(x.strip()) for x in values.split(",") if x.strip()]
         if not sep or not key.strip() or not vals:
             raise _Usage(f"--vary {v}: expected KEY=V1,V2,…")
         if key.strip() in grid:
@@ -87,6 +126,8 @@ def sweep_main(argv: Sequence[str]) -> int:
     out = args.output
     if os.path.exists(out) and not os.path.isdir(out):
         raise txop.TxopError(f"{out}: exists and is not a directory")
+    if not os.path.exists(out):
+        _NEW_OUTPUT.append(out)
     sc = txop.scenario(args.scenario, overrides)
     ds = txop.sweep(
         sc,
@@ -111,7 +152,33 @@ def sweep_main(argv: Sequence[str]) -> int:
     return 0
 
 
+#: The output folder, if this command is the one creating it: removed again if the
+#: command fails before it has written a file there.
+_NEW_OUTPUT: list[str] = []
+
+
+def _remove_if_no_file(out: str) -> None:
+    """Remove ``out`` if it holds folders only (no file): what a sweep stopped by a bad
+    input before its first result leaves (the cache folder, empty)."""
+    for _root, _dirs, files in os.walk(out):
+        if files:
+            return
+    for root, _dirs, _files in sorted(os.walk(out), key=lambda w: -len(w[0])):
+        try:
+            os.rmdir(root)
+        except OSError:
+            return
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    code = _main(argv)
+    if code == 2:
+        for out in _NEW_OUTPUT:
+            _remove_if_no_file(out)
+    return code
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "sweep":
         print("usage: python3 -m txop sweep SCENARIO --vary KEY=V1,V2 … -o DIR", file=sys.stderr)
@@ -122,8 +189,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"txop: error: the Python package txop is not installed ({e}); "
               "./scripts/setup.sh installs it", file=sys.stderr)
         return 2
+    for name in ("SIGTERM", "SIGHUP"):  # SIGHUP: not on Windows
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _on_signal)
     try:
         return sweep_main(argv[1:])
+    except _Terminated as e:
+        print(f"txop: stopped by {signal.Signals(e.signum).name}; run the same command "
+              "again to resume", file=sys.stderr)
+        return 128 + e.signum
     except _Usage as e:
         print(f"txop: error: {e}", file=sys.stderr)
         return 2

@@ -35,7 +35,10 @@ __all__ = [
 def toml_literal(value: Any) -> str:
     """``value`` as the text ``--set KEY=TEXT`` takes: a TOML literal (``true``,
     ``4``, ``0.5``, ``[1, 2]``, ``{ a = 1 }``), or a string as it is (``--set`` reads
-    what is not a TOML literal as a string)."""
+    what is not a TOML literal as a string).
+
+    Raises :class:`txop.TxopError` for a value no scenario key takes (``None``, an
+    object, a set…); the callers prepend the key."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -52,17 +55,92 @@ def toml_literal(value: Any) -> str:
 
 
 def _toml_value(value: Any) -> str:
-    """``value`` as a TOML value inside an array or inline table (strings quoted)."""
+    """``value`` as a TOML value inside an array or inline table (strings quoted).
+
+    Only the types TOML has reach here; anything else raises instead of being handed
+    back to :func:`toml_literal` (which would hand it back here, for ever)."""
     if isinstance(value, str):
         return json.dumps(value)
+    if isinstance(value, (bool, int, float)):
+        return toml_literal(value)
     if isinstance(value, Mapping):
         inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
         return "{ " + inner + " }" if inner else "{}"
     if isinstance(value, (builtins.list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if hasattr(value, "item"):  # a numpy scalar
-        return toml_literal(value.item())
-    return toml_literal(value)
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "shape", None) == ():  # a numpy scalar
+        inner_value = item()
+        if isinstance(inner_value, (bool, int, float, str)):
+            return _toml_value(inner_value)
+    raise _txop.TxopError(
+        f"{value!r} is not a scenario value: expected a bool, a number, a string, "
+        "a list or a dict"
+    )
+
+
+def set_text(key: Any, value: Any, where: str = "") -> tuple[str, str]:
+    """An override as the ``--set`` pair ``(key, text)``, or :class:`txop.TxopError`
+    naming the key (after ``where``, the scenario) for a key that is not a string or a
+    value no key takes."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(key, str):
+        raise _txop.TxopError(
+            f"{prefix}{key!r}: a scenario key is a string such as \"stations.count\""
+        )
+    try:
+        return key, toml_literal(value)
+    except _txop.TxopError as e:
+        raise _txop.TxopError(f"{prefix}{key}: {e}") from None
+
+
+def check_seed(seed: Any, what: str = "seed") -> Optional[int]:
+    """``seed`` if it is ``None`` or a whole number a seed can be (0 to 2^64 - 1);
+    else :class:`txop.TxopError` naming ``what``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not _is_int(seed) or not 0 <= int(seed) < 2**64:
+        raise _txop.TxopError(
+            f"{what}: expected a whole number from 0 to {2**64 - 1}, not {seed!r}"
+        )
+    return int(seed)
+
+
+def check_workers(workers: Any) -> Optional[int]:
+    """``workers`` if it is ``None`` or a whole number of at least 1 (as ``txop sweep
+    --workers`` and ``txop compare --workers`` take it); else :class:`txop.TxopError`."""
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not _is_int(workers) or int(workers) < 1:
+        raise _txop.TxopError(f"workers: expected a whole number of at least 1, not {workers!r}")
+    return int(workers)
+
+
+def _is_int(value: Any) -> bool:
+    """Whether ``value`` is a whole number (an ``int``, a numpy integer), not a float."""
+    import operator
+
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def values_of(what: str, values: Any) -> builtins.list[Any]:
+    """A grid or ``vary`` axis's values as a list: a list, tuple, range or other
+    iterable; a string, or anything not iterable, raises :class:`txop.TxopError`
+    naming ``what`` (a string would otherwise be taken letter by letter)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise _txop.TxopError(f"{what}: expected a list of values, not {values!r}")
+    return builtins.list(values)
+
+
+def _path(what: str, value: Any) -> str:
+    """A path argument as text, or :class:`txop.TxopError` naming ``what``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise _txop.TxopError(f"{what}: expected a path, not {value!r}")
+    return os.fspath(value)
 
 
 def _key(name: str) -> str:
@@ -74,7 +152,7 @@ def _key(name: str) -> str:
 def _spec(name_or_path: Union[str, "os.PathLike[str]"]) -> str:
     """A built-in name as it is; a path made absolute, so that the scenario means the
     same file from any directory (and in a sweep's worker processes)."""
-    spec = os.fspath(name_or_path)
+    spec = _path("scenario", name_or_path)
     if spec in {name for name, _ in _txop.scenarios()}:
         return spec
     if os.path.exists(spec):
@@ -112,7 +190,7 @@ class Scenario:
 
     def sets(self) -> builtins.list[tuple[str, str]]:
         """The overrides as ``--set`` pairs ``(key, text)``."""
-        return [(k, toml_literal(v)) for k, v in self.overrides.items()]
+        return [set_text(k, v, self.spec) for k, v in self.overrides.items()]
 
     def set(self, overrides: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> "Scenario":
         """A copy with more overrides (``stations__count=4`` is ``stations.count``),
@@ -341,7 +419,7 @@ def run(
     Raises :class:`txop.TxopError` for a bad scenario, key or value.
     """
     sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
-    native = _txop.run(sc.spec, sc.sets(), seed)
+    native = _txop.run(sc.spec, sc.sets(), check_seed(seed))
     return Result(native, sc, seed)
 
 
@@ -393,12 +471,20 @@ def compare(
     value of ``vary`` (``{"stations.count": [1, 4, 16]}``), side by side; ``workers``
     threads (default: the machine's cores), without the GIL."""
     sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
+    if isinstance(stacks, (str, bytes)) or not isinstance(stacks, Iterable):
+        raise _txop.TxopError(f"stacks: expected a list of stack names, not {stacks!r}")
+    stack_list = builtins.list(stacks)
+    for s in stack_list:
+        if not isinstance(s, str):
+            raise _txop.TxopError(f"stacks: {s!r} is not a stack name")
     vary_args = [
-        f"{k}=" + ",".join(toml_literal(v) for v in values) for k, values in (vary or {}).items()
+        f"{k}=" + ",".join(set_text(k, v)[1] for v in values_of(f"vary {k}", values))
+        for k, values in (vary or {}).items()
     ]
     set_args = [f"{k}={v}" for k, v in sc.sets()]
+    workers = check_workers(workers)
     native = _txop.compare(
-        sc.spec, builtins.list(stacks), vary_args, set_args, seed, workers or os.cpu_count() or 1
+        sc.spec, stack_list, vary_args, set_args, check_seed(seed), workers or os.cpu_count() or 1
     )
     return Comparison(native)
 

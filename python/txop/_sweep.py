@@ -10,13 +10,18 @@ How it runs:
   is recorded as a failed point with its error, and the others run).
 - Points run costliest first (nodes x simulated seconds), so that the last ones to
   finish are short.
+- At most :data:`MAX_RUNS` runs (points x seeds), counted before anything is listed.
 - Each point's result is cached in ``cache`` as ``<key>.json.gz``, the key a SHA-256
-  of (txop version, scenario name, fully resolved scenario text, seed). The file is
+  of (txop version, :func:`build_id`, scenario name, fully resolved scenario text,
+  seed). The file is
   written under a temporary name and linked into place, never overwritten: a second
   result for the same key is dropped, so a point is in the cache once. A re-run (or
   an interrupted sweep run again) computes only the points not in the cache.
 - On the local pool each worker process takes one point at a time; a worker that
-  dies (killed, out of memory) is replaced and only its point is given again. On
+  dies (killed, out of memory) is replaced and only its point is given again. The
+  workers are spawned and import the caller's main script: one that starts a sweep at
+  import (no main guard) is told so in one line. A sweep ended early (an error, a
+  signal) stops its busy workers at once; on Linux a worker also dies with its parent. On
   Dask, the scheduler does the same (``distributed.scheduler.allowed-failures``); a
   point whose workers die every time is recorded as failed, and not cached.
 - Setting ``TXOP_SWEEP_TRACE=FILE`` appends a line per event (``start KEY PID``,
@@ -39,12 +44,41 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _txop
-from ._api import Scenario, _as_scenario, _key, flow_rows, station_rows, toml_literal
+from ._api import (
+    Scenario,
+    _as_scenario,
+    _key,
+    _path,
+    check_seed,
+    check_workers,
+    flow_rows,
+    set_text,
+    station_rows,
+    toml_literal,
+    values_of,
+)
 
 __all__ = ["sweep", "parse_seeds", "evaluate", "point_label"]
 
 TRACE_ENV = "TXOP_SWEEP_TRACE"
 CACHE_FORMAT = 1
+
+#: At most this many runs (grid points x seeds) in one sweep, counted before anything
+#: is listed. Each run costs the caller a task, its results and a slice of every array
+#: of the dataset, all held until the dataset is built: measured 37 kB a run for
+#: `default` (15 s, two flows), so ~1.9 GB at the cap, more with many flows or long
+#: series. A larger study is several sweeps over one cache (split the seeds).
+MAX_RUNS = 50_000
+
+#: The exit code of a local pool's worker that found itself importing a script that
+#: starts a sweep at import (no ``if __name__ == "__main__":`` guard).
+_NO_MAIN_GUARD_EXIT = 87
+
+NO_MAIN_GUARD = (
+    "txop.sweep: the script that calls it has no `if __name__ == \"__main__\":` guard, "
+    "so every worker process, importing the script, starts a sweep of its own; call "
+    "txop.sweep under that guard (docs/python.md, examples/sweep.py)"
+)
 
 
 def _trace(event: str, key: str) -> None:
@@ -59,18 +93,23 @@ def _trace(event: str, key: str) -> None:
 
 
 def parse_seeds(seeds: Union[int, str, Iterable[int]]) -> list[int]:
-    """Seeds as ``sweep`` takes them: a count ``n`` (seeds 1 to n), a text ``"1-10"``
-    or ``"1,3,7"`` (ranges and lists may mix), or any iterable of whole numbers."""
+    """Seeds as ``sweep`` takes them: a count ``n`` (seeds 1 to n, as an ``int`` or as
+    the text ``"n"``), a text ``"1-10"`` or ``"1,3,7"`` (ranges and lists may mix), or
+    any iterable of whole numbers; at most :data:`MAX_RUNS` of them, counted before
+    any is listed."""
     if isinstance(seeds, bool):
         raise _txop.TxopError(f"seeds: expected a count, a range like 1-10 or a list, not {seeds!r}")
+    if isinstance(seeds, str) and seeds.strip().isdigit():
+        seeds = int(seeds.strip())  # "N" is a count, as the int N
     if isinstance(seeds, int):
         if seeds < 1:
-            raise _txop.TxopError(f"seeds: expected at least 1 seed, not {seeds}")
+            raise _txop.TxopError(f"seeds {seeds}: expected a count of at least 1 (seeds 1 to N)")
+        _check_runs(f"seeds {seeds}", seeds)
         return list(range(1, seeds + 1))
     if isinstance(seeds, str):
         import re
 
-        out: list[int] = []
+        ranges: list[tuple[int, int]] = []
         for part in seeds.split(","):
             m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
             if m is None or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
@@ -78,16 +117,29 @@ def parse_seeds(seeds: Union[int, str, Iterable[int]]) -> list[int]:
                     f"seeds {seeds}: expected N, A-B or a comma-separated list of them"
                 )
             lo = int(m.group(1))
-            out.extend(range(lo, int(m.group(2) or lo) + 1))
-        seeds = out
-    result = [int(s) for s in seeds]
+            ranges.append((lo, int(m.group(2) or lo)))
+        _check_runs(f"seeds {seeds}", sum(hi - lo + 1 for lo, hi in ranges))
+        seeds = [s for lo, hi in ranges for s in range(lo, hi + 1)]
+    if not isinstance(seeds, Iterable):
+        raise _txop.TxopError(f"seeds: expected a count, a range like 1-10 or a list, not {seeds!r}")
+    result = [
+        check_seed(s, "seeds") for s in itertools.islice(seeds, MAX_RUNS + 1)  # type: ignore[misc]
+    ]
+    if len(result) > MAX_RUNS:
+        raise _txop.TxopError(f"seeds: more than {MAX_RUNS} seeds; at most {MAX_RUNS} runs in a sweep")
     if not result:
         raise _txop.TxopError("seeds: expected at least one seed")
-    if any(s < 0 or s >= 2**64 for s in result):
-        raise _txop.TxopError(f"seeds: a seed is a whole number from 0 to {2**64 - 1}")
     if len(set(result)) != len(result):
         raise _txop.TxopError("seeds: a seed is given twice")
-    return result
+    return result  # type: ignore[return-value]
+
+
+def _check_runs(what: str, runs: int) -> None:
+    if runs > MAX_RUNS:
+        raise _txop.TxopError(
+            f"{what}: {runs} runs; at most {MAX_RUNS} in a sweep "
+            "(split it into several sweeps over one cache)"
+        )
 
 
 def point_label(point: Mapping[str, Any], seed: int) -> str:
@@ -146,9 +198,26 @@ def evaluate(payload: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_BUILD_ID: Optional[str] = None
+
+
+def build_id() -> str:
+    """The SHA-256 (hex, 16 digits) of the native module's file, which holds the whole
+    model: it changes with every rebuild that changes the model, whatever the version
+    string says, so that a cache never serves results of another build."""
+    global _BUILD_ID
+    if _BUILD_ID is None:
+        h = hashlib.sha256()
+        with open(_txop.__file__, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _BUILD_ID = h.hexdigest()[:16]
+    return _BUILD_ID
+
+
 def _cache_key(name: str, text: str, seed: int) -> str:
     h = hashlib.sha256()
-    h.update(f"txop {_txop.__version__}\nname {name}\nseed {seed}\n".encode())
+    h.update(f"txop {_txop.__version__}\nbuild {build_id()}\nname {name}\nseed {seed}\n".encode())
     h.update(text.encode())
     return h.hexdigest()
 
@@ -225,7 +294,7 @@ def _run_local(
 
     def start() -> dict[str, Any]:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         proc.start()
         child.close()
         return {"proc": proc, "conn": parent, "task": None}
@@ -261,6 +330,8 @@ def _run_local(
                     # The worker died with the point: replace it, give the point again.
                     s["conn"].close()
                     s["proc"].join(timeout=5)
+                    if s["proc"].exitcode == _NO_MAIN_GUARD_EXIT:
+                        raise _txop.TxopError(NO_MAIN_GUARD)
                     slots[i] = start()
                     if task.attempts >= max_attempts:
                         finished.append((task, _died(task.attempts)))
@@ -271,7 +342,12 @@ def _run_local(
             for task, out in finished:
                 on_done(task, out)
     finally:
+        # Idle workers are told to stop; a worker still running a point is left only
+        # when this ends early (an error, Ctrl-C, SIGTERM): it is stopped at once.
         for s in slots:
+            if s["task"] is not None:
+                s["proc"].terminate()
+                continue
             try:
                 s["conn"].send(None)
             except (OSError, BrokenPipeError):
@@ -279,7 +355,8 @@ def _run_local(
         for s in slots:
             s["proc"].join(timeout=5)
             if s["proc"].is_alive():
-                s["proc"].terminate()
+                s["proc"].kill()
+                s["proc"].join(timeout=5)
 
 
 def _died(attempts: int) -> dict[str, Any]:
@@ -290,11 +367,12 @@ def _died(attempts: int) -> dict[str, Any]:
     }
 
 
-def _worker_main(conn: Any) -> None:
+def _worker_main(conn: Any, parent_pid: int) -> None:
     """A local pool's worker: points from ``conn`` until ``None``."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller decides; Ctrl-C stops it
+    _die_with_parent(parent_pid)
     while True:
         try:
             payload = conn.recv()
@@ -303,6 +381,61 @@ def _worker_main(conn: Any) -> None:
         if payload is None:
             return
         conn.send(evaluate(payload))
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """On Linux, have the kernel kill this worker when the process that started it
+    ends, however it ends (``prctl(PR_SET_PDEATHSIG)``, kernel/sys.c): a sweep killed
+    with SIGKILL leaves no worker running its point."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1  # include/uapi/linux/prctl.h
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent ended before the prctl
+        os._exit(1)
+
+
+def _importing_main_in_a_worker() -> bool:
+    """Whether this process is a spawned worker still importing the parent's main
+    script: what multiprocessing's own ``_check_not_importing_main`` tests."""
+    import multiprocessing.process
+
+    return bool(getattr(multiprocessing.process.current_process(), "_inheriting", False))
+
+
+def connect(address: str, timeout_s: float = 10.0) -> Any:
+    """A ``dask.distributed`` client of the scheduler at ``address``, or one line
+    (:class:`txop.TxopError`) within a few seconds: a TCP address is tried first with a
+    plain connection (refused at once where nothing listens), then the client waits at
+    most ``timeout_s`` for the scheduler's handshake."""
+    import socket
+
+    try:
+        from distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError as e:
+        raise _txop.TxopError(
+            f"scheduler {address}: a Dask cluster needs dask.distributed ({e})"
+        ) from None
+    try:
+        scheme, loc = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            host, port = parse_host_port(loc)
+            with socket.create_connection((host, port), timeout=timeout_s / 2):
+                pass
+        return Client(address, timeout=f"{timeout_s}s")
+    except Exception as e:  # noqa: BLE001 - whatever the address answers, one line
+        why = (str(e).splitlines() or [type(e).__name__])[0]
+        if not isinstance(e, (ValueError, OSError)):  # something else listens there
+            why = f"something answered, but not as a Dask scheduler does ({type(e).__name__})"
+        raise _txop.TxopError(f"scheduler {address}: cannot connect: {why}") from None
 
 
 def _run_dask(
@@ -533,24 +666,46 @@ def sweep(
         txop.TxopError: before any point runs, for an unknown scenario, or a grid key
             or value the base scenario does not take (the message names it).
     """
+    if _importing_main_in_a_worker():
+        # A worker of a local pool importing a script without the main guard: end it
+        # here, quietly; the sweep that started it says why (NO_MAIN_GUARD).
+        os._exit(_NO_MAIN_GUARD_EXIT)
     sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
     seed_list = parse_seeds(seeds)
+    workers = check_workers(workers)
+    cache_dir = _path("cache", cache) if cache is not None else None
+    dirs = _path("results_dirs", results_dirs) if results_dirs is not None else None
+    if client is not None and not isinstance(client, str) and not hasattr(client, "submit"):
+        raise _txop.TxopError(
+            f"client: expected a dask.distributed Client or a scheduler address, not {client!r}"
+        )
+    if grid is not None and not isinstance(grid, Mapping):
+        raise _txop.TxopError(f"grid: expected a dict of key -> values, not {grid!r}")
     keys = list((grid or {}).keys())
     values: list[list[Any]] = []
+    runs = len(seed_list)
     for k in keys:
-        vs = list(grid[k])  # type: ignore[index]
+        if not isinstance(k, str):
+            raise _txop.TxopError(f"grid {k!r}: a scenario key is a string such as \"stations.count\"")
+        if k == "seed":
+            raise _txop.TxopError("grid seed: the seed is not a grid key; give the seeds as "
+                                  "seeds= (txop sweep --seeds)")
+        vs = values_of(f"grid {k}", grid[k])  # type: ignore[index]
         if not vs:
             raise _txop.TxopError(f"grid {k}: no values")
+        runs *= len(vs)
         values.append(vs)
+    _check_runs("grid " + " x ".join([f"{k} ({len(v)} values)" for k, v in zip(keys, values)]
+                                     + [f"{len(seed_list)} seeds"]), runs)
     base_sets = sc.sets()
     # Every key and value alone on the base scenario: an unknown one stops the sweep.
     for k, vs in zip(keys, values):
         for v in vs:
+            text = set_text(k, v, f"grid {k}")[1]
             try:
-                _txop.resolve(sc.spec, base_sets + [(k, toml_literal(v))])
+                _txop.resolve(sc.spec, [*base_sets, (k, text)])
             except _txop.TxopError as e:
-                raise _txop.TxopError(f"grid {k}={toml_literal(v)}: {e}") from None
-    cache_ = _Cache(os.fspath(cache) if cache is not None else None)
+                raise _txop.TxopError(f"grid {k}={text}: {e}") from None
     tasks: list[_Task] = []
     errors: dict[tuple[int, ...], str] = {}
     metrics: dict[tuple[int, ...], _Metrics] = {}
@@ -561,7 +716,7 @@ def sweep(
         try:
             name, _, text, cost, _ = _txop.resolve(sc.spec, sets)
         except _txop.TxopError as e:
-            for si, seed in enumerate(seed_list):
+            for si, _seed in enumerate(seed_list):
                 errors[gidx + (si,)] = str(e)
             continue
         for si, seed in enumerate(seed_list):
@@ -569,17 +724,60 @@ def sweep(
             labels[idx] = point_label(point, seed)
             tasks.append(_Task(_cache_key(name, text, seed), idx, point, seed, sets, cost))
     tasks.sort(key=lambda t: -t.cost)  # stable: grid order among equals
-    dirs = os.fspath(results_dirs) if results_dirs is not None else None
+    # Each point's results directory: one a user has put a file in stops the sweep
+    # here, before anything runs or is written; one of an earlier sweep of other
+    # settings (another --set, another build) is written again.
+    fresh_dirs: set[str] = set()
+    if dirs is not None:
+        for t in tasks:
+            d = _point_dir(dirs, labels[t.index])
+            if _txop.results_dir_exists(d) and _point_stamp(d) == t.key:
+                fresh_dirs.add(d)
     total = len(tasks) + len(errors)
-    todo: list[_Task] = []
-    for t in tasks:
-        entry = cache_.load(t.key)
-        want_dir = dirs is not None and not os.path.isdir(_point_dir(dirs, labels[t.index]))
-        if entry is not None and not (want_dir and entry.get("ok")):
-            _take(entry, t.index, metrics, errors)
-            continue
-        t.want_files = want_dir
-        todo.append(t)
+    owned_client = None
+    if client is not None and isinstance(client, str):
+        owned_client = client = connect(client)
+    try:
+        cache_ = _Cache(cache_dir)
+        todo: list[_Task] = []
+        for t in tasks:
+            entry = cache_.load(t.key)
+            want_dir = dirs is not None and _point_dir(dirs, labels[t.index]) not in fresh_dirs
+            if entry is not None and not (want_dir and entry.get("ok")):
+                _take(entry, t.index, metrics, errors)
+                continue
+            t.want_files = want_dir
+            todo.append(t)
+        ds = _sweep_tasks(sc, keys, values, seed_list, tasks, todo, total, cache_, dirs,
+                          labels, metrics, errors, client, workers, progress)
+    finally:
+        if owned_client is not None:
+            owned_client.close()
+    if dirs is not None:
+        _remove_stale_dirs(dirs, {_point_dir(dirs, labels[t.index]) for t in tasks
+                                  if t.index in metrics})
+    return ds
+
+
+def _sweep_tasks(
+    sc: Scenario,
+    keys: list[str],
+    values: list[list[Any]],
+    seed_list: list[int],
+    tasks: list[_Task],
+    todo: list[_Task],
+    total: int,
+    cache_: _Cache,
+    dirs: Optional[str],
+    labels: dict[tuple[int, ...], str],
+    metrics: dict[tuple[int, ...], _Metrics],
+    errors: dict[tuple[int, ...], str],
+    client: Any,
+    workers: Optional[int],
+    progress: bool,
+) -> Any:
+    """Run ``todo`` (the tasks not in the cache), file every result, and build the
+    dataset of all ``tasks``."""
     bar = None
     if progress:
         from tqdm import tqdm
@@ -594,6 +792,7 @@ def sweep(
             "format": CACHE_FORMAT,
             "key": task.key,
             "txop_version": _txop.__version__,
+            "txop_build": build_id(),
             "spec": spec,
             "sets": task.sets,
             "seed": task.seed,
@@ -607,7 +806,10 @@ def sweep(
         if not out.get("transient"):
             cache_.store(entry)
         if out.get("files") is not None and dirs is not None:
-            _txop.write_files(_point_dir(dirs, labels[task.index]), out["files"], True)
+            stamp = json.dumps({"key": task.key, "point": {k: toml_literal(v) for k, v in task.point.items()},
+                                "seed": task.seed}, indent=1) + "\n"
+            _txop.write_files(_point_dir(dirs, labels[task.index]),
+                              [*out["files"], (POINT_STAMP, stamp.encode())], True)
         _take(entry, task.index, metrics, errors)
         if bar is not None:
             bar.update(1)
@@ -618,18 +820,13 @@ def sweep(
             if client is None:
                 _run_local(spec, todo, workers or os.cpu_count() or 1, on_done)
             else:
-                if isinstance(client, str):
-                    from distributed import Client
-
-                    with Client(client) as c:
-                        _run_dask(spec, todo, c, on_done)
-                else:
-                    _run_dask(spec, todo, client, on_done)
+                _run_dask(spec, todo, client, on_done)
     finally:
         if bar is not None:
             bar.close()
     attrs = {
         "txop_version": _txop.__version__,
+        "txop_build": build_id(),
         "scenario_name": sc.name,
         "scenario_spec": sc.spec,
         "scenario": sc.text,
@@ -638,6 +835,43 @@ def sweep(
         "points_failed": len(errors),
     }
     return _dataset(sc, keys, values, seed_list, metrics, errors, attrs)
+
+
+#: The file in each point's results directory naming the point and its cache key:
+#: what tells a re-run whether the directory holds this point's results.
+POINT_STAMP = "sweep-point.json"
+
+
+def _point_stamp(d: str) -> Optional[str]:
+    """The cache key in ``d``'s :data:`POINT_STAMP`, if it has a readable one."""
+    try:
+        with open(os.path.join(d, POINT_STAMP), encoding="utf-8") as f:
+            key = json.load(f).get("key")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return key if isinstance(key, str) else None
+
+
+def _remove_stale_dirs(root: str, keep: set[str]) -> None:
+    """Remove the results directories txop wrote under ``root`` that are not points
+    of this sweep's results (an earlier sweep's, a point that failed this time);
+    anything else there (a user's file or folder) is left as it is."""
+    import shutil
+
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        d = os.path.join(root, name)
+        if name.startswith(".") or d in keep:
+            continue
+        try:
+            ours = _txop.results_dir_exists(d)
+        except _txop.TxopError:
+            continue  # not txop's: left alone
+        if ours:
+            shutil.rmtree(d)
 
 
 def _point_dir(root: str, label: str) -> str:

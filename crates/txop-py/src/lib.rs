@@ -207,6 +207,20 @@ fn write_files(dir: &str, files: Vec<(String, Bound<'_, PyBytes>)>, force: bool)
     write_dir(dir, force, &files)
 }
 
+/// Whether `dir` is a results directory txop wrote and may replace (`True`) or
+/// nothing yet (`False`); `TxopError` naming it if it may not become one (a user's
+/// directory, or one a user has added a file to): what `txop run -o DIR --force`
+/// checks before it writes.
+#[pyfunction]
+fn results_dir_exists(dir: &str) -> PyResult<bool> {
+    let path = Path::new(dir);
+    match results_dir::check_output(path, true, &Protected::of_process()) {
+        Ok(results_dir::Existing::Absent) => Ok(false),
+        Ok(results_dir::Existing::Ours) => Ok(true),
+        Err(why) => Err(user_error(format!("{}: {why}", path.display()))),
+    }
+}
+
 /// The built-in scenarios: `(name, description)`.
 #[pyfunction]
 fn scenarios() -> Vec<(String, String)> {
@@ -254,6 +268,7 @@ fn _txop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
+    m.add_function(wrap_pyfunction!(results_dir_exists, m)?)?;
     m.add_function(wrap_pyfunction!(scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(flent_tests, m)?)?;
     m.add_function(wrap_pyfunction!(stacks, m)?)?;

@@ -1,7 +1,9 @@
 //! `txop sweep`: handed to the Python package `txop` (`python3 -m txop sweep …`),
 //! which runs the grid on a local process pool or a Dask cluster and writes the
 //! xarray dataset (python/txop/__main__.py). The Python side owns the options; this
-//! only finds the interpreter and passes the arguments and the exit code through.
+//! only finds the interpreter and becomes it (`exec`, on Unix): the process a user or
+//! a job scheduler signals is the sweep itself, which stops its workers, rather than a
+//! parent whose death would leave them running.
 
 use std::process::{Command, ExitCode};
 
@@ -13,8 +15,8 @@ fn python() -> String {
         .unwrap_or_else(|| "python3".to_string())
 }
 
-/// Run `python3 -m txop sweep ARGS…` and exit with its code; one line (exit 2) if
-/// the interpreter or the package is missing.
+/// Become `python3 -m txop sweep ARGS…` (on Unix; elsewhere run it and exit with its
+/// code); one line (exit 2) if the interpreter or the package is missing.
 pub(crate) fn main(args: &[String]) -> ExitCode {
     let py = python();
     let found = Command::new(&py)
@@ -29,14 +31,20 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    match Command::new(&py)
-        .args(["-m", "txop", "sweep"])
-        .args(args)
-        .status()
+    let mut sweep = Command::new(&py);
+    sweep.args(["-m", "txop", "sweep"]).args(args);
+    #[cfg(unix)]
     {
+        use std::os::unix::process::CommandExt;
+        // Returns only if the exec failed.
+        let e = sweep.exec();
+        eprintln!("txop: error: cannot run {py}: {e}");
+        ExitCode::from(2)
+    }
+    #[cfg(not(unix))]
+    match sweep.status() {
         Ok(status) => match status.code() {
             Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-            // Ended by a signal (Ctrl-C): the shell's 128 + SIGINT.
             None => ExitCode::from(130),
         },
         Err(e) => {
