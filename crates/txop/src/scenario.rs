@@ -1309,6 +1309,14 @@ pub fn apply_override(table: &mut toml::Table, path: &str, raw: &str) -> Result<
         Ok(mut t) => t
             .remove("v")
             .unwrap_or(toml::Value::String(raw.to_string())),
+        // Digits TOML cannot hold as an integer are not a word: taken as a string they
+        // were refused in serde's words ("invalid type: string …, expected u64").
+        Err(_) if is_integer_literal(raw) => {
+            return Err(ScenarioError::new(
+                path,
+                format!("{}: {INTEGER_RANGE}", raw.trim()),
+            ))
+        }
         Err(_) => toml::Value::String(raw.to_string()),
     };
     let mut cur = table;
@@ -1363,6 +1371,14 @@ pub fn apply_override(table: &mut toml::Table, path: &str, raw: &str) -> Result<
         };
     }
     Ok(())
+}
+
+/// Whether `raw` is written as a whole number: an optional sign, then digits (with
+/// TOML's `_` separators).
+fn is_integer_literal(raw: &str) -> bool {
+    let digits = raw.trim().trim_start_matches(['+', '-']);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
 }
 
 /// The keys whose values are tables (`name[]`: a list of tables), by dotted path with
@@ -1578,10 +1594,10 @@ fn refuse_lists_as_tables(
 pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
     let mut table: toml::Table = toml::from_str(text).map_err(|e| {
         let msg = match e.message() {
-            // An integer past i64 (`seed = 18446744073709551615`): TOML's integers are
-            // 64-bit signed (toml.io, "Integer").
-            "u64 value was too large" => {
-                format!("integer too large; TOML integers are at most {}", i64::MAX)
+            // An integer past i64 (`seed = 18446744073709551615`, or past u64 "as
+            // i128"): TOML's integers are 64-bit signed (toml.io, "Integer").
+            m if m == "u64 value was too large" || m.contains("` as i128") => {
+                INTEGER_RANGE.to_string()
             }
             m => m.to_string(),
         };
@@ -1608,6 +1624,10 @@ pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, Sce
         ScenarioError::new(key, suggest(e.inner().message()))
     })
 }
+
+/// What an integer TOML cannot hold is told (TOML's integers are 64-bit signed).
+const INTEGER_RANGE: &str =
+    "integer out of range; TOML integers are -9223372036854775808 to 9223372036854775807";
 
 /// The dotted key whose value holds byte `offset` of `text` (for a TOML error in a
 /// value): the key before `=` on that line, under the last `[table]` or `[[list]]`

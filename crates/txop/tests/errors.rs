@@ -293,9 +293,25 @@ fn a_number_too_large_for_toml_names_its_key() {
     usage_error(
         &["run", f],
         &[&format!(
-            "{f}: line 1: seed: invalid TOML: integer too large; TOML integers are at \
-             most 9223372036854775807"
+            "{f}: line 1: seed: invalid TOML: integer out of range; TOML integers are \
+             -9223372036854775808 to 9223372036854775807"
         )],
+    );
+    std::fs::write(
+        &file,
+        "[stations]\ncount = 2\n[[stations.list]]\nmcs = 99999999999999999999\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", f],
+        &[&format!(
+            "{f}: line 4: stations.list[0].mcs: invalid TOML: integer out of range"
+        )],
+    );
+    // On the command line, digits TOML cannot hold are not taken as a word.
+    usage_error(
+        &["run", "default", "--set", "seed=18446744073709551615"],
+        &["default: seed: 18446744073709551615: integer out of range; TOML integers"],
     );
     std::fs::write(
         &file,
