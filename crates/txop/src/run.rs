@@ -202,15 +202,31 @@ impl Outcome {
     /// results.json (with the resolved scenario), the plots and, for a flent test, its
     /// data file (one per BSS).
     pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let json = self.results_json()?;
         match self {
-            Outcome::Single { p, results } => single_files(p, results, &self.summary()),
+            Outcome::Single { p, results } => single_files(p, results, &self.summary(), json),
             Outcome::Bsss { p, results } => side_by_side_files(
                 &p.name,
                 self.summary(),
-                &neighbours::report(p, results, true),
+                json,
                 &neighbours::columns(p, results),
             ),
         }
+    }
+
+    /// The bytes of results.json as [`Outcome::files`] writes them: the `--json`
+    /// object with the resolved scenario (each BSS's, for several BSSs). The scenario
+    /// fuzzer validates exactly these against docs/results.schema.json.
+    pub fn results_json(&self) -> Result<Vec<u8>, String> {
+        match self {
+            Outcome::Single { p, results } => {
+                serde_json::to_vec_pretty(&single_report(p, results, true))
+            }
+            Outcome::Bsss { p, results } => {
+                serde_json::to_vec_pretty(&neighbours::report(p, results, true))
+            }
+        }
+        .map_err(|e| format!("cannot encode results: {e}"))
     }
 }
 
@@ -238,15 +254,14 @@ fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     e.finish()
 }
 
-/// The results-directory files of one run: `summary` as summary.txt, results.json
-/// (with the resolved scenario) and, for a flent test, its data file.
+/// The results-directory files of one run: `summary` as summary.txt, `json_bytes` as
+/// results.json and, for a flent test, its data file.
 fn single_files(
     p: &Prepared,
     results: &Results,
     summary: &str,
+    json_bytes: Vec<u8>,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let json_bytes = serde_json::to_vec_pretty(&single_report(p, results, true))
-        .map_err(|e| format!("cannot encode results: {e}"))?;
     let mut files = vec![
         ("summary.txt".to_string(), summary.as_bytes().to_vec()),
         ("results.json".to_string(), json_bytes),
@@ -291,16 +306,14 @@ pub(crate) struct Column<'a> {
 }
 
 /// What a table of runs side by side (`compare`, several BSSs) writes: `table` as
-/// summary.txt, `report` (with the resolved scenarios) as results.json, the plots with
-/// a line per column, and each column's flent file, named with its label.
-fn side_by_side_files<R: Serialize>(
+/// summary.txt, `json_bytes` (the report with the resolved scenarios) as results.json,
+/// the plots with a line per column, and each column's flent file, named with its label.
+fn side_by_side_files(
     name: &str,
     table: String,
-    report: &R,
+    json_bytes: Vec<u8>,
     columns: &[Column<'_>],
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let json_bytes =
-        serde_json::to_vec_pretty(report).map_err(|e| format!("cannot encode results: {e}"))?;
     let mut files = vec![
         ("summary.txt".to_string(), table.into_bytes()),
         ("results.json".to_string(), json_bytes),
@@ -510,11 +523,8 @@ impl CompareOutcome {
                 results,
             })
             .collect();
-        side_by_side_files(
-            &self.prepared[0].name,
-            self.summary(),
-            &self.report(true),
-            &columns,
-        )
+        let json_bytes = serde_json::to_vec_pretty(&self.report(true))
+            .map_err(|e| format!("cannot encode results: {e}"))?;
+        side_by_side_files(&self.prepared[0].name, self.summary(), json_bytes, &columns)
     }
 }

@@ -328,11 +328,13 @@ fn band_from_str_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Ban
         S(String),
         F(f64),
         I(i64),
+        B(bool),
     }
     let text = match Raw::deserialize(d)? {
         Raw::S(s) => s,
         Raw::F(f) => f.to_string(),
         Raw::I(i) => i.to_string(),
+        Raw::B(b) => b.to_string(),
     };
     match text.as_str() {
         "2.4" => Ok(Band::Ghz2_4),
@@ -455,6 +457,24 @@ struct Link {
     /// Set by `[space]` with a path-loss matrix: the SNRs are the matrix's (shown
     /// rounded, and said so), not keys of the station.
     snr_from_matrix: bool,
+    /// What a `[[stations.list]]` entry took from `[stations]` ([`Link::owner`]'s
+    /// names); empty for `[stations]` itself.
+    inherited: Vec<&'static str>,
+}
+
+impl Link {
+    /// The table that wrote `what` (a key, or a group: `channel` for the mean SNR's
+    /// keys, `rate` for `mcs`/`nss`/`rate_mbps`, `fading` for the fading keys) of the
+    /// station whose entry is `entry`: `stations` when the entry inherited it, else
+    /// `entry`. An error then names the key the user wrote (issue 25: a bad
+    /// `--set stations.rate_control` was reported under `stations.list[0]`).
+    fn owner<'a>(&self, entry: &'a str, what: &str) -> &'a str {
+        if self.inherited.contains(&what) {
+            "stations"
+        } else {
+            entry
+        }
+    }
 }
 
 /// `downlink = { … }` / `uplink = { … }` of a station: the channel of one direction
@@ -1081,11 +1101,14 @@ fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D:
         S(String),
         F(f64),
         I(i64),
+        B(bool),
     }
+    // A boolean too, so that `bands = true` is refused by the names' check.
     Ok(match Raw::deserialize(d)? {
         Raw::S(s) => s,
         Raw::F(f) => f.to_string(),
         Raw::I(i) => i.to_string(),
+        Raw::B(b) => b.to_string(),
     })
 }
 
@@ -1286,6 +1309,14 @@ pub fn apply_override(table: &mut toml::Table, path: &str, raw: &str) -> Result<
         Ok(mut t) => t
             .remove("v")
             .unwrap_or(toml::Value::String(raw.to_string())),
+        // Digits TOML cannot hold as an integer are not a word: taken as a string they
+        // were refused in serde's words ("invalid type: string …, expected u64").
+        Err(_) if is_integer_literal(raw) => {
+            return Err(ScenarioError::new(
+                path,
+                format!("{}: {INTEGER_RANGE}", raw.trim()),
+            ))
+        }
         Err(_) => toml::Value::String(raw.to_string()),
     };
     let mut cur = table;
@@ -1340,6 +1371,14 @@ pub fn apply_override(table: &mut toml::Table, path: &str, raw: &str) -> Result<
         };
     }
     Ok(())
+}
+
+/// Whether `raw` is written as a whole number: an optional sign, then digits (with
+/// TOML's `_` separators).
+fn is_integer_literal(raw: &str) -> bool {
+    let digits = raw.trim().trim_start_matches(['+', '-']);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
 }
 
 /// The keys whose values are tables (`name[]`: a list of tables), by dotted path with
@@ -1402,6 +1441,106 @@ fn table_keys() -> impl Iterator<Item = String> {
         .chain(in_bss)
 }
 
+/// The keys whose value is one of a set of names (as [`TABLE_KEYS`] writes them; the
+/// `[stations]` keys hold for `stations.list[]` entries and `downlink`/`uplink` tables
+/// too, and every key for a `[[bss]]` entry's tables: [`choice_keys`]). A value of
+/// another type there (`stack = 5`, `traffic.direction = true`) is taken as the text it
+/// is written as ([`choices_as_text`]), so that the check that knows the names refuses
+/// it with one line: the key, the value given and the names accepted, whichever of
+/// serde's enums or the resolver's lookups owns the key. None of the names reads as a
+/// number, a boolean or a list, so no value of another type becomes a valid one (the
+/// tests set each key to one of each). `phy.band` and `stations.scan.bands` take
+/// numbers on purpose and read them themselves.
+const CHOICE_KEYS: &[&str] = &[
+    "stack",
+    "stack_options.qdisc",
+    "stack_options.fq_overload",
+    "stack_options.dscp_mapping",
+    "stack_options.scheduler",
+    "stack_options.may_transmit_aql_check",
+    "stack_options.queue_limit",
+    "stack_options.aql_estimator",
+    "stack_options.driver",
+    "phy.standard",
+    "phy.guard_interval",
+    "phy.preamble",
+    "mac.protection",
+    "mac.backoff_rule",
+    "stations.rate_control",
+    "stations.fading",
+    "stations.snr_trace_interpolation",
+    "stations.downlink.fading",
+    "stations.downlink.snr_trace_interpolation",
+    "stations.uplink.fading",
+    "stations.uplink.snr_trace_interpolation",
+    "stations.scan.policy",
+    "stations.bus",
+    "stations.bus.preset",
+    "stations.bus.completion",
+    "stations.bus.data",
+    "traffic.kind",
+    "traffic.direction",
+    "traffic.test",
+    "traffic.cc",
+    "flows[].kind",
+    "flows[].cc",
+    "space.layout",
+    "space.capture",
+];
+
+/// [`CHOICE_KEYS`], with the `[stations]` keys for `stations.list[]` entries too, and
+/// every key inside a `[[bss]]` entry's tables (`bss[].traffic.kind`, …).
+fn choice_keys() -> impl Iterator<Item = String> {
+    let with_list = CHOICE_KEYS.iter().flat_map(|k| {
+        let entry = k
+            .strip_prefix("stations.")
+            .map(|rest| format!("stations.list[].{rest}"));
+        std::iter::once(k.to_string()).chain(entry)
+    });
+    let all: Vec<String> = with_list.collect();
+    let in_bss: Vec<String> = all
+        .iter()
+        .filter(|k| BSS_TABLES.contains(&k.split(['.', '[']).next().unwrap_or_default()))
+        .map(|k| format!("bss[].{k}"))
+        .collect();
+    all.into_iter()
+        .chain(std::iter::once("bss[].stack".to_string()))
+        .chain(in_bss)
+}
+
+/// Every value at a key of [`choice_keys`] that is not a string (nor, for
+/// `stations.bus`, a table) replaced by the text it is written as: see
+/// [`CHOICE_KEYS`]. `pattern` is `table`'s path as [`TABLE_KEYS`] writes it.
+fn choices_as_text(table: &mut toml::Table, pattern: &str) {
+    for (key, value) in table.iter_mut() {
+        let pattern = if pattern.is_empty() {
+            key.clone()
+        } else {
+            format!("{pattern}.{key}")
+        };
+        let is_choice = || choice_keys().any(|k| k == pattern);
+        match value {
+            toml::Value::String(_) => {}
+            toml::Value::Table(t) => choices_as_text(t, &pattern),
+            toml::Value::Array(_) if is_choice() => {
+                *value = toml::Value::String(value.to_string());
+            }
+            toml::Value::Array(items) => {
+                let entries = format!("{pattern}[]");
+                for item in items.iter_mut() {
+                    if let toml::Value::Table(t) = item {
+                        choices_as_text(t, &entries);
+                    }
+                }
+            }
+            other if is_choice() => {
+                *other = toml::Value::String(other.to_string());
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Whether the key `pattern` (as [`TABLE_KEYS`] writes it) is a table.
 fn is_table_key(pattern: &str) -> bool {
     table_keys().any(|k| k == pattern)
@@ -1454,19 +1593,30 @@ fn refuse_lists_as_tables(
 /// Parse a scenario from TOML text with overrides applied.
 pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
     let mut table: toml::Table = toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-        ScenarioError::new(
-            line.map_or(String::new(), |l| format!("line {l}")),
-            format!("invalid TOML: {msg}"),
-        )
+        let msg = match e.message() {
+            // An integer past i64 (`seed = 18446744073709551615`, or past u64 "as
+            // i128"): TOML's integers are 64-bit signed (toml.io, "Integer").
+            m if m == "u64 value was too large" || m.contains("` as i128") => {
+                INTEGER_RANGE.to_string()
+            }
+            m => m.to_string(),
+        };
+        let at = e.span().map(|s| s.start.min(text.len()));
+        // The line, and the key whose value it is in, when the error is in a value.
+        let line = at.map(|a| text[..a].matches('\n').count() + 1);
+        let key = at.and_then(|a| key_at(text, a));
+        let place = match (line, key) {
+            (Some(l), Some(k)) => format!("line {l}: {k}"),
+            (Some(l), None) => format!("line {l}"),
+            (None, _) => String::new(),
+        };
+        ScenarioError::new(place, format!("invalid TOML: {msg}"))
     })?;
     for (k, v) in overrides {
         apply_override(&mut table, k, v)?;
     }
     refuse_lists_as_tables(&table, "", "")?;
+    choices_as_text(&mut table, "");
     let de = toml::Value::Table(table);
     serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
         let path = e.path().to_string();
@@ -1475,9 +1625,55 @@ pub fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, Sce
     })
 }
 
+/// What an integer TOML cannot hold is told (TOML's integers are 64-bit signed).
+const INTEGER_RANGE: &str =
+    "integer out of range; TOML integers are -9223372036854775808 to 9223372036854775807";
+
+/// The dotted key whose value holds byte `offset` of `text` (for a TOML error in a
+/// value): the key before `=` on that line, under the last `[table]` or `[[list]]`
+/// header above it (`stations.list[1].mcs`). `None` when the offset is not in a value
+/// on its key's line (a header, the key itself, a list's later line).
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let (key, _) = text[start..offset].split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || key.starts_with(['[', '#']) {
+        return None;
+    }
+    let mut table = String::new();
+    let mut entries: BTreeMap<String, usize> = BTreeMap::new();
+    for line in text[..start].lines() {
+        let line = line.trim();
+        if let Some(h) = line.strip_prefix("[[") {
+            let name = h.split("]]").next().unwrap_or_default().trim().to_string();
+            let n = entries.entry(name.clone()).or_insert(0);
+            table = format!("{name}[{n}]");
+            *n += 1;
+        } else if let Some(h) = line.strip_prefix('[') {
+            table = h.split(']').next().unwrap_or_default().trim().to_string();
+        }
+    }
+    Some(if table.is_empty() {
+        key.to_string()
+    } else {
+        format!("{table}.{key}")
+    })
+}
+
 /// serde reports unknown fields as "unknown field `x`, expected one of `a`, `b`": add
-/// the nearest expected name.
+/// the nearest expected name. An enum's "unknown variant `x`, expected `a` or `b`" /
+/// "expected one of `a`, `b`" reads as the resolver's lookups do ([`choose_in`]).
 fn suggest(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        if let Some((value, expected)) = rest.split_once("`, expected ") {
+            let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            return format!(
+                "unknown value `{value}`; expected one of {}",
+                names.join(", ")
+            );
+        }
+    }
     let Some(rest) = message.strip_prefix("unknown field `") else {
         return message.to_string();
     };
@@ -1522,6 +1718,7 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
         power_save: s.power_save.clone(),
         bus: s.bus.clone(),
         snr_from_matrix: false,
+        inherited: Vec::new(),
     };
     if s.list.is_empty() {
         if s.count == 0 || s.count as usize > limits::MAX_STATIONS {
@@ -1633,6 +1830,21 @@ fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
             power_save: e.power_save.clone().or_else(|| base.power_save.clone()),
             bus: e.bus.clone().or_else(|| base.bus.clone()),
             snr_from_matrix: false,
+            inherited: [
+                ("weight", e.weight.is_none() && base.weight.is_some()),
+                ("rate", !own_rate && e.nss.is_none()),
+                ("channel", !own_channel),
+                ("fading", !own_fading.is_given()),
+                ("rate_control", e.rate_control.is_none()),
+                ("downlink", e.downlink.is_none()),
+                ("uplink", e.uplink.is_none()),
+                ("scan", e.scan.is_none()),
+                ("power_save", e.power_save.is_none()),
+                ("bus", e.bus.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(what, inherited)| inherited.then_some(what))
+            .collect(),
         };
         for _ in 0..count {
             out.push((key.clone(), merged.clone()));
@@ -1658,6 +1870,34 @@ type ParsedTrace = std::rc::Rc<BTreeMap<u16, StationPoints>>;
 #[derive(Default)]
 struct TraceFiles {
     files: BTreeMap<std::path::PathBuf, ParsedTrace>,
+    /// The key that first named each file, and the file as shown in messages.
+    named_by: BTreeMap<std::path::PathBuf, (String, String)>,
+}
+
+impl TraceFiles {
+    /// Refuse a file with rows for a station the scenario does not have (`stations`
+    /// stations): such rows were ignored, so a trace written for another scenario, or
+    /// with a station number wrong, replayed silently without them (issue 25). The
+    /// error names the key, the file, the line of the station's first row and the
+    /// station.
+    fn refuse_absent_stations(&self, stations: usize) -> Result<(), ScenarioError> {
+        for (path, parsed) in &self.files {
+            let Some((sta, points)) = parsed.iter().find(|(&sta, _)| usize::from(sta) > stations)
+            else {
+                continue;
+            };
+            let (key, shown) = &self.named_by[path];
+            return Err(ScenarioError::new(
+                key,
+                format!(
+                    "{shown}:{}: station: {sta} is not a station of this scenario (it has \
+                     {stations}); each row is for one of its stations",
+                    points.first_line
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The text of trace file `path` (shown as `shown`): a regular file of at most
@@ -1839,6 +2079,9 @@ impl Scenario {
                     parse_trace(&shown, &text)
                         .map_err(|e| ScenarioError::new(key, e.to_string()))?,
                 );
+                files
+                    .named_by
+                    .insert(path.clone(), (key.to_string(), shown.clone()));
                 files.files.insert(path, parsed.clone());
                 parsed
             }
@@ -2063,8 +2306,8 @@ impl Scenario {
         width: ChannelWidth,
         files: &mut TraceFiles,
     ) -> Result<ResolvedChannel, ScenarioError> {
-        let mean = self.station_mean(key, sta, link, width, files)?;
-        let station_fading = self.fading(key, &link.fading)?;
+        let mean = self.station_mean(link.owner(key, "channel"), sta, link, width, files)?;
+        let station_fading = self.fading(link.owner(key, "fading"), &link.fading)?;
         let ap = self.ap_position()?;
         let path_loss = if matches!(mean, Some(StationMean::Geometry(_))) {
             Some(self.path_loss(width)?)
@@ -2077,7 +2320,7 @@ impl Scenario {
                          down: bool,
                          files: &mut TraceFiles|
          -> Result<Option<(LinkChannel, String)>, ScenarioError> {
-            let dkey = format!("{key}.{name}");
+            let dkey = format!("{}.{name}", link.owner(key, name));
             let own = spec.cloned().unwrap_or_default();
             if own.snr_db.is_some() && own.snr_trace.is_some() {
                 return Err(ScenarioError::new(
@@ -2129,7 +2372,7 @@ impl Scenario {
                     let fkey = if own_fading.is_given() {
                         dkey
                     } else {
-                        key.to_string()
+                        link.owner(key, "fading").to_string()
                     };
                     return Err(ScenarioError::new(
                         format!("{fkey}.fading"),
@@ -2469,8 +2712,10 @@ impl Scenario {
             ScenarioError::new(
                 "stack",
                 format!(
-                    "unknown stack `{}`{near}; `txop stacks` lists them",
-                    self.stack
+                    "unknown stack `{}`{near}; expected one of {} (`txop stacks` \
+                     describes them)",
+                    self.stack,
+                    names.join(", ")
                 ),
             )
         })?;
@@ -2490,8 +2735,9 @@ impl Scenario {
                     return Err(ScenarioError::new(
                         "stack_options.qdisc",
                         format!(
-                        "unknown qdisc `{other}`; expected noqueue, pfifo_fast, fq_codel or fifo"
-                    ),
+                            "unknown value `{other}`; expected one of noqueue, pfifo_fast, \
+                         fq_codel, fifo"
+                        ),
                     ))
                 }
             };
@@ -3022,28 +3268,32 @@ impl Scenario {
                 link.snr_db = resolved.snr_db;
             }
             let rate_control = choose_in(
-                &format!("{key}.rate_control"),
+                &format!("{}.rate_control", link.owner(&key, "rate_control")),
                 link.rate_control.as_deref().unwrap_or("fixed"),
                 &RateControlKind::NAMES,
             )?;
             if let Some(sc) = &link.scan {
                 scans.push(StationScan {
                     station: StationId(sta),
-                    scan: sc.resolve(&format!("{key}.scan"))?,
+                    scan: sc.resolve(&format!("{}.scan", link.owner(&key, "scan")))?,
                 });
             }
             if let Some(ps) = &link.power_save {
                 power_save.push(StationPowerSave {
                     station: StationId(sta),
-                    power_save: ps.resolve(&format!("{key}.power_save"))?,
+                    power_save: ps
+                        .resolve(&format!("{}.power_save", link.owner(&key, "power_save")))?,
                 });
             }
             if let Some(b) = &link.bus {
-                buses.push((sta, b.resolve(&format!("{key}.bus"))?));
+                buses.push((sta, b.resolve(&format!("{}.bus", link.owner(&key, "bus")))?));
             }
             let error = match (link.snr_db, link.loss) {
                 (Some(_), Some(_)) => {
-                    return Err(ScenarioError::new(key, "give snr_db or loss, not both"))
+                    return Err(ScenarioError::new(
+                        link.owner(&key, "channel"),
+                        "give snr_db or loss, not both",
+                    ))
                 }
                 (Some(snr_db), None) => ErrorModel::Snr { snr_db },
                 (None, Some(probability)) => ErrorModel::FixedLoss { probability },
@@ -3054,14 +3304,14 @@ impl Scenario {
             } else {
                 "snr_db"
             };
-            error
-                .validate()
-                .map_err(|e| ScenarioError::new(format!("{key}.{field}"), e))?;
-            let tx = self.tx_vector(&key, &link, width)?;
+            error.validate().map_err(|e| {
+                ScenarioError::new(format!("{}.{field}", link.owner(&key, "channel")), e)
+            })?;
+            let tx = self.tx_vector(link.owner(&key, "rate"), &link, width)?;
             let weight = link.weight.unwrap_or(256);
             if weight == 0 {
                 return Err(ScenarioError::new(
-                    format!("{key}.weight"),
+                    format!("{}.weight", link.owner(&key, "weight")),
                     "must be 1 to 65535",
                 ));
             }
@@ -3083,6 +3333,7 @@ impl Scenario {
                 rate_control,
             });
         }
+        trace_files.refuse_absent_stations(stations.len())?;
         if stations.len() > limits::MAX_STATIONS {
             return Err(ScenarioError::new(
                 "stations",
@@ -3716,7 +3967,10 @@ mod tests {
             "{e}"
         );
         let e = err("[stations]\nbus = 4\n", &[]);
-        assert!(e.starts_with("stations.bus: invalid type"), "{e}");
+        assert_eq!(
+            e,
+            "stations.bus: unknown bus `4`; expected one of sdio-vendor, sdio-generic"
+        );
         assert!(err("[mac]\ndtim_period = 0\n", &[]).starts_with("mac.dtim_period:"));
         assert!(err("[mac]\nbeacon_interval_tu = 0\n", &[]).starts_with("mac.beacon_interval_tu:"));
         // --set reaches inside the tables.
@@ -4457,5 +4711,183 @@ mod tests {
         let mut want: Vec<String> = table_keys().collect();
         want.sort();
         assert_eq!(found, want);
+    }
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::*;
+
+    /// The scenario that puts `key` (a [`choice_keys`] pattern with `[0]` for `[]`)
+    /// to use, with its value `value` (TOML) set over it.
+    fn resolve_with(key: &str, value: &str) -> Result<(), String> {
+        let mut text = String::from("duration_s = 0.01\n");
+        if key.starts_with("space.") {
+            text.push_str("[space]\n");
+        }
+        text.push_str("[stations]\n");
+        let trace = key.contains("snr_trace_interpolation");
+        if key.starts_with("space.") {
+            text.push_str("distance_m = 5\n");
+        } else if !trace {
+            text.push_str("snr_db = 30\n");
+        }
+        if key.contains(".scan.") {
+            text.push_str("scan = {}\n");
+        }
+        if key.contains(".bus.") {
+            text.push_str("bus = { preset = \"sdio-vendor\" }\n");
+        }
+        if key.starts_with("stations.list[0]") {
+            text.push_str("[[stations.list]]\n");
+            if key.contains(".bus.") {
+                text.push_str("bus = { preset = \"sdio-vendor\" }\n");
+            }
+        }
+        if trace {
+            // The trace where the interpolation is: the station's, or a direction's.
+            let table = key.rsplit_once('.').map_or("", |(t, _)| t);
+            let (station, direction) = match table.rsplit_once('.') {
+                Some((s, d)) if d == "downlink" || d == "uplink" => (s, Some(d)),
+                _ => (table, None),
+            };
+            match direction {
+                None => text.push_str("snr_trace = \"t.csv\"\n"),
+                Some(d) => {
+                    if station == "stations" {
+                        text.push_str("snr_db = 30\n");
+                    }
+                    text.push_str(&format!("{d} = {{ snr_trace = \"t.csv\" }}\n"));
+                }
+            }
+            if station.starts_with("stations.list") && direction.is_some() {
+                text = text.replace("[stations]\n", "[stations]\nsnr_db = 30\n");
+            }
+        }
+        if key == "traffic.cc" {
+            text.push_str("[traffic]\ntest = \"tcp_1down\"\n");
+        }
+        if key.starts_with("flows[0]") {
+            text.push_str("[[flows]]\nkind = \"tcp\"\nfrom = \"sta1\"\nto = \"server\"\n");
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "txop-choice-{}-{}",
+            std::process::id(),
+            key.replace(['[', ']', '.'], "_")
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.csv"), "0,1,30\n").unwrap();
+        let r = parse(&text, &[(key.to_string(), value.to_string())])
+            .and_then(|mut s| {
+                s.base_dir = Some(dir.clone());
+                s.resolve().map(|_| ())
+            })
+            .map_err(|e| e.to_string());
+        std::fs::remove_dir_all(&dir).ok();
+        r
+    }
+
+    /// The keys docs/scenarios.md documents, as dotted paths (`[[flows]]` rows as
+    /// `flows[0].…`, `stations.downlink` rows as `stations.downlink.…`); `[[bss]]`'s
+    /// own rows and the limits table left out.
+    fn documented_keys() -> Vec<String> {
+        let doc = include_str!("../../../docs/scenarios.md");
+        let mut prefix = None;
+        let mut keys = Vec::new();
+        for line in doc.lines() {
+            if let Some(h) = line.strip_prefix("## ").or(line.strip_prefix("### ")) {
+                let name = h.trim().trim_matches('`');
+                prefix = match name {
+                    "Top level" => Some(String::new()),
+                    "[[flows]]" => Some("flows[0].".to_string()),
+                    "[[bss]]" | "Limits" => None,
+                    _ if name.starts_with('[') || name.contains('.') => {
+                        Some(format!("{}.", name.trim_matches(['[', ']'])))
+                    }
+                    _ => None,
+                };
+            } else if let (Some(p), Some(row)) = (&prefix, line.strip_prefix("| `")) {
+                let first_cell = row.split('|').next().unwrap_or_default();
+                for key in first_cell.split('`').step_by(2) {
+                    let key = key.trim().trim_matches(',').trim();
+                    if !key.is_empty() && !key.contains(' ') {
+                        keys.push(format!("{p}{key}"));
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    /// The keys whose value is free text (a name, a file, a node), not a choice.
+    const FREE_TEXT: &[&str] = &[
+        "name",
+        "description",
+        "stations.snr_trace",
+        "stations.downlink.snr_trace",
+        "flows[0].from",
+        "flows[0].to",
+    ];
+
+    /// Every documented key that takes a string is either a choice ([`CHOICE_KEYS`],
+    /// whose other types are refused naming the names) or free text: a key missing
+    /// from [`CHOICE_KEYS`] shows as serde's "expected a string" / "unit variant" /
+    /// "untagged enum" when given a boolean.
+    #[test]
+    fn every_key_taking_a_name_is_a_choice_key() {
+        let keys = documented_keys();
+        assert!(keys.len() > 100, "{}", keys.len());
+        let mut missing = Vec::new();
+        for key in &keys {
+            let text = "duration_s = 0.01\n[stations]\nsnr_db = 30\n\
+                        [[flows]]\nkind = \"tcp\"\nfrom = \"sta1\"\nto = \"server\"\n";
+            let e = parse(text, &[(key.clone(), "true".to_string())])
+                .and_then(|s| s.resolve().map(|_| ()))
+                .map_or_else(|e| e.to_string(), |()| String::new());
+            let jargon = ["expected a string", "unit variant", "untagged enum"];
+            if jargon.iter().any(|j| e.contains(j)) && !FREE_TEXT.contains(&key.as_str()) {
+                missing.push(format!("{key}: {e}"));
+            }
+        }
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
+
+    /// Every key that takes one of a set of names refuses a number, a boolean or a
+    /// list in one line naming the key, the value and the names (issue 25 item 5:
+    /// `stack = 5`, `traffic.kind = 3`, `traffic.direction = true` gave serde's
+    /// "invalid type: unit variant, expected string only"); and the scenario around
+    /// it is valid, so that it is the value that is refused.
+    #[test]
+    fn every_choice_key_refuses_another_type_with_the_names() {
+        let keys: Vec<String> = choice_keys()
+            .filter(|k| !k.starts_with("bss[]"))
+            .map(|k| k.replace("[]", "[0]"))
+            .collect();
+        assert!(keys.len() > 40, "{}", keys.len());
+        let mut wrong = Vec::new();
+        for key in &keys {
+            for value in ["5", "1.5", "true", "[1]"] {
+                // A list where a table may be (`stations.bus`) has its own message.
+                if value == "[1]" && is_table_key(&key.replace("[0]", "[]")) {
+                    continue;
+                }
+                let Err(e) = resolve_with(key, value) else {
+                    wrong.push(format!("{key}={value}: accepted"));
+                    continue;
+                };
+                let shown = toml::from_str::<toml::Table>(&format!("v = {value}")).unwrap()["v"]
+                    .to_string();
+                // A bus's preset is named as the bus (`bus = "name"` is the same).
+                let named = key.strip_suffix(".preset").unwrap_or(key);
+                if !(e.starts_with(&format!("{named}: "))
+                    && e.contains(&format!("`{shown}`"))
+                    && e.contains("expected one of")
+                    && !e.contains('\n'))
+                {
+                    wrong.push(format!("{key}={value}: {e}"));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

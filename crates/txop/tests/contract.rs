@@ -93,6 +93,53 @@ fn results_json_follows_the_schema() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A run of several BSSs (`[[bss]]`): results.json as `txop run -o DIR` writes it, and
+/// `--json`, follow the schema (issue 25 item 3: the `bss` array was undocumented and
+/// the schema refused every such file), and the schema is not vacuous about a BSS.
+#[test]
+fn a_run_of_several_bsss_follows_the_schema() {
+    let dir = scratch("schema-bss");
+    let out = dir.join("hood");
+    let o = txop(&[
+        "run",
+        "neighbours-in-range",
+        "--set",
+        "duration_s=1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(v["bss"].as_array().map(Vec::len), Some(2));
+    assert!(v["bss"][0]["resolved"].is_object());
+    assert_valid(&v, "results.json of [[bss]]");
+    let o = txop(&[
+        "run",
+        "neighbours-in-range",
+        "--set",
+        "duration_s=1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plain: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&plain, "--json of [[bss]]");
+    let mut bad = v.clone();
+    bad["bss"][1]["surprise"] = 1.into();
+    assert!(!schema().is_valid(&bad));
+    let mut bad = v.clone();
+    bad["bss"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("channel")
+        .unwrap();
+    assert!(!schema().is_valid(&bad));
+    let mut bad = v;
+    bad["bss"][0]["stations"][0]["airtime_share"] = "high".into();
+    assert!(!schema().is_valid(&bad));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The summary of a short deterministic run, character for character. A change in
 /// the model shows up here first; if it is intended, regenerate the golden file with
 /// `TXOP_UPDATE_GOLDEN=1 cargo test -p txop --test contract` and review its diff.

@@ -204,3 +204,182 @@ fn a_builtin_name_shadowing_a_file_is_said() {
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 25 item 5: a bad `--set stations.rate_control` in a scenario whose stations
+/// are a list was reported under `stations.list[0].rate_control`, a key the user did
+/// not write; so were the other keys a list entry inherits.
+#[test]
+fn an_inherited_key_is_named_as_written() {
+    usage_error(
+        &["run", "default", "--set", "stations.rate_control=minstrel"],
+        &[
+            "default: stations.rate_control: unknown value `minstrel`; expected one of \
+             fixed, ideal, minstrel_ht",
+        ],
+    );
+    usage_error(
+        &["run", "default", "--set", "stations.scan.policy=sometimes"],
+        &["default: stations.scan.policy: unknown value `sometimes`"],
+    );
+    // An entry's own value is named as the entry's.
+    usage_error(
+        &[
+            "run",
+            "default",
+            "--set",
+            "stations.list[0].rate_control=minstrel",
+        ],
+        &["default: stations.list[0].rate_control: unknown value `minstrel`"],
+    );
+}
+
+/// Issue 25 item 5: a value of the wrong type for a key that takes one of a set of
+/// names gave serde's words ("invalid type: unit variant, expected string only");
+/// now one line names the key, the value given and the names accepted, on the
+/// command line and in a file.
+#[test]
+fn a_choice_of_the_wrong_type_names_the_key_value_and_choices() {
+    for (set, needle) in [
+        (
+            "stack=5",
+            "default: stack: unknown stack `5`; expected one of simple, linux-4.8-bloated,",
+        ),
+        (
+            "traffic.kind=3",
+            "default: traffic.kind: unknown value `3`; expected one of saturated, cbr",
+        ),
+        (
+            "traffic.direction=true",
+            "default: traffic.direction: unknown value `true`; expected one of uplink, \
+             downlink, both",
+        ),
+        (
+            "phy.standard=11",
+            "default: phy.standard: unknown value `11`; expected one of b, a, g, n, ac",
+        ),
+        (
+            "stack_options.scheduler=2",
+            "default: stack_options.scheduler: unknown value `2`; expected one of \
+             round_robin,",
+        ),
+        (
+            "phy.band=true",
+            "default: phy.band: unknown band `true`, expected \"2.4\" or \"5\"",
+        ),
+    ] {
+        usage_error(&["run", "default", "--set", set], &[needle]);
+    }
+    let dir = scratch("choice-type");
+    let file = dir.join("cell.toml");
+    std::fs::write(&file, "[traffic]\nkind = 3\ndirection = true\n").unwrap();
+    let f = file.to_str().unwrap();
+    usage_error(
+        &["run", f],
+        &[&format!(
+            "{f}: traffic.direction: unknown value `true`; expected one of"
+        )],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 25 item 5: a number TOML cannot hold (`seed = 18446744073709551615`, past
+/// i64) was "line 1: invalid TOML: u64 value was too large", naming no key.
+#[test]
+fn a_number_too_large_for_toml_names_its_key() {
+    let dir = scratch("too-large");
+    let file = dir.join("cell.toml");
+    let f = file.to_str().unwrap();
+    std::fs::write(&file, "seed = 18446744073709551615\n").unwrap();
+    usage_error(
+        &["run", f],
+        &[&format!(
+            "{f}: line 1: seed: invalid TOML: integer out of range; TOML integers are \
+             -9223372036854775808 to 9223372036854775807"
+        )],
+    );
+    std::fs::write(
+        &file,
+        "[stations]\ncount = 2\n[[stations.list]]\nmcs = 99999999999999999999\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", f],
+        &[&format!(
+            "{f}: line 4: stations.list[0].mcs: invalid TOML: integer out of range"
+        )],
+    );
+    // On the command line, digits TOML cannot hold are not taken as a word.
+    usage_error(
+        &["run", "default", "--set", "seed=18446744073709551615"],
+        &["default: seed: 18446744073709551615: integer out of range; TOML integers"],
+    );
+    std::fs::write(
+        &file,
+        "duration_s = 1\n[stations]\ncount = 2\n[[flows]]\nkind = \"cbr\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate_mbps = 99999999999999999999\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", f],
+        &[&format!("{f}: line 8: flows[1].rate_mbps: ")],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A scenario of two stations replaying `trace` (the file's contents) from `walk.csv`
+/// beside it: the command's output.
+fn run_trace(name: &str, trace: &str) -> (std::process::Output, String) {
+    let dir = scratch(name);
+    std::fs::write(dir.join("walk.csv"), trace).unwrap();
+    let file = dir.join("cell.toml");
+    std::fs::write(
+        &file,
+        "duration_s = 0.2\n[stations]\ncount = 2\nsnr_trace = \"walk.csv\"\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap().to_string();
+    let o = txop(&["run", &f]);
+    std::fs::remove_dir_all(&dir).ok();
+    (o, f)
+}
+
+/// Issue 25 item 5: a trace saved by a spreadsheet (a UTF-8 byte-order mark before
+/// the header) was refused with `unknown column "time_s"`.
+#[test]
+fn a_trace_with_a_byte_order_mark_is_read() {
+    let (o, _) = run_trace(
+        "trace-bom",
+        "\u{feff}time_s,station,snr_db\r\n0,1,30\r\n0,2,20\r\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 stations"), "{}", stdout(&o));
+}
+
+/// Issue 25 item 5: an SNR of 1e308 dB was accepted; rows for a station the scenario
+/// does not have were ignored. Both are refused naming the key, file, line and what.
+#[test]
+fn a_trace_out_of_range_or_for_no_station_is_refused() {
+    for (name, trace, needle) in [
+        (
+            "trace-huge",
+            "0,1,30\n0,2,1e308\n",
+            "walk.csv:2:5: snr_db: must be -100 to 140 dB, got 1e308",
+        ),
+        (
+            "trace-absent",
+            "0,1,30\n0,2,20\n1,1,25\n0,3,20\n",
+            "walk.csv:4: station: 3 is not a station of this scenario (it has 2)",
+        ),
+    ] {
+        let (o, f) = run_trace(name, trace);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(o.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("txop: error: {f}: stations.snr_trace: ")),
+            "{err}"
+        );
+        assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    }
+}

@@ -7,9 +7,10 @@
 //! - a resolved run ends: no panic, the event loop's watchdog does not find simulated
 //!   time stuck, and the wall-clock guard does not run out;
 //! - packets are conserved: offered = delivered + dropped + inside at the end;
-//! - the summary table is printed without a panic, and results.json (the `--json`
-//!   object plus the resolved scenario) validates against docs/results.schema.json
-//!   as a run object;
+//! - the summary table is printed without a panic, and results.json, exactly the
+//!   bytes `txop run FILE -o DIR` writes (`txop::run::Outcome::results_json`: a run
+//!   object, or for `[[bss]]` the object with every BSS), validates against
+//!   docs/results.schema.json as a whole;
 //! - every 8th case runs twice and must give byte-identical JSON (same scenario and
 //!   seed, same results).
 //!
@@ -50,7 +51,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::guard::{check_conservation, guarded, guarded_cancellable, Failure, GUARD};
+use txop::neighbours::PreparedBsss;
 use txop::report::JsonReport;
+use txop::run::Outcome;
 use txop::runner::{self, Prepared};
 use txop::scenario;
 use txop_core::Nanos;
@@ -108,8 +111,8 @@ enum Stage {
     Ran {
         /// One per BSS (one for a scenario without `[[bss]]`).
         results: Vec<Results>,
-        /// results.json's object, one per BSS.
-        json: Vec<serde_json::Value>,
+        /// results.json as `txop run FILE -o DIR` writes it.
+        json: Vec<u8>,
         /// The `--json` text of a second run of the same scenario, when checked.
         again: Option<(String, String)>,
     },
@@ -178,20 +181,21 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
         Err(e) => panic!("{e}"),
     };
     let _ = txop::report::summary(&p.name, &results);
-    let json = serde_json::to_value(JsonReport {
-        txop_version: env!("CARGO_PKG_VERSION"),
-        scenario: &p.name,
-        resolved: Some(&p.scenario),
-        results: &results,
-    })
-    .expect("results.json serialises");
     let again = twice.then(|| {
         let second = runner::simulate(&p, &advance).expect("it ran once");
         (json_text(&results), json_text(&second))
     });
+    let outcome = Outcome::Single {
+        p: Box::new(p),
+        results,
+    };
+    let json = outcome.results_json().expect("results.json serialises");
+    let Outcome::Single { results, .. } = outcome else {
+        unreachable!("built as one cell")
+    };
     Stage::Ran {
         results: vec![results],
-        json: vec![json],
+        json,
         again,
     }
 }
@@ -256,23 +260,32 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let mut json = Vec::with_capacity(results.len());
     for (r, b) in results.iter().zip(&bsss) {
         let _ = txop::report::summary(&b.name, r);
-        json.push(
-            serde_json::to_value(JsonReport {
-                txop_version: env!("CARGO_PKG_VERSION"),
-                scenario: &b.name,
-                resolved: Some(&scenario),
-                results: r,
-            })
-            .expect("results.json serialises"),
-        );
     }
     let again = twice.then(|| {
         let second = run().expect("it ran once");
         (json_text(&results), json_text(&second))
     });
+    // As `txop run fuzz.toml` names and reports it (`neighbours::prepare`).
+    let name = if scenario.name.is_empty() {
+        "fuzz".to_string()
+    } else {
+        scenario.name.clone()
+    };
+    let outcome = Outcome::Bsss {
+        p: Box::new(PreparedBsss {
+            name,
+            seed: scenario.seed,
+            scenario,
+            bsss,
+        }),
+        results,
+    };
+    let json = outcome.results_json().expect("results.json serialises");
+    let Outcome::Bsss { results, .. } = outcome else {
+        unreachable!("built as BSSs")
+    };
     Stage::Ran {
         results,
         json,
@@ -280,18 +293,69 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
     }
 }
 
-/// The schema's run object (`txop run`'s output), so that an error names the field
-/// instead of "not valid under any of the schemas listed in oneOf".
-fn run_schema() -> jsonschema::Validator {
+/// docs/results.schema.json, whole: what results.json must follow.
+fn results_schema() -> jsonschema::Validator {
+    let text = include_str!("../../../docs/results.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+/// One of the schema's top-level objects (`run`, `neighbourhood`) alone, so that an
+/// error names the field instead of "not valid under any of the schemas listed in
+/// oneOf".
+fn branch_schema(def: &str) -> jsonschema::Validator {
     let text = include_str!("../../../docs/results.schema.json");
     let mut schema: serde_json::Value = serde_json::from_str(text).expect("the schema is JSON");
     let root = schema.as_object_mut().expect("an object");
     assert!(
         root.remove("oneOf").is_some(),
-        "the schema's top level is a oneOf of run and comparison"
+        "the schema's top level is a oneOf of its objects"
     );
-    root.insert("$ref".into(), "#/$defs/run".into());
+    root.insert("$ref".into(), format!("#/$defs/{def}").into());
     jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+/// results.json's `bytes` against the whole schema (`schema`, [`results_schema`]); a
+/// finding naming the fields broken (found against the object it should be: a run, or
+/// with `bss` the object with every BSS) if it fails.
+fn check_results_json(schema: &jsonschema::Validator, bytes: &[u8]) -> Result<(), Finding> {
+    let json: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| finding("results.json is not JSON", e.to_string()))?;
+    if schema.is_valid(&json) {
+        return Ok(());
+    }
+    let def = if json.get("bss").is_some() {
+        "neighbourhood"
+    } else {
+        "run"
+    };
+    // One signature for the set of fields broken, so that a case breaking a known
+    // field and a new one is reported apart from the known one alone.
+    let mut broken = std::collections::BTreeSet::new();
+    let mut details = Vec::new();
+    for e in branch_schema(def).iter_errors(&json) {
+        let at = mask_numbers(&e.instance_path().to_string());
+        broken.insert(format!("{} at {at}", e.schema_path()));
+        if details.len() < 5 {
+            details.push(format!("{e} at {}", e.instance_path()));
+        }
+    }
+    if broken.is_empty() {
+        // Valid as its own object, refused by the whole: the top-level oneOf.
+        return Err(finding(
+            format!("schema: the top level's oneOf refuses a valid {def} object"),
+            schema
+                .iter_errors(&json)
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ));
+    }
+    let broken: Vec<String> = broken.into_iter().collect();
+    Err(finding(
+        format!("schema: {}", broken.join("; ")),
+        details.join("\n"),
+    ))
 }
 
 /// Digits masked, so that one bug gives one signature whatever the numbers.
@@ -393,24 +457,7 @@ fn check(
             for r in &results {
                 check_conservation(r).map_err(|e| finding("packets not conserved", e))?;
             }
-            // One signature for the set of fields broken, so that a case breaking a
-            // known field and a new one is reported apart from the known one alone.
-            let mut broken = std::collections::BTreeSet::new();
-            let mut details = Vec::new();
-            for e in json.iter().flat_map(|j| schema.iter_errors(j)) {
-                let at = mask_numbers(&e.instance_path().to_string());
-                broken.insert(format!("{} at {at}", e.schema_path()));
-                if details.len() < 5 {
-                    details.push(format!("{e} at {}", e.instance_path()));
-                }
-            }
-            if !broken.is_empty() {
-                let broken: Vec<String> = broken.into_iter().collect();
-                return Err(finding(
-                    format!("schema: {}", broken.join("; ")),
-                    details.join("\n"),
-                ));
-            }
+            check_results_json(schema, &json)?;
             if let Some((first, second)) = again {
                 if first != second {
                     return Err(finding(
@@ -473,7 +520,7 @@ struct Tally {
 /// Run the cases of `part` (case `i` with `i % PARTS == part`).
 fn campaign_part(part: u64) {
     let c = Campaign::from_env();
-    let schema = run_schema();
+    let schema = results_schema();
     let start = Instant::now();
     let mut t = Tally::default();
     let mut last_progress = Instant::now();
@@ -603,22 +650,74 @@ fn the_guard_reports_panics_and_hangs() {
 }
 
 /// The schema check can fail: a run's results with a fraction above 1 are refused
-/// at that field.
+/// at that field, and so is a BSS's.
 #[test]
 fn the_schema_check_names_the_field() {
-    let Stage::Ran { json, .. } = run_scenario("duration_s = 0.01\n", false, &Watch::default())
-    else {
-        panic!("the default scenario runs");
-    };
-    let mut json = json.into_iter().next().expect("one cell");
-    let schema = run_schema();
-    assert!(schema.iter_errors(&json).next().is_none());
-    json["busy_fraction"] = 1.5.into();
-    let e = schema
-        .iter_errors(&json)
-        .next()
-        .expect("1.5 is not a fraction");
-    assert_eq!(e.instance_path().to_string(), "/busy_fraction");
+    let schema = results_schema();
+    for (text, at) in [
+        ("duration_s = 0.01\n", "/busy_fraction"),
+        (TWO_BSSS, "/bss/#/busy_fraction"),
+    ] {
+        let Stage::Ran { json, .. } = run_scenario(text, false, &Watch::default()) else {
+            panic!("{text} runs");
+        };
+        check_results_json(&schema, &json).unwrap_or_else(|f| panic!("{}", f.detail));
+        let mut v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let target = match v.get_mut("bss") {
+            Some(bss) => &mut bss[1],
+            None => &mut v,
+        };
+        target["busy_fraction"] = 1.5.into();
+        let f = check_results_json(&schema, &serde_json::to_vec(&v).unwrap())
+            .expect_err("1.5 is not a fraction");
+        assert!(
+            f.signature.contains(&format!(" at {at}")),
+            "{}",
+            f.signature
+        );
+    }
+}
+
+/// A small scenario of two BSSs on one channel.
+const TWO_BSSS: &str = "duration_s = 0.05\n[space]\n[stations]\ndistance_m = 5\n\
+                        [[bss]]\nname = \"a\"\nap_position_m = [0, 0]\n\
+                        [bss.stations]\ncount = 2\n\
+                        [[bss]]\nname = \"b\"\nap_position_m = [20, 0]\n";
+
+/// What the fuzzer validates is exactly the results.json `txop run FILE -o DIR`
+/// writes, for one cell and for several BSSs (issue 25 item 3: each BSS alone was
+/// checked, never the file, and the file broke the schema).
+#[test]
+fn the_fuzzer_checks_the_file_txop_run_writes() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fuzz_file_as_written");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, text) in ["duration_s = 0.05\n", TWO_BSSS].into_iter().enumerate() {
+        let file = dir.join(format!("fuzz{i}.toml"));
+        std::fs::write(&file, format!("name = \"fuzz\"\n{text}")).unwrap();
+        let out = dir.join(format!("out{i}"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_txop"))
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "-q",
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let written = std::fs::read(out.join("results.json")).unwrap();
+        let Stage::Ran { json, .. } = run_scenario(
+            &format!("name = \"fuzz\"\n{text}"),
+            false,
+            &Watch::default(),
+        ) else {
+            panic!("{text} runs");
+        };
+        assert!(json == written, "{text}: the fuzzer's results.json differs");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A case is one scenario whatever runs before it, and the cases differ.

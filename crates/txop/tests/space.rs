@@ -196,8 +196,8 @@ fn every_error_names_its_key() {
         ),
         (placed, &[("space.bogus", "1")], "space.bogus: unknown key"),
         (placed, &[("space", "[]")], "space: expected a table"),
-        (placed, &[("space.capture", "1")], "space.capture: invalid type"),
-        (placed, &[("space.layout", "1")], "space.layout: invalid type"),
+        (placed, &[("space.capture", "1")], "space.capture: unknown value `1`; expected one of restart, off"),
+        (placed, &[("space.layout", "1")], "space.layout: unknown value `1`; expected one of given, ring"),
         (
             placed,
             &[("space.cca_preamble_dbm", "-82"), ("phy.tx_power_dbm", "50")],

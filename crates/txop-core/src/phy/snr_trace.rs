@@ -2,9 +2,11 @@
 //!
 //! A trace file is CSV text with one point per line, `time_s, station, snr_db`: at
 //! `time_s` seconds the SNR of station `station`'s link (numbered from 1, as in the
-//! results) is `snr_db`. Lines may carry `#` comments and be blank; a first line that
-//! names the columns (`time_s,station,snr_db`, in any order) sets their order. Each
-//! station's times must not go backwards; two points at one time make a step there.
+//! results) is `snr_db`, within [`MIN_SNR_DB`]..=[`MAX_SNR_DB`]. Lines may carry `#`
+//! comments and be blank; a first line that names the columns (`time_s,station,snr_db`,
+//! in any order) sets their order. A UTF-8 byte-order mark before it (as spreadsheets
+//! write CSV) is skipped. Each station's times must not go backwards; two points at one
+//! time make a step there.
 //!
 //! Between points the SNR is interpolated linearly or held at the earlier point's value
 //! (a step); before the first point and after the last it is held at that point's
@@ -21,6 +23,22 @@ use crate::Nanos;
 /// The latest time a trace point may have, s: about 31.7 years (far beyond any run,
 /// well inside [`Nanos`]).
 pub const MAX_TIME_S: f64 = 1e9;
+
+/// The highest SNR a trace point may have, dB. The strongest signal 802.11 requires a
+/// receiver to decode (its "receiver maximum input level": −4 dBm for DSSS, −20 dBm
+/// (2.4 GHz) and −30 dBm (5 GHz) for OFDM, at the antenna connector) over the thermal
+/// noise of a 20 MHz channel at 290 K with a noiseless receiver (kTB = −174 dBm/Hz +
+/// 73 dB = −101 dBm) is 97 dB; stronger signals saturate the front end, so no measured
+/// SNR is much above 100 dB. 140 dB leaves a wide margin for made-up traces and
+/// refuses what is not an SNR (1e308 dB, accepted before: issue 25).
+pub const MAX_SNR_DB: f64 = 140.0;
+
+/// The lowest SNR a trace point may have, dB. No 802.11 frame is received far below
+/// 0 dB (DSSS 1 Mbit/s, the most robust rate, has 10 % PER at about −1 dB after its
+/// 10.4 dB Barker spreading gain: `channel::snr_threshold_db`), so every value below
+/// about −10 dB means the same lost link; −100 dB leaves room for a trace that marks a lost link with a low sentinel,
+/// and refuses what is no SNR (a dBm level such as −120, or −1e308).
+pub const MIN_SNR_DB: f64 = -100.0;
 
 /// How the SNR between two points of a trace is found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,15 +85,19 @@ pub struct SnrTrace {
 }
 
 impl SnrTrace {
-    /// A trace of `points` (in time order, not going backwards, at least one)
-    /// interpolated by `interpolation`; the error says what is wrong.
+    /// A trace of `points` (in time order, not going backwards, at least one, each
+    /// SNR within [`MIN_SNR_DB`]..=[`MAX_SNR_DB`]) interpolated by `interpolation`;
+    /// the error says what is wrong.
     pub fn new(points: Vec<TracePoint>, interpolation: Interpolation) -> Result<SnrTrace, String> {
         if points.is_empty() {
             return Err("a trace needs at least one point".into());
         }
         for (i, p) in points.iter().enumerate() {
-            if !p.snr_db.is_finite() {
-                return Err(format!("point {i}: the SNR must be finite"));
+            if !(MIN_SNR_DB..=MAX_SNR_DB).contains(&p.snr_db) {
+                return Err(format!(
+                    "point {i}: the SNR must be {MIN_SNR_DB} to {MAX_SNR_DB} dB, got {}",
+                    p.snr_db
+                ));
             }
             if i > 0 && p.at < points[i - 1].at {
                 return Err(format!("point {i}: time goes backwards"));
@@ -177,6 +199,8 @@ pub fn parse_trace(file: &str, text: &str) -> Result<BTreeMap<u16, StationPoints
     let mut order: [usize; 3] = [0, 1, 2];
     let mut seen_data_or_header = false;
     let mut out: BTreeMap<u16, StationPoints> = BTreeMap::new();
+    // A byte-order mark (U+FEFF, as spreadsheets begin a CSV file) is not text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or_default();
@@ -245,6 +269,13 @@ pub fn parse_trace(file: &str, text: &str) -> Result<BTreeMap<u16, StationPoints
                 format!("snr_db: expected a number, got \"{v_text}\""),
             )
         })?;
+        if !(MIN_SNR_DB..=MAX_SNR_DB).contains(&snr_db) {
+            return Err(error(
+                line,
+                v_col,
+                format!("snr_db: must be {MIN_SNR_DB} to {MAX_SNR_DB} dB, got {v_text}"),
+            ));
+        }
         let at = Nanos::from_secs_f64(time_s);
         let entry = out.entry(station).or_insert_with(|| StationPoints {
             first_line: line,
@@ -424,6 +455,35 @@ mod tests {
         assert_eq!(
             err("\u{e9},1,x\n"),
             "trace.csv:1:1: time_s: expected a number of seconds, got \"\u{e9}\""
+        );
+    }
+
+    /// Issue 25: a CSV a spreadsheet saved starts with a byte-order mark, which made
+    /// the header's first column "\u{feff}time_s"; an SNR of 1e308 dB was accepted.
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_snrs_are_bounded() {
+        let parsed = parse_trace("t.csv", "\u{feff}time_s,station,snr_db\n0,1,30\n").unwrap();
+        assert_eq!(parsed[&1].points[0].snr_db, 30.0);
+        let parsed = parse_trace("t.csv", "\u{feff}0,2,25\n").unwrap();
+        assert_eq!(parsed[&2].points[0].snr_db, 25.0);
+        assert_eq!(
+            err("0,1,30\n1,1,1e308\n"),
+            "trace.csv:2:5: snr_db: must be -100 to 140 dB, got 1e308"
+        );
+        assert_eq!(
+            err("0,1,-100.5\n"),
+            "trace.csv:1:5: snr_db: must be -100 to 140 dB, got -100.5"
+        );
+        // The bounds themselves are SNRs.
+        assert!(parse_trace("t.csv", "0,1,-100\n1,1,140\n").is_ok());
+        let point = |snr_db| TracePoint {
+            at: Nanos::ZERO,
+            snr_db,
+        };
+        assert!(SnrTrace::new(vec![point(140.0)], Interpolation::Linear).is_ok());
+        assert_eq!(
+            SnrTrace::new(vec![point(140.5)], Interpolation::Linear),
+            Err("point 0: the SNR must be -100 to 140 dB, got 140.5".to_string())
         );
     }
 

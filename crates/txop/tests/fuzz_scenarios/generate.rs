@@ -47,6 +47,36 @@ pub const SNR_TRACE: &str = concat!(
     "/tests/fuzz_scenarios/snr_trace.csv"
 );
 
+/// [`SNR_TRACE`]'s comments, header and rows of stations 1 to `stations`, as a file
+/// under the target directory (written once, atomically: the tests run side by side);
+/// its path.
+pub fn snr_trace_for(stations: i64) -> String {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz_scenarios");
+    let path = dir.join(format!("snr_trace-{stations}.csv"));
+    if !path.exists() {
+        let all = std::fs::read_to_string(SNR_TRACE).expect("the fuzzer's SNR trace");
+        let rows: String = all
+            .lines()
+            .filter(|l| {
+                l.split(',')
+                    .nth(1)
+                    .and_then(|s| s.trim().parse::<i64>().ok())
+                    .is_none_or(|s| s <= stations)
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::create_dir_all(&dir).expect("a directory for the trace");
+        let part = dir.join(format!(
+            "snr_trace-{stations}.csv.{}.{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&part, rows).expect("the trace written");
+        std::fs::rename(&part, &path).expect("the trace in place");
+    }
+    path.display().to_string()
+}
+
 /// A deterministic source of scenario values.
 pub struct Gen {
     rng: RngStream,
@@ -375,7 +405,14 @@ impl Gen {
             .map(|d| d.min(budget_s).max(1e-9))
             .or(default_duration);
         self.with_bss_rng(|g| g.bss(&ctx, &mut top, duration));
-        toml::to_string(&top).expect("a table serialises")
+        let text = toml::to_string(&top).expect("a table serialises");
+        // A trace's rows for a station the scenario lacks are refused: each scenario
+        // replays the rows of its own stations (every BSS has `ctx.stations`).
+        if text.contains(SNR_TRACE) {
+            text.replace(SNR_TRACE, &snr_trace_for(ctx.stations))
+        } else {
+            text
+        }
     }
 
     fn phy(&mut self, ctx: &mut Ctx) -> Table {
