@@ -7,6 +7,8 @@
 //! - a resolved run ends: no panic, the event loop's watchdog does not find simulated
 //!   time stuck, and the wall-clock guard does not run out;
 //! - packets are conserved: offered = delivered + dropped + inside at the end;
+//! - every queue of every node stayed within its documented limit
+//!   (`Cell::queue_occupancy`: the most each held over the run);
 //! - the summary table is printed without a panic, and results.json (the `--json`
 //!   object plus the resolved scenario) validates against docs/results.schema.json
 //!   as a run object;
@@ -49,11 +51,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::guard::{check_conservation, guarded, guarded_cancellable, Failure, GUARD};
+use support::guard::{
+    check_conservation, check_queue_limits, guarded, guarded_cancellable, Failure, GUARD,
+};
 use txop::report::JsonReport;
 use txop::runner::{self, Prepared};
 use txop::scenario;
-use txop_core::Nanos;
+use txop_core::{Nanos, QueueOccupancy};
 use txop_results::Results;
 use txop_sim::Neighbourhood;
 
@@ -110,6 +114,8 @@ enum Stage {
         results: Vec<Results>,
         /// results.json's object, one per BSS.
         json: Vec<serde_json::Value>,
+        /// The most each queue held, over every BSS.
+        occupancy: Vec<QueueOccupancy>,
         /// The `--json` text of a second run of the same scenario, when checked.
         again: Option<(String, String)>,
     },
@@ -171,7 +177,9 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
             std::panic::resume_unwind(Box::new(Cancelled));
         }
     };
-    let results = match runner::simulate(&p, &advance) {
+    let mut occupancy = Vec::new();
+    let observe = &mut |sim: &txop_sim::Simulation| occupancy = sim.cell().queue_occupancy();
+    let results = match runner::simulate_observed(&p, &advance, observe) {
         Ok(r) => r,
         Err(runner::SimError::User(e)) => return Stage::Refused(e),
         // The watchdog, or another failure inside the model: a finding.
@@ -192,6 +200,7 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
     Stage::Ran {
         results: vec![results],
         json: vec![json],
+        occupancy,
         again,
     }
 }
@@ -210,7 +219,8 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
         .max()
         .unwrap_or_default();
     watch.total_ns.store(end.as_ns(), Ordering::Relaxed);
-    let run = || -> Result<Vec<Results>, String> {
+    let mut occupancy = Vec::new();
+    let run = |occupancy: &mut Vec<QueueOccupancy>| -> Result<Vec<Results>, String> {
         let mut out: Vec<Option<Results>> = vec![None; bsss.len()];
         for group in scenario::channel_groups(&bsss) {
             let cfgs = group.iter().map(|&b| bsss[b].bss_config()).collect();
@@ -233,11 +243,12 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
             }
             for (&b, sim) in group.iter().zip(n.bsss()) {
                 out[b] = Some(sim.results());
+                occupancy.extend(sim.cell().queue_occupancy());
             }
         }
         Ok(out.into_iter().map(|r| r.expect("every BSS ran")).collect())
     };
-    let results = match run() {
+    let results = match run(&mut occupancy) {
         Ok(r) => r,
         Err(e) => return Stage::Refused(e),
     };
@@ -270,12 +281,13 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
         );
     }
     let again = twice.then(|| {
-        let second = run().expect("it ran once");
+        let second = run(&mut Vec::new()).expect("it ran once");
         (json_text(&results), json_text(&second))
     });
     Stage::Ran {
         results,
         json,
+        occupancy,
         again,
     }
 }
@@ -388,11 +400,22 @@ fn check(
         Ok(Stage::Ran {
             results,
             json,
+            occupancy,
             again,
         }) => {
             for r in &results {
                 check_conservation(r).map_err(|e| finding("packets not conserved", e))?;
             }
+            check_queue_limits(&occupancy).map_err(|e| {
+                // One signature per kind of queue broken, whatever the node and numbers.
+                let queues: BTreeMap<&str, ()> = occupancy
+                    .iter()
+                    .filter(|q| !q.within_limit())
+                    .map(|q| (q.queue.name(), ()))
+                    .collect();
+                let queues: Vec<&str> = queues.into_keys().collect();
+                finding(format!("queue over its limit: {}", queues.join(", ")), e)
+            })?;
             // One signature for the set of fields broken, so that a case breaking a
             // known field and a new one is reported apart from the known one alone.
             let mut broken = std::collections::BTreeSet::new();
