@@ -239,7 +239,9 @@ pub(crate) struct TxPath {
     /// Where the firmware push loop resumes its turn over the TXQs, per AC: the TXQ
     /// from which it looks for the AC's next one.
     push_rr: [TxqId; 4],
-    /// Per AC, its TIDs (all of them without QoS).
+    /// Per AC, its TIDs: without QoS all of them are BE's and the other ACs have none
+    /// ([`TxPath::tid_ac`]), so that a kick of another AC (every AC is kicked when a
+    /// dozing station wakes) pushes nothing to the firmware under that AC.
     ac_tids: [TidSet; 4],
     /// Per link: its station dozes and the AP holds its frames (§9.1).
     paused: Vec<bool>,
@@ -342,7 +344,15 @@ impl TxPath {
             dql,
             drv: DriverQueues::new(n),
             push_rr: [TxqId::from_index(0); 4],
-            ac_tids: Ac::ALL.map(|ac| TidSet::from_fn(|tid| !qos || Ac::from_up(tid.0) == ac)),
+            ac_tids: Ac::ALL.map(|ac| {
+                TidSet::from_fn(|tid| {
+                    if qos {
+                        Ac::from_up(tid.0) == ac
+                    } else {
+                        ac == Ac::Be
+                    }
+                })
+            }),
             paused: vec![false; n],
             any_paused: false,
             peaks: QueuePeaks::default(),

@@ -92,11 +92,11 @@ fn every_kind_and_stack_at_100_stations() {
 }
 
 /// The scenarios the hang was found with (issue 18): a saturated source whose depth
-/// exceeds what fq, the power-save buffer or a scanning station's queues hold; and the
-/// fuzzer's DRR walk.
+/// exceeds what fq, the power-save buffer or a scanning station's queues hold; the
+/// fuzzer's DRR walk; and the fuzzer's DQL imbalance without QoS (issue 25).
 #[test]
 fn the_scenarios_that_hung() {
-    let cases: [(&str, &[(&str, &str)]); 7] = [
+    let cases: [(&str, &[(&str, &str)]); 8] = [
         ("[stations]\ncount = 20\n", &[]),
         (
             "[stations]\ncount = 4\n",
@@ -125,6 +125,17 @@ fn the_scenarios_that_hung() {
         (
             "stack = \"linux-5.5\"\nduration_s = 0.45\n[mac]\nqos = false\n[stations]\n\
              count = 4\n[stations.scan]\nstart_s = 0.17188817239873\n[traffic]\nkind = \"cbr\"\n",
+            &[],
+        ),
+        // Found by the scenario fuzzer (seed 18, cases 3551 and 15520 of 20,000): without
+        // QoS, a waking station's kick of every AC pushed its TID 0 to the firmware under
+        // VO's DQL, and completed it under BE's ("DQL completion of 1500 bytes exceeds
+        // the 0 outstanding").
+        (
+            "stack = \"linux-6.0\"\nduration_s = 1\n[mac]\nqos = false\n\
+             [stack_options]\nqueue_limit = \"dql\"\n[stations]\ncount = 4\n\
+             power_save = { dynamic_timeout_ms = 1.0, ps_poll = true, wake_every_beacons = 1 }\n\
+             [traffic]\ndirection = \"downlink\"\n",
             &[],
         ),
     ];
