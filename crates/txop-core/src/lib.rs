@@ -26,3 +26,4 @@ pub use cell::{Cell, CellConfig, Output, StationConfig};
 pub use mac80211::txq::{LinkId, Tid};
 pub use packet::{DropReason, Dropped, NodeId, Packet, StationId};
 pub use time::Nanos;
+pub use txpath::{PathQueue, QueueOccupancy};

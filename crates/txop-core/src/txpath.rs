@@ -14,7 +14,10 @@ use crate::aqm::codel::CodelParams;
 use crate::aqm::fifo::Fifo;
 use crate::aqm::fq_codel::{FqCodel, FqCodelParams};
 use crate::aqm::pfifo_fast::PfifoFast;
-use crate::driver::{BuildLimits, DriverQueues, Ppdu, ATH_BURST_FRAMES, ATH_NON_AGGR_MIN_QDEPTH};
+use crate::driver::{
+    ath9k_hw_depth_bound, BuildLimits, DriverQueues, Ppdu, ATH_BURST_FRAMES,
+    ATH_NON_AGGR_MIN_QDEPTH,
+};
 use crate::mac::edca::Ac;
 use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, AqlEstimator};
 use crate::mac80211::classify::dscp_to_up;
@@ -32,6 +35,10 @@ use crate::Nanos;
 const DQL_HOLD_TIME: Nanos = Nanos::from_secs(1);
 /// Packets the firmware push loop takes from one TXQ per turn.
 const PUSH_BATCH: u32 = 16;
+/// PPDUs of one AC queued or in the air when the firmware builds them on demand: one in
+/// the air and one built for the next transmission (built only when none is waiting; a
+/// retried PPDU goes from the air back to the head, which adds none).
+const ON_DEMAND_HW_DEPTH: u32 = 2;
 
 /// A qdisc instance.
 #[derive(Clone, Debug)]
@@ -76,6 +83,94 @@ impl Qdisc {
             Qdisc::FqCodel(q) => q.len_packets(),
         }
     }
+}
+
+/// The packet limit of a qdisc of `kind` (`txqueuelen` over pfifo_fast's bands, the
+/// FIFO's limit, fq_codel's `sch->limit`), or `None` without a qdisc.
+fn qdisc_limit_packets(kind: QdiscKind) -> Option<u32> {
+    match kind {
+        QdiscKind::NoQueue => None,
+        QdiscKind::Fifo { limit_packets } | QdiscKind::PfifoFast { limit_packets } => {
+            Some(limit_packets)
+        }
+        QdiscKind::FqCodel => Some(FqCodelParams::default().limit),
+    }
+}
+
+/// A queue of the transmit path that has a limit ([`QueueOccupancy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathQueue {
+    /// The qdisc of one AC, in packets, against its packet limit (`txqueuelen` for
+    /// pfifo_fast and the FIFO, `sch->limit` for fq_codel).
+    Qdisc,
+    /// mac80211's TXQs (fq), packets over all of them, against `fq_limit_packets`
+    /// (fq's overload loop drops from the fattest flow above it).
+    Txqs,
+    /// The driver's or firmware's own queue, packets held until their completion, as
+    /// they are handed to it, against `driver_queue_packets` (per AC for ath9k, over
+    /// all ACs for the firmware): the netdev queue stops at that limit.
+    Driver,
+    /// ath9k's `axq_ampdu_depth` of one AC (PPDUs of a block-ack session, probes
+    /// aside, queued or in the air) against `hw_queue_ppdus` (`ATH_AGGR_MIN_QDEPTH`).
+    HardwareAmpdus,
+    /// The hardware queue of one AC: PPDUs queued or in the air, probes on a block-ack
+    /// session aside (ath9k's limits do not count them). ath9k: at most 8 − 1 + 2 +
+    /// `hw_queue_ppdus` (`ath9k_hw_depth_bound` in [`crate::driver`]); built on
+    /// demand: one built and one in the air.
+    Hardware,
+}
+
+impl PathQueue {
+    /// Its name in a message.
+    pub fn name(self) -> &'static str {
+        match self {
+            PathQueue::Qdisc => "qdisc",
+            PathQueue::Txqs => "mac80211 TXQs",
+            PathQueue::Driver => "driver queue",
+            PathQueue::HardwareAmpdus => "hardware queue (axq_ampdu_depth)",
+            PathQueue::Hardware => "hardware queue",
+        }
+    }
+}
+
+/// The most a queue of one node's transmit path has held so far, against the most it
+/// may hold: a model whose `peak` exceeds `limit` is wrong (a queue without bound, as in
+/// issue 25), whatever the scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueOccupancy {
+    /// The node whose transmit path holds it.
+    pub node: NodeId,
+    /// Which queue.
+    pub queue: PathQueue,
+    /// Its AC, for the queues kept per AC.
+    pub ac: Option<Ac>,
+    /// The most it held (packets, or PPDUs for the hardware queue).
+    pub peak: u64,
+    /// Its documented limit, in the same unit.
+    pub limit: u64,
+}
+
+impl QueueOccupancy {
+    /// It stayed within its limit.
+    pub fn within_limit(&self) -> bool {
+        self.peak <= self.limit
+    }
+}
+
+/// The most the path's queues held so far, noted where each grows
+/// ([`TxPath::queue_occupancy`]); the driver notes its own
+/// ([`DriverQueues::peak_held`]).
+#[derive(Clone, Debug, Default)]
+struct QueuePeaks {
+    /// Per AC, the qdisc's packets after an enqueue.
+    qdisc_packets: [u32; 4],
+    /// fq's packets after an enqueue (after its overload drops).
+    txqs_packets: u32,
+    /// Per AC, [`DriverQueues::hw_ampdu_depth`] after a refill.
+    hw_ampdu_ppdus: [u32; 4],
+    /// Per AC, [`DriverQueues::hw_depth_bounded`] after a refill, or queued and in the
+    /// air when built on demand.
+    hw_ppdus: [u32; 4],
 }
 
 /// What the path needs to know about one link (peer).
@@ -144,12 +239,16 @@ pub(crate) struct TxPath {
     /// Where the firmware push loop resumes its turn over the TXQs, per AC: the TXQ
     /// from which it looks for the AC's next one.
     push_rr: [TxqId; 4],
-    /// Per AC, its TIDs (all of them without QoS).
+    /// Per AC, its TIDs: without QoS all of them are BE's and the other ACs have none
+    /// ([`TxPath::tid_ac`]), so that a kick of another AC (every AC is kicked when a
+    /// dozing station wakes) pushes nothing to the firmware under that AC.
     ac_tids: [TidSet; 4],
     /// Per link: its station dozes and the AP holds its frames (§9.1).
     paused: Vec<bool>,
     /// Some link is paused (keeps the checks off the common path).
     any_paused: bool,
+    /// The most each queue held so far.
+    peaks: QueuePeaks,
     /// Packets dropped since the caller last drained them.
     pub(crate) drops: Vec<Dropped>,
     /// MPDUs given up since the caller last drained them: the recipient must stop
@@ -245,9 +344,18 @@ impl TxPath {
             dql,
             drv: DriverQueues::new(n),
             push_rr: [TxqId::from_index(0); 4],
-            ac_tids: Ac::ALL.map(|ac| TidSet::from_fn(|tid| !qos || Ac::from_up(tid.0) == ac)),
+            ac_tids: Ac::ALL.map(|ac| {
+                TidSet::from_fn(|tid| {
+                    if qos {
+                        Ac::from_up(tid.0) == ac
+                    } else {
+                        ac == Ac::Be
+                    }
+                })
+            }),
             paused: vec![false; n],
             any_paused: false,
+            peaks: QueuePeaks::default(),
             drops: Vec::new(),
             gave_up: Vec::new(),
         }
@@ -371,6 +479,8 @@ impl TxPath {
         let txq = TxqId::new(link, Tid(packet.tid));
         if let Some(q) = self.qdisc.get_mut(ac.index()) {
             q.enqueue(now, packet, &mut self.drops);
+            let peak = &mut self.peaks.qdisc_packets[ac.index()];
+            *peak = (*peak).max(q.len_packets() as u32);
         } else if self.fq.is_some() {
             self.enqueue_txq(now, txq, packet, ac);
         } else if self.driver_room(ac) {
@@ -391,6 +501,7 @@ impl TxPath {
     fn enqueue_txq(&mut self, now: Nanos, txq: TxqId, packet: Packet, ac: Ac) {
         if let Some(fq) = self.fq.as_mut() {
             fq.enqueue(now, txq, packet, &mut self.drops);
+            self.peaks.txqs_packets = self.peaks.txqs_packets.max(fq.backlog_packets());
         }
         self.schedule_txq(now, txq, ac);
     }
@@ -670,11 +781,18 @@ impl TxPath {
     }
 
     /// ath9k's `ath_txq_schedule`: serve TIDs in turn (the driver's round robin, or the
-    /// scheduler's TXQs) while the hardware queue has room: an aggregating TID only
-    /// while fewer than `hw_queue_ppdus` A-MPDUs are queued (`ATH_AGGR_MIN_QDEPTH`), a
-    /// non-aggregating one only while fewer than 8 PPDUs are (`ATH_NON_AGGR_MIN_QDEPTH`),
-    /// in bursts of at most 2 frames. The first TID that cannot be served ends the pass
-    /// and goes to the back of the list. Nothing to do when PPDUs are built on demand.
+    /// scheduler's TXQs) while the hardware queue has room, as `ath_tx_sched_aggr`
+    /// decides it per TID (drivers/net/wireless/ath/ath9k/xmit.c): a TID with a
+    /// block-ack session only while fewer than `hw_queue_ppdus` PPDUs count in
+    /// `axq_ampdu_depth` (`ATH_AGGR_MIN_QDEPTH`), one PPDU at a time; a TID without one
+    /// only while fewer than 8 PPDUs are queued or in the air (`axq_depth` against
+    /// `ATH_NON_AGGR_MIN_QDEPTH`), in bursts of at most 2 frames. `axq_ampdu_depth`
+    /// counts every frame of a session but probes (`bf_is_ampdu_not_probing`), also one
+    /// that goes out alone because its chain holds a legacy rate (`ath_lookup_rate`
+    /// returns an aggregate limit of 0, the frame stays `BUF_AMPDU`): counting only
+    /// A-MPDUs let a station whose chains fell back to CCK fill the hardware queue
+    /// without bound (issue 25). The first TID that cannot be served ends the pass and
+    /// goes to the back of the list. Nothing to do when PPDUs are built on demand.
     #[inline(never)]
     fn refill(&mut self, now: Nanos, ac: Ac) {
         if self.on_demand() {
@@ -685,6 +803,7 @@ impl TxPath {
             self.schedule_start(now, ac);
         }
         let mut tries = 0;
+        let mut built = false;
         while tries < 4 * TxqId::first_of_link(self.links.len()).index() + 8 {
             tries += 1;
             if pulls && !self.dql_allows(ac) {
@@ -730,7 +849,7 @@ impl TxPath {
                     // limit is used up (the netdev queue is stopped), as the firmware
                     // push loop's `driver_room` refuses it.
                     let mut drv = std::mem::replace(&mut self.drv, DriverQueues::new(0));
-                    let ppdu = drv.build(txq, ac, &limits, chain, now, &mut || {
+                    let ppdu = drv.build(txq, ac, &limits, aggregated, chain, now, &mut || {
                         if !self.dql_allows(ac) {
                             return None;
                         }
@@ -739,10 +858,14 @@ impl TxPath {
                     self.drv = drv;
                     ppdu
                 } else {
-                    self.drv.build(txq, ac, &limits, chain, now, &mut || None)
+                    self.drv
+                        .build(txq, ac, &limits, aggregated, chain, now, &mut || None)
                 };
                 match ppdu {
-                    Some(p) => self.drv.hw[ac.index()].push_back(p),
+                    Some(p) => {
+                        self.drv.hw[ac.index()].push_back(p);
+                        built = true;
+                    }
                     None => break,
                 }
             }
@@ -750,6 +873,81 @@ impl TxPath {
                 self.return_txq(now, txq, ac);
             }
         }
+        if built {
+            self.note_hw_peaks(ac);
+        }
+    }
+
+    /// Note the hardware queue's depths of `ac` after it grew ([`QueuePeaks`]).
+    fn note_hw_peaks(&mut self, ac: Ac) {
+        let i = ac.index();
+        let (ampdus, ppdus) = if self.on_demand() {
+            (0, self.drv.hw_depth(ac))
+        } else {
+            (self.drv.hw_ampdu_depth(ac), self.drv.hw_depth_bounded(ac))
+        };
+        self.peaks.hw_ampdu_ppdus[i] = self.peaks.hw_ampdu_ppdus[i].max(ampdus);
+        self.peaks.hw_ppdus[i] = self.peaks.hw_ppdus[i].max(ppdus);
+    }
+
+    /// The most each of the path's bounded queues has held so far, against its limit
+    /// ([`QueueOccupancy`]): the qdisc and the hardware queue per AC, mac80211's TXQs,
+    /// the driver's queue (per AC for ath9k, one for the firmware).
+    pub(crate) fn queue_occupancy(&self, node: NodeId) -> Vec<QueueOccupancy> {
+        let mut out = Vec::new();
+        let per_ac = |queue, ac: Ac, peak: u32, limit: u32| QueueOccupancy {
+            node,
+            queue,
+            ac: Some(ac),
+            peak: u64::from(peak),
+            limit: u64::from(limit),
+        };
+        if let Some(limit) = qdisc_limit_packets(self.cfg.qdisc) {
+            for ac in Ac::ALL {
+                let peak = self.peaks.qdisc_packets[ac.index()];
+                out.push(per_ac(PathQueue::Qdisc, ac, peak, limit));
+            }
+        }
+        if self.fq.is_some() {
+            out.push(QueueOccupancy {
+                node,
+                queue: PathQueue::Txqs,
+                ac: None,
+                peak: u64::from(self.peaks.txqs_packets),
+                limit: u64::from(self.cfg.fq_limit_packets),
+            });
+        }
+        let limit = self.cfg.driver_queue_packets;
+        match self.cfg.driver {
+            DriverKind::Ath9k => {
+                for ac in Ac::ALL {
+                    let peak = self.drv.peak_held(ac);
+                    out.push(per_ac(PathQueue::Driver, ac, peak, limit));
+                }
+            }
+            DriverKind::Firmware => out.push(QueueOccupancy {
+                node,
+                queue: PathQueue::Driver,
+                ac: None,
+                peak: u64::from(self.drv.peak_held_total()),
+                limit: u64::from(limit),
+            }),
+        }
+        for ac in Ac::ALL {
+            let (ampdus, ppdus) = (
+                self.peaks.hw_ampdu_ppdus[ac.index()],
+                self.peaks.hw_ppdus[ac.index()],
+            );
+            if self.on_demand() {
+                out.push(per_ac(PathQueue::Hardware, ac, ppdus, ON_DEMAND_HW_DEPTH));
+            } else {
+                let limit = self.cfg.hw_queue_ppdus;
+                out.push(per_ac(PathQueue::HardwareAmpdus, ac, ampdus, limit));
+                let bound = ath9k_hw_depth_bound(limit);
+                out.push(per_ac(PathQueue::Hardware, ac, ppdus, bound));
+            }
+        }
+        out
     }
 
     /// Is a PPDU ready for `ac` (or, on demand, could one be built)?
@@ -803,8 +1001,13 @@ impl TxPath {
                 }
             }
             let (chain, limits) = self.next_chain(now, txq.link(), ac);
-            if let Some(p) = self.drv.build(txq, ac, &limits, chain, now, &mut || None) {
+            let ba_session = self.links[txq.link().index()].aggregated[ac.index()];
+            if let Some(p) = self
+                .drv
+                .build(txq, ac, &limits, ba_session, chain, now, &mut || None)
+            {
                 self.drv.hw[ac.index()].push_back(p);
+                self.note_hw_peaks(ac);
             }
             if gated {
                 self.return_txq(now, txq, ac);
@@ -882,8 +1085,7 @@ impl TxPath {
     pub(crate) fn take_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<Ppdu> {
         self.build_on_demand(now, ac);
         let p = self.drv.hw[ac.index()].pop_front()?;
-        self.drv.in_air[ac.index()] += 1;
-        self.drv.in_air_aggr[ac.index()] += p.aggregated as u32;
+        self.drv.air_started(&p);
         Some(p)
     }
 
@@ -894,8 +1096,7 @@ impl TxPath {
     /// failed subframes of an A-MPDU go back to the driver for software retransmission.
     pub(crate) fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport<'_>) {
         let ac = ppdu.ac;
-        self.drv.in_air[ac.index()] -= 1;
-        self.drv.in_air_aggr[ac.index()] -= ppdu.aggregated as u32;
+        self.drv.air_ended(&ppdu);
         let txq = ppdu.txq();
         let acked_mpdus = report.acked.iter().filter(|&&a| a).count() as u16;
         // An MPDU is given up after the retry limit or its chain's tries, whichever is

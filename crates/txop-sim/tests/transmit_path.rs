@@ -485,3 +485,76 @@ fn airtime_weights_split_the_airtime() {
         }
     }
 }
+
+/// Issue 25: eight HT20 stations at 75 dB on 2.4 GHz, each sending 50 Mbit/s of UDP up
+/// over ath9k (4.11, no AQL) with minstrel_ht 6.x. A chain holding a CCK rate gives a
+/// PPDU without aggregate that ath9k still counts in `axq_ampdu_depth` (xmit.c); when
+/// txop did not count it, a station piled every packet into its hardware queue (16,329
+/// PPDUs at 4 s), kept sending the chain they were built with, and five stations sent
+/// over 90 % of their airtime at DSSS 11. Now every queue stays within its limit, the
+/// packets inside stop growing, and DSSS is what minstrel_ht's probes and brief
+/// start-up choice make it (a few % of PPDUs).
+#[test]
+fn a_chain_with_cck_does_not_fill_the_ath9k_hardware_queue() {
+    use txop_core::mac80211::rate_control::{MinstrelEra, RateControlKind};
+    let sta = StationConfig {
+        rate_control: RateControlKind::MinstrelHt(Some(MinstrelEra::Linux6)),
+        ..StationConfig::new(ht20(7).tx, ErrorModel::Snr { snr_db: 75.0 })
+    };
+    let n = 8;
+    let flows = (0..n)
+        .map(|i| {
+            Flow::Cbr(Cbr {
+                src: NodeId(i as u16 + 1),
+                dst: NodeId::AP,
+                len_bytes: 1500,
+                tid: 0,
+                dscp: 0,
+                rate_bps: 50_000_000,
+                start: Nanos::from_us(37 * i as u64),
+                flow_hash: (txop_core::rng::mix64(i as u64) >> 32) as u32,
+            })
+        })
+        .collect();
+    let mut sim = Simulation::new(SimConfig {
+        cell: cell(Standard::N, Band::Ghz2_4, vec![sta; n], "linux-4.11-ath9k"),
+        flows,
+        duration: Nanos::from_secs(4),
+        seed: 1,
+        wired: Default::default(),
+        host_bus: Vec::new(),
+        remote_ends: Vec::new(),
+    })
+    .expect("valid config");
+    let mut inside = Vec::new();
+    for t in [1u64, 2, 3, 4] {
+        sim.run_until(Nanos::from_secs(t));
+        inside.push(sim.cell().packets_inside());
+    }
+    let over: Vec<_> = sim
+        .cell()
+        .queue_occupancy()
+        .into_iter()
+        .filter(|q| !q.within_limit())
+        .collect();
+    assert!(over.is_empty(), "queues over their limits: {over:?}");
+    assert!(
+        inside[3] as f64 <= inside[0] as f64 * 1.1,
+        "packets inside still growing at 1/2/3/4 s: {inside:?}"
+    );
+    let r = sim.results();
+    for s in &r.stations {
+        let rates = &s.rate_control.as_ref().expect("minstrel_ht").uplink.rates;
+        let total: u64 = rates.iter().map(|u| u.ppdus).sum();
+        let dsss: u64 = rates
+            .iter()
+            .filter(|u| u.rate.starts_with("DSSS"))
+            .map(|u| u.ppdus)
+            .sum();
+        assert!(
+            dsss * 10 < total,
+            "station {}: {dsss} of {total} PPDUs at DSSS",
+            s.station
+        );
+    }
+}

@@ -313,7 +313,18 @@ impl Drop for ContextGuard {
 /// bounds how far the event loop goes). While it runs, the thread's context (for an
 /// internal error's line) is this run's scenario and seed.
 pub fn simulate(p: &Prepared, advance: &(dyn Fn(u64) + Sync)) -> Result<Results, SimError> {
-    simulate_captured(p, advance, None).map(|(results, _)| results)
+    simulate_observed(p, advance, &mut |_| {})
+}
+
+/// [`simulate`], handing the finished simulation to `observe` before its results are
+/// taken: what a test checks besides the results (the model's invariants, such as
+/// `Cell::queue_occupancy`).
+pub fn simulate_observed(
+    p: &Prepared,
+    advance: &(dyn Fn(u64) + Sync),
+    observe: &mut dyn FnMut(&Simulation),
+) -> Result<Results, SimError> {
+    run_to_end(p, advance, None, observe).map(|(results, _)| results)
 }
 
 /// A capture's pcapng file and what it holds.
@@ -325,6 +336,16 @@ pub fn simulate_captured(
     p: &Prepared,
     advance: &(dyn Fn(u64) + Sync),
     capture: Option<txop_capture::CaptureConfig>,
+) -> Result<(Results, Option<CapturedAir>), SimError> {
+    run_to_end(p, advance, capture, &mut |_| {})
+}
+
+/// [`simulate_captured`], handing the finished simulation to `observe`.
+fn run_to_end(
+    p: &Prepared,
+    advance: &(dyn Fn(u64) + Sync),
+    capture: Option<txop_capture::CaptureConfig>,
+    observe: &mut dyn FnMut(&Simulation),
 ) -> Result<(Results, Option<CapturedAir>), SimError> {
     let _context = enter_context(p.label());
     let end = p.cfg.duration;
@@ -350,6 +371,7 @@ pub fn simulate_captured(
         .finish_capture()
         .transpose()
         .map_err(|e| p.internal_error(format!("capture: {e}")))?;
+    observe(&sim);
     Ok((sim.results(), air))
 }
 

@@ -7,6 +7,10 @@
 //! - a resolved run ends: no panic, the event loop's watchdog does not find simulated
 //!   time stuck, and the wall-clock guard does not run out;
 //! - packets are conserved: offered = delivered + dropped + inside at the end;
+//! - airtime is conserved: no station's exceeds the run, and all of it together (with
+//!   the beacons') the medium's busy time;
+//! - every queue of every node stayed within its documented limit
+//!   (`Cell::queue_occupancy`: the most each held over the run);
 //! - the summary table is printed without a panic, and results.json, exactly the
 //!   bytes `txop run FILE -o DIR` writes (`txop::run::Outcome::results_json`: a run
 //!   object, or for `[[bss]]` the object with every BSS), validates against
@@ -50,13 +54,16 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::guard::{check_conservation, guarded, guarded_cancellable, Failure, GUARD};
+use support::guard::{
+    check_airtime, check_conservation, check_queue_limits, guarded, guarded_cancellable, Failure,
+    GUARD,
+};
 use txop::neighbours::PreparedBsss;
 use txop::report::JsonReport;
 use txop::run::Outcome;
 use txop::runner::{self, Prepared};
 use txop::scenario;
-use txop_core::Nanos;
+use txop_core::{Nanos, QueueOccupancy};
 use txop_results::Results;
 use txop_sim::Neighbourhood;
 
@@ -113,6 +120,8 @@ enum Stage {
         results: Vec<Results>,
         /// results.json as `txop run FILE -o DIR` writes it.
         json: Vec<u8>,
+        /// The most each queue held, over every BSS.
+        occupancy: Vec<QueueOccupancy>,
         /// The `--json` text of a second run of the same scenario, when checked.
         again: Option<(String, String)>,
     },
@@ -174,7 +183,9 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
             std::panic::resume_unwind(Box::new(Cancelled));
         }
     };
-    let results = match runner::simulate(&p, &advance) {
+    let mut occupancy = Vec::new();
+    let observe = &mut |sim: &txop_sim::Simulation| occupancy = sim.cell().queue_occupancy();
+    let results = match runner::simulate_observed(&p, &advance, observe) {
         Ok(r) => r,
         Err(runner::SimError::User(e)) => return Stage::Refused(e),
         // The watchdog, or another failure inside the model: a finding.
@@ -196,6 +207,7 @@ fn run_scenario(text: &str, twice: bool, watch: &Watch) -> Stage {
     Stage::Ran {
         results: vec![results],
         json,
+        occupancy,
         again,
     }
 }
@@ -214,7 +226,8 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
         .max()
         .unwrap_or_default();
     watch.total_ns.store(end.as_ns(), Ordering::Relaxed);
-    let run = || -> Result<Vec<Results>, String> {
+    let mut occupancy = Vec::new();
+    let run = |occupancy: &mut Vec<QueueOccupancy>| -> Result<Vec<Results>, String> {
         let mut out: Vec<Option<Results>> = vec![None; bsss.len()];
         for group in scenario::channel_groups(&bsss) {
             let cfgs = group.iter().map(|&b| bsss[b].bss_config()).collect();
@@ -237,11 +250,12 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
             }
             for (&b, sim) in group.iter().zip(n.bsss()) {
                 out[b] = Some(sim.results());
+                occupancy.extend(sim.cell().queue_occupancy());
             }
         }
         Ok(out.into_iter().map(|r| r.expect("every BSS ran")).collect())
     };
-    let results = match run() {
+    let results = match run(&mut occupancy) {
         Ok(r) => r,
         Err(e) => return Stage::Refused(e),
     };
@@ -264,7 +278,7 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
         let _ = txop::report::summary(&b.name, r);
     }
     let again = twice.then(|| {
-        let second = run().expect("it ran once");
+        let second = run(&mut Vec::new()).expect("it ran once");
         (json_text(&results), json_text(&second))
     });
     // As `txop run fuzz.toml` names and reports it (`neighbours::prepare`).
@@ -289,6 +303,7 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
     Stage::Ran {
         results,
         json,
+        occupancy,
         again,
     }
 }
@@ -452,11 +467,23 @@ fn check(
         Ok(Stage::Ran {
             results,
             json,
+            occupancy,
             again,
         }) => {
             for r in &results {
                 check_conservation(r).map_err(|e| finding("packets not conserved", e))?;
+                check_airtime(r).map_err(|e| finding("airtime not conserved", e))?;
             }
+            check_queue_limits(&occupancy).map_err(|e| {
+                // One signature per kind of queue broken, whatever the node and numbers.
+                let queues: BTreeMap<&str, ()> = occupancy
+                    .iter()
+                    .filter(|q| !q.within_limit())
+                    .map(|q| (q.queue.name(), ()))
+                    .collect();
+                let queues: Vec<&str> = queues.into_keys().collect();
+                finding(format!("queue over its limit: {}", queues.join(", ")), e)
+            })?;
             check_results_json(schema, &json)?;
             if let Some((first, second)) = again {
                 if first != second {

@@ -9,8 +9,9 @@
 //! slows to a crawl without stopping.
 
 mod support;
-use support::guard::run_guarded;
+use support::guard::{check_wall_time_linear, run_guarded};
 use txop::scenario;
+use txop_core::Nanos;
 
 /// The traffic of each case: `--set` overrides on a base scenario.
 fn traffic_kinds() -> Vec<Vec<(&'static str, String)>> {
@@ -91,11 +92,11 @@ fn every_kind_and_stack_at_100_stations() {
 }
 
 /// The scenarios the hang was found with (issue 18): a saturated source whose depth
-/// exceeds what fq, the power-save buffer or a scanning station's queues hold; and the
-/// fuzzer's DRR walk.
+/// exceeds what fq, the power-save buffer or a scanning station's queues hold; the
+/// fuzzer's DRR walk; and the fuzzer's DQL imbalance without QoS (issue 25).
 #[test]
 fn the_scenarios_that_hung() {
-    let cases: [(&str, &[(&str, &str)]); 7] = [
+    let cases: [(&str, &[(&str, &str)]); 8] = [
         ("[stations]\ncount = 20\n", &[]),
         (
             "[stations]\ncount = 4\n",
@@ -126,6 +127,17 @@ fn the_scenarios_that_hung() {
              count = 4\n[stations.scan]\nstart_s = 0.17188817239873\n[traffic]\nkind = \"cbr\"\n",
             &[],
         ),
+        // Found by the scenario fuzzer (seed 18, cases 3551 and 15520 of 20,000): without
+        // QoS, a waking station's kick of every AC pushed its TID 0 to the firmware under
+        // VO's DQL, and completed it under BE's ("DQL completion of 1500 bytes exceeds
+        // the 0 outstanding").
+        (
+            "stack = \"linux-6.0\"\nduration_s = 1\n[mac]\nqos = false\n\
+             [stack_options]\nqueue_limit = \"dql\"\n[stations]\ncount = 4\n\
+             power_save = { dynamic_timeout_ms = 1.0, ps_poll = true, wake_every_beacons = 1 }\n\
+             [traffic]\ndirection = \"downlink\"\n",
+            &[],
+        ),
     ];
     for (text, sets) in cases {
         let sets: Vec<(String, String)> = sets
@@ -144,4 +156,87 @@ fn the_scenarios_that_hung() {
             );
         }
     }
+}
+
+/// The issue's reproducer (issue 25): eight HT stations at 75 dB on 2.4 GHz, each
+/// sending 50 Mbit/s up, minstrel_ht 6.x over ath9k without AQL. A PPDU of a block-ack
+/// session sent alone (its chain held a CCK rate) was not counted against the hardware
+/// queue's limit, so a station piled every packet into it: 16,462 packets at 4 s.
+const HW_QUEUE_REPRODUCER: &str = "duration_s = 4\nstack = \"linux-4.11-ath9k\"\n\
+     [phy]\nband = \"2.4\"\n[stations]\ncount = 8\nsnr_db = 75\n\
+     rate_control = \"minstrel_ht-6\"\n\
+     [traffic]\nkind = \"cbr\"\ndirection = \"uplink\"\nrate_mbps = 50\n";
+
+/// `text` with `sets` applied, resolved, with `seed`.
+fn resolved(text: &str, sets: &[(&str, &str)], seed: u64) -> txop_sim::SimConfig {
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let s = scenario::parse(text, &sets).expect("valid scenario");
+    let mut cfg = s.resolve().expect("valid scenario");
+    cfg.seed = seed;
+    cfg
+}
+
+/// The reproducer and the stacks the issue found it on (linux-4.9, linux-6.16 with
+/// ath9k and no queue limit, `[space]` with the stations 3 m from the AP, and the ≤ 5.10
+/// minstrel_ht) keep every queue within its limit (checked by `run_guarded`), and
+/// deliver. Before the fix one station's hardware queue held thousands of PPDUs.
+#[test]
+fn the_hardware_queue_stays_bounded() {
+    let in_space = HW_QUEUE_REPRODUCER.replace("snr_db = 75", "distance_m = 3")
+        + "[space]\nlayout = \"ring\"\n";
+    let variants: [(&str, &[(&str, &str)]); 5] = [
+        (HW_QUEUE_REPRODUCER, &[]),
+        (HW_QUEUE_REPRODUCER, &[("stack", "\"linux-4.9\"")]),
+        (
+            HW_QUEUE_REPRODUCER,
+            &[
+                ("stack", "\"linux-6.16\""),
+                ("stack_options.driver", "\"ath9k\""),
+                ("stack_options.hw_queue_ppdus", "2"),
+                ("stack_options.queue_limit", "\"none\""),
+            ],
+        ),
+        (&in_space, &[]),
+        (
+            HW_QUEUE_REPRODUCER,
+            &[("stations.rate_control", "\"minstrel_ht-5.10\"")],
+        ),
+    ];
+    for (text, sets) in variants {
+        for seed in 1..=2 {
+            let space = if text.contains("[space]") {
+                " in space"
+            } else {
+                ""
+            };
+            let case = format!("issue 25 reproducer{space} {sets:?} seed {seed}");
+            let r = run_guarded(&case, resolved(text, sets, seed));
+            assert!(
+                r.conservation.delivered_packets > 0,
+                "{case}: nothing delivered"
+            );
+        }
+    }
+}
+
+/// Wall time per simulated second does not grow with run length (a guard against
+/// super-linear cost, not a speed assertion): the reproducer took 0.6 wall-s per sim-s
+/// at 4 s and 7 at 12 s while its hardware queue grew; `atf-30-stations-minstrel` sent
+/// up grew from the same place.
+#[test]
+fn wall_time_per_simulated_second_does_not_grow() {
+    check_wall_time_linear(
+        "issue 25 reproducer",
+        resolved(HW_QUEUE_REPRODUCER, &[], 1),
+        Nanos::from_secs(4),
+    );
+    let atf = txop::builtin::get("atf-30-stations-minstrel").expect("a built-in scenario");
+    check_wall_time_linear(
+        "atf-30-stations-minstrel, uplink",
+        resolved(atf, &[("traffic.direction", "\"uplink\"")], 1),
+        Nanos::from_secs(12),
+    );
 }

@@ -534,6 +534,17 @@ impl Cell {
         self.nodes[0].path.aql_pending_us(station.ap_link(), ac)
     }
 
+    /// The most each bounded queue of each node's transmit path has held so far, against
+    /// its documented limit ([`crate::QueueOccupancy`]): an invariant of the model,
+    /// which tests check after a run.
+    pub fn queue_occupancy(&self) -> Vec<crate::QueueOccupancy> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, node)| node.path.queue_occupancy(NodeId(i as u16)))
+            .collect()
+    }
+
     /// Packets inside the model: queued, in the air, held in a reorder buffer, or in
     /// the AP's power-save buffer.
     pub fn packets_inside(&self) -> u64 {

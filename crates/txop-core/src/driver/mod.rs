@@ -27,6 +27,15 @@ pub(crate) const ATH_NON_AGGR_MIN_QDEPTH: u32 = 8;
 /// ath9k `ath_tx_form_burst`: non-aggregated frames go to the hardware in bursts of at
 /// most two.
 pub(crate) const ATH_BURST_FRAMES: u32 = 2;
+/// The most PPDUs an ath9k hardware queue holds (queued or in the air), probes on a
+/// block-ack session aside, when at most `ampdu_limit` count in `axq_ampdu_depth`
+/// (`ATH_AGGR_MIN_QDEPTH`): a TID without a session adds a burst only while the queue
+/// holds fewer than [`ATH_NON_AGGR_MIN_QDEPTH`] PPDUs, so such PPDUs never number more
+/// than `ATH_NON_AGGR_MIN_QDEPTH - 1 + ATH_BURST_FRAMES`, and the counted ones at most
+/// `ampdu_limit` (drivers/net/wireless/ath/ath9k/xmit.c, `ath_tx_sched_aggr`).
+pub(crate) const fn ath9k_hw_depth_bound(ampdu_limit: u32) -> u32 {
+    ATH_NON_AGGR_MIN_QDEPTH - 1 + ATH_BURST_FRAMES + ampdu_limit
+}
 
 /// One PPDU built by the driver: MPDUs of one (link, TID).
 #[derive(Clone, Debug)]
@@ -41,6 +50,11 @@ pub(crate) struct Ppdu {
     pub(crate) mpdus: Vec<Mpdu>,
     /// Sent as an A-MPDU under block ack (answered by a BlockAck).
     pub(crate) aggregated: bool,
+    /// Its TID has a block-ack session (ath9k's `BUF_AMPDU`), whether it goes out
+    /// aggregated or alone (a probe, or a chain holding a legacy rate, for which
+    /// `ath_lookup_rate` allows no aggregate): what the hardware queue's limits
+    /// count it under ([`Ppdu::counts_in_ampdu_depth`]).
+    pub(crate) ba_session: bool,
     /// PSDU length in bytes (A-MPDU subframes with delimiters and padding, or the one
     /// MPDU).
     pub(crate) psdu_bytes: u32,
@@ -60,6 +74,7 @@ impl Default for Ppdu {
             ac: Ac::Be,
             mpdus: Vec::new(),
             aggregated: false,
+            ba_session: false,
             psdu_bytes: 0,
             chain: RateChain::single(TxVector::Ofdm { rate_mbps: 6 }, RateIdx(0), 1),
             tries: 0,
@@ -68,6 +83,23 @@ impl Default for Ppdu {
 }
 
 impl Ppdu {
+    /// ath9k counts it in the hardware queue's `axq_ampdu_depth`
+    /// (`bf_is_ampdu_not_probing`, xmit.c): a frame of a block-ack session that is not a
+    /// rate-control probe (`IEEE80211_TX_CTL_RATE_CTRL_PROBE`), aggregated or not.
+    #[inline]
+    pub(crate) fn counts_in_ampdu_depth(&self) -> bool {
+        self.ba_session && !self.chain.probe
+    }
+
+    /// A probe on a block-ack session: counted in ath9k's `axq_depth` but not in
+    /// `axq_ampdu_depth`, and checked only against the latter, so the hardware queue's
+    /// limits do not bound it (rate control does: minstrel_ht probes at most once per
+    /// 20 ms and once per statistics update).
+    #[inline]
+    pub(crate) fn is_session_probe(&self) -> bool {
+        self.ba_session && self.chain.probe
+    }
+
     /// The TXQ its MPDUs came from.
     pub(crate) fn txq(&self) -> TxqId {
         TxqId::new(self.link, self.tid)
@@ -171,13 +203,21 @@ pub(crate) struct DriverQueues {
     pub(crate) hw: [VecDeque<Ppdu>; 4],
     /// PPDUs the MAC took from `hw` and has not completed.
     pub(crate) in_air: [u32; 4],
-    /// Of those, A-MPDUs.
-    pub(crate) in_air_aggr: [u32; 4],
+    /// Of those, the ones ath9k counts in `axq_ampdu_depth`
+    /// ([`Ppdu::counts_in_ampdu_depth`]).
+    pub(crate) in_air_ampdu: [u32; 4],
+    /// Of those, probes on a block-ack session ([`Ppdu::is_session_probe`]).
+    pub(crate) in_air_session_probes: [u32; 4],
     /// Packets inside the driver, firmware or hardware per AC, until their completion.
     held: [u32; 4],
     /// The sum of `held` (a firmware's limit is on all ACs together; summing the four
     /// just after one was stored stalled the load).
     held_total: u32,
+    /// The most `held` reached per AC when a packet was handed to the driver
+    /// ([`DriverQueues::hold`], the only way in that the netdev queue's stop guards).
+    peak_held: [u32; 4],
+    /// The most `held_total` reached when a packet was handed to the driver.
+    peak_held_total: u32,
     /// Round robin per AC of the TXQs with held or retry frames (the driver's or the
     /// firmware's own scheduling).
     active: [VecDeque<TxqId>; 4],
@@ -198,9 +238,12 @@ impl DriverQueues {
             tids: (0..n_txqs).map(|_| TxTid::default()).collect(),
             hw: Default::default(),
             in_air: [0; 4],
-            in_air_aggr: [0; 4],
+            in_air_ampdu: [0; 4],
+            in_air_session_probes: [0; 4],
             held: [0; 4],
             held_total: 0,
+            peak_held: [0; 4],
+            peak_held_total: 0,
             active: Default::default(),
             listed: vec![0; n_txqs],
             spare: Vec::new(),
@@ -249,7 +292,20 @@ impl DriverQueues {
         self.tids[txq.index()].fifo.push_back(packet);
         self.held[ac.index()] += 1;
         self.held_total += 1;
+        self.peak_held[ac.index()] = self.peak_held[ac.index()].max(self.held[ac.index()]);
+        self.peak_held_total = self.peak_held_total.max(self.held_total);
         self.activate(txq, ac, false);
+    }
+
+    /// The most packets of `ac` the driver held just after it was handed one
+    /// ([`DriverQueues::hold`]).
+    pub(crate) fn peak_held(&self, ac: Ac) -> u32 {
+        self.peak_held[ac.index()]
+    }
+
+    /// The most packets of all ACs the driver held just after it was handed one.
+    pub(crate) fn peak_held_total(&self) -> u32 {
+        self.peak_held_total
     }
 
     /// A failed MPDU goes back for software retransmission; its TXQ is served next.
@@ -289,10 +345,42 @@ impl DriverQueues {
         self.hw[ac.index()].len() as u32 + self.in_air[ac.index()]
     }
 
-    /// A-MPDUs of `ac` in the hardware queue or the air (ath9k's `axq_ampdu_depth`).
+    /// PPDUs of `ac` in the hardware queue or the air that ath9k counts in
+    /// `axq_ampdu_depth` ([`Ppdu::counts_in_ampdu_depth`]): every frame of a block-ack
+    /// session but probes, A-MPDU or not.
     pub(crate) fn hw_ampdu_depth(&self, ac: Ac) -> u32 {
-        self.hw[ac.index()].iter().filter(|p| p.aggregated).count() as u32
-            + self.in_air_aggr[ac.index()]
+        self.hw[ac.index()]
+            .iter()
+            .filter(|p| p.counts_in_ampdu_depth())
+            .count() as u32
+            + self.in_air_ampdu[ac.index()]
+    }
+
+    /// [`DriverQueues::hw_depth`] less the probes on a block-ack session, which
+    /// ath9k's queue limits do not bound ([`Ppdu::is_session_probe`]).
+    pub(crate) fn hw_depth_bounded(&self, ac: Ac) -> u32 {
+        let probes = self.hw[ac.index()]
+            .iter()
+            .filter(|p| p.is_session_probe())
+            .count() as u32
+            + self.in_air_session_probes[ac.index()];
+        self.hw_depth(ac) - probes
+    }
+
+    /// The MAC takes `ppdu` out of the hardware queue of its AC for transmission.
+    pub(crate) fn air_started(&mut self, ppdu: &Ppdu) {
+        let ac = ppdu.ac.index();
+        self.in_air[ac] += 1;
+        self.in_air_ampdu[ac] += ppdu.counts_in_ampdu_depth() as u32;
+        self.in_air_session_probes[ac] += ppdu.is_session_probe() as u32;
+    }
+
+    /// A transmission of `ppdu` ended.
+    pub(crate) fn air_ended(&mut self, ppdu: &Ppdu) {
+        let ac = ppdu.ac.index();
+        self.in_air[ac] -= 1;
+        self.in_air_ampdu[ac] -= ppdu.counts_in_ampdu_depth() as u32;
+        self.in_air_session_probes[ac] -= ppdu.is_session_probe() as u32;
     }
 
     /// The front TXQ of `ac` could not be served: to the back of the list.
@@ -382,17 +470,20 @@ impl DriverQueues {
 
     /// Build a PPDU from `txq`'s driver queue: retransmissions first, then held packets, then
     /// packets from `pull` (mac80211's TXQ, for drivers that pull), within `limits` and
-    /// the block-ack window. A pulled packet that does not fit stays in the driver's
+    /// the block-ack window; `ba_session` says whether the TID has a block-ack session
+    /// ([`Ppdu::ba_session`]), `limits.aggregated` whether this PPDU is an A-MPDU. A pulled packet that does not fit stays in the driver's
     /// queue for next time (as ath9k puts it back on the TID). Returns `None` if nothing
     /// could be taken.
     ///
     // perf: `pull` is generic so that a builder that never pulls (`|| None`, the
     // on-demand firmware) loses the pull branch entirely.
+    #[allow(clippy::too_many_arguments)] // what one PPDU is built from, each its own
     pub(crate) fn build(
         &mut self,
         txq: TxqId,
         ac: Ac,
         limits: &BuildLimits,
+        ba_session: bool,
         chain: RateChain,
         now: Nanos,
         pull: &mut impl FnMut() -> Option<Packet>,
@@ -465,6 +556,7 @@ impl DriverQueues {
             ac,
             mpdus,
             aggregated: limits.aggregated,
+            ba_session,
             psdu_bytes,
             chain,
             tries: 0,
@@ -488,6 +580,58 @@ impl DriverQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ath9k's hardware queue counts (xmit.c, `ath_tx_txqaddbuf` and
+    /// `bf_is_ampdu_not_probing`): `axq_depth` every PPDU, `axq_ampdu_depth` every one
+    /// of a block-ack session but probes, also one sent alone (issue 25: a chain holding
+    /// a CCK rate gives no aggregate, and such PPDUs went uncounted), in the hardware
+    /// queue and in the air alike.
+    #[test]
+    fn hardware_queue_depths_count_as_ath9k() {
+        let ppdu = |aggregated, ba_session, probe| {
+            let cck = TxVector::Dsss {
+                rate_kbps: 11_000,
+                preamble: crate::phy::DsssPreamble::Long,
+            };
+            let mut chain = RateChain::single(cck, RateIdx(0), 1);
+            chain.probe = probe;
+            Ppdu {
+                aggregated,
+                ba_session,
+                chain,
+                ..Ppdu::default()
+            }
+        };
+        let mut d = DriverQueues::new(1);
+        let ac = Ac::Be;
+        // An A-MPDU, a session's frame sent alone at a legacy rate, a session's probe,
+        // and a frame of a TID without a session.
+        d.hw[ac.index()].push_back(ppdu(true, true, false));
+        d.hw[ac.index()].push_back(ppdu(false, true, false));
+        d.hw[ac.index()].push_back(ppdu(false, true, true));
+        d.hw[ac.index()].push_back(ppdu(false, false, false));
+        assert_eq!(d.hw_depth(ac), 4);
+        assert_eq!(
+            d.hw_ampdu_depth(ac),
+            2,
+            "the A-MPDU and the lone session frame"
+        );
+        assert_eq!(d.hw_depth_bounded(ac), 3, "all but the session's probe");
+        // The same once in the air.
+        while let Some(p) = d.hw[ac.index()].pop_front() {
+            d.air_started(&p);
+        }
+        assert_eq!(
+            (d.hw_depth(ac), d.hw_ampdu_depth(ac), d.hw_depth_bounded(ac)),
+            (4, 2, 3)
+        );
+        d.air_ended(&ppdu(false, true, false));
+        d.air_ended(&ppdu(false, true, true));
+        assert_eq!(
+            (d.hw_depth(ac), d.hw_ampdu_depth(ac), d.hw_depth_bounded(ac)),
+            (2, 1, 2)
+        );
+    }
 
     /// The byte bound says exactly what the duration bound says, at every length, for
     /// every PHY format, at 4 ms (the aggregate limit), at a TXOP-limited bound and
