@@ -34,9 +34,17 @@
 // The TCP implementations differ (ns-3's TcpCubic against txop's model of Linux), and
 // ns-3 resolves addresses with ARP.
 //
-// Usage: tcp --n=1 [--seconds=10] [--seed=1]
-// Prints one line: `ns3 group=tcp_1down_ht20_mcs7_linux616 n=1 sim_s=10 wall_s=…
-// warmup_wall_s=… total_wall_s=… throughput_mbps=…` (TCP goodput, all stations).
+// Steady state (--traffic-warmup=W, issue 31): the traffic runs W + seconds simulated
+// seconds and only the last `seconds` are timed: `wall_s` then runs from the moment the
+// simulation reaches W seconds of traffic to Simulator::Run's return (building the
+// simulation, the warm-ups and Simulator::Destroy left out), and `throughput_mbps` is
+// the goodput over those seconds alone. txop's steady-state runs
+// (crates/txop-sim/benches/saturated.rs, `--one … --warmup-s`) time the same window.
+//
+// Usage: tcp --n=1 [--seconds=10] [--traffic-warmup=0] [--seed=1]
+// Prints one line: `ns3 group=tcp_1down_ht20_mcs7_linux616 n=1 sim_s=10 warmup_s=0
+// wall_s=… warmup_wall_s=… total_wall_s=… throughput_mbps=…` (TCP goodput, all
+// stations).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -77,9 +85,14 @@ struct Run
 {
     uint32_t stations{1};
     double seconds{10.0};
+    /// Simulated seconds of traffic before the timed window (0: time from the start).
+    double trafficWarmup{0.0};
     uint32_t associated{0};
     bool started{false};
     Clock::time_point trafficStart{};
+    /// When the timed window of a steady-state run began, and the bytes received by then.
+    Clock::time_point steadyStart{};
+    uint64_t steadyStartBytes{0};
     Ptr<Node> server;
     Ipv4Address serverAddress;
     NodeContainer stas;
@@ -189,7 +202,18 @@ struct Run
             ping.SetAttribute("Size", UintegerValue(56));
             ping.Install(stas.Get(i));
         }
-        Simulator::Stop(Seconds(seconds));
+        if (trafficWarmup > 0)
+        {
+            Simulator::Schedule(Seconds(trafficWarmup), &Run::MarkSteadyStart, this);
+        }
+        Simulator::Stop(Seconds(trafficWarmup + seconds));
+    }
+
+    /// Start of a steady-state run's timed window.
+    void MarkSteadyStart()
+    {
+        steadyStartBytes = ReceivedBytes();
+        steadyStart = Clock::now();
     }
 
     uint64_t ReceivedBytes() const
@@ -227,12 +251,16 @@ main(int argc, char* argv[])
     uint32_t seed = 1;
     CommandLine cmd(__FILE__);
     cmd.AddValue("n", "stations", run.stations);
-    cmd.AddValue("seconds", "simulated seconds of traffic", run.seconds);
+    cmd.AddValue("seconds", "simulated seconds of traffic (timed)", run.seconds);
+    cmd.AddValue("traffic-warmup",
+                 "simulated seconds of traffic before the timed window",
+                 run.trafficWarmup);
     cmd.AddValue("seed", "RNG run number", seed);
     cmd.Parse(argc, argv);
-    if (run.stations == 0 || run.stations > 1000 || run.seconds <= 0)
+    if (run.stations == 0 || run.stations > 1000 || run.seconds <= 0 || run.trafficWarmup < 0)
     {
-        std::fprintf(stderr, "tcp: --n must be 1 to 1000 and --seconds positive\n");
+        std::fprintf(stderr,
+                     "tcp: --n must be 1 to 1000, --seconds positive, --traffic-warmup >= 0\n");
         return 2;
     }
 
@@ -339,19 +367,24 @@ main(int argc, char* argv[])
                      run.stations);
         return 1;
     }
+    const auto runEnd = Clock::now();
     const uint64_t bytes = run.ReceivedBytes();
     Simulator::Destroy();
     const auto t1 = Clock::now();
 
-    const double warmup = SecondsBetween(runStart, run.trafficStart);
-    const double wall = SecondsBetween(t0, runStart) + SecondsBetween(run.trafficStart, t1);
-    std::printf("ns3 group=tcp_1down_ht20_mcs7_linux616 n=%u sim_s=%g wall_s=%.6f "
+    const bool steady = run.trafficWarmup > 0;
+    const double warmup = SecondsBetween(runStart, steady ? run.steadyStart : run.trafficStart);
+    const double wall = steady ? SecondsBetween(run.steadyStart, runEnd)
+                               : SecondsBetween(t0, runStart) + SecondsBetween(run.trafficStart, t1);
+    const uint64_t timedBytes = bytes - (steady ? run.steadyStartBytes : 0);
+    std::printf("ns3 group=tcp_1down_ht20_mcs7_linux616 n=%u sim_s=%g warmup_s=%g wall_s=%.6f "
                 "warmup_wall_s=%.6f total_wall_s=%.6f throughput_mbps=%.3f\n",
                 run.stations,
                 run.seconds,
+                run.trafficWarmup,
                 wall,
                 warmup,
                 SecondsBetween(t0, t1),
-                bytes * 8.0 / run.seconds / 1e6);
+                timedBytes * 8.0 / run.seconds / 1e6);
     return 0;
 }

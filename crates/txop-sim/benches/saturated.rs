@@ -37,11 +37,22 @@
 //! The seed is fixed, so every iteration does the same work.
 //!
 //! Run with `cargo bench -p txop-sim --bench saturated`, or `scripts/bench.sh` for a
-//! table, or `scripts/bench-ns3.sh` for a table against ns-3 measured in the same run.
+//! table.
+//!
+//! One-shot mode (`saturated --one GROUP N [--warmup-s W --seconds S]`), for
+//! `scripts/bench-ns3.sh`, which interleaves single txop and ns-3 runs pair by pair
+//! (issue 31): no criterion; builds the simulation of point N of GROUP, runs it once,
+//! and prints `txop group=… n=… sim_s=… warmup_s=… wall_s=… throughput_mbps=…`.
+//! `wall_s` is timed as `bench/ns3/`'s programs time theirs: without `--warmup-s`
+//! (start-up), building the simulation, running it and dropping it (a criterion
+//! iteration, plus the drop); with `--warmup-s W` (steady state, TCP groups only), the
+//! traffic runs W + S simulated seconds and only the last S are timed, from
+//! `run_until(W)`'s return to `run_until(W + S)`'s, with the goodput of those S
+//! seconds.
 //! Before timing a configuration, each group prints what one run of it simulates
 //! (`txop-throughput group=… n=… throughput_mbps=…`; TCP goodput for the TCP groups).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::time::Duration;
 use txop_core::cell::{CellConfig, StationConfig};
@@ -152,6 +163,11 @@ fn group(c: &mut Criterion, name: &str, ns: &[usize], make: fn(usize) -> SimConf
 /// Every station runs flent test `test` from t = 0, for [`TCP_SECS`] simulated seconds,
 /// through the linux-6.16 stack.
 fn per_station(test: &str, n: usize) -> SimConfig {
+    per_station_for(test, n, TCP_SECS)
+}
+
+/// [`per_station`] lasting `secs` simulated seconds.
+fn per_station_for(test: &str, n: usize, secs: u64) -> SimConfig {
     use txop_sim::traffic::flent::FlentTest;
     let tx = TxVector::Ht {
         mcs: 7,
@@ -164,11 +180,11 @@ fn per_station(test: &str, n: usize) -> SimConfig {
     for s in 1..=n as u16 {
         let mut t = FlentTest::new(test);
         t.delay = Nanos::ZERO;
-        t.length = Nanos::from_secs(TCP_SECS);
+        t.length = Nanos::from_secs(secs);
         t.station = s;
         flows.extend(t.flows(n as u16).expect("flent flows"));
     }
-    SimConfig::new(cell, flows, Nanos::from_secs(TCP_SECS), SEED)
+    SimConfig::new(cell, flows, Nanos::from_secs(secs), SEED)
 }
 
 fn rrul(n: usize) -> SimConfig {
@@ -259,4 +275,120 @@ fn saturated(c: &mut Criterion) {
 }
 
 criterion_group!(benches, saturated, neighbourhood);
-criterion_main!(benches);
+
+/// TCP goodput in bit/s of `r` times its simulated seconds: the bytes delivered so far.
+fn tcp_bits(r: &Results, secs: f64) -> f64 {
+    r.flows
+        .iter()
+        .filter(|f| f.kind == "tcp")
+        .map(|f| f.throughput_bps)
+        .sum::<f64>()
+        * secs
+}
+
+/// One timed run of point `n` of `group` (the module doc's one-shot mode); the printed
+/// line, or why the arguments are wrong.
+fn one_shot(group: &str, n: usize, warmup_s: u64, secs: Option<u64>) -> Result<String, String> {
+    use std::time::Instant;
+    let line = |sim_s: f64, wall_s: f64, mbps: f64| {
+        format!(
+            "txop group={group} n={n} sim_s={sim_s} warmup_s={warmup_s} wall_s={wall_s:.6} \
+             throughput_mbps={mbps:.3}"
+        )
+    };
+    if warmup_s > 0 {
+        let test = match group {
+            "tcp_1down_ht20_mcs7_linux616" => "tcp_1down",
+            "rrul_ht20_mcs7_linux616" => "rrul",
+            _ => return Err(format!("--warmup-s: {group} is not a TCP group")),
+        };
+        let secs = secs.unwrap_or(TCP_SECS);
+        let cfg = per_station_for(test, n, warmup_s + secs);
+        let mut sim = Simulation::new(cfg)?;
+        sim.run_until(Nanos::from_secs(warmup_s));
+        let before = tcp_bits(&sim.results(), warmup_s as f64);
+        let t0 = Instant::now();
+        sim.run_until(Nanos::from_secs(warmup_s + secs));
+        let wall_s = t0.elapsed().as_secs_f64();
+        if let Some(stuck) = sim.stuck() {
+            return Err(format!("{group} n={n}: {stuck}"));
+        }
+        let after = tcp_bits(&sim.results(), (warmup_s + secs) as f64);
+        return Ok(line(
+            secs as f64,
+            wall_s,
+            (after - before) / secs as f64 / 1e6,
+        ));
+    }
+    if secs.is_some() {
+        return Err("--seconds goes with --warmup-s".into());
+    }
+    if group == "bss4_tcp_1down_ht20_mcs7_linux616" {
+        let t0 = Instant::now();
+        let rs = Neighbourhood::new(bss4(n))?
+            .try_run()
+            .map_err(|stuck| stuck.to_string())?;
+        let wall_s = t0.elapsed().as_secs_f64();
+        let mbps: f64 = rs.iter().map(simulated_mbps).sum();
+        return Ok(line(TCP_SECS as f64, wall_s, mbps));
+    }
+    let (make, sim_s): (fn(usize) -> SimConfig, u64) = match group {
+        "dcf_11a_54M_1500B" => (dcf_11a, 1),
+        "ht20_mcs7_ampdu_1500B" => (ht20_mcs7, 1),
+        "rrul_ht20_mcs7_linux616" => (rrul, TCP_SECS),
+        "tcp_1down_ht20_mcs7_linux616" => (tcp_1down, TCP_SECS),
+        _ => return Err(format!("unknown group {group}")),
+    };
+    let t0 = Instant::now();
+    let r = Simulation::new(make(n))?
+        .try_run()
+        .map_err(|stuck| stuck.to_string())?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    Ok(line(sim_s as f64, wall_s, simulated_mbps(&r)))
+}
+
+/// `--one GROUP N [--warmup-s W] [--seconds S]`, parsed.
+fn one_shot_args(args: &[String]) -> Result<String, String> {
+    let usage = "usage: saturated --one GROUP N [--warmup-s W --seconds S]";
+    let (group, n) = match args {
+        [g, n, ..] => (g, n),
+        _ => return Err(usage.into()),
+    };
+    let n: usize = n
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or(format!("N must be a positive whole number, not {n}"))?;
+    let (mut warmup_s, mut secs) = (0, None);
+    let mut rest = args[2..].iter();
+    while let Some(flag) = rest.next() {
+        let value: u64 = rest
+            .next()
+            .and_then(|v| v.parse().ok())
+            .filter(|&v| v > 0)
+            .ok_or(format!("{flag} needs a positive whole number of seconds"))?;
+        match flag.as_str() {
+            "--warmup-s" => warmup_s = value,
+            "--seconds" => secs = Some(value),
+            _ => return Err(format!("unknown argument {flag}; {usage}")),
+        }
+    }
+    one_shot(group, n, warmup_s, secs)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--one") {
+        match one_shot_args(&args[1..]) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("saturated --one: {e}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
+    // What criterion_main! expands to.
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
