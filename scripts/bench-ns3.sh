@@ -29,8 +29,11 @@
 # goes then hits both sides of a pair alike, instead of the ns-3 runs of one block (tens
 # of seconds) against a criterion estimate of another; the median drops a pair that was
 # unlucky. The load average (/proc/loadavg) is printed before and after (and its highest
-# 1-minute figure between pairs); the script warns when it is above 1 or when a row's
-# ratios spread (max − min) by more than 25 % of their median.
+# 1-minute figure between pairs); the script warns when the machine's load is above 1 or
+# when a row's ratios spread (max − min) by more than 25 % of their median. The load is
+# the 1-minute figure before the first pair; between pairs and after the last, the
+# script's own benchmark keeps one process runnable, which the figure counts, so one is
+# taken off it there (others' load above 1: a figure above 2).
 #
 # txop's side is one process per run: the criterion bench binary (release profile, fat
 # LTO: `cargo bench --no-run`) in its one-shot mode, `saturated --one GROUP N`, which
@@ -222,10 +225,11 @@ start, end = loads.get("load-start", ["?"] * 3), loads.get("load-end", ["?"] * 3
 print(f"load average (1, 5, 15 min): {' '.join(start)} before, {' '.join(end)} after"
       + (f"; highest 1-min between pairs {max(pair_loads):.2f}" if pair_loads else ""))
 warnings = []
-high = [x for x in [float(start[0]), float(end[0])] + pair_loads if x > LOAD_MAX]
-if high:
-    warnings.append(f"the 1-minute load average reached {max(high):.2f} (> {LOAD_MAX:g}): "
-                    "the machine was not quiet; do not quote these figures")
+# The benchmark keeps one process runnable from the first pair on: take it off.
+others = [float(start[0])] + [x - 1 for x in pair_loads[1:] + [float(end[0])]]
+if max(others) > LOAD_MAX:
+    warnings.append(f"the 1-minute load average of other processes reached {max(others):.2f} "
+                    f"(> {LOAD_MAX:g}): the machine was not quiet; do not quote these figures")
 
 for (mode, group), title in TITLES.items():
     keys = sorted(k for k in runs if k[0] == "txop" and k[1] == mode and k[2] == group)
