@@ -49,16 +49,25 @@ fn run_case(stations: u32, stack: &str, seed: u64, traffic: &[(&str, String)]) {
     sets.extend(traffic.iter().map(|(k, v)| (k.to_string(), v.clone())));
     let case = format!("{stations} stations, seed {seed}, {sets:?}");
     let text = format!("name = \"no-hang\"\n[stations]\ncount = {stations}\n");
-    let s = match scenario::parse(&text, &sets) {
-        Ok(s) => s,
-        Err(e) => panic!("{case}: {e}"),
-    };
-    let mut cfg = match s.resolve() {
+    run_guarded(&case, resolved(&case, &text, &sets, seed));
+}
+
+/// `text` with `sets` applied and resolved, run with `seed`; a refusal fails the test
+/// naming `case`.
+fn resolved(case: &str, text: &str, sets: &[(String, String)], seed: u64) -> txop_sim::SimConfig {
+    let mut cfg = match scenario::parse(text, sets).and_then(|s| s.resolve()) {
         Ok(c) => c,
         Err(e) => panic!("{case}: {e}"),
     };
     cfg.seed = seed;
-    run_guarded(&case, cfg);
+    cfg
+}
+
+/// `--set` pairs as the scenario parser takes them.
+fn owned(sets: &[(&str, &str)]) -> Vec<(String, String)> {
+    sets.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn all_cases(stations: u32) {
@@ -140,16 +149,10 @@ fn the_scenarios_that_hung() {
         ),
     ];
     for (text, sets) in cases {
-        let sets: Vec<(String, String)> = sets
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let sets = owned(sets);
         for seed in 1..=3 {
-            let s = scenario::parse(text, &sets).expect("valid scenario");
-            let mut cfg = s.resolve().expect("valid scenario");
-            cfg.seed = seed;
             let case = format!("{text} seed {seed}");
-            let r = run_guarded(&case, cfg);
+            let r = run_guarded(&case, resolved(&case, text, &sets, seed));
             assert!(
                 r.conservation.delivered_packets > 0,
                 "{case}: nothing delivered"
@@ -166,18 +169,6 @@ const HW_QUEUE_REPRODUCER: &str = "duration_s = 4\nstack = \"linux-4.11-ath9k\"\
      [phy]\nband = \"2.4\"\n[stations]\ncount = 8\nsnr_db = 75\n\
      rate_control = \"minstrel_ht-6\"\n\
      [traffic]\nkind = \"cbr\"\ndirection = \"uplink\"\nrate_mbps = 50\n";
-
-/// `text` with `sets` applied, resolved, with `seed`.
-fn resolved(text: &str, sets: &[(&str, &str)], seed: u64) -> txop_sim::SimConfig {
-    let sets: Vec<(String, String)> = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let s = scenario::parse(text, &sets).expect("valid scenario");
-    let mut cfg = s.resolve().expect("valid scenario");
-    cfg.seed = seed;
-    cfg
-}
 
 /// The reproducer and the stacks the issue found it on (linux-4.9, linux-6.16 with
 /// ath9k and no queue limit, `[space]` with the stations 3 m from the AP, and the ≤ 5.10
@@ -213,7 +204,7 @@ fn the_hardware_queue_stays_bounded() {
                 ""
             };
             let case = format!("issue 25 reproducer{space} {sets:?} seed {seed}");
-            let r = run_guarded(&case, resolved(text, sets, seed));
+            let r = run_guarded(&case, resolved(&case, text, &owned(sets), seed));
             assert!(
                 r.conservation.delivered_packets > 0,
                 "{case}: nothing delivered"
@@ -230,13 +221,18 @@ fn the_hardware_queue_stays_bounded() {
 fn wall_time_per_simulated_second_does_not_grow() {
     check_wall_time_linear(
         "issue 25 reproducer",
-        resolved(HW_QUEUE_REPRODUCER, &[], 1),
+        resolved("issue 25 reproducer", HW_QUEUE_REPRODUCER, &[], 1),
         Nanos::from_secs(4),
     );
     let atf = txop::builtin::get("atf-30-stations-minstrel").expect("a built-in scenario");
     check_wall_time_linear(
         "atf-30-stations-minstrel, uplink",
-        resolved(atf, &[("traffic.direction", "\"uplink\"")], 1),
+        resolved(
+            "atf-30-stations-minstrel, uplink",
+            atf,
+            &owned(&[("traffic.direction", "\"uplink\"")]),
+            1,
+        ),
         Nanos::from_secs(12),
     );
 }
