@@ -22,52 +22,58 @@ use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{Frame, MgmtFrame};
+use crate::packet::NodeId;
 use crate::Nanos;
 
 impl Cell {
-    /// An AC of node `n` got its first PPDU at `now`.
+    /// An AC of node `n` got its first PPDU at `now`: if the node senses the medium busy
+    /// (see [`Cell::senses_busy`]) it invokes backoff (802.11-2016 10.22.2.2 a) unless
+    /// post-backoff is still running; if it senses it idle and its counter already ran
+    /// out (AIFS has passed and post-backoff finished), the frame may go at once.
     pub(crate) fn edcaf_woken(&mut self, n: usize, ac: Ac, now: Nanos) {
-        let slot = self.timing.slot;
-        if let Some(m) = &self.medium {
-            // With space the node's own view counts, and the medium keeps the timer.
-            let busy = m.view_busy(n);
-            let node = &mut self.nodes[n];
-            let b = &mut node.edca[ac.index()];
-            if busy {
-                if b.slots == 0 {
-                    b.draw(&mut node.rng);
-                }
-            } else if b.tx_time(slot) < now {
-                b.slots = 0;
-                b.counted_from = now;
-            }
-            self.refresh_medium_timer();
-            return;
-        }
-        let busy = self.busy;
-        let node = &mut self.nodes[n];
-        if node.away {
+        if self.nodes[n].away {
             // Contention starts when the radio is back (`Cell::radio_back`).
             return;
         }
+        let slot = self.timing.slot;
+        let busy = self.senses_busy(n, now);
+        let node = &mut self.nodes[n];
         let b = &mut node.edca[ac.index()];
         if busy {
-            // A frame for an idle EDCAF while the medium is busy: invoke backoff
-            // (10.22.2.2) unless post-backoff is still running.
             if b.slots == 0 {
                 b.draw(&mut node.rng);
             }
-            return;
-        }
-        // Medium idle: if the counter already ran out (AIFS has passed and post-backoff
-        // finished), the frame may go at once.
-        if b.tx_time(slot) < now {
+        } else if b.tx_time(slot) < now {
             b.slots = 0;
             b.counted_from = now;
         }
-        let t = b.tx_time(slot);
-        let earliest = self.timers.get(Timer::Access).map_or(t, |cur| cur.min(t));
-        self.timers.set(Timer::Access, Some(earliest));
+        if self.medium.is_some() {
+            // With space the medium keeps the timer.
+            self.refresh_medium_timer();
+        } else if !self.busy {
+            let t = self.nodes[n].edca[ac.index()].tx_time(slot);
+            let earliest = self.timers.get(Timer::Access).map_or(t, |cur| cur.min(t));
+            self.timers.set(Timer::Access, Some(earliest));
+        }
+    }
+
+    /// Whether node `n` senses the medium busy at `now`, for the backoff rule of a frame
+    /// queued for an idle EDCA function (802.11-2016 10.22.2.2 a): by physical carrier
+    /// sense, by virtual carrier sense (its NAV), or because it holds an exchange. The
+    /// same rule on both media: with space from the node's own view
+    /// ([`Medium::senses_busy`](crate::mac::medium::Medium::senses_busy)); in one
+    /// collision domain the exchange is laid out whole and holds every node busy except
+    /// where a node's own view has a gap ([`Exchange::idle_for`]): the addressee in the
+    /// SIFS before its CTS or response (a frame addressed to it sets no NAV, 10.3.2.4 —
+    /// where the TCP ACKs for the data it just received are queued), and every node
+    /// but the holder in the SIFS between two exchanges of a TXOP (the NAV of the first
+    /// ended with its response). ns-3 decides alike (`NeedBackoffUponAccess`, whose
+    /// `IsBusy` is false between a reception's end and the response's start).
+    pub(crate) fn senses_busy(&self, n: usize, now: Nanos) -> bool {
+        match &self.medium {
+            Some(m) => m.senses_busy(n, now),
+            None => self.busy && !self.exch.idle_for(NodeId(n as u16), now, self.timing.sifs),
+        }
     }
 
     /// Start contention for the ACs of node `n` that had no frame before (`had`).

@@ -189,6 +189,38 @@ pub(crate) struct Exchange {
     /// Where this exchange's busy time starts: its first transmission, or, within a
     /// TXOP, the end of the previous exchange (the SIFS between them is the holder's).
     pub(crate) busy_from: Nanos,
+    /// The node that answers a lone transmission (its CTS, ACK or BlockAck), if any.
+    pub(crate) addressee: Option<NodeId>,
+    /// End of the RTS, when the exchange began with one.
+    pub(crate) rts_end: Option<Nanos>,
+    /// A CTS-to-self set the addressee's NAV too (it is addressed to its sender).
+    pub(crate) addressee_nav: bool,
+}
+
+impl Exchange {
+    /// Whether node `n` senses the medium idle at `now` although this exchange holds
+    /// the cell busy: in the SIFS between two exchanges of a TXOP, every node but the
+    /// holder (the NAV the previous data PPDU set lasted to the end of its response);
+    /// in the SIFS before its CTS or its response, the addressee, unless a CTS-to-self
+    /// set its NAV (802.11-2016 10.3.2.4: a frame addressed to a node does not set its
+    /// NAV). A collision holds everyone busy to its end.
+    pub(crate) fn idle_for(&self, n: NodeId, now: Nanos, sifs: Nanos) -> bool {
+        let [tx] = self.txs.as_slice() else {
+            return false;
+        };
+        if tx.node == n {
+            return false;
+        }
+        if now >= self.busy_from && now < tx.start {
+            return true;
+        }
+        if self.addressee != Some(n) || self.addressee_nav {
+            return false;
+        }
+        let in_gap = |end: Nanos| now >= end && now < end + sifs;
+        self.rts_end.is_some_and(in_gap)
+            || (self.outcome == Some(ExchangeOutcome::Acked) && in_gap(self.deliver_at))
+    }
 }
 
 impl Cell {
@@ -245,6 +277,7 @@ impl Cell {
             }
         }
         self.exch.outcome = Some(ExchangeOutcome::Collision);
+        self.exch.addressee = None;
         self.exch.delivered = true;
         self.exch.end = end;
         self.timers.set(Timer::ExchangeEnd, Some(end));
@@ -313,6 +346,9 @@ impl Cell {
         tx.air_end = data_end;
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
+        self.exch.addressee = Some(peer);
+        self.exch.rts_end = rts.then_some(tx.start + air.rts);
+        self.exch.addressee_nav = !rts && air.cts_to_self > Nanos::ZERO;
         if any_ok {
             self.exch.end = data_end + sifs + resp_dur;
             self.exch.outcome = Some(ExchangeOutcome::Acked);
@@ -643,6 +679,10 @@ impl Cell {
         let data_end = start + v.ppdu_duration(bytes, band);
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
+        // A station's frame is acknowledged by the AP; a beacon by nobody.
+        self.exch.addressee = (n != 0).then_some(NodeId::AP);
+        self.exch.rts_end = None;
+        self.exch.addressee_nav = false;
         self.timers.set(Timer::Delivery, Some(data_end));
         let ok = match f {
             Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,

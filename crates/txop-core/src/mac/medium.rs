@@ -111,6 +111,8 @@ pub(crate) struct NodeMedium {
     /// It may not count down before this: the NAV it set from frames it decoded for
     /// others, or, after an exchange of its own failed, its response timeout.
     pub(crate) defer_until: Nanos,
+    /// Its NAV: the end of the Duration of the last frame it decoded for someone else.
+    pub(crate) nav_until: Nanos,
     /// Draws for control frames received under interference.
     pub(crate) rng: RngStream,
 }
@@ -232,6 +234,7 @@ impl Medium {
                 busy: false,
                 undecoded: false,
                 defer_until: Nanos::ZERO,
+                nav_until: Nanos::ZERO,
                 rng: RngStream::new(seed, StreamKind::Reception, (first + i) as u64),
             })
             .collect();
@@ -328,6 +331,14 @@ impl Medium {
     pub(crate) fn view_busy(&self, n: usize) -> bool {
         let m = &self.nodes[n];
         m.busy || m.sending.is_some() || m.exchange.is_some()
+    }
+
+    /// Whether node `n` senses the medium busy at `now`, for the backoff rule of a frame
+    /// queued for an idle EDCA function (802.11-2016 10.22.2.2 a): its view is busy
+    /// ([`Medium::view_busy`]) or its NAV runs ([`Cell::senses_busy`] states the rule
+    /// for both media).
+    pub(crate) fn senses_busy(&self, n: usize, now: Nanos) -> bool {
+        self.view_busy(n) || self.nodes[n].nav_until > now
     }
 
     /// MPDUs in the air: sent in an exchange and not yet taken by their receiver.
@@ -815,6 +826,7 @@ impl Cell {
                     nm.undecoded = !decoded;
                     if decoded {
                         nm.defer_until = nm.defer_until.max(ppdu.nav_end);
+                        nm.nav_until = nm.nav_until.max(ppdu.nav_end);
                     }
                 }
             } else if nm.locked.is_some() {
