@@ -25,7 +25,7 @@ use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
-use crate::mac::protection::PROTECTION_RATE;
+use crate::mac::protection::Protection;
 use crate::mac80211::powersave::{BeaconClock, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{NodeId, Packet, StationId};
@@ -274,16 +274,12 @@ impl Cell {
         let (n, link) = (tx.node.index(), tx.link());
         let node = &self.nodes[n];
         let peer = node.link(link).peer;
-        let air = *node.link(link).air.get(tx.stage.rate);
+        let (protection, air) = self.protection_of(tx);
         let (txv, sifs) = (tx.stage.txv, self.timing.sifs);
         let ctl = control_response_rate(&txv, self.cfg.standard);
-        let protect_rate = if air.always_rts || air.cts_to_self > Nanos::ZERO {
-            PROTECTION_RATE
-        } else {
-            ctl
-        };
+        let protect_rate = air.rts_cts_txv;
         let ppdu = &tx.ppdu;
-        let rts = self.uses_rts(ppdu.psdu_bytes) || air.always_rts || tx.stage.rts;
+        let rts = protection == Protection::RtsCts;
         let data = air.data.duration(ppdu.psdu_bytes);
         let resp = air.response(ppdu.aggregated);
         let signal = self.capture_signal_dbm(n, link, &txv, tx.start);

@@ -19,11 +19,13 @@
 #[path = "support/bianchi.rs"]
 mod bianchi;
 
+use txop_core::capture::CapturedFrame;
 use txop_core::cell::{AirtimeRecord, Cell, CellConfig, Output, StationConfig};
 use txop_core::mac::edca::EdcaParams;
 use txop_core::mac::protection::Protection;
 use txop_core::mac80211::powersave::BEACON_BYTES;
 use txop_core::phy::channel::ErrorModel;
+use txop_core::phy::space::{Placement, SpaceConfig};
 use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use txop_core::{Nanos, NodeId, Packet};
 use txop_sim::traffic::saturated::Saturated;
@@ -120,6 +122,77 @@ fn lone_exchanges(cfg: CellConfig, to: &[u16]) -> Vec<AirtimeRecord> {
         "one exchange per packet: {records:?}"
     );
     records
+}
+
+/// [`lone_exchanges`] with the air captured: each PPDU's frame, sender, rate, start
+/// and end, in the order they ended.
+fn lone_ppdus(
+    mut cfg: CellConfig,
+    to: &[u16],
+) -> Vec<(CapturedFrame, NodeId, TxVector, Nanos, Nanos)> {
+    cfg.airtime_records = false;
+    let mut cell = Cell::new(cfg, 7).expect("valid config");
+    cell.capture_air();
+    let gap = Nanos::from_ms(50);
+    let mut ppdus = Vec::new();
+    let mut collect = |cell: &mut Cell| {
+        while cell.poll_output().is_some() {}
+        while let Some(p) = cell.poll_capture() {
+            ppdus.push((p.frame, p.transmitter, p.txv, p.start, p.end));
+        }
+    };
+    for (i, &s) in to.iter().enumerate() {
+        let at = gap * i as u64;
+        while let Some(t) = cell.poll_timeout().filter(|&t| t <= at) {
+            cell.handle_timeout(t);
+            collect(&mut cell);
+        }
+        cell.handle_packet(at, Packet::new(i as u64, NodeId::AP, NodeId(s), 1500));
+        collect(&mut cell);
+    }
+    while let Some(t) = cell.poll_timeout() {
+        cell.handle_timeout(t);
+        collect(&mut cell);
+    }
+    ppdus
+}
+
+/// Both media protect alike (issue 26): the same PPDUs, at the same rates and times,
+/// in one collision domain and in an equal-power space. Protection frames go at 1
+/// Mbit/s DSSS, long preamble, which the 802.11b station decodes (10.26.2).
+#[test]
+fn both_media_protect_alike() {
+    let stations = || vec![sta(ht20_mcs7()), sta(ofdm(54)), sta(dsss(1000))];
+    let loss_db: Vec<Vec<f64>> = (0..4)
+        .map(|i| (0..4).map(|j| if i == j { 0.0 } else { 60.0 }).collect())
+        .collect();
+    for mode in [Protection::CtsToSelf, Protection::RtsCts] {
+        let shared = cell_config(Band::Ghz2_4, stations(), mode);
+        let mut spatial = shared.clone();
+        spatial.space = Some(SpaceConfig::new(
+            Placement::PathLossDb(loss_db.clone()),
+            20.0,
+        ));
+        let a = lone_ppdus(shared, &[1, 2, 3]);
+        let b = lone_ppdus(spatial, &[1, 2, 3]);
+        assert_eq!(a, b, "{mode:?}");
+        let protection_frames: Vec<_> = a
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.0,
+                    CapturedFrame::Rts | CapturedFrame::Cts | CapturedFrame::CtsToSelf
+                )
+            })
+            .collect();
+        // The HT and the 802.11g frames are protected, the DSSS one is not.
+        let per_exchange = if mode == Protection::RtsCts { 2 } else { 1 };
+        assert_eq!(protection_frames.len(), 2 * per_exchange, "{mode:?}: {a:?}");
+        assert!(
+            protection_frames.iter().all(|p| p.2 == dsss(1000)),
+            "{mode:?}: {protection_frames:?}"
+        );
+    }
 }
 
 fn airtime_us(r: &AirtimeRecord) -> u64 {

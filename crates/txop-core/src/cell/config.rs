@@ -464,7 +464,7 @@ pub(super) fn build_limits(
     if txop > Nanos::ZERO {
         let response = timing.sifs
             + control_response_rate(txv, cfg.standard).ppdu_duration(BLOCK_ACK_BYTES, cfg.band);
-        let protection = air.protection(air.always_rts, timing.sifs);
+        let protection = air.protection(air.standing_protection(), timing.sifs);
         max_duration = max_duration.min(txop.saturating_sub(protection + response));
     }
     BuildLimits {

@@ -63,6 +63,9 @@ pub(crate) struct LinkAirtime {
     pub(crate) cts_to_self: Nanos,
     /// Every data PPDU goes after RTS/CTS (a link protected by RTS/CTS).
     pub(crate) always_rts: bool,
+    /// The rate of RTS, CTS and CTS-to-self on this link: the control-response rate, or
+    /// the protection rate on a link protected from 802.11b stations.
+    pub(crate) rts_cts_txv: TxVector,
 }
 
 impl LinkAirtime {
@@ -90,16 +93,49 @@ impl LinkAirtime {
                 Protection::RtsCts | Protection::Off => Nanos::ZERO,
             },
             always_rts: protection == Protection::RtsCts,
+            rts_cts_txv: rts_cts,
+        }
+    }
+
+    /// How an exchange of a `psdu_bytes` PPDU at `stage` on this link protects its data
+    /// PPDU, the one rule for every exchange on both media: RTS/CTS when the PSDU is over
+    /// the RTS threshold (`rts_threshold_bytes`, 802.11-2016 10.3.2.6), when the link is
+    /// protected from 802.11b stations by RTS/CTS (10.26.2), or when the retry chain's
+    /// stage asks for it (minstrel_ht's RTS on retries, rate-control.md §5); else the
+    /// link's CTS-to-self if it has one; else nothing.
+    pub(crate) fn protection_for(
+        &self,
+        psdu_bytes: u32,
+        stage: &RateStage,
+        rts_threshold_bytes: Option<u32>,
+    ) -> Protection {
+        let over_threshold = rts_threshold_bytes.is_some_and(|th| psdu_bytes > th);
+        if over_threshold || stage.rts {
+            Protection::RtsCts
+        } else {
+            self.standing_protection()
+        }
+    }
+
+    /// The protection every data PPDU on this link gets whatever its size and stage:
+    /// the link's ERP protection from 802.11b stations (10.26.2), or none.
+    pub(crate) fn standing_protection(&self) -> Protection {
+        if self.always_rts {
+            Protection::RtsCts
+        } else if self.cts_to_self > Nanos::ZERO {
+            Protection::CtsToSelf
+        } else {
+            Protection::Off
         }
     }
 
     /// The air time an exchange spends protecting its data PPDU before it starts: RTS,
-    /// SIFS, CTS, SIFS if `rts`, else the CTS-to-self and SIFS (zero if unprotected).
-    pub(crate) fn protection(&self, rts: bool, sifs: Nanos) -> Nanos {
-        if rts {
-            self.rts + sifs + self.cts + sifs
-        } else {
-            self.cts_to_self
+    /// SIFS, CTS, SIFS; the CTS-to-self and SIFS; or nothing.
+    pub(crate) fn protection(&self, protection: Protection, sifs: Nanos) -> Nanos {
+        match protection {
+            Protection::RtsCts => self.rts + sifs + self.cts + sifs,
+            Protection::CtsToSelf => self.cts_to_self,
+            Protection::Off => Nanos::ZERO,
         }
     }
 
@@ -161,6 +197,18 @@ impl Tx {
             ppdu,
             ok,
             frame: None,
+        }
+    }
+
+    /// A try of the data PPDU begins (from the exchange's first frame, its RTS if it has
+    /// one): the PPDU's try and each MPDU's attempt are counted, and the per-MPDU outcome
+    /// is cleared for what this try brings. The one place tries are counted, on both
+    /// media.
+    pub(crate) fn count_try(&mut self) {
+        self.ppdu.tries += 1;
+        self.ok.clear();
+        for m in self.ppdu.mpdus.iter_mut() {
+            m.attempts = m.attempts.saturating_add(1);
         }
     }
 
@@ -237,10 +285,53 @@ impl Cell {
         }
     }
 
-    pub(crate) fn uses_rts(&self, psdu_bytes: u32) -> bool {
-        self.cfg
-            .rts_threshold_bytes
-            .is_some_and(|th| psdu_bytes > th)
+    /// How `tx`'s exchange protects its data PPDU ([`LinkAirtime::protection_for`]), and
+    /// the durations on its link at its stage's rate.
+    pub(crate) fn protection_of(&self, tx: &Tx) -> (Protection, LinkAirtime) {
+        let air = *self.nodes[tx.node.index()]
+            .link(tx.link())
+            .air
+            .get(tx.stage.rate);
+        let p = air.protection_for(tx.ppdu.psdu_bytes, &tx.stage, self.cfg.rts_threshold_bytes);
+        (p, air)
+    }
+
+    /// The next data PPDU of node `n`'s TXOP on `ac`, after an acknowledged exchange that
+    /// ended at `t`, to start SIFS later: only if the AC has a TXOP limit, the node is
+    /// present, the PPDU needs no RTS, and its whole exchange (with the link's
+    /// CTS-to-self, which ath9k sends before every protected frame) fits in what is left
+    /// of the TXOP begun at `txop_start` (802.11-2016 10.22.2.8). The one TXOP-fit rule,
+    /// on both media. With the PPDU: the stage it goes out at and its exchange's
+    /// durations.
+    pub(crate) fn take_txop_ppdu(
+        &mut self,
+        n: usize,
+        ac: Ac,
+        t: Nanos,
+        txop_start: Nanos,
+    ) -> Option<(Ppdu, RateStage, DataExchangeAirtime)> {
+        let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
+        if limit == Nanos::ZERO || self.nodes[n].away {
+            return None;
+        }
+        let (link, aggregated, psdu_bytes, stage) = self.nodes[n]
+            .path
+            .peek_ppdu(t, ac)
+            .map(|p| (p.link, p.aggregated, p.psdu_bytes, *p.stage()))?;
+        let air = self.nodes[n].link(link).air.get(stage.rate);
+        let sifs = self.timing.sifs;
+        let start = t + sifs;
+        let durations = DataExchangeAirtime {
+            data: air.data.duration(psdu_bytes),
+            response: air.response(aggregated),
+        };
+        let exchange = air.cts_to_self + durations.data + sifs + durations.response;
+        let protection = air.protection_for(psdu_bytes, &stage, self.cfg.rts_threshold_bytes);
+        if start + exchange > txop_start + limit || protection == Protection::RtsCts {
+            return None;
+        }
+        let ppdu = self.nodes[n].path.take_ppdu(start, ac)?;
+        Some((ppdu, stage, durations))
     }
 
     /// Several transmissions overlap: all are lost.
@@ -253,28 +344,18 @@ impl Cell {
                 let (v, bytes) = self.frame_vector(self.exch.txs[i].node.index(), f);
                 v.ppdu_duration(bytes, band)
             } else {
-                let tx = &self.exch.txs[i];
-                let air = self.nodes[tx.node.index()]
-                    .link(tx.link())
-                    .air
-                    .get(tx.stage.rate);
-                if self.uses_rts(psdu) || air.always_rts || tx.stage.rts {
-                    air.rts
-                } else {
+                match self.protection_of(&self.exch.txs[i]) {
+                    (Protection::RtsCts, air) => air.rts,
                     // A CTS-to-self draws no response: its sender goes on with the data
                     // PPDU after SIFS, unaware of the collision.
-                    air.cts_to_self + air.data.duration(psdu)
+                    (_, air) => air.cts_to_self + air.data.duration(psdu),
                 }
             };
             let tx = &mut self.exch.txs[i];
             tx.air_end = tx.start + dur;
-            tx.ppdu.tries += 1;
             end = end.max(tx.air_end);
-            tx.ok.clear();
-            for m in tx.ppdu.mpdus.iter_mut() {
-                m.attempts = m.attempts.saturating_add(1);
-                tx.ok.push(false);
-            }
+            tx.count_try();
+            tx.ok.resize(tx.ppdu.mpdus.len(), false);
         }
         self.exch.outcome = Some(ExchangeOutcome::Collision);
         self.exch.addressee = None;
@@ -296,7 +377,8 @@ impl Cell {
         }
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
-        let rts = self.uses_rts(self.exch.txs[0].ppdu.psdu_bytes);
+        let (protection, air) = self.protection_of(&self.exch.txs[0]);
+        let rts = protection == Protection::RtsCts;
         let tx = &mut self.exch.txs[0];
         // A receiver that is off channel or asleep decodes nothing (and answers
         // nothing): the sender retries and finally drops (the legacy scan's losses).
@@ -304,10 +386,8 @@ impl Cell {
         let absent = self.nodes[peer.index()].away;
         let link = self.nodes[tx.node.index()].link_mut(tx.ppdu.link);
         let txv = tx.stage.txv;
-        let air = *link.air.get(tx.stage.rate);
-        let rts = rts || air.always_rts || tx.stage.rts;
-        tx.ppdu.tries += 1;
-        let t = tx.start + air.protection(rts, sifs);
+        tx.count_try();
+        let t = tx.start + air.protection(protection, sifs);
         let DataExchangeAirtime {
             data: data_dur,
             response: resp_dur,
@@ -320,22 +400,17 @@ impl Cell {
             None => air.exchange(&tx.ppdu),
         };
         let data_end = t + data_dur;
-        tx.ok.clear();
         let error = link.error_at(tx.start);
         let any_ok = if absent || matches!(error, ErrorModel::None) {
             // Nothing to draw: an absent receiver decodes nothing, and an error-free
             // link loses nothing (its PER is exactly 0, for which `bernoulli` returns
             // false without drawing), so every MPDU has the same outcome and the
             // channel stream is left untouched, as in the per-MPDU loop below.
-            for m in tx.ppdu.mpdus.iter_mut() {
-                m.attempts = m.attempts.saturating_add(1);
-            }
             tx.ok.resize(tx.ppdu.mpdus.len(), !absent);
             !absent && !tx.ppdu.mpdus.is_empty()
         } else {
             let mut any_ok = false;
-            for m in tx.ppdu.mpdus.iter_mut() {
-                m.attempts = m.attempts.saturating_add(1);
+            for m in tx.ppdu.mpdus.iter() {
                 let per = error.per(&txv, m.packet.len_bytes + overhead);
                 let ok = !link.rng.bernoulli(per);
                 any_ok |= ok;
@@ -604,33 +679,11 @@ impl Cell {
             return false;
         };
         let (n, ac) = (prev.node.index(), prev.ac);
-        let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
-        if limit == Nanos::ZERO || self.nodes[n].away {
-            return false;
-        }
-        let Some((link, aggregated, psdu_bytes, stage)) = self.nodes[n]
-            .path
-            .peek_ppdu(t, ac)
-            .map(|p| (p.link, p.aggregated, p.psdu_bytes, *p.stage()))
+        let Some((ppdu, stage, durations)) = self.take_txop_ppdu(n, ac, t, self.exch.txop_start)
         else {
             return false;
         };
-        let air = self.nodes[n].link(link).air.get(stage.rate);
-        let sifs = self.timing.sifs;
-        let start = t + sifs;
-        let durations = DataExchangeAirtime {
-            data: air.data.duration(psdu_bytes),
-            response: air.response(aggregated),
-        };
-        // A protected PPDU brings its CTS-to-self along (ath9k protects every frame).
-        let exchange = air.cts_to_self + durations.data + sifs + durations.response;
-        let rts = self.uses_rts(psdu_bytes) || air.always_rts || stage.rts;
-        if start + exchange > self.exch.txop_start + limit || rts {
-            return false;
-        }
-        let Some(ppdu) = self.nodes[n].path.take_ppdu(start, ac) else {
-            return false;
-        };
+        let start = t + self.timing.sifs;
         // An acknowledged exchange had a single transmitter (collisions are never
         // acknowledged): its record is reused in place for the next PPDU.
         debug_assert_eq!(self.exch.txs.len(), 1);
@@ -789,7 +842,37 @@ impl Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mac80211::rate_chain::RateIdx;
     use crate::phy::{Band, Standard};
+
+    /// The one protection rule: RTS/CTS over the threshold, on a stage that asks for it
+    /// or on a link protected by RTS/CTS; else the link's standing protection.
+    #[test]
+    fn protection_follows_threshold_stage_and_link() {
+        let txv = TxVector::Ofdm { rate_mbps: 54 };
+        let timing = PhyTiming::new(Standard::G, Band::Ghz2_4);
+        let stage = |rts| RateStage {
+            txv,
+            rate: RateIdx(0),
+            tries: 1,
+            rts,
+        };
+        let rts = Protection::RtsCts;
+        for (link, standing) in [
+            (Protection::Off, Protection::Off),
+            (Protection::CtsToSelf, Protection::CtsToSelf),
+            (Protection::RtsCts, rts),
+        ] {
+            let air = LinkAirtime::new(&txv, &timing, link);
+            assert_eq!(air.protection_for(1_500, &stage(false), None), standing);
+            assert_eq!(
+                air.protection_for(1_500, &stage(false), Some(1_500)),
+                standing
+            );
+            assert_eq!(air.protection_for(1_501, &stage(false), Some(1_500)), rts);
+            assert_eq!(air.protection_for(100, &stage(true), None), rts);
+        }
+    }
 
     #[test]
     fn link_airtime_equals_direct_durations() {
@@ -812,7 +895,8 @@ mod tests {
                     assert_eq!(air.response(true), ctl.ppdu_duration(BLOCK_ACK_BYTES, band));
                     assert_eq!(air.rts, ctl.ppdu_duration(RTS_BYTES, band));
                     assert_eq!(air.cts, ctl.ppdu_duration(CTS_BYTES, band));
-                    assert_eq!(air.protection(false, timing.sifs), Nanos::ZERO);
+                    assert_eq!(air.standing_protection(), Protection::Off);
+                    assert_eq!(air.protection(Protection::Off, timing.sifs), Nanos::ZERO);
                     assert!(!air.always_rts);
                     for len in [0, 14, 1_500, 1_538, 65_535] {
                         assert_eq!(air.data.duration(len), txv.ppdu_duration(len, band));
@@ -832,7 +916,8 @@ mod tests {
                             Protection::CtsToSelf => Nanos::from_us(304) + timing.sifs,
                             _ => Nanos::from_us(352 + 304) + timing.sifs * 2,
                         };
-                        assert_eq!(p.protection(p.always_rts, timing.sifs), expected);
+                        assert_eq!(p.standing_protection(), mode);
+                        assert_eq!(p.protection(mode, timing.sifs), expected);
                     }
                 }
             }

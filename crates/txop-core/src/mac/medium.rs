@@ -39,6 +39,7 @@ use crate::capture::{
 use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
 use crate::mac::exchange::{ExchangeOutcome, LinkAirtime, Tx};
+use crate::mac::protection::Protection;
 use crate::mac::reception::{sync_time, RxLock};
 use crate::packet::NodeId;
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
@@ -496,17 +497,10 @@ impl Cell {
     /// Node `n` starts an exchange with `tx` at `start` (`busy_from`: where its airtime
     /// starts; `txop_start`: its TXOP's start).
     fn begin_exchange(&mut self, n: usize, mut tx: Tx, busy_from: Nanos, txop_start: Nanos) {
-        // The PPDU's try and its MPDUs' attempts count from the exchange's start, its
-        // RTS if it has one (as without space).
-        tx.ppdu.tries += 1;
-        tx.ok.clear();
-        for mpdu in tx.ppdu.mpdus.iter_mut() {
-            mpdu.attempts = mpdu.attempts.saturating_add(1);
-        }
+        tx.count_try();
         let peer = self.nodes[n].link(tx.link()).peer.index();
-        let air = *self.nodes[n].link(tx.link()).air.get(tx.stage.rate);
+        let (protection, air) = self.protection_of(&tx);
         let start = tx.start;
-        let rts = self.uses_rts(tx.ppdu.psdu_bytes) || air.always_rts || tx.stage.rts;
         let x = Box::new(SpatialExchange {
             tx,
             peer,
@@ -527,12 +521,10 @@ impl Cell {
         };
         m.active += 1;
         m.nodes[n].exchange = Some(x);
-        let first = if rts {
-            PpduKind::Rts
-        } else if air.cts_to_self > Nanos::ZERO {
-            PpduKind::CtsToSelf
-        } else {
-            PpduKind::Data
+        let first = match protection {
+            Protection::RtsCts => PpduKind::Rts,
+            Protection::CtsToSelf => PpduKind::CtsToSelf,
+            Protection::Off => PpduKind::Data,
         };
         self.schedule_ppdu(n, first, start);
     }
@@ -548,12 +540,14 @@ impl Cell {
         let resp = air.response(x.tx.ppdu.aggregated);
         let txv = x.tx.stage.txv;
         let ctl = control_response_rate(&txv, std);
+        // RTS, CTS and CTS-to-self at the link's protection-frame rate.
+        let protect = air.rts_cts_txv;
         let (from, to, dur, ppdu_txv, bytes, nav_after) = match kind {
             PpduKind::Rts => (
                 holder,
                 Some(x.peer),
                 air.rts,
-                ctl,
+                protect,
                 RTS_BYTES,
                 sifs + air.cts + sifs + data + sifs + resp,
             ),
@@ -561,7 +555,7 @@ impl Cell {
                 x.peer,
                 Some(holder),
                 air.cts,
-                ctl,
+                protect,
                 CTS_BYTES,
                 sifs + data + sifs + resp,
             ),
@@ -569,7 +563,7 @@ impl Cell {
                 holder,
                 None,
                 air.cts_to_self - sifs,
-                ctl,
+                protect,
                 CTS_BYTES,
                 sifs + data + sifs + resp,
             ),
@@ -1164,27 +1158,11 @@ impl Cell {
     }
 
     /// The next data PPDU of the holder's TXOP after an acknowledged exchange ending at
-    /// `e`, if the AC has a TXOP limit and the whole exchange fits in what is left.
+    /// `e` ([`Cell::take_txop_ppdu`]).
     fn next_in_txop(&mut self, holder: usize, x: &SpatialExchange, e: Nanos) -> Option<Tx> {
         let ac = x.tx.ac;
-        let limit = self.nodes[holder].edca[ac.index()].params.txop_limit();
-        if limit == Nanos::ZERO || self.nodes[holder].away {
-            return None;
-        }
-        let (link, aggregated, psdu_bytes, stage) = self.nodes[holder]
-            .path
-            .peek_ppdu(e, ac)
-            .map(|p| (p.link, p.aggregated, p.psdu_bytes, *p.stage()))?;
-        let air = self.nodes[holder].link(link).air.get(stage.rate);
-        let sifs = self.timing.sifs;
-        let start = e + sifs;
-        let exchange =
-            air.cts_to_self + air.data.duration(psdu_bytes) + sifs + air.response(aggregated);
-        let rts = self.uses_rts(psdu_bytes) || air.always_rts || stage.rts;
-        if start + exchange > x.txop_start + limit || rts {
-            return None;
-        }
-        let ppdu = self.nodes[holder].path.take_ppdu(start, ac)?;
+        let (ppdu, _, _) = self.take_txop_ppdu(holder, ac, e, x.txop_start)?;
+        let start = e + self.timing.sifs;
         let ok = self.spare_ok.pop().unwrap_or_default();
         Some(Tx::data(x.tx.node, ac, start, ppdu, ok))
     }
