@@ -25,13 +25,13 @@ use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
-use crate::mac::protection::Protection;
+use crate::mac::sequence::PpduKind;
 use crate::mac80211::powersave::{BeaconClock, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
 use crate::phy::path_loss::noise_dbm;
-use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
+use crate::phy::rates::{control_response_rate, ACK_BYTES};
 use crate::phy::{ChannelWidth, TxVector};
 use crate::Nanos;
 use std::collections::VecDeque;
@@ -269,82 +269,92 @@ impl Cell {
         }
     }
 
-    /// The PPDUs of a data transmission `tx` in one collision domain.
+    /// The PPDUs of a data transmission `tx` in one collision domain: its exchange's
+    /// sequence ([`Cell::sequence_of`]) as laid out from `tx.start`, SIFS apart. In a
+    /// collision only the first PPDU goes out if it is an RTS (its CTS never comes);
+    /// after a CTS-to-self the data follows. The response goes out if anything was
+    /// decoded.
     fn capture_data(&self, tx: &Tx, collision: bool, out: &mut Vec<CapturedPpdu>) {
         let (n, link) = (tx.node.index(), tx.link());
         let node = &self.nodes[n];
         let peer = node.link(link).peer;
-        let (protection, air) = self.protection_of(tx);
+        let seq = self.sequence_of(tx);
         let (txv, sifs) = (tx.stage.txv, self.timing.sifs);
-        let ctl = control_response_rate(&txv, self.cfg.standard);
-        let protect_rate = air.rts_cts_txv;
         let ppdu = &tx.ppdu;
-        let rts = protection == Protection::RtsCts;
-        let data = air.data.duration(ppdu.psdu_bytes);
-        let resp = air.response(ppdu.aggregated);
+        let ok: &[bool] = &tx.ok;
+        let any_ok = ok.iter().any(|&o| o);
         let signal = self.capture_signal_dbm(n, link, &txv, tx.start);
+        let ctl = seq.get(PpduKind::Response).txv;
         let back = self.nodes[peer.index()].link_to(tx.node);
         let signal_back =
             back.and_then(|l| self.capture_signal_dbm(peer.index(), l, &ctl, tx.start));
-        let base = CapturedPpdu {
-            start: tx.start,
-            end: tx.start,
-            transmitter: tx.node,
-            receiver: Some(peer),
-            frame: CapturedFrame::Rts,
-            aggregated: false,
-            mpdus: Vec::new(),
-            txv: protect_rate,
-            psdu_bytes: RTS_BYTES,
-            duration_us: 0,
-            received: !collision,
-            signal_dbm: signal,
-            noise_dbm: Self::capture_noise_dbm(&protect_rate),
-            ac: tx.ac,
-            tx_try: ppdu.tries,
-            chain: Vec::new(),
-            aql_pending_us: None,
-        };
-        if collision && rts {
-            // Only the RTS went out, into the collision.
-            out.push(CapturedPpdu {
-                end: tx.air_end,
-                duration_us: duration_field_us(sifs + air.cts + sifs + data + sifs + resp),
-                ..base
-            });
-            return;
+        let mut start = tx.start;
+        for p in seq.ppdus() {
+            let end = if collision && p.kind == PpduKind::Rts {
+                tx.air_end
+            } else {
+                start + p.duration
+            };
+            let (frame, received) = match p.kind {
+                PpduKind::Rts => (CapturedFrame::Rts, !collision),
+                PpduKind::Cts => (CapturedFrame::Cts, !collision),
+                PpduKind::CtsToSelf => (CapturedFrame::CtsToSelf, true),
+                PpduKind::Data => (
+                    CapturedFrame::Data {
+                        tid: ppdu.tid.0,
+                        qos: self.cfg.qos,
+                    },
+                    !collision && any_ok,
+                ),
+                PpduKind::Response => (response_frame(ppdu, ok), true),
+            };
+            let (transmitter, receiver, signal_dbm) = match p.kind {
+                PpduKind::CtsToSelf => (tx.node, tx.node, None),
+                k if k.sent_by_holder() => (tx.node, peer, signal),
+                _ => (peer, tx.node, signal_back),
+            };
+            let mut record = CapturedPpdu {
+                start,
+                end,
+                transmitter,
+                receiver: Some(receiver),
+                frame,
+                aggregated: false,
+                mpdus: Vec::new(),
+                txv: p.txv,
+                psdu_bytes: p.bytes,
+                duration_us: duration_field_us(p.nav_after),
+                received,
+                signal_dbm,
+                noise_dbm: Self::capture_noise_dbm(&p.txv),
+                ac: tx.ac,
+                tx_try: ppdu.tries,
+                chain: Vec::new(),
+                aql_pending_us: None,
+            };
+            if p.kind == PpduKind::Data {
+                self.fill_captured_data(&mut record, tx);
+            }
+            out.push(record);
+            let last = match p.kind {
+                // Only the RTS went out, into the collision.
+                PpduKind::Rts => collision,
+                PpduKind::Data => collision || !any_ok,
+                _ => false,
+            };
+            if last {
+                return;
+            }
+            start = end + sifs;
         }
-        let data_start = tx.air_end - data;
-        if rts {
-            let rts_end = tx.start + air.rts;
-            out.push(CapturedPpdu {
-                end: rts_end,
-                duration_us: duration_field_us(sifs + air.cts + sifs + data + sifs + resp),
-                ..base.clone()
-            });
-            out.push(CapturedPpdu {
-                start: rts_end + sifs,
-                end: rts_end + sifs + air.cts,
-                transmitter: peer,
-                receiver: Some(tx.node),
-                frame: CapturedFrame::Cts,
-                psdu_bytes: CTS_BYTES,
-                duration_us: duration_field_us(sifs + data + sifs + resp),
-                signal_dbm: signal_back,
-                ..base.clone()
-            });
-        } else if air.cts_to_self > Nanos::ZERO {
-            out.push(CapturedPpdu {
-                end: tx.start + air.cts_to_self - sifs,
-                receiver: Some(tx.node),
-                frame: CapturedFrame::CtsToSelf,
-                psdu_bytes: CTS_BYTES,
-                duration_us: duration_field_us(sifs + data + sifs + resp),
-                received: true,
-                signal_dbm: None,
-                ..base.clone()
-            });
-        }
+    }
+
+    /// The data PPDU's own fields of `record`, from transmission `tx`: its MPDUs (and
+    /// which are given up), whether it is an A-MPDU, its retry chain, the AP's pending
+    /// AQL airtime.
+    fn fill_captured_data(&self, record: &mut CapturedPpdu, tx: &Tx) {
+        let (n, link) = (tx.node.index(), tx.link());
+        let ppdu = &tx.ppdu;
         let ok: &[bool] = &tx.ok;
         let any_ok = ok.iter().any(|&o| o);
         // As `TxPath::tx_done` decides: an unanswered PPDU with tries left in its chain
@@ -360,55 +370,19 @@ impl Cell {
                     .first()
                     .is_some_and(|m| u32::from(m.attempts) < limit));
         let retry_limit = self.cfg.retry_limit;
-        let mpdus = captured_mpdus(ppdu, ok, |i| {
+        record.mpdus = captured_mpdus(ppdu, ok, |i| {
             !in_place
                 && !ok.get(i).copied().unwrap_or(false)
                 && ppdu.mpdus[i].attempts >= retry_limit
         });
-        let aql_pending_us = n.eq(&0).then(|| node.path.aql_pending_us(link, tx.ac));
-        out.push(CapturedPpdu {
-            start: data_start,
-            end: tx.air_end,
-            frame: CapturedFrame::Data {
-                tid: ppdu.tid.0,
-                qos: self.cfg.qos,
-            },
-            aggregated: ppdu.aggregated,
-            mpdus,
-            txv,
-            psdu_bytes: ppdu.psdu_bytes,
-            duration_us: duration_field_us(sifs + resp),
-            received: !collision && any_ok,
-            noise_dbm: Self::capture_noise_dbm(&txv),
-            chain: ppdu
-                .chain
-                .stages()
-                .iter()
-                .map(|s| (s.txv, s.tries))
-                .collect(),
-            aql_pending_us,
-            ..base.clone()
-        });
-        if !collision && any_ok {
-            out.push(CapturedPpdu {
-                start: tx.air_end + sifs,
-                end: tx.air_end + sifs + resp,
-                transmitter: peer,
-                receiver: Some(tx.node),
-                frame: response_frame(ppdu, ok),
-                txv: ctl,
-                psdu_bytes: if ppdu.aggregated {
-                    BLOCK_ACK_BYTES
-                } else {
-                    ACK_BYTES
-                },
-                duration_us: 0,
-                received: true,
-                signal_dbm: signal_back,
-                noise_dbm: Self::capture_noise_dbm(&ctl),
-                ..base
-            });
-        }
+        record.aggregated = ppdu.aggregated;
+        record.chain = ppdu
+            .chain
+            .stages()
+            .iter()
+            .map(|s| (s.txv, s.tries))
+            .collect();
+        record.aql_pending_us = (n == 0).then(|| self.nodes[n].path.aql_pending_us(link, tx.ac));
     }
 
     /// The PPDUs of one of the MAC's own frames `f` sent by `tx` (and the AP's ACK).

@@ -19,6 +19,7 @@ use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::protection::{Protection, PROTECTION_RATE};
+use crate::mac::sequence::{FrameSequence, PpduKind};
 use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
 use crate::mac80211::rate_chain::RateStage;
 use crate::mac80211::txq::{LinkId, Tid};
@@ -139,14 +140,6 @@ impl LinkAirtime {
         }
     }
 
-    /// The data PPDU and its response of an exchange of `ppdu` on this link.
-    pub(crate) fn exchange(&self, ppdu: &Ppdu) -> DataExchangeAirtime {
-        DataExchangeAirtime {
-            data: self.data.duration(ppdu.psdu_bytes),
-            response: self.response(ppdu.aggregated),
-        }
-    }
-
     /// The response to a data PPDU: a BlockAck to an A-MPDU, an ACK otherwise.
     pub(crate) fn response(&self, aggregated: bool) -> Nanos {
         if aggregated {
@@ -155,15 +148,6 @@ impl LinkAirtime {
             self.ack
         }
     }
-}
-
-/// The air time of a data PPDU and of the response it elicits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct DataExchangeAirtime {
-    /// The data PPDU (one MPDU or an A-MPDU).
-    pub(crate) data: Nanos,
-    /// The ACK or BlockAck (without the SIFS before it).
-    pub(crate) response: Nanos,
 }
 
 /// One transmission within an exchange.
@@ -296,20 +280,35 @@ impl Cell {
         (p, air)
     }
 
+    /// The PPDUs of `tx`'s exchange ([`FrameSequence::data`]), protected as
+    /// [`Cell::protection_of`] decides.
+    pub(crate) fn sequence_of(&self, tx: &Tx) -> FrameSequence {
+        let (protection, air) = self.protection_of(tx);
+        let txv = tx.stage.txv;
+        FrameSequence::data(
+            &air,
+            protection,
+            txv,
+            control_response_rate(&txv, self.cfg.standard),
+            tx.ppdu.psdu_bytes,
+            tx.ppdu.aggregated,
+            self.timing.sifs,
+        )
+    }
+
     /// The next data PPDU of node `n`'s TXOP on `ac`, after an acknowledged exchange that
     /// ended at `t`, to start SIFS later: only if the AC has a TXOP limit, the node is
     /// present, the PPDU needs no RTS, and its whole exchange (with the link's
     /// CTS-to-self, which ath9k sends before every protected frame) fits in what is left
     /// of the TXOP begun at `txop_start` (802.11-2016 10.22.2.8). The one TXOP-fit rule,
-    /// on both media. With the PPDU: the stage it goes out at and its exchange's
-    /// durations.
+    /// on both media. With the PPDU: the stage it goes out at and its exchange.
     pub(crate) fn take_txop_ppdu(
         &mut self,
         n: usize,
         ac: Ac,
         t: Nanos,
         txop_start: Nanos,
-    ) -> Option<(Ppdu, RateStage, DataExchangeAirtime)> {
+    ) -> Option<(Ppdu, RateStage, FrameSequence)> {
         let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
         if limit == Nanos::ZERO || self.nodes[n].away {
             return None;
@@ -321,17 +320,22 @@ impl Cell {
         let air = self.nodes[n].link(link).air.get(stage.rate);
         let sifs = self.timing.sifs;
         let start = t + sifs;
-        let durations = DataExchangeAirtime {
-            data: air.data.duration(psdu_bytes),
-            response: air.response(aggregated),
-        };
-        let exchange = air.cts_to_self + durations.data + sifs + durations.response;
         let protection = air.protection_for(psdu_bytes, &stage, self.cfg.rts_threshold_bytes);
-        if start + exchange > txop_start + limit || protection == Protection::RtsCts {
+        if protection == Protection::RtsCts {
+            return None;
+        }
+        let ctl = control_response_rate(&stage.txv, self.cfg.standard);
+        let seq = FrameSequence::data(
+            air, protection, stage.txv, ctl, psdu_bytes, aggregated, sifs,
+        );
+        // The whole exchange: to the end of its response, which the first PPDU's
+        // Duration field reaches.
+        let first = seq.ppdus()[0];
+        if start + first.duration + first.nav_after > txop_start + limit {
             return None;
         }
         let ppdu = self.nodes[n].path.take_ppdu(start, ac)?;
-        Some((ppdu, stage, durations))
+        Some((ppdu, stage, seq))
     }
 
     /// Several transmissions overlap: all are lost.
@@ -339,16 +343,17 @@ impl Cell {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.exch.txs.len() {
-            let psdu = self.exch.txs[i].ppdu.psdu_bytes;
             let dur = if let Some(f) = self.exch.txs[i].frame {
                 let (v, bytes) = self.frame_vector(self.exch.txs[i].node.index(), f);
                 v.ppdu_duration(bytes, band)
             } else {
-                match self.protection_of(&self.exch.txs[i]) {
-                    (Protection::RtsCts, air) => air.rts,
+                let seq = self.sequence_of(&self.exch.txs[i]);
+                match seq.first() {
+                    // Only the RTS goes out, and its CTS never comes.
+                    PpduKind::Rts => seq.get(PpduKind::Rts).duration,
                     // A CTS-to-self draws no response: its sender goes on with the data
                     // PPDU after SIFS, unaware of the collision.
-                    (_, air) => air.cts_to_self + air.data.duration(psdu),
+                    _ => seq.data_offset(self.timing.sifs) + seq.get(PpduKind::Data).duration,
                 }
             };
             let tx = &mut self.exch.txs[i];
@@ -370,15 +375,20 @@ impl Cell {
     /// One transmission: draw the channel errors and lay out the exchange. `known` are
     /// the durations of this PPDU's exchange when the caller has just computed them for
     /// it without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
-    pub(crate) fn resolve_single(&mut self, known: Option<DataExchangeAirtime>) {
+    pub(crate) fn resolve_single(&mut self, known: Option<FrameSequence>) {
         if self.exch.txs[0].frame.is_some() {
             self.resolve_frame();
             return;
         }
         let sifs = self.timing.sifs;
         let overhead = self.mpdu_overhead();
-        let (protection, air) = self.protection_of(&self.exch.txs[0]);
-        let rts = protection == Protection::RtsCts;
+        let seq = match known {
+            Some(seq) => {
+                debug_assert_eq!(seq, self.sequence_of(&self.exch.txs[0]));
+                seq
+            }
+            None => self.sequence_of(&self.exch.txs[0]),
+        };
         let tx = &mut self.exch.txs[0];
         // A receiver that is off channel or asleep decodes nothing (and answers
         // nothing): the sender retries and finally drops (the legacy scan's losses).
@@ -387,19 +397,8 @@ impl Cell {
         let link = self.nodes[tx.node.index()].link_mut(tx.ppdu.link);
         let txv = tx.stage.txv;
         tx.count_try();
-        let t = tx.start + air.protection(protection, sifs);
-        let DataExchangeAirtime {
-            data: data_dur,
-            response: resp_dur,
-        } = match known {
-            Some(d) => {
-                debug_assert!(!rts);
-                debug_assert_eq!(d, air.exchange(&tx.ppdu));
-                d
-            }
-            None => air.exchange(&tx.ppdu),
-        };
-        let data_end = t + data_dur;
+        let t = tx.start + seq.data_offset(sifs);
+        let data_end = t + seq.get(PpduKind::Data).duration;
         let error = link.error_at(tx.start);
         let any_ok = if absent || matches!(error, ErrorModel::None) {
             // Nothing to draw: an absent receiver decodes nothing, and an error-free
@@ -422,10 +421,11 @@ impl Cell {
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
         self.exch.addressee = Some(peer);
-        self.exch.rts_end = rts.then_some(tx.start + air.rts);
-        self.exch.addressee_nav = !rts && air.cts_to_self > Nanos::ZERO;
+        let first = seq.ppdus()[0];
+        self.exch.rts_end = (first.kind == PpduKind::Rts).then_some(tx.start + first.duration);
+        self.exch.addressee_nav = first.kind == PpduKind::CtsToSelf;
         if any_ok {
-            self.exch.end = data_end + sifs + resp_dur;
+            self.exch.end = data_end + sifs + seq.get(PpduKind::Response).duration;
             self.exch.outcome = Some(ExchangeOutcome::Acked);
         } else {
             self.exch.end = data_end;
@@ -679,8 +679,7 @@ impl Cell {
             return false;
         };
         let (n, ac) = (prev.node.index(), prev.ac);
-        let Some((ppdu, stage, durations)) = self.take_txop_ppdu(n, ac, t, self.exch.txop_start)
-        else {
+        let Some((ppdu, stage, seq)) = self.take_txop_ppdu(n, ac, t, self.exch.txop_start) else {
             return false;
         };
         let start = t + self.timing.sifs;
@@ -693,7 +692,7 @@ impl Cell {
         tx.stage = stage;
         tx.ppdu = ppdu;
         self.exch.busy_from = t;
-        self.resolve_single(Some(durations));
+        self.resolve_single(Some(seq));
         true
     }
 

@@ -38,33 +38,17 @@ use crate::capture::{
 };
 use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
-use crate::mac::exchange::{ExchangeOutcome, LinkAirtime, Tx};
-use crate::mac::protection::Protection;
+use crate::mac::exchange::{ExchangeOutcome, Tx};
 use crate::mac::reception::{sync_time, RxLock};
+use crate::mac::sequence::{FrameSequence, PpduKind};
 use crate::packet::NodeId;
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
-use crate::phy::rates::{control_response_rate, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
 use crate::phy::space::{dbm_to_mw, RadioMap};
 use crate::phy::TxVector;
 use crate::rng::{RngStream, StreamKind};
 use crate::Nanos;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// What a PPDU is within its exchange.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum PpduKind {
-    /// Request to send (holder → peer).
-    Rts,
-    /// Clear to send (peer → holder).
-    Cts,
-    /// CTS-to-self in front of a protected data PPDU (holder, to nobody).
-    CtsToSelf,
-    /// The data PPDU (holder → peer).
-    Data,
-    /// ACK or BlockAck (peer → holder).
-    Response,
-}
 
 /// A PPDU on the air (or about to start).
 #[derive(Clone, Copy, Debug)]
@@ -124,8 +108,8 @@ pub(crate) struct SpatialExchange {
     pub(crate) tx: Tx,
     /// The node the data goes to.
     pub(crate) peer: usize,
-    /// The durations at the stage's rate.
-    pub(crate) air: LinkAirtime,
+    /// Its PPDUs, stepped through one by one.
+    pub(crate) seq: FrameSequence,
     /// Start of the exchange's airtime (its first PPDU; within a TXOP the end of the
     /// previous exchange).
     pub(crate) busy_from: Nanos,
@@ -499,12 +483,12 @@ impl Cell {
     fn begin_exchange(&mut self, n: usize, mut tx: Tx, busy_from: Nanos, txop_start: Nanos) {
         tx.count_try();
         let peer = self.nodes[n].link(tx.link()).peer.index();
-        let (protection, air) = self.protection_of(&tx);
+        let seq = self.sequence_of(&tx);
         let start = tx.start;
         let x = Box::new(SpatialExchange {
             tx,
             peer,
-            air,
+            seq,
             busy_from,
             txop_start,
             delivered: false,
@@ -521,79 +505,29 @@ impl Cell {
         };
         m.active += 1;
         m.nodes[n].exchange = Some(x);
-        let first = match protection {
-            Protection::RtsCts => PpduKind::Rts,
-            Protection::CtsToSelf => PpduKind::CtsToSelf,
-            Protection::Off => PpduKind::Data,
-        };
-        self.schedule_ppdu(n, first, start);
+        self.schedule_ppdu(n, seq.first(), start);
     }
 
     /// Schedule the `kind` PPDU of node `holder`'s exchange to start at `start`.
     fn schedule_ppdu(&mut self, holder: usize, kind: PpduKind, start: Nanos) {
-        let sifs = self.timing.sifs;
-        let std = self.cfg.standard;
         let m = self.medium.as_mut().expect("a cell with space");
-        let x = m.nodes[holder].exchange.as_mut().expect("an exchange");
-        let air = x.air;
-        let data = air.data.duration(x.tx.ppdu.psdu_bytes);
-        let resp = air.response(x.tx.ppdu.aggregated);
-        let txv = x.tx.stage.txv;
-        let ctl = control_response_rate(&txv, std);
-        // RTS, CTS and CTS-to-self at the link's protection-frame rate.
-        let protect = air.rts_cts_txv;
-        let (from, to, dur, ppdu_txv, bytes, nav_after) = match kind {
-            PpduKind::Rts => (
-                holder,
-                Some(x.peer),
-                air.rts,
-                protect,
-                RTS_BYTES,
-                sifs + air.cts + sifs + data + sifs + resp,
-            ),
-            PpduKind::Cts => (
-                x.peer,
-                Some(holder),
-                air.cts,
-                protect,
-                CTS_BYTES,
-                sifs + data + sifs + resp,
-            ),
-            PpduKind::CtsToSelf => (
-                holder,
-                None,
-                air.cts_to_self - sifs,
-                protect,
-                CTS_BYTES,
-                sifs + data + sifs + resp,
-            ),
-            PpduKind::Data => (
-                holder,
-                Some(x.peer),
-                data,
-                txv,
-                x.tx.ppdu.psdu_bytes,
-                sifs + resp,
-            ),
-            PpduKind::Response => {
-                let bytes = if x.tx.ppdu.aggregated {
-                    BLOCK_ACK_BYTES
-                } else {
-                    ACK_BYTES
-                };
-                (x.peer, Some(holder), resp, ctl, bytes, Nanos::ZERO)
-            }
+        let x = m.nodes[holder].exchange.as_ref().expect("an exchange");
+        let p = *x.seq.get(kind);
+        let (from, to) = if kind.sent_by_holder() {
+            (holder, x.peer)
+        } else {
+            (x.peer, holder)
         };
-        let end = start + dur;
+        let end = start + p.duration;
         m.nodes[from].pending = Some(OnAir {
             kind,
             start,
             end,
             holder,
-            to,
-            txv: ppdu_txv,
-            bytes,
-            nav_end: end + nav_after,
+            to: kind.addressed().then_some(to),
+            txv: p.txv,
+            bytes: p.bytes,
+            nav_end: end + p.nav_after,
         });
         m.push_event(start, true, Sender::Own(from));
     }
@@ -991,11 +925,12 @@ impl Cell {
         let holder = ppdu.holder;
         let e = ppdu.end;
         match (ppdu.kind, outcome) {
-            (PpduKind::Rts, PpduOutcome::Through) => {
-                self.schedule_ppdu(holder, PpduKind::Cts, e + sifs)
-            }
-            (PpduKind::Cts | PpduKind::CtsToSelf, PpduOutcome::Through) => {
-                self.schedule_ppdu(holder, PpduKind::Data, e + sifs)
+            (PpduKind::Rts | PpduKind::Cts | PpduKind::CtsToSelf, PpduOutcome::Through) => {
+                // Protection got through: the sequence's next PPDU, SIFS later.
+                let m = self.medium.as_ref().expect("a cell with space");
+                let x = m.nodes[holder].exchange.as_ref().expect("an exchange");
+                let next = x.seq.after(ppdu.kind).expect("data follows protection");
+                self.schedule_ppdu(holder, next, e + sifs)
             }
             (PpduKind::Data, o) => {
                 let mut medium = self.medium.take().expect("a cell with space");

@@ -9,3 +9,4 @@ pub(crate) mod frame;
 pub(crate) mod medium;
 pub mod protection;
 pub(crate) mod reception;
+pub(crate) mod sequence;
