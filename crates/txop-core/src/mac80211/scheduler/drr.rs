@@ -294,6 +294,9 @@ impl Generation for ActiveList {
         }
     }
 
+    // perf: this, `answer_asks_at_once` and `charge` are `#[inline]`: mod.rs dispatches
+    // to them per PPDU (the default generation's path).
+    #[inline]
     fn return_txq(
         &mut self,
         book: &mut Book,
@@ -370,6 +373,7 @@ impl Generation for ActiveList {
     /// A station TXQ alone on a DRR list is refused `ceil(−deficit / quantum)` times,
     /// each refusal topping its deficit up by its quantum, then allowed
     /// ([`ActiveList::refusals_to_come`]).
+    #[inline]
     fn answer_asks_at_once(
         &mut self,
         book: &mut Book,
@@ -401,6 +405,7 @@ impl Generation for ActiveList {
         })
     }
 
+    #[inline]
     fn charge(&mut self, book: &mut Book, now: Nanos, txq: TxqKey, ac: Ac, charged_us: u32) {
         let Some(sta) = txq.sta else { return };
         let kind = book.params.kind;

@@ -311,11 +311,15 @@ impl<T> Default for TxqTable<T> {
     }
 }
 
+// perf: the small accessors here and on `Book` are `#[inline]`: the generations call
+// them from their own files, on every enqueue, dequeue and completion.
 impl<T> TxqTable<T> {
+    #[inline]
     fn get(&self, txq: &TxqKey) -> Option<&T> {
         self.slots.get(txq.index())?.as_ref()
     }
 
+    #[inline]
     fn get_mut(&mut self, txq: &TxqKey) -> Option<&mut T> {
         self.slots.get_mut(txq.index())?.as_mut()
     }
@@ -338,6 +342,7 @@ impl<T> TxqTable<T> {
 impl<T> std::ops::Index<&TxqKey> for TxqTable<T> {
     type Output = T;
 
+    #[inline]
     fn index(&self, txq: &TxqKey) -> &T {
         self.get(txq).expect("TXQ state exists")
     }
@@ -400,10 +405,12 @@ impl Book {
         });
     }
 
+    #[inline]
     fn state_mut(&mut self, txq: TxqKey) -> &mut TxqState {
         self.txqs.get_mut(&txq).expect("TXQ state exists")
     }
 
+    #[inline]
     fn air(&self, sta: Option<LinkId>, ac: Ac) -> &AirInfo {
         match sta {
             Some(s) => &self.stas[s.index()][ac.index()],
@@ -411,6 +418,7 @@ impl Book {
         }
     }
 
+    #[inline]
     fn air_mut(&mut self, sta: Option<LinkId>, ac: Ac) -> &mut AirInfo {
         match sta {
             Some(s) => &mut self.stas[s.index()][ac.index()],
@@ -419,17 +427,20 @@ impl Book {
     }
 
     /// DRR quantum of a station: `weight << quantum_shift` (§5.2, §5.4, §12 item 1).
+    #[inline]
     fn quantum(&self, sta: LinkId, ac: Ac) -> i64 {
         (self.stas[sta.index()][ac.index()].weight as i64) << self.params.quantum_shift
     }
 
     /// Whether `airtime_flags` charges any airtime (TX or RX, §5.1).
+    #[inline]
     fn charges_airtime(&self) -> bool {
         self.params.airtime_flags & (AIRTIME_USE_TX | AIRTIME_USE_RX) != 0
     }
 
     /// The airtime `airtime_flags` charges of a report of `tx_us` and `rx_us` (§5.1),
     /// summed in wrapping `u32` as in the kernel.
+    #[inline]
     fn charged_us(&self, tx_us: u32, rx_us: u32) -> u32 {
         let flags = self.params.airtime_flags;
         let mut charged: u32 = 0;
