@@ -257,7 +257,7 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(cfg: SimConfig) -> Result<Simulation, String> {
         let stations = cfg.cell.stations.len() as u16;
-        let sources: Vec<Rc<dyn Source>> = cfg.flows.iter().map(Flow::source).collect();
+        let sources: Vec<Rc<dyn Source>> = cfg.flows.into_iter().map(Flow::into_source).collect();
         for (i, f) in sources.iter().enumerate() {
             for h in [f.src(), f.dst()] {
                 if let Host::Station(n) = h {

@@ -47,13 +47,13 @@ pub enum Flow {
 
 impl Flow {
     /// The flow as the event loop runs it, with its state at the start of a run.
-    pub(crate) fn source(&self) -> Rc<dyn Source> {
+    pub(crate) fn into_source(self) -> Rc<dyn Source> {
         match self {
-            Flow::Saturated(f) => Rc::new(saturated::SaturatedSource::new(f.clone())),
-            Flow::Cbr(f) => Rc::new(f.clone()),
-            Flow::Ping(f) => Rc::new(ping::PingSource::new(f.clone())),
-            Flow::Tcp(f) => Rc::new(tcp::TcpSource::new(f.clone())),
-            Flow::Web(f) => Rc::new(web::WebSource::new(f.clone())),
+            Flow::Saturated(f) => Rc::new(saturated::SaturatedSource::new(f)),
+            Flow::Cbr(f) => Rc::new(f),
+            Flow::Ping(f) => Rc::new(ping::PingSource::new(f)),
+            Flow::Tcp(f) => Rc::new(tcp::TcpSource::new(f)),
+            Flow::Web(f) => Rc::new(web::WebSource::new(f)),
         }
     }
 }
@@ -61,8 +61,8 @@ impl Flow {
 /// What the event loop needs from a traffic model: one per flow, built from its
 /// [`Flow`]. The methods take `&self` because a source is re-entered: a packet it sends
 /// may be refused, or reach a host, before the send returns, and the loop tells the
-/// source at once (as the kernel's socket callbacks run inside `sendmsg`); a source
-/// keeps its state in cells and holds no borrow of it across a call into its context.
+/// source at once (what happens at one instant keeps its order); a source keeps its
+/// state in cells and holds no borrow of it across a call into its context.
 pub(crate) trait Source {
     /// The host that sends (for ping: the one that measures).
     fn src(&self) -> Host;
@@ -166,6 +166,15 @@ pub(crate) struct Marking {
 }
 
 impl Marking {
+    /// How `p` is marked.
+    pub(crate) fn of(p: &Packet) -> Marking {
+        Marking {
+            tid: p.tid,
+            dscp: p.dscp,
+            flow_hash: p.flow,
+        }
+    }
+
     /// Mark `p` so.
     pub(crate) fn apply(self, p: &mut Packet) {
         p.tid = self.tid;

@@ -135,12 +135,7 @@ impl Source for PingSource {
                 };
                 let request = arrival.packet;
                 let mut p = ctx.packet(arrival.to, arrival.from, request.len_bytes, reply);
-                Marking {
-                    tid: request.tid,
-                    dscp: request.dscp,
-                    flow_hash: request.flow,
-                }
-                .apply(&mut p);
+                Marking::of(request).apply(&mut p);
                 ctx.send(arrival.to, p);
             }
             Message::PingReply { seq, request_sent } => {
