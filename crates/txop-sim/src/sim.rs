@@ -326,9 +326,6 @@ impl Simulation {
     }
 
     /// Call flow `flow`'s source with its context at `at`.
-    // perf: inlined, so that each call site's closure is a direct call into the trait
-    // object.
-    #[inline(always)]
     fn with_source(
         &mut self,
         flow: usize,

@@ -79,7 +79,8 @@ struct WebConn {
 
 impl WebConn {
     /// Whether a request for `object` on this connection is still unanswered: it is
-    /// the object being received, and the server has not been asked for it.
+    /// the object being received, and no request for it has reached the server (its
+    /// bytes are not yet requested from the stream).
     fn awaits(&self, object: u32) -> bool {
         self.object
             .is_some_and(|o| o.index == object && self.requested_bytes < o.stream_end_bytes)
@@ -89,7 +90,9 @@ impl WebConn {
 /// A web page load in progress.
 #[derive(Debug, Default)]
 struct PageLoad {
-    /// Its connections, in the order opened (by every load of the page).
+    /// Its connections, in the order opened, by every load of the page: a load again
+    /// ([`WebPage::repeat_after`]) counts the earlier loads' connections against
+    /// [`WebPage::connections`], so it opens one more connection and no others.
     conns: Vec<WebConn>,
     /// Next object not yet requested.
     next_object: u32,
