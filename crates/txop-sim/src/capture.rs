@@ -10,6 +10,7 @@
 //! to 5001. Ping flow *f*: ICMP echo identifier *f*.
 
 use crate::sim::{InFlight, Payload, Simulation};
+use crate::traffic::Message;
 use std::io;
 use txop_capture::synth::{self, tcp_flags, IpFacts, SynOptions, TcpFacts, Transport};
 use txop_capture::{AirWriter, CaptureConfig, CaptureStats};
@@ -117,16 +118,16 @@ impl Simulation {
         let ms = |t: Nanos| (t.as_ns() / 1_000_000) as u32;
         let seq32 = |k: u64| (k.wrapping_add(1)) as u32;
         match f.payload {
-            Payload::Data => Transport::Udp {
+            Payload::App(Message::Data) => Transport::Udp {
                 src_port: 40000u16.wrapping_add(flow as u16),
                 dst_port: 5001,
             },
-            Payload::PingRequest { seq } => Transport::Echo {
+            Payload::App(Message::PingRequest { seq }) => Transport::Echo {
                 reply: false,
                 id: flow as u16,
                 seq: seq as u16,
             },
-            Payload::PingReply { seq, .. } => Transport::Echo {
+            Payload::App(Message::PingReply { seq, .. }) => Transport::Echo {
                 reply: true,
                 id: flow as u16,
                 seq: seq as u16,
@@ -204,10 +205,10 @@ impl Simulation {
                 src_port: 9,
                 dst_port: 9,
             },
-            Payload::WebRequest { conn, object } => {
+            Payload::App(Message::WebRequest { conn, object }) => {
                 // The client's requests are not modelled as a byte stream: each takes
                 // the sequence space of its own length, by object number.
-                let (src_port, dst_port) = self.ports(conn as usize, true);
+                let (src_port, dst_port) = self.ports(conn.index(), true);
                 let len = packet.len_bytes.saturating_sub(52);
                 Transport::Tcp(TcpFacts {
                     src_port,
@@ -216,7 +217,7 @@ impl Simulation {
                     ack: 1,
                     flags: tcp_flags::ACK | tcp_flags::PSH,
                     ts: Some((0, 0)),
-                    window: self.advert(conn).window,
+                    window: self.advert(conn.0).window,
                     ..TcpFacts::default()
                 })
             }

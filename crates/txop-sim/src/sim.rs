@@ -2,12 +2,10 @@
 //! wired link to and from the servers and the host buses in time order, hands each
 //! packet to the network and to its destination, and collects results.
 //!
-//! The traffic models act through [`Simulation`]'s state from their own files: one-way
-//! flows in `traffic/saturated.rs` and `traffic/cbr.rs`, echo in `traffic/ping.rs`,
-//! TCP flows in `traffic/tcp.rs`, page loads in `traffic/web.rs`, and the TCP
-//! connections under them in `tcp/conn.rs` and `tcp/handshake.rs`. This file
-//! dispatches to them: `Event`s as they come due, packets as they arrive
-//! (`arrive`) or are dropped (`lost`).
+//! Each flow runs as a [`Source`] (`crate::traffic`), which acts through the narrow
+//! context the loop hands it; the TCP connections under TCP flows and page loads are in
+//! `tcp/conn.rs` and `tcp/handshake.rs`. This file dispatches to them: `Event`s as
+//! they come due, packets as they arrive (`arrive`) or are dropped (`lost`).
 //!
 //! Every packet in flight has an entry in a slab (its `token`): which flow it belongs
 //! to, where it is going, and what it carries (data, a ping request or reply). The cell
@@ -20,18 +18,17 @@
 //! [`Agenda`]'s rule, shared with the emulator.
 
 use crate::tcp::{Segment, TcpConn};
-use crate::traffic::saturated::{SaturatedWriter, WriteInProgress};
-use crate::traffic::web::WebState;
-use crate::traffic::{Flow, Host};
+use crate::traffic::{Arrival, ConnId, Flow, FlowCtx, Host, Marking, Message, Source, SourceEvent};
 use crate::transit::{RemoteEnd, Transit};
 use std::collections::VecDeque;
+use std::rc::Rc;
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::driver::bus::{BusConfig, HostBus};
 use txop_core::network::{
     Agenda, AgendaEvent, Call, Due, EventQueue, NetOutput, Network, NetworkConfig, Timer,
     WiredConfig,
 };
-use txop_core::{DropReason, Nanos, Packet};
+use txop_core::{DropReason, Nanos, NodeId, Packet};
 use txop_results::results::{bus_results, host_bus_rows, jain_index};
 use txop_results::{Conservation, FlowStats, Results};
 
@@ -83,17 +80,8 @@ impl SimConfig {
 /// What a packet carries.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Payload {
-    /// Data of a one-way flow.
-    Data,
-    /// Echo request number `seq` of a ping flow.
-    PingRequest {
-        seq: u64,
-    },
-    /// The reply to echo request `seq`, which its sender sent at `request_sent`.
-    PingReply {
-        seq: u64,
-        request_sent: Nanos,
-    },
+    /// A traffic source's own packet (data, an echo request or reply, a web request).
+    App(Message),
     /// A TCP segment of connection `conn`: data towards the receiver, or an ACK.
     Tcp {
         conn: u32,
@@ -111,11 +99,6 @@ pub(crate) enum Payload {
     HandshakeAck {
         conn: u32,
     },
-    /// A web client asks for `object` on connection `conn`.
-    WebRequest {
-        conn: u32,
-        object: u32,
-    },
     /// Another BSS's packet crossing this one (`crate::transit`): its home BSS, its
     /// token and its flow hash there.
     Transit {
@@ -127,18 +110,17 @@ pub(crate) enum Payload {
 
 impl Payload {
     /// Whether the flow's packet counts (`offered_packets`, `delivered_packets`,
-    /// `dropped_packets`) include this packet: a one-way flow's data, echo requests and
-    /// their replies, and TCP segments that carry data (retransmissions included).
-    /// TCP's handshake (SYN, SYN-ACK, its last ACK), pure ACKs and web requests are
-    /// not counted, sent or lost.
+    /// `dropped_packets`) include this packet: what a source counts
+    /// ([`Message::counted`]) and TCP segments that carry data (retransmissions
+    /// included). TCP's handshake (SYN, SYN-ACK, its last ACK) and pure ACKs are not
+    /// counted, sent or lost.
     fn counted(&self) -> bool {
         match self {
-            Payload::Data | Payload::PingRequest { .. } | Payload::PingReply { .. } => true,
+            Payload::App(message) => message.counted(),
             Payload::Tcp { seg, .. } => seg.len > 0,
             Payload::Syn { .. }
             | Payload::SynAck { .. }
             | Payload::HandshakeAck { .. }
-            | Payload::WebRequest { .. }
             | Payload::Transit { .. } => false,
         }
     }
@@ -155,30 +137,15 @@ pub(crate) struct InFlight {
     pub(crate) payload: Payload,
 }
 
-/// How a host marks a packet for the network: what the cell's queues classify it by.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Marking {
-    /// The 802.11 TID (user priority), hence the access category.
-    pub(crate) tid: u8,
-    /// The IP DSCP (what a qdisc's priority bands read).
-    pub(crate) dscp: u8,
-    /// The flow hash fq classifies on.
-    pub(crate) flow_hash: u32,
-}
-
 /// Things that happen outside the cell: the traffic's, and the network's timers that
 /// the [`Agenda`] queues (packets reaching the end of a wired link are not queued: the
 /// agenda keeps their order). Indices are `u32` so that queue entries are small.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
-    /// The next packet (or request) of a flow.
-    Offer { flow: u32 },
+    /// One of flow `flow`'s source's own events ([`FlowCtx::schedule`]).
+    Source { flow: u32, event: SourceEvent },
     /// A TCP connection's timer (RTO, pacing, delayed ACK).
     TcpTimer { conn: u32 },
-    /// A web request not answered after 1 s is sent again.
-    WebRetry { conn: u32, object: u32 },
-    /// A TCP flow stops writing new data.
-    TcpStop { flow: u32 },
     /// The client's SYN number `n` (1-based) went unanswered for its timeout.
     SynTimer { conn: u32, n: u32 },
     /// The server's SYN-ACK number `n` went unacknowledged for its timeout.
@@ -230,6 +197,21 @@ impl std::fmt::Display for Stuck {
 
 impl std::error::Error for Stuck {}
 
+/// A packet being written ([`FlowCtx::write`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriteInProgress {
+    /// The network refused a packet in this write (the written one, or one it pushed
+    /// out, whoever's).
+    pub(crate) refused: bool,
+}
+
+/// A source waiting for its node to get a packet out ([`FlowCtx::wait_for_room`]).
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    flow: u32,
+    node: NodeId,
+}
+
 /// A running simulation.
 pub struct Simulation {
     /// The cell, the wired link and the host buses.
@@ -237,25 +219,19 @@ pub struct Simulation {
     /// The order of what is due ([`Agenda`]): the cell's deadline, `events`, the
     /// packets on the wires.
     agenda: Agenda,
-    pub(crate) flows: Vec<Flow>,
+    /// Each flow's source (`Rc`: the loop holds a source while it calls it, and the
+    /// source may be called again before that call returns).
+    sources: Vec<Rc<dyn Source>>,
     pub(crate) flow_stats: Vec<FlowStats>,
     pub(crate) events: EventQueue<Event>,
     /// Each packet in flight by its token, and the tokens free for reuse.
     pub(crate) slab: Vec<Option<InFlight>>,
     pub(crate) free: Vec<u32>,
-    /// Each ping flow's next request number (index = flow).
-    pub(crate) ping_seq: Vec<u64>,
     /// Every TCP connection opened so far (index = the connection's id).
     pub(crate) conns: Vec<TcpConn>,
-    /// The connection of each TCP flow, once open.
-    pub(crate) flow_conn: Vec<Option<usize>>,
-    /// Each web flow's page load (index = flow).
-    pub(crate) web: Vec<WebState>,
-    /// Each saturated flow's writer (`None` for other flows), the flows whose writers
-    /// are stalled (see [`crate::traffic::saturated`]), and while a saturated flow's
+    /// The sources waiting for room at their node, longest first, and while a
     /// packet is being written, whether the network refused a packet in the write.
-    pub(crate) writers: Vec<Option<SaturatedWriter>>,
-    pub(crate) stalled: Vec<u32>,
+    waiting: Vec<Waiting>,
     pub(crate) writing: Option<WriteInProgress>,
     /// Each flow's far end when it is in another BSS (index = flow; empty when no flow
     /// crosses), whether packets cross between this simulation and others at all, and
@@ -281,7 +257,8 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(cfg: SimConfig) -> Result<Simulation, String> {
         let stations = cfg.cell.stations.len() as u16;
-        for (i, f) in cfg.flows.iter().enumerate() {
+        let sources: Vec<Rc<dyn Source>> = cfg.flows.into_iter().map(Flow::into_source).collect();
+        for (i, f) in sources.iter().enumerate() {
             for h in [f.src(), f.dst()] {
                 if let Host::Station(n) = h {
                     if n == 0 || n > stations {
@@ -297,7 +274,7 @@ impl Simulation {
         }
         let mut remote: Vec<Option<RemoteEnd>> = Vec::new();
         for end in &cfg.remote_ends {
-            let Some(f) = cfg.flows.get(end.flow) else {
+            let Some(f) = sources.get(end.flow) else {
                 return Err(format!("flow {}: no such flow to cross BSSs", end.flow));
             };
             if f.src() != Host::Server && f.dst() != Host::Server {
@@ -306,7 +283,7 @@ impl Simulation {
                     end.flow
                 ));
             }
-            remote.resize(cfg.flows.len(), None);
+            remote.resize(sources.len(), None);
             remote[end.flow] = Some(end.clone());
         }
         let net = Network::new(
@@ -317,54 +294,16 @@ impl Simulation {
             },
             cfg.seed,
         )?;
-        let mut events = EventQueue::default();
-        for (i, f) in cfg.flows.iter().enumerate() {
-            match f {
-                Flow::Saturated(s) => {
-                    for _ in 0..s.depth {
-                        events.push(Nanos::ZERO, Event::Offer { flow: i as u32 });
-                    }
-                }
-                Flow::Cbr(c) => events.push(c.start, Event::Offer { flow: i as u32 }),
-                Flow::Ping(p) => events.push(p.start, Event::Offer { flow: i as u32 }),
-                Flow::Web(w) => events.push(w.start, Event::Offer { flow: i as u32 }),
-                Flow::Tcp(t) => {
-                    events.push(t.start, Event::Offer { flow: i as u32 });
-                    if let Some(stop) = t.stop {
-                        events.push(stop, Event::TcpStop { flow: i as u32 });
-                    }
-                }
-            }
-        }
-        let writers = cfg
-            .flows
-            .iter()
-            .map(|f| match f {
-                Flow::Saturated(s) => Some(SaturatedWriter::new(s.depth)),
-                _ => None,
-            })
-            .collect();
-        Ok(Simulation {
+        let mut sim = Simulation {
             net,
             agenda: Agenda::new(),
-            flow_stats: cfg
-                .flows
-                .iter()
-                .map(|f| match f {
-                    Flow::Tcp(_) | Flow::Web(_) => FlowStats::tcp(),
-                    _ => FlowStats::default(),
-                })
-                .collect(),
-            ping_seq: vec![0; cfg.flows.len()],
+            flow_stats: sources.iter().map(|s| s.new_stats()).collect(),
             conns: Vec::new(),
-            flow_conn: cfg.flows.iter().map(|_| None).collect(),
-            web: cfg.flows.iter().map(|_| WebState::default()).collect(),
-            flows: cfg.flows,
-            events,
+            sources,
+            events: EventQueue::default(),
             slab: Vec::new(),
             free: Vec::new(),
-            writers,
-            stalled: Vec::new(),
+            waiting: Vec::new(),
             writing: None,
             crossing: !remote.is_empty(),
             remote,
@@ -379,7 +318,33 @@ impl Simulation {
             delivered: 0,
             dropped: 0,
             seed: cfg.seed,
-        })
+        };
+        for flow in 0..sim.sources.len() {
+            sim.with_source(flow, Nanos::ZERO, |s, ctx| s.start(ctx));
+        }
+        Ok(sim)
+    }
+
+    /// Call flow `flow`'s source with its context at `at`.
+    fn with_source(
+        &mut self,
+        flow: usize,
+        at: Nanos,
+        call: impl FnOnce(&dyn Source, &mut FlowCtx<'_>),
+    ) {
+        let source = Rc::clone(&self.sources[flow]);
+        call(&*source, &mut FlowCtx::new(self, flow, at));
+    }
+
+    /// Call the source of TCP connection `conn`'s flow with its context at `at`.
+    pub(crate) fn with_conn_source(
+        &mut self,
+        conn: usize,
+        at: Nanos,
+        call: impl FnOnce(&dyn Source, &mut FlowCtx<'_>, ConnId),
+    ) {
+        let flow = self.conns[conn].flow;
+        self.with_source(flow, at, |s, ctx| call(s, ctx, ConnId(conn as u32)));
     }
 
     pub fn cell(&self) -> &Cell {
@@ -501,49 +466,19 @@ impl Simulation {
 
     fn handle_event(&mut self, at: Nanos, ev: Event) {
         match ev {
-            Event::Offer { flow } => self.offer(at, flow as usize),
+            Event::Source { flow, event } => {
+                self.with_source(flow as usize, at, |s, ctx| s.due(ctx, event))
+            }
             Event::TcpTimer { conn } => self.tcp_timer(at, conn),
             Event::SynTimer { conn, n } => self.syn_timer(at, conn as usize, n),
             Event::SynAckTimer { conn, n } => self.syn_ack_timer(at, conn as usize, n),
             // The agenda hands the network's timers over as `Due::Network`.
             Event::Network(_) => {}
-            Event::TcpStop { flow } => self.tcp_flow_stop(flow as usize),
-            Event::WebRetry { conn, object } => self.web_retry(at, conn as usize, object),
         }
     }
 
-    /// A flow's application sends its next packet (or, for TCP, opens the connection).
-    fn offer(&mut self, at: Nanos, flow: usize) {
-        match &self.flows[flow] {
-            Flow::Saturated(_) => self.saturated_send(at, flow),
-            Flow::Cbr(_) => self.cbr_send(at, flow),
-            Flow::Ping(_) => self.ping_send(at, flow),
-            Flow::Tcp(_) => self.tcp_flow_start(at, flow),
-            Flow::Web(_) => self.web_start(at, flow),
-        }
-    }
-
-    /// A data packet of one-way flow `flow` (saturated, CBR) from `from` to `to`, sent
-    /// by its application at `at`.
-    pub(crate) fn data_packet(
-        &mut self,
-        at: Nanos,
-        flow: usize,
-        from: Host,
-        to: Host,
-    ) -> Option<Packet> {
-        let token = self.alloc(InFlight {
-            flow: flow as u32,
-            to,
-            from,
-            sent_at: at,
-            payload: Payload::Data,
-        });
-        let id = self.take_id();
-        self.flows[flow].packet(id, token)
-    }
-
-    fn take_id(&mut self) -> u64 {
+    /// The next packet's id.
+    pub(crate) fn take_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         id
@@ -561,9 +496,7 @@ impl Simulation {
     ) -> Packet {
         let id = self.take_id();
         let mut p = Packet::new(id, from.node(), to.node(), len);
-        p.tid = marking.tid;
-        p.dscp = marking.dscp;
-        p.flow = marking.flow_hash;
+        marking.apply(&mut p);
         p.token = token;
         p
     }
@@ -641,7 +574,7 @@ impl Simulation {
         while let Some(o) = self.net.poll_cell_output() {
             match o {
                 Output::Delivered { at, packet } => {
-                    self.wake_stalled(at, packet.src);
+                    self.wake_waiting(at, packet.src);
                     let inflight = self
                         .slab
                         .get(packet.token as usize)
@@ -692,24 +625,22 @@ impl Simulation {
         let Some(f) = self.release(packet.token) else {
             return;
         };
-        let flow = f.flow as usize;
         match f.payload {
-            Payload::Data => {
-                self.flow_stats[flow].delivered(at, f.sent_at, packet.len_bytes);
-                self.saturated_left(at, flow);
+            Payload::App(message) => {
+                let arrival = Arrival {
+                    message,
+                    from: f.from,
+                    to: f.to,
+                    sent_at: f.sent_at,
+                    packet: &packet,
+                };
+                self.with_source(f.flow as usize, at, |s, ctx| s.arrived(ctx, arrival));
             }
-            Payload::PingRequest { seq } => self.ping_echo(at, f, seq, packet),
             // Handled in place by `arrive_tcp`.
             Payload::Tcp { .. } => {}
             Payload::Syn { conn } => self.send_syn_ack(at, conn as usize),
             Payload::SynAck { conn } => self.syn_ack_arrived(at, conn as usize),
             Payload::HandshakeAck { conn } => self.handshake_ack_arrived(at, conn as usize),
-            Payload::WebRequest { conn, object } => {
-                self.web_request_arrived(at, conn as usize, object)
-            }
-            Payload::PingReply { seq, request_sent } => {
-                self.ping_reply_arrived(at, f, seq, request_sent)
-            }
             // Another BSS's packets leave by `arrives_away` before they get here.
             Payload::Transit { .. } => {}
         }
@@ -720,7 +651,7 @@ impl Simulation {
         self.dropped += 1;
         let refusal = self.refusal();
         if !refusal {
-            self.wake_stalled(at, packet.src);
+            self.wake_waiting(at, packet.src);
         }
         if self.crossing && self.lost_away(at, packet, reason) {
             return;
@@ -732,12 +663,37 @@ impl Simulation {
         if f.payload.counted() {
             self.flow_stats[flow].dropped(reason);
         }
-        if refusal {
-            // Refused while a saturated flow's packet was being written: owed.
-            self.saturated_refused(flow);
-        } else {
-            self.saturated_left(at, flow);
+        self.with_source(flow, at, |s, ctx| s.lost(ctx, refusal));
+    }
+
+    /// A packet is being lost: whether that is a refusal (a packet is being written,
+    /// [`FlowCtx::write`]), which the write then notes.
+    fn refusal(&mut self) -> bool {
+        let refusal = self.writing.is_some();
+        if let Some(write) = self.writing.as_mut() {
+            write.refused = true;
         }
+        refusal
+    }
+
+    /// Flow `flow`'s source waits for node `node` to get a packet out.
+    pub(crate) fn wait_for_room(&mut self, flow: u32, node: NodeId) {
+        self.waiting.push(Waiting { flow, node });
+    }
+
+    /// Node `node` got a packet out: the first of its sources waiting for room (in the
+    /// order they began to wait) is told so. One packet out makes room for one:
+    /// waking every waiting source would have each write into a queue that has room
+    /// for one of them.
+    fn wake_waiting(&mut self, at: Nanos, node: NodeId) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let Some(i) = self.waiting.iter().position(|w| w.node == node) else {
+            return;
+        };
+        let flow = self.waiting.remove(i).flow as usize;
+        self.with_source(flow, at, |s, ctx| s.room(ctx));
     }
 
     /// Run to the end and summarise.
@@ -787,7 +743,7 @@ impl Simulation {
             beacon_airtime_share,
             stations,
             flows: self
-                .flows
+                .sources
                 .iter()
                 .zip(&self.flow_stats)
                 .enumerate()

@@ -30,6 +30,7 @@ use txop_core::Nanos;
 use txop_results::{BusResult, Results};
 use txop_sim::traffic::ping::Ping;
 use txop_sim::traffic::tcp::TcpFlow;
+use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
 use txop_sim::{BusConfig, SimConfig, Simulation, WiredConfig};
 
@@ -301,4 +302,28 @@ fn no_bus_changes_nothing() {
     let mut cfg = e5_config(flows(), 2, None, 3);
     cfg.host_bus = vec![None, Some(BusConfig::sdio_vendor())];
     assert!(Simulation::new(cfg).is_err());
+}
+
+/// A page load on the Neo, whose packets cross its bus both ways (the client's
+/// requests up, the objects down), loads again and again, and each load through the
+/// bus takes longer than without it: the bus only adds delay and limits throughput.
+/// Requests, TCP segments and the page's state all meet at the bus, where one
+/// packet's arrival can come while another is being sent.
+#[test]
+fn page_loads_cross_the_bus() {
+    let page = || {
+        let mut page = WebPage::seed_page(Host::Station(1), 3, 7);
+        page.objects_bytes = vec![20_000; 10];
+        page.repeat_after = Some(Nanos::from_ms(500));
+        vec![Flow::Web(page)]
+    };
+    let loads = |bus| {
+        run(e5_config(page(), 20, bus, 1)).flows[0]
+            .page_load_times_s
+            .clone()
+    };
+    let plain = loads(None);
+    let bused = loads(Some(BusConfig::sdio_generic()));
+    assert!(plain.len() >= 2 && bused.len() >= 2, "{plain:?} {bused:?}");
+    assert!(bused[0] > plain[0], "{bused:?} vs {plain:?}");
 }

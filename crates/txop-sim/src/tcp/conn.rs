@@ -8,9 +8,8 @@
 use super::handshake::Handshake;
 use super::{Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::conn_timer::ConnTimer;
-use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
-use crate::traffic::web::WebObject;
-use crate::traffic::Host;
+use crate::sim::{Event, InFlight, Payload, Simulation};
+use crate::traffic::{Host, Marking};
 use txop_core::packet::Ecn;
 use txop_core::Nanos;
 use txop_results::flowstats::TcpSample;
@@ -26,10 +25,8 @@ pub(crate) struct TcpConn {
     pub(crate) rcv: TcpReceiver,
     /// Its timer: the deadline asked for last and its queue entries.
     pub(crate) timer: ConnTimer,
-    /// Web: the object being received.
-    pub(crate) object: Option<WebObject>,
-    /// Web: the stream offset already asked for (requested bytes so far).
-    pub(crate) requested: u64,
+    /// The client's first packet is a request of its application ([`ConnSpec`]).
+    pub(crate) client_requests: bool,
     /// Where its handshake is.
     pub(crate) handshake: Handshake,
     /// The sender's retransmissions already added to its flow's count.
@@ -67,29 +64,37 @@ impl TcpConn {
     }
 }
 
+/// What a flow opens a connection with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConnSpec {
+    pub(crate) sender: Host,
+    pub(crate) receiver: Host,
+    pub(crate) cfg: TcpConfig,
+    /// Bytes the sender has to send at the start; `None`: unlimited (bulk).
+    pub(crate) bytes: Option<u64>,
+    /// How both ends mark their packets.
+    pub(crate) marking: Marking,
+    /// The client's first packet after the SYN-ACK is a request of its application (a
+    /// web request), which carries the handshake's last ACK: the server needs no
+    /// other, and the flow's source is told when the client's side is open
+    /// ([`crate::traffic::Source::connected`]).
+    pub(crate) client_requests: bool,
+}
+
 impl Simulation {
-    /// Open a TCP connection; the client's SYN goes first ([`Simulation::send_syn`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn open_conn(
-        &mut self,
-        now: Nanos,
-        flow: usize,
-        sender: Host,
-        receiver: Host,
-        cfg: TcpConfig,
-        bytes: Option<u64>,
-        marking: Marking,
-    ) -> usize {
+    /// Open a TCP connection of flow `flow`; the client's SYN goes first
+    /// ([`Simulation::send_syn`]).
+    pub(crate) fn open_conn(&mut self, now: Nanos, flow: usize, spec: ConnSpec) -> usize {
+        let cfg = spec.cfg;
         self.conns.push(TcpConn {
             flow,
-            sender,
-            receiver,
-            marking,
-            snd: TcpSender::new(cfg, now, bytes),
+            sender: spec.sender,
+            receiver: spec.receiver,
+            marking: spec.marking,
+            snd: TcpSender::new(cfg, now, spec.bytes),
             rcv: TcpReceiver::new(cfg),
             timer: ConnTimer::default(),
-            object: None,
-            requested: 0,
+            client_requests: spec.client_requests,
             handshake: Handshake::default(),
             retransmits_counted: 0,
             timeouts_counted: 0,
@@ -222,7 +227,7 @@ impl Simulation {
         self.free.push(token as u32);
         if new_bytes > 0 {
             self.flow_stats[flow].delivered_bytes_at(at, sent_at, new_bytes);
-            self.web_progress(at, conn);
+            self.with_conn_source(conn, at, |s, ctx, conn| s.received(ctx, conn));
         }
         self.pump_tcp(at, conn);
     }

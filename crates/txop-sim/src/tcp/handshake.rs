@@ -19,7 +19,6 @@
 
 use super::TcpConfig;
 use crate::sim::{Event, Payload, Simulation};
-use crate::traffic::Flow;
 use txop_core::Nanos;
 
 /// Where a connection's handshake is.
@@ -156,25 +155,24 @@ impl Simulation {
         }
     }
 
-    /// A SYN-ACK reached the client: its side is open. A web client sends its first
-    /// request (which carries the last ACK); a client that sends data starts sending;
-    /// otherwise it sends the last ACK. A SYN-ACK that comes again means the last ACK
-    /// was lost: it is sent again.
+    /// A SYN-ACK reached the client: its side is open. A client that makes requests
+    /// (a web client) sends its first request (which carries the last ACK); a client
+    /// that sends data starts sending; otherwise it sends the last ACK. A SYN-ACK that
+    /// comes again means the last ACK was lost: it is sent again.
     pub(crate) fn syn_ack_arrived(&mut self, at: Nanos, conn: usize) {
-        let flow = self.conns[conn].flow;
         let c = &mut self.conns[conn];
         if c.handshake.client_open {
             // A retransmitted SYN-ACK: the ACK to it was lost; send it again.
-            if c.server() == c.sender && !matches!(self.flows[flow], Flow::Web(_)) {
+            if c.server() == c.sender && !c.client_requests {
                 self.send_handshake_ack(at, conn);
             }
             return;
         }
         c.handshake.client_open = true;
-        if matches!(self.flows[flow], Flow::Web(_)) {
+        if c.client_requests {
             // The request carries the ACK; the server needs no other.
-            self.conns[conn].handshake.server_open = true;
-            self.web_next(at, conn);
+            c.handshake.server_open = true;
+            self.with_conn_source(conn, at, |s, ctx, conn| s.connected(ctx, conn));
         } else if c.client() == c.sender {
             self.pump_tcp(at, conn);
         } else {

@@ -71,7 +71,7 @@ mod harness;
 mod tests;
 
 pub use bbr::{BbrInfo, BbrMode};
-pub(crate) use conn::TcpConn;
+pub(crate) use conn::{ConnSpec, TcpConn};
 pub(crate) use handshake::{syn_advert, SynAdvert};
 pub use receiver::{TcpReceiver, TcpReceiverStats};
 pub use segment::{Segment, MAX_SACK_BLOCKS};

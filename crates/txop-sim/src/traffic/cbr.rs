@@ -3,9 +3,8 @@
 //! slow down when queues are full: excess is dropped by the queues, so each flow's
 //! share of a shared FIFO follows its offered rate.
 
-use super::Flow;
-use crate::sim::{Event, Simulation};
-use txop_core::{Nanos, NodeId, Packet};
+use super::{node_host, Arrival, FlowCtx, Host, Marking, Message, Source, SourceEvent};
+use txop_core::{Nanos, NodeId};
 
 /// One constant-rate flow.
 #[derive(Clone, Debug)]
@@ -29,27 +28,47 @@ impl Cbr {
         Nanos(ns.max(1) as u64)
     }
 
-    pub fn packet(&self, id: u64, token: u64) -> Packet {
-        let mut p = Packet::new(id, self.src, self.dst, self.len_bytes);
-        p.tid = self.tid;
-        p.dscp = self.dscp;
-        p.flow = self.flow_hash;
-        p.token = token;
-        p
+    /// How its packets are marked.
+    fn marking(&self) -> Marking {
+        Marking {
+            tid: self.tid,
+            dscp: self.dscp,
+            flow_hash: self.flow_hash,
+        }
     }
 }
 
-impl Simulation {
-    /// CBR flow `flow` sends its next packet and schedules the one after it.
-    pub(crate) fn cbr_send(&mut self, at: Nanos, flow: usize) {
-        let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
-        self.flow_stats[flow].offered += 1;
-        if let Flow::Cbr(c) = &self.flows[flow] {
-            self.events
-                .push(at + c.interval(), Event::Offer { flow: flow as u32 });
-        }
-        if let Some(p) = self.data_packet(at, flow, from, to) {
-            self.send(at, from, p);
-        }
+impl Source for Cbr {
+    fn src(&self) -> Host {
+        node_host(self.src)
+    }
+
+    fn dst(&self) -> Host {
+        node_host(self.dst)
+    }
+
+    fn kind(&self) -> &'static str {
+        "cbr"
+    }
+
+    fn start(&self, ctx: &mut FlowCtx<'_>) {
+        ctx.schedule(self.start, SourceEvent::Offer);
+    }
+
+    /// The next packet goes, and the one after it is scheduled.
+    fn due(&self, ctx: &mut FlowCtx<'_>, event: SourceEvent) {
+        debug_assert!(matches!(event, SourceEvent::Offer));
+        let (from, to) = (self.src(), self.dst());
+        ctx.stats().offered += 1;
+        ctx.schedule(ctx.now() + self.interval(), SourceEvent::Offer);
+        let mut p = ctx.packet(from, to, self.len_bytes, Message::Data);
+        self.marking().apply(&mut p);
+        ctx.send(from, p);
+    }
+
+    fn arrived(&self, ctx: &mut FlowCtx<'_>, arrival: Arrival<'_>) {
+        let at = ctx.now();
+        ctx.stats()
+            .delivered(at, arrival.sent_at, arrival.packet.len_bytes);
     }
 }

@@ -5,9 +5,9 @@
 //! irtt-like UDP echo ("Ping (ms) UDP …", the voip test) that also reports one-way
 //! delays per direction, their variation (IPDV) and losses.
 
-use super::{Flow, Host};
-use crate::sim::{Event, InFlight, Marking, Payload, Simulation};
-use txop_core::{Nanos, Packet};
+use super::{Arrival, FlowCtx, Host, Marking, Message, Source, SourceEvent};
+use std::cell::Cell;
+use txop_core::Nanos;
 
 /// One ping session.
 #[derive(Clone, Debug)]
@@ -59,73 +59,92 @@ impl Ping {
     }
 }
 
-impl Simulation {
-    /// Ping flow `flow` sends its next request, and schedules the one after it unless
-    /// that would be at or after the flow's stop.
-    pub(crate) fn ping_send(&mut self, at: Nanos, flow: usize) {
-        let Flow::Ping(ping) = &self.flows[flow] else {
-            return;
-        };
-        let (from, to) = (ping.from, ping.to);
-        self.flow_stats[flow].offered += 1;
-        let next = at + ping.interval;
-        if ping.stop.is_none_or(|s| next < s) {
-            self.events.push(next, Event::Offer { flow: flow as u32 });
+/// A ping session as it runs: its configuration and its next request number.
+pub(crate) struct PingSource {
+    cfg: Ping,
+    seq: Cell<u64>,
+}
+
+impl PingSource {
+    pub(crate) fn new(cfg: Ping) -> PingSource {
+        PingSource {
+            cfg,
+            seq: Cell::new(0),
         }
-        let len = ping.len_bytes;
-        let marking = Marking {
+    }
+}
+
+impl Source for PingSource {
+    fn src(&self) -> Host {
+        self.cfg.from
+    }
+
+    fn dst(&self) -> Host {
+        self.cfg.to
+    }
+
+    fn kind(&self) -> &'static str {
+        if self.cfg.udp {
+            "udp_ping"
+        } else {
+            "ping"
+        }
+    }
+
+    fn label(&self) -> &str {
+        &self.cfg.label
+    }
+
+    fn start(&self, ctx: &mut FlowCtx<'_>) {
+        ctx.schedule(self.cfg.start, SourceEvent::Offer);
+    }
+
+    /// The next request goes, and the one after it is scheduled unless that would be
+    /// at or after the flow's stop.
+    fn due(&self, ctx: &mut FlowCtx<'_>, event: SourceEvent) {
+        debug_assert!(matches!(event, SourceEvent::Offer));
+        let ping = &self.cfg;
+        ctx.stats().offered += 1;
+        let next = ctx.now() + ping.interval;
+        if ping.stop.is_none_or(|s| next < s) {
+            ctx.schedule(next, SourceEvent::Offer);
+        }
+        let seq = self.seq.get();
+        self.seq.set(seq + 1);
+        let request = Message::PingRequest { seq };
+        let mut p = ctx.packet(ping.from, ping.to, ping.len_bytes, request);
+        Marking {
             tid: ping.tid,
             dscp: ping.dscp,
             flow_hash: ping.flow_hash,
-        };
-        let seq = self.ping_seq[flow];
-        self.ping_seq[flow] += 1;
-        let token = self.alloc(InFlight {
-            flow: flow as u32,
-            to,
-            from,
-            sent_at: at,
-            payload: Payload::PingRequest { seq },
-        });
-        let p = self.make_packet(from, to, len, marking, token);
-        self.send(at, from, p);
+        }
+        .apply(&mut p);
+        ctx.send(ping.from, p);
     }
 
-    /// Echo request `seq` (`request`, its packet `packet`) reached the far host: the
-    /// reply goes at once, the same size, back the way it came.
-    pub(crate) fn ping_echo(&mut self, at: Nanos, request: InFlight, seq: u64, packet: Packet) {
-        let f = request;
-        let token = self.alloc(InFlight {
-            flow: f.flow,
-            to: f.from,
-            from: f.to,
-            sent_at: at,
-            payload: Payload::PingReply {
-                seq,
-                request_sent: f.sent_at,
-            },
-        });
-        let marking = Marking {
-            tid: packet.tid,
-            dscp: packet.dscp,
-            flow_hash: packet.flow,
-        };
-        let p = self.make_packet(f.to, f.from, packet.len_bytes, marking, token);
-        self.send(at, f.to, p);
-    }
-
-    /// Echo reply `seq` (`reply`) reached the host that measures: the round trip and
-    /// its two one-way halves go into the flow's statistics.
-    pub(crate) fn ping_reply_arrived(
-        &mut self,
-        at: Nanos,
-        reply: InFlight,
-        seq: u64,
-        request_sent: Nanos,
-    ) {
-        // The reply left the far host when the request arrived there.
-        let forward = reply.sent_at - request_sent;
-        let back = at - reply.sent_at;
-        self.flow_stats[reply.flow as usize].echo(at, seq, forward, back);
+    /// A request reached the far host: the reply goes at once, the same size and
+    /// marking, back the way it came. A reply reached the host that measures: the
+    /// round trip and its two one-way halves go into the flow's statistics.
+    fn arrived(&self, ctx: &mut FlowCtx<'_>, arrival: Arrival<'_>) {
+        let at = ctx.now();
+        match arrival.message {
+            Message::PingRequest { seq } => {
+                let reply = Message::PingReply {
+                    seq,
+                    request_sent: arrival.sent_at,
+                };
+                let request = arrival.packet;
+                let mut p = ctx.packet(arrival.to, arrival.from, request.len_bytes, reply);
+                Marking::of(request).apply(&mut p);
+                ctx.send(arrival.to, p);
+            }
+            Message::PingReply { seq, request_sent } => {
+                // The reply left the far host when the request arrived there.
+                let forward = arrival.sent_at - request_sent;
+                let back = at - arrival.sent_at;
+                ctx.stats().echo(at, seq, forward, back);
+            }
+            Message::Data | Message::WebRequest { .. } => {}
+        }
     }
 }

@@ -24,13 +24,14 @@
 //! - a writer with nothing inside and nothing about to be written (every packet
 //!   refused) is *stalled*: it waits until its node gets a packet out (a delivery or
 //!   a loss), as a sender blocked on a stopped queue is woken when the queue drains;
-//!   each packet out wakes one stalled writer of its node, the one stalled longest.
+//!   each packet out wakes one stalled writer of its node, the one stalled longest
+//!   ([`FlowCtx::wait_for_room`]).
 //!
 //! Every packet of the depth is always in one of three places:
 //! `inside + owed + pending = depth` (pending: writes scheduled, not yet made).
 
-use super::Host;
-use crate::sim::{Event, Simulation};
+use super::{node_host, Arrival, FlowCtx, Host, Message, Source, SourceEvent};
+use std::cell::Cell;
 use txop_core::{Nanos, NodeId, Packet};
 
 /// One saturated flow over the air.
@@ -45,14 +46,11 @@ pub struct Saturated {
 }
 
 impl Saturated {
-    /// A packet of this flow with the given id; `token` tells the simulator whose it is.
-    pub fn packet(&self, id: u64, token: u64) -> Packet {
-        let mut p = Packet::new(id, self.src, self.dst, self.len_bytes);
+    /// Mark packet `p` of this flow: its TID, and a well-spread flow hash from its
+    /// token (fq classifies on the hash's top bits).
+    fn mark(&self, p: &mut Packet) {
         p.tid = self.tid;
-        // A well-spread flow hash (fq classifies on its top bits).
-        p.flow = (txop_core::rng::mix64(token) >> 32) as u32;
-        p.token = token;
-        p
+        p.flow = (txop_core::rng::mix64(p.token) >> 32) as u32;
     }
 }
 
@@ -149,102 +147,111 @@ impl SaturatedWriter {
     }
 }
 
-/// A saturated flow's packet being written ([`Simulation::write_saturated`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WriteInProgress {
-    /// The network refused a packet in this write (the written one, or one it pushed
-    /// out, whoever's).
-    refused: bool,
+/// A saturated flow as it runs: its configuration and its writer.
+pub(crate) struct SaturatedSource {
+    cfg: Saturated,
+    writer: Cell<SaturatedWriter>,
 }
 
-impl Simulation {
-    /// Saturated flow `flow` makes a scheduled write: its next packet, unless a write
-    /// was refused at this instant already (then the packet is owed).
-    pub(crate) fn saturated_send(&mut self, at: Nanos, flow: usize) {
-        let (from, to) = (self.flows[flow].src(), self.flows[flow].dst());
-        if let Some(w) = self.writers[flow].as_mut() {
-            if !w.may_write(at) {
-                // Refused at this instant already: owed.
-                if w.stalled() {
-                    self.stalled.push(flow as u32);
-                }
-                return;
+impl SaturatedSource {
+    /// The flow before the run: its `depth` first writes are scheduled at the start.
+    pub(crate) fn new(cfg: Saturated) -> SaturatedSource {
+        SaturatedSource {
+            writer: Cell::new(SaturatedWriter::new(cfg.depth)),
+            cfg,
+        }
+    }
+
+    /// Act on the writer (no borrow of it outlives this call).
+    fn writer<R>(&self, act: impl FnOnce(&mut SaturatedWriter) -> R) -> R {
+        let mut w = self.writer.get();
+        let r = act(&mut w);
+        self.writer.set(w);
+        r
+    }
+
+    /// Write the next packet at once: the writer schedules it.
+    fn write_now(&self, ctx: &mut FlowCtx<'_>) {
+        ctx.schedule(ctx.now(), SourceEvent::Offer);
+    }
+
+    /// One of its packets left the network other than by a refusal (delivered, or
+    /// lost later on): it writes the next one now.
+    fn left(&self, ctx: &mut FlowCtx<'_>) {
+        self.writer(SaturatedWriter::left);
+        self.write_now(ctx);
+    }
+}
+
+impl Source for SaturatedSource {
+    fn src(&self) -> Host {
+        node_host(self.cfg.src)
+    }
+
+    fn dst(&self) -> Host {
+        node_host(self.cfg.dst)
+    }
+
+    fn kind(&self) -> &'static str {
+        "saturated"
+    }
+
+    fn start(&self, ctx: &mut FlowCtx<'_>) {
+        for _ in 0..self.cfg.depth {
+            ctx.schedule(Nanos::ZERO, SourceEvent::Offer);
+        }
+    }
+
+    /// A scheduled write: its next packet, unless a write was refused at this instant
+    /// already (then the packet is owed). Whatever the network refuses meanwhile is
+    /// owed; if it refused nothing, the flow writes one more owed packet at once.
+    fn due(&self, ctx: &mut FlowCtx<'_>, event: SourceEvent) {
+        debug_assert!(matches!(event, SourceEvent::Offer));
+        let at = ctx.now();
+        let (from, to) = (self.src(), self.dst());
+        let (write, stalled) = self.writer(|w| (w.may_write(at), w.stalled()));
+        if !write {
+            // Refused at this instant already: owed.
+            if stalled {
+                ctx.wait_for_room(self.cfg.src);
             }
-        }
-        self.flow_stats[flow].offered += 1;
-        if let Some(p) = self.data_packet(at, flow, from, to) {
-            self.write_saturated(at, flow, from, p);
-        }
-    }
-
-    /// A saturated flow writes its packet `p`: whatever the network refuses meanwhile
-    /// is owed ([`crate::traffic::saturated`]); if it refused nothing, the flow writes
-    /// one more owed packet at once.
-    fn write_saturated(&mut self, at: Nanos, flow: usize, from: Host, p: Packet) {
-        if let Some(w) = self.writers[flow].as_mut() {
-            w.wrote();
-        }
-        self.writing = Some(WriteInProgress { refused: false });
-        self.send(at, from, p);
-        self.drain_outputs();
-        let refused = self.writing.take().is_some_and(|w| w.refused);
-        if self.writers[flow]
-            .as_mut()
-            .is_some_and(|w| w.write_on(at, refused))
-        {
-            self.events.push(at, Event::Offer { flow: flow as u32 });
-        }
-    }
-
-    /// A packet is being lost: whether that is a refusal (a saturated flow's packet is
-    /// being written, [`Simulation::write_saturated`]), which the write then notes.
-    pub(crate) fn refusal(&mut self) -> bool {
-        let refusal = self.writing.is_some();
-        if let Some(write) = self.writing.as_mut() {
-            write.refused = true;
-        }
-        refusal
-    }
-
-    /// A packet of flow `flow` was refused while a saturated flow's packet was being
-    /// written: if `flow` is saturated, the packet is owed.
-    pub(crate) fn saturated_refused(&mut self, flow: usize) {
-        let Some(w) = self.writers[flow].as_mut() else {
-            return;
-        };
-        w.refused();
-        if w.stalled() {
-            self.stalled.push(flow as u32);
-        }
-    }
-
-    /// A saturated flow's packet left the network (delivered, or lost other than by
-    /// a refusal): its writer writes the next one now.
-    pub(crate) fn saturated_left(&mut self, at: Nanos, flow: usize) {
-        if let Some(w) = self.writers[flow].as_mut() {
-            w.left();
-            self.events.push(at, Event::Offer { flow: flow as u32 });
-        }
-    }
-
-    /// Node `node` got a packet out: the first of its saturated flows' stalled writers
-    /// (in the order they stalled) writes again. One packet out makes room for one:
-    /// waking every stalled writer would have each write into a queue that has room
-    /// for one of them.
-    pub(crate) fn wake_stalled(&mut self, at: Nanos, node: NodeId) {
-        if self.stalled.is_empty() {
             return;
         }
-        let Some(i) = self
-            .stalled
-            .iter()
-            .position(|&f| self.flows[f as usize].src().node() == node)
-        else {
+        ctx.stats().offered += 1;
+        let mut p = ctx.packet(from, to, self.cfg.len_bytes, Message::Data);
+        self.cfg.mark(&mut p);
+        self.writer(SaturatedWriter::wrote);
+        let refused = ctx.write(from, p);
+        if self.writer(|w| w.write_on(at, refused)) {
+            self.write_now(ctx);
+        }
+    }
+
+    fn arrived(&self, ctx: &mut FlowCtx<'_>, arrival: Arrival<'_>) {
+        let at = ctx.now();
+        ctx.stats()
+            .delivered(at, arrival.sent_at, arrival.packet.len_bytes);
+        self.left(ctx);
+    }
+
+    /// A packet refused while a packet was being written is owed; otherwise it left.
+    fn lost(&self, ctx: &mut FlowCtx<'_>, refused: bool) {
+        if !refused {
+            self.left(ctx);
             return;
-        };
-        let flow = self.stalled.remove(i) as usize;
-        if self.writers[flow].as_mut().is_some_and(|w| w.wake()) {
-            self.events.push(at, Event::Offer { flow: flow as u32 });
+        }
+        if self.writer(|w| {
+            w.refused();
+            w.stalled()
+        }) {
+            ctx.wait_for_room(self.cfg.src);
+        }
+    }
+
+    /// Its node got a packet out: a stalled writer writes one owed packet.
+    fn room(&self, ctx: &mut FlowCtx<'_>) {
+        if self.writer(SaturatedWriter::wake) {
+            self.write_now(ctx);
         }
     }
 }

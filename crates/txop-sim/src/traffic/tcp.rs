@@ -1,10 +1,11 @@
 //! A TCP flow between two hosts: a bulk transfer (netperf's TCP_STREAM, as flent runs
 //! it) or a finite object, with the sender and receiver of `crate::tcp`.
 
-use super::{Flow, Host};
-use crate::sim::{Marking, Simulation};
-use crate::tcp::TcpConfig;
+use super::{Arrival, ConnId, FlowCtx, Host, Marking, Source, SourceEvent};
+use crate::tcp::{ConnSpec, TcpConfig};
+use std::cell::Cell;
 use txop_core::Nanos;
+use txop_results::FlowStats;
 
 /// One TCP connection's traffic.
 #[derive(Clone, Debug)]
@@ -42,27 +43,80 @@ impl TcpFlow {
     }
 }
 
-impl Simulation {
-    /// TCP flow `flow` starts: it opens its connection, whose handshake goes first.
-    pub(crate) fn tcp_flow_start(&mut self, at: Nanos, flow: usize) {
-        let Flow::Tcp(t) = &self.flows[flow] else {
-            return;
-        };
-        let (sender, receiver, cfg, bytes) = (t.sender, t.receiver, t.cfg, t.bytes);
-        let marking = Marking {
-            tid: t.tid,
-            dscp: t.dscp,
-            flow_hash: t.flow_hash,
-        };
-        let conn = self.open_conn(at, flow, sender, receiver, cfg, bytes, marking);
-        self.flow_conn[flow] = Some(conn);
-        self.send_syn(at, conn);
-    }
+/// A TCP flow as it runs: its configuration and its connection, once open.
+pub(crate) struct TcpSource {
+    cfg: TcpFlow,
+    conn: Cell<Option<ConnId>>,
+}
 
-    /// TCP flow `flow` stops writing new data (what it wrote is still delivered).
-    pub(crate) fn tcp_flow_stop(&mut self, flow: usize) {
-        if let Some(c) = self.flow_conn[flow] {
-            self.conns[c].snd.stop_writing();
+impl TcpSource {
+    pub(crate) fn new(cfg: TcpFlow) -> TcpSource {
+        TcpSource {
+            cfg,
+            conn: Cell::new(None),
         }
     }
+}
+
+impl Source for TcpSource {
+    fn src(&self) -> Host {
+        self.cfg.sender
+    }
+
+    fn dst(&self) -> Host {
+        self.cfg.receiver
+    }
+
+    fn kind(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn label(&self) -> &str {
+        &self.cfg.label
+    }
+
+    fn new_stats(&self) -> FlowStats {
+        FlowStats::tcp()
+    }
+
+    fn start(&self, ctx: &mut FlowCtx<'_>) {
+        ctx.schedule(self.cfg.start, SourceEvent::Offer);
+        if let Some(stop) = self.cfg.stop {
+            ctx.schedule(stop, SourceEvent::Stop);
+        }
+    }
+
+    /// At its start the flow opens its connection, whose handshake goes first; at its
+    /// stop it writes no new data (what it wrote is still delivered).
+    fn due(&self, ctx: &mut FlowCtx<'_>, event: SourceEvent) {
+        let t = &self.cfg;
+        match event {
+            SourceEvent::Offer => {
+                let mut tcp = ctx.tcp();
+                let conn = tcp.open(ConnSpec {
+                    sender: t.sender,
+                    receiver: t.receiver,
+                    cfg: t.cfg,
+                    bytes: t.bytes,
+                    marking: Marking {
+                        tid: t.tid,
+                        dscp: t.dscp,
+                        flow_hash: t.flow_hash,
+                    },
+                    client_requests: false,
+                });
+                self.conn.set(Some(conn));
+                tcp.connect(conn);
+            }
+            SourceEvent::Stop => {
+                if let Some(conn) = self.conn.get() {
+                    ctx.tcp().stop_writing(conn);
+                }
+            }
+            SourceEvent::Retry { .. } => {}
+        }
+    }
+
+    /// Its packets are all TCP's (segments and the handshake).
+    fn arrived(&self, _ctx: &mut FlowCtx<'_>, _arrival: Arrival<'_>) {}
 }

@@ -7,10 +7,11 @@
 //! 60-byte packets; requests are single small packets, sent again after 1 s if lost
 //! (the client's TCP would retransmit them after its RTO).
 
-use super::{Flow, Host};
-use crate::sim::{Event, Marking, Payload, Simulation};
-use crate::tcp::TcpConfig;
+use super::{Arrival, ConnId, FlowCtx, Host, Marking, Message, Source, SourceEvent};
+use crate::tcp::{ConnSpec, TcpConfig};
+use std::cell::RefCell;
 use txop_core::Nanos;
+use txop_results::FlowStats;
 
 /// One page and how it is fetched.
 #[derive(Clone, Debug)]
@@ -57,173 +58,252 @@ impl WebPage {
 
 /// The object a web connection is receiving.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WebObject {
+struct WebObject {
     /// Its index in the page's `objects_bytes`.
-    pub(crate) index: u32,
+    index: u32,
     /// The offset in the connection's stream where it ends.
-    pub(crate) stream_end_bytes: u64,
+    stream_end_bytes: u64,
+}
+
+/// One of a page load's connections.
+#[derive(Debug)]
+struct WebConn {
+    conn: ConnId,
+    /// The flow hash its packets carry (each connection its own flow to fq).
+    flow_hash: u32,
+    /// The object being received.
+    object: Option<WebObject>,
+    /// The stream offset already asked for (requested bytes so far).
+    requested_bytes: u64,
+}
+
+impl WebConn {
+    /// Whether a request for `object` on this connection is still unanswered: it is
+    /// the object being received, and no request for it has reached the server (its
+    /// bytes are not yet requested from the stream).
+    fn awaits(&self, object: u32) -> bool {
+        self.object
+            .is_some_and(|o| o.index == object && self.requested_bytes < o.stream_end_bytes)
+    }
 }
 
 /// A web page load in progress.
-#[derive(Default)]
-pub(crate) struct WebState {
-    /// Connection indices in `conns` (opened as the page needs them).
-    pub(crate) conns: Vec<usize>,
+#[derive(Debug, Default)]
+struct PageLoad {
+    /// Its connections, in the order opened, by every load of the page: a load again
+    /// ([`WebPage::repeat_after`]) counts the earlier loads' connections against
+    /// [`WebPage::connections`], so it opens one more connection and no others.
+    conns: Vec<WebConn>,
     /// Next object not yet requested.
-    pub(crate) next_object: u32,
+    next_object: u32,
     /// Objects received in full.
-    pub(crate) done: u32,
-    pub(crate) started: Nanos,
+    done: u32,
+    started: Nanos,
 }
 
-impl Simulation {
-    /// A page load begins: a connection for the page itself.
-    pub(crate) fn web_start(&mut self, at: Nanos, flow: usize) {
-        let w = &mut self.web[flow];
-        w.next_object = 0;
-        w.done = 0;
-        w.started = at;
-        self.web_open(at, flow);
+/// A web page load as it runs: the page and how far its load is.
+pub(crate) struct WebSource {
+    page: WebPage,
+    load: RefCell<PageLoad>,
+}
+
+impl WebSource {
+    pub(crate) fn new(page: WebPage) -> WebSource {
+        WebSource {
+            page,
+            load: RefCell::new(PageLoad::default()),
+        }
     }
 
-    /// Open one more connection for a page (the server sends, the client receives);
+    /// Act on connection `conn` of the load (no borrow outlives this call).
+    fn conn<R>(&self, conn: ConnId, act: impl FnOnce(&mut WebConn) -> R) -> R {
+        let mut load = self.load.borrow_mut();
+        let c = load
+            .conns
+            .iter_mut()
+            .find(|c| c.conn == conn)
+            .expect("a connection of this page load");
+        act(c)
+    }
+
+    /// Open one more connection for the page (the server sends, the client receives);
     /// its handshake goes first.
-    fn web_open(&mut self, at: Nanos, flow: usize) {
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let (client, server, cfg, hash) = (page.client, page.server, page.cfg, page.flow_hash);
-        let k = self.web[flow].conns.len() as u32;
-        // Best effort; each connection its own flow to fq.
-        let marking = Marking {
-            tid: 0,
-            dscp: 0,
-            flow_hash: hash ^ k,
-        };
-        let conn = self.open_conn(at, flow, server, client, cfg, Some(0), marking);
-        self.web[flow].conns.push(conn);
-        self.send_syn(at, conn);
+    fn open(&self, ctx: &mut FlowCtx<'_>) {
+        let page = &self.page;
+        let k = self.load.borrow().conns.len() as u32;
+        let flow_hash = page.flow_hash ^ k;
+        let mut tcp = ctx.tcp();
+        let conn = tcp.open(ConnSpec {
+            sender: page.server,
+            receiver: page.client,
+            cfg: page.cfg,
+            bytes: Some(0),
+            marking: web_marking(flow_hash),
+            client_requests: true,
+        });
+        self.load.borrow_mut().conns.push(WebConn {
+            conn,
+            flow_hash,
+            object: None,
+            requested_bytes: 0,
+        });
+        tcp.connect(conn);
     }
 
     /// Ask for the next object on connection `conn`, if any is left.
-    pub(crate) fn web_next(&mut self, at: Nanos, conn: usize) {
-        let flow = self.conns[conn].flow;
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let n = page.objects_bytes.len() as u32;
-        let w = &mut self.web[flow];
+    fn next(&self, ctx: &mut FlowCtx<'_>, conn: ConnId) {
+        let n = self.page.objects_bytes.len() as u32;
+        let mut load = self.load.borrow_mut();
         // The page itself first; the other objects only once it is complete.
-        if w.next_object >= n || (w.next_object > 0 && w.done == 0) {
-            self.conns[conn].object = None;
+        if load.next_object >= n || (load.next_object > 0 && load.done == 0) {
+            drop(load);
+            self.conn(conn, |c| c.object = None);
             return;
         }
-        let object = w.next_object;
-        w.next_object += 1;
-        self.web_request(at, conn, object);
+        let object = load.next_object;
+        load.next_object += 1;
+        drop(load);
+        self.request(ctx, conn, object);
     }
 
-    fn web_request(&mut self, at: Nanos, conn: usize, object: u32) {
-        let flow = self.conns[conn].flow;
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let (client, server, req) = (page.client, page.server, page.request_bytes);
+    /// The client asks for `object` on connection `conn`, and again after 1 s if the
+    /// server has not answered by then.
+    fn request(&self, ctx: &mut FlowCtx<'_>, conn: ConnId, object: u32) {
+        let page = &self.page;
         let size = page.objects_bytes[object as usize] as u64;
-        let c = &mut self.conns[conn];
-        if c.object.map(|o| o.index) != Some(object) {
-            c.object = Some(WebObject {
-                index: object,
-                stream_end_bytes: c.requested + size,
-            });
-        }
-        self.conn_packet(
-            at,
-            conn,
-            Payload::WebRequest {
-                conn: conn as u32,
-                object,
-            },
-            req,
-            client,
-            server,
-        );
-        self.events.push(
-            at + Nanos::from_secs(1),
-            Event::WebRetry {
-                conn: conn as u32,
-                object,
-            },
+        let flow_hash = self.conn(conn, |c| {
+            if c.object.map(|o| o.index) != Some(object) {
+                c.object = Some(WebObject {
+                    index: object,
+                    stream_end_bytes: c.requested_bytes + size,
+                });
+            }
+            c.flow_hash
+        });
+        let request = Message::WebRequest { conn, object };
+        let mut p = ctx.packet(page.client, page.server, page.request_bytes, request);
+        web_marking(flow_hash).apply(&mut p);
+        ctx.send(page.client, p);
+        ctx.schedule(
+            ctx.now() + Nanos::from_secs(1),
+            SourceEvent::Retry { conn, object },
         );
     }
+}
 
-    /// The request for `object` on connection `conn` was sent 1 s ago.
-    pub(crate) fn web_retry(&mut self, at: Nanos, conn: usize, object: u32) {
-        // The server never saw the request (it was lost): ask again.
-        let c = &self.conns[conn];
-        if c.object
-            .is_some_and(|o| o.index == object && c.requested < o.stream_end_bytes)
-        {
-            self.web_request(at, conn, object);
+/// How a page load's packets are marked: best effort, `flow_hash` per connection.
+fn web_marking(flow_hash: u32) -> Marking {
+    Marking {
+        tid: 0,
+        dscp: 0,
+        flow_hash,
+    }
+}
+
+impl Source for WebSource {
+    fn src(&self) -> Host {
+        self.page.client
+    }
+
+    fn dst(&self) -> Host {
+        self.page.server
+    }
+
+    fn kind(&self) -> &'static str {
+        "web"
+    }
+
+    fn new_stats(&self) -> FlowStats {
+        FlowStats::tcp()
+    }
+
+    fn start(&self, ctx: &mut FlowCtx<'_>) {
+        ctx.schedule(self.page.start, SourceEvent::Offer);
+    }
+
+    /// A page load begins, with a connection for the page itself; or a request not
+    /// answered after 1 s goes again (the server never saw it: it was lost).
+    fn due(&self, ctx: &mut FlowCtx<'_>, event: SourceEvent) {
+        match event {
+            SourceEvent::Offer => {
+                let mut load = self.load.borrow_mut();
+                load.next_object = 0;
+                load.done = 0;
+                load.started = ctx.now();
+                drop(load);
+                self.open(ctx);
+            }
+            SourceEvent::Retry { conn, object } => {
+                if self.conn(conn, |c| c.awaits(object)) {
+                    self.request(ctx, conn, object);
+                }
+            }
+            SourceEvent::Stop => {}
         }
     }
 
-    /// The server got a request for `object` on connection `conn`: it writes the
-    /// object into the connection.
-    pub(crate) fn web_request_arrived(&mut self, at: Nanos, conn: usize, object: u32) {
-        let flow = self.conns[conn].flow;
-        let Flow::Web(page) = &self.flows[flow] else {
+    /// The server got a request: it writes the object into the connection. A repeated
+    /// request for an object already being sent is ignored.
+    fn arrived(&self, ctx: &mut FlowCtx<'_>, arrival: Arrival<'_>) {
+        let Message::WebRequest { conn, object } = arrival.message else {
             return;
         };
-        let size = page.objects_bytes[object as usize] as u64;
-        let c = &mut self.conns[conn];
-        // A repeated request for an object already being sent is ignored.
-        if c.object
-            .is_some_and(|o| o.index == object && c.requested < o.stream_end_bytes)
-        {
-            c.requested += size;
-            c.snd.add_bytes(at, size);
-            self.pump_tcp(at, conn);
+        let size = self.page.objects_bytes[object as usize] as u64;
+        let write = self.conn(conn, |c| {
+            let write = c.awaits(object);
+            if write {
+                c.requested_bytes += size;
+            }
+            write
+        });
+        if write {
+            ctx.tcp().write(conn, size);
         }
     }
 
-    /// The client received more of connection `conn`'s stream.
-    pub(crate) fn web_progress(&mut self, at: Nanos, conn: usize) {
-        let c = &self.conns[conn];
-        let Some(object) = c.object else {
+    /// The client side is open: its first request carries the handshake's last ACK.
+    fn connected(&self, ctx: &mut FlowCtx<'_>, conn: ConnId) {
+        self.next(ctx, conn);
+    }
+
+    /// The client received more of connection `conn`'s stream: when the object is in,
+    /// the next is asked for; when the page is in, the browser's other connections open
+    /// for its objects; when every object is in, the load is complete.
+    fn received(&self, ctx: &mut FlowCtx<'_>, conn: ConnId) {
+        let Some(object) = self.conn(conn, |c| c.object) else {
             return;
         };
-        if c.rcv.bytes_received() < object.stream_end_bytes {
+        if ctx.tcp().received_bytes(conn) < object.stream_end_bytes {
             return;
         }
-        let flow = c.flow;
-        let Flow::Web(page) = &self.flows[flow] else {
-            return;
-        };
-        let (n, max_conns, repeat) = (
+        let page = &self.page;
+        let (n, max_conns) = (
             page.objects_bytes.len() as u32,
             page.connections.max(1) as usize,
-            page.repeat_after,
         );
-        self.conns[conn].object = None;
-        let w = &mut self.web[flow];
-        w.done += 1;
-        if w.done == n {
-            let t = (at - w.started).as_secs_f64();
-            self.flow_stats[flow].page_loaded(t);
-            if let Some(r) = repeat {
-                self.events.push(at + r, Event::Offer { flow: flow as u32 });
+        self.conn(conn, |c| c.object = None);
+        let mut load = self.load.borrow_mut();
+        load.done += 1;
+        if load.done == n {
+            let t = (ctx.now() - load.started).as_secs_f64();
+            drop(load);
+            ctx.stats().page_loaded(t);
+            if let Some(r) = page.repeat_after {
+                ctx.schedule(ctx.now() + r, SourceEvent::Offer);
             }
             return;
         }
-        let first_done = w.done == 1;
-        self.web_next(at, conn);
+        let first_done = load.done == 1;
+        drop(load);
+        self.next(ctx, conn);
         // The page is in: open the browser's other connections for its objects.
         if first_done {
-            while self.web[flow].conns.len() < max_conns
-                && (self.web[flow].conns.len() as u32) < n - 1
-            {
-                self.web_open(at, flow);
+            loop {
+                let opened = self.load.borrow().conns.len();
+                if opened >= max_conns || opened as u32 >= n - 1 {
+                    break;
+                }
+                self.open(ctx);
             }
         }
     }
