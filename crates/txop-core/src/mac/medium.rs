@@ -20,11 +20,12 @@
 //!   frame nobody interfered with always gets through (as without space), one that was
 //!   interfered with is drawn at its SINR. A later frame takes the receiver over per the
 //!   capture rule; at one instant the receiver locks on the strongest preamble.
-//! - **The exchange** of each transmitter goes step by step: RTS, CTS (or CTS-to-self),
-//!   data, ACK or BlockAck, each sent SIFS after the previous one ended if that one got
-//!   through, and the exchange fails at the first that did not (a *collision* if
-//!   interference took part, a *failure* if noise alone). Its transmitter then waits its
-//!   response timeout.
+//! - **The exchange** of each transmitter goes step by step through its frame sequence
+//!   (`mac/sequence.rs`, the one that one collision domain lays out whole): RTS, CTS
+//!   (or CTS-to-self), data, ACK or BlockAck, each sent SIFS after the previous one
+//!   ended if that one got through, and the exchange fails at the first that did not (a
+//!   *collision* if interference took part, a *failure* if noise alone). Its transmitter
+//!   then waits its response timeout.
 //!
 //! Contention still has no per-slot events: a node's next transmission is computed from
 //! its counters, and the medium's deadline is the earliest of those of the nodes whose
