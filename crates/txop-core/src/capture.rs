@@ -299,7 +299,8 @@ impl Cell {
                 PpduKind::Rts => (CapturedFrame::Rts, !collision),
                 PpduKind::Cts => (CapturedFrame::Cts, !collision),
                 PpduKind::CtsToSelf => (CapturedFrame::CtsToSelf, true),
-                PpduKind::Data => (
+                // (A data sequence's payload is its data PPDU.)
+                PpduKind::Data | PpduKind::Own => (
                     CapturedFrame::Data {
                         tid: ppdu.tid.0,
                         qos: self.cfg.qos,
@@ -385,14 +386,11 @@ impl Cell {
         record.aql_pending_us = (n == 0).then(|| self.nodes[n].path.aql_pending_us(link, tx.ac));
     }
 
-    /// The PPDUs of one of the MAC's own frames `f` sent by `tx` (and the AP's ACK).
-    fn capture_frame(&self, tx: &Tx, f: Frame, collision: bool, out: &mut Vec<CapturedPpdu>) {
-        let n = tx.node.index();
-        let (v, bytes) = self.frame_vector(n, f);
-        let sifs = self.timing.sifs;
-        let ctl = control_response_rate(&v, self.cfg.standard);
-        let ack = ctl.ppdu_duration(ACK_BYTES, self.cfg.band);
-        let frame = match f {
+    /// How the capture shows one of the MAC's own frames: a beacon with its TIM (the
+    /// stations the AP buffers for, up to AID 63), interval and DTIM count; a PS-Poll;
+    /// a null-data frame with its PM bit.
+    pub(crate) fn captured_own_frame(&self, f: Frame) -> CapturedFrame {
+        match f {
             Frame::Mgmt(MgmtFrame::Beacon { k }) => {
                 // Only a cell with management sends beacons; without, hostapd's
                 // defaults.
@@ -416,7 +414,17 @@ impl Cell {
             }
             Frame::Ctl(CtlFrame::PsPoll) => CapturedFrame::PsPoll,
             Frame::Data(DataFrame::NullData { pm }) => CapturedFrame::NullData { pm },
-        };
+        }
+    }
+
+    /// The PPDUs of one of the MAC's own frames `f` sent by `tx` (and the AP's ACK).
+    fn capture_frame(&self, tx: &Tx, f: Frame, collision: bool, out: &mut Vec<CapturedPpdu>) {
+        let n = tx.node.index();
+        let (v, bytes) = self.frame_vector(n, f);
+        let sifs = self.timing.sifs;
+        let ctl = control_response_rate(&v, self.cfg.standard);
+        let ack = ctl.ppdu_duration(ACK_BYTES, self.cfg.band);
+        let frame = self.captured_own_frame(f);
         let beacon = matches!(frame, CapturedFrame::Beacon { .. });
         let ok = !collision && tx.ok.first() == Some(&true);
         let signal = if beacon {

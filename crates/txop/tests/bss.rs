@@ -742,3 +742,58 @@ fn the_docs_example_resolves_as_described() {
     assert_eq!((tcp(&b[0]), tcp(&b[1]), tcp(&b[2])), (8, 8, 1));
     assert_close(&placement(&b[2]), &rings(&[(0.0, 20.0)], 4, 5.0));
 }
+
+/// Beacons and power save in an apartment block (issue 26: space refused them): the
+/// four co-channel BSSs of `apartment-block`, every station in power save, a flent
+/// ping from each BSS's station 1 for 10 s. In every BSS each station hears at least
+/// nine in ten of its AP's beacons (one per 100 TU; the four APs' beacons start
+/// together, and a station 5 m from its AP captures its own over the others' 15–25 m
+/// away), the three idle stations doze nine tenths of the run and more, and the pinging
+/// station's replies come while it is awake (its dynamic timeout outlasts the RTT).
+#[test]
+fn beacons_and_power_save_in_an_apartment_block() {
+    let b = bsss(
+        builtin("apartment-block"),
+        &[
+            ("traffic.test", "ping"),
+            ("traffic.length_s", "10"),
+            (
+                "stations.power_save",
+                "{ dynamic_timeout_ms = 100, ps_poll = false, wake_every_beacons = 1 }",
+            ),
+        ],
+    );
+    let results = run(&b);
+    for (bss, r) in b.iter().zip(&results) {
+        let name = &bss.name;
+        check_conservation(r).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let beacons = (r.duration_s / 0.1024).floor();
+        for s in &r.stations {
+            let ps = s
+                .power_save
+                .as_ref()
+                .unwrap_or_else(|| panic!("{name}: station {} not in power save", s.station));
+            assert!(
+                ps.beacons_heard as f64 >= 0.9 * beacons,
+                "{name}: station {} heard {} of {beacons} beacons",
+                s.station,
+                ps.beacons_heard
+            );
+            if s.station != 1 {
+                let dozed_s = ps.doze_ns as f64 / 1e9;
+                assert!(
+                    dozed_s >= 0.9 * r.duration_s,
+                    "{name}: idle station {} dozed {dozed_s:.2} s of {}",
+                    s.station,
+                    r.duration_s
+                );
+            }
+        }
+        let rtt = r
+            .flows
+            .iter()
+            .find_map(|f| (f.kind == "ping").then_some(f.rtt_ms.as_ref()).flatten())
+            .unwrap_or_else(|| panic!("{name}: no ping RTT"));
+        assert!(rtt.p50 < 20.0, "{name}: ping p50 {} ms", rtt.p50);
+    }
+}

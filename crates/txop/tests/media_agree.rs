@@ -33,6 +33,41 @@ mcs = 7
 /// (−40 dBm at 20 dBm, 54 dB over the noise: no MCS loses a frame to noise).
 const EQUAL_SPACE: &str = "[[0,60,60,60],[60,0,60,60],[60,60,0,60],[60,60,60,0]]";
 
+/// One station in power save (E3's, seed 002): a ping every 200 ms from the server,
+/// and a TCP download from 5 s to 15 s; beacons every 100 TU, DTIM 2.
+const POWER_SAVE: &str = r#"
+name = "media-power-save"
+duration_s = 20
+stack = "linux-4.9"
+
+[phy]
+standard = "ac"
+band = "5"
+width_mhz = 20
+
+[mac]
+beacon_interval_tu = 100
+dtim_period = 2
+
+[stations]
+count = 1
+mcs = 8
+power_save = { dynamic_timeout_ms = 100, ps_poll = false, wake_every_beacons = 1 }
+
+[[flows]]
+kind = "ping"
+from = "server"
+to = "sta1"
+interval_ms = 200
+
+[[flows]]
+kind = "tcp"
+from = "server"
+to = "sta1"
+start_s = 5
+stop_s = 15
+"#;
+
 /// The workloads: `--set` pairs on top of [`CELL`].
 const WORKLOADS: [(&str, &[(&str, &str)]); 4] = [
     (
@@ -124,26 +159,35 @@ fn run(
     space: bool,
     seed: u64,
 ) -> Figures {
-    let mut sets: Vec<(String, String)> = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let mut sets = owned(sets);
     sets.push(("mac.aggregation".into(), aggregation.to_string()));
     if space {
         sets.push(("space.path_loss_db".into(), EQUAL_SPACE.into()));
     }
     let case = format!("{workload}, aggregation {aggregation}, space {space}, seed {seed}");
-    let mut cfg = scenario::parse(CELL, &sets)
+    Figures::of(&results(&case, CELL, &sets, seed))
+}
+
+fn owned(sets: &[(&str, &str)]) -> Vec<(String, String)> {
+    sets.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `text` with `sets` run with `seed` under the guard (conservation, airtime, queue
+/// limits), naming `case` if anything fails.
+fn results(case: &str, text: &str, sets: &[(String, String)], seed: u64) -> Results {
+    let mut cfg = scenario::parse(text, sets)
         .and_then(|s| s.resolve())
         .unwrap_or_else(|e| panic!("{case}: {e}"));
     cfg.seed = seed;
-    Figures::of(&run_guarded(&case, cfg))
+    run_guarded(case, cfg)
 }
 
 /// Mean and range (max − min) of each figure over the seeds.
-fn mean_and_range(runs: &[Figures]) -> [(f64, f64); 4] {
+fn mean_and_range<const N: usize>(runs: &[[f64; N]]) -> [(f64, f64); N] {
     std::array::from_fn(|k| {
-        let v: Vec<f64> = runs.iter().map(|f| f.values()[k]).collect();
+        let v: Vec<f64> = runs.iter().map(|f| f[k]).collect();
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         let max = v.iter().cloned().fold(f64::MIN, f64::max);
         let min = v.iter().cloned().fold(f64::MAX, f64::min);
@@ -151,25 +195,24 @@ fn mean_and_range(runs: &[Figures]) -> [(f64, f64); 4] {
     })
 }
 
-fn agree(workload: &str, sets: &[(&str, &str)], aggregation: bool) -> Vec<String> {
-    let shared: Vec<Figures> = SEEDS
-        .iter()
-        .map(|&s| run(workload, sets, aggregation, false, s))
-        .collect();
-    let spatial: Vec<Figures> = SEEDS
-        .iter()
-        .map(|&s| run(workload, sets, aggregation, true, s))
-        .collect();
-    let (a, b) = (mean_and_range(&shared), mean_and_range(&spatial));
+/// Each figure's mean on one medium against the other's, within the larger of their
+/// seed ranges: the failures, one line each.
+fn compare<const N: usize>(
+    what: &str,
+    names: [&str; N],
+    shared: &[[f64; N]],
+    spatial: &[[f64; N]],
+) -> Vec<String> {
+    let (a, b) = (mean_and_range(shared), mean_and_range(spatial));
     let mut failures = Vec::new();
-    for k in 0..4 {
+    for k in 0..N {
         let ((ma, ra), (mb, rb)) = (a[k], b[k]);
         // The larger of the two media's seed spreads; a figure the seeds barely move
         // (a saturated link's throughput) may still differ by 1 % of itself.
         let allowed = ra.max(rb).max(0.01 * ma.abs().max(mb.abs()));
         let line = format!(
-            "{workload}, aggregation {aggregation}: {}: one domain {ma:.4} (range {ra:.4}), space {mb:.4} (range {rb:.4})",
-            FIGURE_NAMES[k]
+            "{what}: {}: one domain {ma:.4} (range {ra:.4}), space {mb:.4} (range {rb:.4})",
+            names[k]
         );
         println!("{line}");
         if (ma - mb).abs() > allowed {
@@ -177,6 +220,17 @@ fn agree(workload: &str, sets: &[(&str, &str)], aggregation: bool) -> Vec<String
         }
     }
     failures
+}
+
+fn agree(workload: &str, sets: &[(&str, &str)], aggregation: bool) -> Vec<String> {
+    let on = |space: bool| -> Vec<[f64; 4]> {
+        SEEDS
+            .iter()
+            .map(|&s| run(workload, sets, aggregation, space, s).values())
+            .collect()
+    };
+    let what = format!("{workload}, aggregation {aggregation}");
+    compare(&what, FIGURE_NAMES, &on(false), &on(true))
 }
 
 fn check(index: usize, aggregation: bool) {
@@ -211,4 +265,49 @@ fn tcp_uploads_agree_on_both_media() {
 fn rrul_agrees_on_both_media() {
     check(3, true);
     check(3, false);
+}
+
+/// Power save (beacons, dozing, the AP's buffering) on both media: the ping's RTT
+/// (quantised by the beacon interval while the station dozes), the beacons it heard,
+/// how often and how long it dozed, and the download's throughput. (Until issue 26
+/// space refused beacons and power save.)
+#[test]
+fn power_save_agrees_on_both_media() {
+    let names = [
+        "ping p50 ms",
+        "ping max ms",
+        "beacons heard",
+        "dozes",
+        "doze s",
+        "throughput Mbit/s",
+    ];
+    let on = |space: bool| -> Vec<[f64; 6]> {
+        let sets = if space {
+            owned(&[("space.path_loss_db", "[[0,60],[60,0]]")])
+        } else {
+            Vec::new()
+        };
+        SEEDS
+            .iter()
+            .map(|&seed| {
+                let case = format!("power save, space {space}, seed {seed}");
+                let r = results(&case, POWER_SAVE, &sets, seed);
+                let ps = r.stations[0]
+                    .power_save
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{case}: no power-save statistics"));
+                let rtt = r.flows[0].rtt_ms.as_ref().expect("the ping's RTT");
+                [
+                    rtt.p50,
+                    rtt.max,
+                    ps.beacons_heard as f64,
+                    ps.dozes as f64,
+                    ps.doze_ns as f64 / 1e9,
+                    r.total_throughput_bps / 1e6,
+                ]
+            })
+            .collect()
+    };
+    let failures = compare("power save", names, &on(false), &on(true));
+    assert!(failures.is_empty(), "the media disagree:\n{}", failures.join("\n"));
 }

@@ -202,7 +202,9 @@ impl Cell {
                     self.sync_station(sta, t);
                 }
             }
-            if !self.busy {
+            if self.medium.is_some() {
+                self.refresh_medium_timer();
+            } else if !self.busy {
                 self.timers.set(Timer::Access, self.idle_timer());
             }
         }
@@ -284,7 +286,7 @@ impl Cell {
         let node = &self.nodes[sta.node().index()];
         let idle = node.path.packets_inside() == 0
             && node.frames.is_empty()
-            && !(self.busy && self.exch.txs.iter().any(|x| x.node == sta.node()));
+            && !self.on_air(sta.node().index());
         let action = self
             .mgmt
             .as_mut()

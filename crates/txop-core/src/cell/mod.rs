@@ -681,6 +681,14 @@ impl Cell {
         }
     }
 
+    /// Whether node `n` is sending or holds an exchange (its frames are in the air).
+    pub(crate) fn on_air(&self, n: usize) -> bool {
+        match &self.medium {
+            Some(m) => m.nodes[n].sending.is_some() || m.nodes[n].exchange.is_some(),
+            None => self.busy && self.exch.txs.iter().any(|x| x.node.index() == n),
+        }
+    }
+
     /// Report what node `n`'s path dropped or gave up since the last call.
     #[inline]
     pub(crate) fn drain_path(&mut self, n: usize, now: Nanos) {

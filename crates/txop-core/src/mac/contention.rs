@@ -18,12 +18,21 @@
 //! transmit path, the exchange it starts, the AP's pending beacon) within one event.
 
 use crate::cell::{Cell, Timer};
-use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{Frame, MgmtFrame};
 use crate::packet::NodeId;
 use crate::Nanos;
+
+/// What a node does when its contention ends ([`Cell::node_wins`]).
+pub(crate) struct NodeAccess {
+    /// When its transmission starts (its other ACs froze then).
+    pub(crate) busy_at: Nanos,
+    /// The AC that won (`None`: the AP's beacon).
+    pub(crate) ac: Option<Ac>,
+    /// What it sends (`None`: the winning AC had nothing after all).
+    pub(crate) tx: Option<Tx>,
+}
 
 impl Cell {
     /// An AC of node `n` got its first PPDU at `now`: if the node senses the medium busy
@@ -93,62 +102,16 @@ impl Cell {
         self.clear_txs();
         let beacon = self.beacon_tx_time();
         for n in 0..self.nodes.len() {
-            let node = &mut self.nodes[n];
-            if node.away {
+            if self.nodes[n].away {
                 continue;
             }
-            let mut best = node.earliest_ac(window_end, slot);
-            // The AP's beacon queue (AIFSN 1, no backoff: ath9k's beacon queue) goes
-            // before its data queues.
-            let beacon_now = if n == 0 {
-                beacon.filter(|&(bt, _)| bt <= window_end && best.is_none_or(|(t0, _)| bt <= t0))
-            } else {
-                None
-            };
-            if let Some((bt, k)) = beacon_now {
-                best = None;
-                self.exch.txs.push(Tx {
-                    node: node.id,
-                    ac: Ac::Vo,
-                    start: bt,
-                    air_end: bt,
-                    stage: *Ppdu::default().stage(),
-                    ppdu: Ppdu::default(),
-                    ok: self.spare_ok.pop().unwrap_or_default(),
-                    frame: Some(Frame::Mgmt(MgmtFrame::Beacon { k })),
-                });
-                if let Some(m) = self.mgmt.as_mut() {
-                    m.beacon_pending = None;
-                }
-            }
-            let busy_at = match (best, beacon_now) {
-                (_, Some((bt, _))) => bt,
-                (Some((start, ac)), None) => {
-                    self.internal_collisions += node.collide_internally(ac, start, slot);
-                    if ac == Ac::Vo && !node.frames.is_empty() {
-                        node.frame_in_air = true;
-                        self.exch.txs.push(Tx {
-                            node: node.id,
-                            ac,
-                            start,
-                            air_end: start,
-                            stage: *Ppdu::default().stage(),
-                            ppdu: Ppdu::default(),
-                            ok: self.spare_ok.pop().unwrap_or_default(),
-                            frame: node.frames.front().copied(),
-                        });
-                    } else if let Some(ppdu) = node.path.take_ppdu(start, ac) {
-                        let ok = self.spare_ok.pop().unwrap_or_default();
-                        self.exch.txs.push(Tx::data(node.id, ac, start, ppdu, ok));
+            match self.node_wins(n, window_end, beacon.filter(|_| n == 0)) {
+                Some(NodeAccess { tx: Some(tx), .. }) => self.exch.txs.push(tx),
+                Some(_) => {}
+                None => {
+                    for b in self.nodes[n].edca.iter_mut() {
+                        b.freeze(window_end, slot, rule);
                     }
-                    start
-                }
-                (None, None) => window_end,
-            };
-            let winner = best.map(|(_, ac)| ac);
-            for ac in Ac::ALL {
-                if Some(ac) != winner {
-                    node.edca[ac.index()].freeze(busy_at, slot, rule);
                 }
             }
         }
@@ -165,6 +128,62 @@ impl Cell {
         } else {
             self.resolve_single(None);
         }
+    }
+
+    /// Node `n` transmits if the backoff of one of its ACs with a frame ends by
+    /// `window_end`, or, for the AP, if its `beacon` is due by then: what it sends, on
+    /// both media. The AP's beacon queue (AIFSN 1, no backoff: ath9k's beacon queue)
+    /// goes before its data queues; otherwise the earliest AC (the higher at a tie; the
+    /// lower ones that end in the same slot suffer an internal collision, 10.22.2.4)
+    /// sends one of the MAC's own frames (VO) or its next PPDU. Its other ACs freeze at
+    /// the transmission's start. `None`: it does not transmit (nothing frozen).
+    pub(crate) fn node_wins(
+        &mut self,
+        n: usize,
+        window_end: Nanos,
+        beacon: Option<(Nanos, u64)>,
+    ) -> Option<NodeAccess> {
+        let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
+        let node = &mut self.nodes[n];
+        let best = node.earliest_ac(window_end, slot);
+        let beacon_now =
+            beacon.filter(|&(bt, _)| bt <= window_end && best.is_none_or(|(t0, _)| bt <= t0));
+        let (busy_at, winner, tx) = match (best, beacon_now) {
+            (_, Some((bt, k))) => {
+                if let Some(m) = self.mgmt.as_mut() {
+                    m.beacon_pending = None;
+                }
+                let ok = self.spare_ok.pop().unwrap_or_default();
+                let beacon = Frame::Mgmt(MgmtFrame::Beacon { k });
+                (bt, None, Some(Tx::own(node.id, bt, beacon, ok)))
+            }
+            (Some((start, ac)), None) => {
+                self.internal_collisions += node.collide_internally(ac, start, slot);
+                let ok = self.spare_ok.pop().unwrap_or_default();
+                let tx = match node.frames.front().copied().filter(|_| ac == Ac::Vo) {
+                    Some(f) => {
+                        node.frame_in_air = true;
+                        Some(Tx::own(node.id, start, f, ok))
+                    }
+                    None => {
+                        let ppdu = node.path.take_ppdu(start, ac);
+                        ppdu.map(|p| Tx::data(node.id, ac, start, p, ok))
+                    }
+                };
+                (start, Some(ac), tx)
+            }
+            (None, None) => return None,
+        };
+        for ac in Ac::ALL {
+            if Some(ac) != winner {
+                node.edca[ac.index()].freeze(busy_at, slot, rule);
+            }
+        }
+        Some(NodeAccess {
+            busy_at,
+            ac: winner,
+            tx,
+        })
     }
 
     /// Back to contention: every AC counts from its node's interframe reference.
@@ -207,6 +226,21 @@ impl Cell {
     /// Node `n`'s radio leaves (retunes or sleeps): its backoff counters stop.
     pub(crate) fn radio_gone(&mut self, n: usize, t: Nanos) {
         let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
+        if let Some(m) = self.medium.as_mut() {
+            // With space: its receiver lets go of what it was locked on; its counters
+            // stop unless its view was busy (then they stopped already).
+            m.nodes[n].locked = None;
+            let idle = !m.view_busy(n);
+            let node = &mut self.nodes[n];
+            node.away = true;
+            if idle {
+                for b in node.edca.iter_mut() {
+                    b.freeze(t, slot, rule);
+                }
+            }
+            self.refresh_medium_timer();
+            return;
+        }
         let node = &mut self.nodes[n];
         node.away = true;
         if !self.busy {
@@ -222,6 +256,17 @@ impl Cell {
         let node = &mut self.nodes[n];
         node.away = false;
         node.ifs_ref = node.ifs_ref.max(t);
+        if let Some(m) = self.medium.as_ref() {
+            // With space: if its view is idle it counts from AIFS after its return; if
+            // busy, from when it turns idle (`Medium`).
+            if !m.view_busy(n) {
+                for b in node.edca.iter_mut() {
+                    b.counted_from = node.ifs_ref + self.timing.aifs(b.params.aifsn);
+                }
+            }
+            self.refresh_medium_timer();
+            return;
+        }
         if !self.busy {
             for b in node.edca.iter_mut() {
                 b.counted_from = t + self.timing.aifs(b.params.aifsn);

@@ -184,6 +184,21 @@ impl Tx {
         }
     }
 
+    /// `node`'s own frame `frame` (beacon, null-data, PS-Poll) on AC VO, going out at
+    /// `start`, with an empty PPDU.
+    pub(crate) fn own(node: NodeId, start: Nanos, frame: Frame, ok: Vec<bool>) -> Tx {
+        Tx {
+            node,
+            ac: Ac::Vo,
+            start,
+            air_end: start,
+            stage: *Ppdu::default().stage(),
+            ppdu: Ppdu::default(),
+            ok,
+            frame: Some(frame),
+        }
+    }
+
     /// A try of the data PPDU begins (from the exchange's first frame, its RTS if it has
     /// one): the PPDU's try and each MPDU's attempt are counted, and the per-MPDU outcome
     /// is cleared for what this try brings. The one place tries are counted, on both
@@ -292,6 +307,28 @@ impl Cell {
             control_response_rate(&txv, self.cfg.standard),
             tx.ppdu.psdu_bytes,
             tx.ppdu.aggregated,
+            self.timing.sifs,
+        )
+    }
+
+    /// The PPDUs of node `n`'s own frame `f` ([`FrameSequence::own`]): the frame at
+    /// [`Cell::frame_vector`]'s rate, and the AP's ACK at its control-response rate unless
+    /// it is a beacon.
+    pub(crate) fn own_sequence(&self, n: usize, f: Frame) -> FrameSequence {
+        let band = self.cfg.band;
+        let (v, bytes) = self.frame_vector(n, f);
+        let ack = match f {
+            Frame::Mgmt(MgmtFrame::Beacon { .. }) => None,
+            _ => {
+                let ctl = control_response_rate(&v, self.cfg.standard);
+                Some((ctl, ctl.ppdu_duration(ACK_BYTES, band)))
+            }
+        };
+        FrameSequence::own(
+            v,
+            bytes,
+            v.ppdu_duration(bytes, band),
+            ack,
             self.timing.sifs,
         )
     }
@@ -718,7 +755,6 @@ impl Cell {
     /// through the channel; a beacon is answered by nobody (its reception by each
     /// station is drawn when it ends).
     pub(crate) fn resolve_frame(&mut self) {
-        let band = self.cfg.band;
         let (n, f, start) = {
             let tx = &self.exch.txs[0];
             (
@@ -727,8 +763,9 @@ impl Cell {
                 tx.start,
             )
         };
-        let (v, bytes) = self.frame_vector(n, f);
-        let data_end = start + v.ppdu_duration(bytes, band);
+        let seq = self.own_sequence(n, f);
+        let frame = *seq.get(PpduKind::Own);
+        let data_end = start + frame.duration;
         self.exch.deliver_at = data_end;
         self.exch.delivered = false;
         // A station's frame is acknowledged by the AP; a beacon by nobody.
@@ -740,7 +777,7 @@ impl Cell {
             Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,
             _ => {
                 let link = &mut self.nodes[n].links[0];
-                let per = link.error_at(start).per(&v, bytes);
+                let per = link.error_at(start).per(&frame.txv, frame.bytes);
                 !link.rng.bernoulli(per)
             }
         };
@@ -751,12 +788,9 @@ impl Cell {
         if !ok {
             self.exch.end = data_end;
             self.exch.outcome = Some(ExchangeOutcome::Failed);
-        } else if matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. })) {
-            self.exch.end = data_end;
-            self.exch.outcome = Some(ExchangeOutcome::Acked);
         } else {
-            let ack = control_response_rate(&v, self.cfg.standard).ppdu_duration(ACK_BYTES, band);
-            self.exch.end = data_end + self.timing.sifs + ack;
+            // The ACK, if the frame asks for one (a beacon does not).
+            self.exch.end = data_end + frame.nav_after;
             self.exch.outcome = Some(ExchangeOutcome::Acked);
         }
         if self.capture.is_some() {
@@ -768,12 +802,20 @@ impl Cell {
     pub(crate) fn deliver_frame(&mut self, t: Nanos) {
         let tx = &self.exch.txs[0];
         let (sender, f, ok) = (
-            tx.node.as_station(),
+            tx.node,
             tx.frame.expect("one of the MAC's own frames"),
             tx.ok.first() == Some(&true),
         );
+        self.deliver_own_frame(t, sender, f, ok);
+    }
+
+    /// `sender`'s own frame `f` ended on the air at `t` (`ok`: its addressee decoded
+    /// it): the AP acts on a station's null-data frame or PS-Poll, the stations on a
+    /// beacon (one collision domain draws each station's reception here; with space
+    /// the medium does, from each receiver's lock).
+    pub(crate) fn deliver_own_frame(&mut self, t: Nanos, sender: NodeId, f: Frame, ok: bool) {
         // Stations send null-data frames and PS-Polls, the AP beacons.
-        match (f, sender) {
+        match (f, sender.as_station()) {
             (Frame::Data(DataFrame::NullData { pm: true }), Some(sta)) if ok => {
                 self.ap_doze(sta, t)
             }
@@ -781,7 +823,9 @@ impl Cell {
                 self.ap_wake(sta, t)
             }
             (Frame::Ctl(CtlFrame::PsPoll), Some(sta)) if ok => self.ap_ps_poll(sta, t),
-            (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) => self.beacon_received(t),
+            (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) if self.medium.is_none() => {
+                self.beacon_received(t)
+            }
             _ => {}
         }
         self.refresh_mgmt_timer();

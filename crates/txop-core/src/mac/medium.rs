@@ -31,8 +31,11 @@
 //! its counters, and the medium's deadline is the earliest of those of the nodes whose
 //! view is idle and of the PPDU starts and ends to come.
 //!
-//! Beacons, scanning and power save are not modelled with space (the configuration
-//! rejects the combination).
+//! Beacons and power save run here too: the MAC's own frames are sequences like data
+//! (`FrameSequence::own`); each station's beacon reception is drawn from its lock; a
+//! node whose radio is away (dozing) neither locks on nor defers, but its carrier sense
+//! follows the air. Background scanning is not modelled with space (the configuration
+//! rejects it; §11.4 says why).
 
 use crate::capture::{
     captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
@@ -40,9 +43,10 @@ use crate::capture::{
 use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
 use crate::mac::exchange::{ExchangeOutcome, Tx};
+use crate::mac::frame::{Frame, MgmtFrame};
 use crate::mac::reception::{sync_time, RxLock};
 use crate::mac::sequence::{FrameSequence, PpduKind};
-use crate::packet::NodeId;
+use crate::packet::{NodeId, StationId};
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
 use crate::phy::space::{dbm_to_mw, RadioMap};
 use crate::phy::TxVector;
@@ -111,6 +115,8 @@ pub(crate) struct SpatialExchange {
     pub(crate) peer: usize,
     /// Its PPDUs, stepped through one by one.
     pub(crate) seq: FrameSequence,
+    /// It is the AP's beacon: addressed to every station, answered by none.
+    pub(crate) broadcast: bool,
     /// Start of the exchange's airtime (its first PPDU; within a TXOP the end of the
     /// previous exchange).
     pub(crate) busy_from: Nanos,
@@ -202,6 +208,9 @@ pub(crate) struct Medium {
     idle_again: Vec<usize>,
     /// Scratch: the spans an ending exchange's charge is split against.
     spans: Vec<Span>,
+    /// Scratch: the nodes that stayed locked on the beacon that just ended, and whether
+    /// anything interfered with it there.
+    beacon_locks: Vec<(usize, bool)>,
 }
 
 impl Medium {
@@ -242,6 +251,7 @@ impl Medium {
             late: Vec::new(),
             idle_again: Vec::new(),
             spans: Vec::new(),
+            beacon_locks: Vec::new(),
         }
     }
 
@@ -403,6 +413,11 @@ impl Cell {
             if let Some((t, _)) = node.earliest_ac(Nanos::MAX, slot) {
                 next = Some(next.map_or(t, |c: Nanos| c.min(t)));
             }
+            if n == 0 {
+                if let Some((bt, _)) = self.beacon_tx_time() {
+                    next = Some(next.map_or(bt, |c: Nanos| c.min(bt)));
+                }
+            }
         }
         next
     }
@@ -448,48 +463,48 @@ impl Cell {
         }
     }
 
-    /// Node `n` transmits if the backoff of one of its ACs with a frame ends by
-    /// `window_end`: the earliest such AC (the higher at a tie; the others that end in
-    /// the same slot suffer an internal collision) starts an exchange.
+    /// Node `n` transmits if its contention ends by `window_end` ([`Cell::node_wins`]):
+    /// it starts an exchange.
     fn node_access(&mut self, n: usize, window_end: Nanos) {
-        let slot = self.timing.slot;
-        let rule = self.cfg.backoff_rule;
-        let node = &mut self.nodes[n];
-        let Some((start, ac)) = node.earliest_ac(window_end, slot) else {
+        let beacon = if n == 0 { self.beacon_tx_time() } else { None };
+        let Some(access) = self.node_wins(n, window_end, beacon) else {
             return;
         };
-        self.internal_collisions += node.collide_internally(ac, start, slot);
-        for other in Ac::ALL {
-            if other != ac {
-                node.edca[other.index()].freeze(start, slot, rule);
+        match (access.tx, access.ac) {
+            (Some(tx), _) => {
+                let start = tx.start;
+                self.begin_exchange(n, tx, start, start);
             }
-        }
-        let Some(ppdu) = node.path.take_ppdu(start, ac) else {
             // Defensive (has_frame promised a PPDU): try again a slot later.
-            node.edca[ac.index()].counted_from = start + slot;
-            return;
-        };
-        let tx = Tx::data(
-            node.id,
-            ac,
-            start,
-            ppdu,
-            self.spare_ok.pop().unwrap_or_default(),
-        );
-        self.begin_exchange(n, tx, start, start);
+            (None, Some(ac)) => {
+                self.nodes[n].edca[ac.index()].counted_from = access.busy_at + self.timing.slot
+            }
+            (None, None) => {}
+        }
     }
 
     /// Node `n` starts an exchange with `tx` at `start` (`busy_from`: where its airtime
     /// starts; `txop_start`: its TXOP's start).
     fn begin_exchange(&mut self, n: usize, mut tx: Tx, busy_from: Nanos, txop_start: Nanos) {
-        tx.count_try();
-        let peer = self.nodes[n].link(tx.link()).peer.index();
-        let seq = self.sequence_of(&tx);
+        let (seq, peer, broadcast) = match tx.frame {
+            // One of the MAC's own frames: a station's to its AP, or the AP's beacon.
+            Some(f) => {
+                tx.ok.clear();
+                let beacon = matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. }));
+                (self.own_sequence(n, f), 0, beacon)
+            }
+            None => {
+                tx.count_try();
+                let peer = self.nodes[n].link(tx.link()).peer.index();
+                (self.sequence_of(&tx), peer, false)
+            }
+        };
         let start = tx.start;
         let x = Box::new(SpatialExchange {
             tx,
             peer,
             seq,
+            broadcast,
             busy_from,
             txop_start,
             delivered: false,
@@ -525,7 +540,7 @@ impl Cell {
             start,
             end,
             holder,
-            to: kind.addressed().then_some(to),
+            to: (kind.addressed() && !x.broadcast).then_some(to),
             txv: p.txv,
             bytes: p.bytes,
             nav_end: end + p.nav_after,
@@ -635,9 +650,13 @@ impl Cell {
         let m = self.medium.as_mut().expect("a cell with space");
         let mut late = std::mem::take(&mut m.late);
         for (r, &signal) in signals.iter().enumerate() {
-            if Some(r) == own || self.nodes[r].away {
+            if Some(r) == own {
                 continue;
             }
+            // A node whose radio is away (off channel, asleep) neither locks on nor
+            // defers to what starts; its energy is still followed, so that its carrier
+            // sense is right when it comes back.
+            let away = self.nodes[r].away;
             let p_mw = m.map.rx_mw(g, m.first + r);
             if p_mw < m.map.floor_mw {
                 continue;
@@ -651,7 +670,7 @@ impl Cell {
             nm.heard += 1;
             nm.loud += u32::from(p_mw >= preamble_mw);
             nm.energy_mw += p_mw;
-            if nm.sending.is_none() {
+            if nm.sending.is_none() && !away {
                 // perf: thresholds compared as powers (no logarithm per receiver).
                 let detectable = p_mw >= preamble_mw
                     && signal >= preamble_sinr * (noise_mw + nm.energy_mw - p_mw);
@@ -691,7 +710,7 @@ impl Cell {
             if was_idle && busy_now {
                 nm.busy = true;
                 let holds = nm.exchange.is_some() || nm.sending.is_some();
-                if !holds {
+                if !holds && !away {
                     let node = &mut self.nodes[r];
                     let starts_anyway = Ac::ALL.into_iter().any(|ac| {
                         node.has_frame(ac) && node.edca[ac.index()].tx_time(slot) <= s + cca
@@ -745,6 +764,11 @@ impl Cell {
             if nm.locked == Some(g) {
                 nm.lock.close(e);
                 nm.locked = None;
+                if own.is_some() && ppdu.kind == PpduKind::Own && ppdu.to.is_none() {
+                    // The cell's own beacon: each station's reception is drawn from
+                    // its lock (`Cell::beacon_heard_in_space`).
+                    m.beacon_locks.push((r, nm.lock.interfered()));
+                }
                 if own.is_some() && Some(r) == ppdu.to {
                     at_addressee = (true, nm.lock.interfered());
                     nm.undecoded = false; // settled by the exchange
@@ -849,7 +873,21 @@ impl Cell {
             return PpduOutcome::Through;
         };
         if !locked {
-            return PpduOutcome::Lost { interfered: true };
+            // An addressee whose radio is away decodes nothing, with nothing to blame but
+            // its absence (as in one collision domain).
+            let interfered = !self.nodes[to].away;
+            return PpduOutcome::Lost { interfered };
+        }
+        if ppdu.kind == PpduKind::Own && !interfered {
+            // A station's own frame nobody interfered with: drawn through its link's
+            // channel, as one collision domain draws it (`Cell::resolve_frame`).
+            let link = &mut self.nodes[ppdu.holder].links[0];
+            let per = link.error_at(ppdu.start).per(&ppdu.txv, ppdu.bytes);
+            return if link.rng.bernoulli(per) {
+                PpduOutcome::Lost { interfered: false }
+            } else {
+                PpduOutcome::Through
+            };
         }
         if ppdu.kind != PpduKind::Data {
             if !interfered {
@@ -953,6 +991,7 @@ impl Cell {
                     }
                 }
             }
+            (PpduKind::Own, o) => self.own_frame_ended(ppdu, o),
             (PpduKind::Response, PpduOutcome::Through) => {
                 self.end_exchange(holder, e, ExchangeOutcome::Acked, None)
             }
@@ -966,6 +1005,78 @@ impl Cell {
             }
             (PpduKind::CtsToSelf, PpduOutcome::Lost { .. }) => unreachable!(),
         }
+    }
+
+    /// One of the MAC's own frames ended (`ppdu`, with what its addressee made of it):
+    /// the receivers act on it, as in one collision domain; a station's frame then
+    /// waits for the AP's ACK, a beacon's exchange ends.
+    fn own_frame_ended(&mut self, ppdu: OnAir, outcome: PpduOutcome) {
+        let (holder, e) = (ppdu.holder, ppdu.end);
+        let through = outcome == PpduOutcome::Through;
+        let (sender, f) = {
+            let m = self.medium.as_mut().expect("a cell with space");
+            let x = m.nodes[holder].exchange.as_mut().expect("an exchange");
+            x.tx.ok.clear();
+            x.tx.ok.push(through);
+            x.delivered = true;
+            (x.tx.node, x.tx.frame.expect("one of the MAC's own frames"))
+        };
+        if matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. })) {
+            self.beacon_heard_in_space(&ppdu);
+            self.refresh_mgmt_timer();
+            self.end_exchange(holder, e, ExchangeOutcome::Acked, None);
+            return;
+        }
+        self.deliver_own_frame(e, sender, f, through);
+        match outcome {
+            PpduOutcome::Through => {
+                self.schedule_ppdu(holder, PpduKind::Response, e + self.timing.sifs)
+            }
+            PpduOutcome::Lost { interfered } => {
+                self.end_exchange(holder, e, failed(interfered), Some(ppdu.txv))
+            }
+        }
+    }
+
+    /// The cell's beacon `ppdu` ended: each listening station that is present heard it
+    /// if it stayed locked on it to the end and drew it through: at its link's channel
+    /// if nothing interfered (as one collision domain draws it, `Cell::beacon_received`),
+    /// at its pieces' SINRs otherwise.
+    fn beacon_heard_in_space(&mut self, ppdu: &OnAir) {
+        let t = ppdu.end;
+        let mut locks = std::mem::take(&mut self.medium().beacon_locks);
+        for sta in StationId::all(self.stations()) {
+            let n = sta.node().index();
+            let listening = self.mgmt.as_ref().is_some_and(|m| {
+                let sm = &m.stas[sta.index()];
+                sm.ps.is_some() || sm.scan.is_some()
+            });
+            if !listening || self.nodes[n].away {
+                continue;
+            }
+            let heard = match locks.iter().find(|l| l.0 == n) {
+                None => false,
+                Some(&(_, false)) => {
+                    let link = self.nodes[0].link_mut(sta.ap_link());
+                    let per = link.error_at(t).per(&ppdu.txv, ppdu.bytes);
+                    !link.rng.bernoulli(per)
+                }
+                Some(&(_, true)) => {
+                    let m = self.medium.as_mut().expect("a cell with space");
+                    let noise = m.map.noise_mw;
+                    let nm = &mut m.nodes[n];
+                    let signal = nm.lock.signal_mw;
+                    let p = nm
+                        .lock
+                        .success(&ppdu.txv, signal, noise, ppdu.start, t, ppdu.bytes);
+                    !nm.rng.bernoulli(1.0 - p)
+                }
+            };
+            let tim = self.tim_bit(sta);
+            self.station_beacon(t, sta, heard, tim);
+        }
+        locks.clear();
+        self.medium().beacon_locks = locks;
     }
 
     /// Record node `x`'s PPDU `ppdu`, which just ended (`through`: its addressee
@@ -990,7 +1101,12 @@ impl Cell {
                 captured_mpdus(data, &tx.ok, |_| false),
                 data.aggregated,
             ),
+            PpduKind::Response if tx.frame.is_some() => (CapturedFrame::Ack, Vec::new(), false),
             PpduKind::Response => (response_frame(data, &tx.ok), Vec::new(), false),
+            PpduKind::Own => {
+                let f = tx.frame.expect("one of the MAC's own frames");
+                (self.captured_own_frame(f), Vec::new(), false)
+            }
         };
         let signal_dbm = ppdu.to.map(|to| {
             let mw = self.signal_mw(x, to, ppdu.start);
@@ -1003,7 +1119,11 @@ impl Cell {
             start: ppdu.start,
             end: ppdu.end,
             transmitter: NodeId(x as u16),
-            receiver: Some(NodeId(ppdu.to.unwrap_or(x) as u16)),
+            // A beacon goes to everyone; a CTS-to-self to its own sender.
+            receiver: match (ppdu.to, ppdu.kind) {
+                (None, PpduKind::Own) => None,
+                (to, _) => Some(NodeId(to.unwrap_or(x) as u16)),
+            },
             frame,
             aggregated,
             mpdus,
@@ -1014,7 +1134,8 @@ impl Cell {
             signal_dbm,
             noise_dbm: m.map.noise_dbm,
             ac: tx.ac,
-            tx_try: data.tries,
+            // One of the MAC's own frames counts its tries elsewhere (`frame_attempts`).
+            tx_try: if tx.frame.is_some() { 1 } else { data.tries },
             chain: if is_data {
                 data.chain
                     .stages()
@@ -1034,7 +1155,10 @@ impl Cell {
         m.nodes[holder]
             .exchange
             .as_ref()
-            .map_or(TxVector::Ofdm { rate_mbps: 6 }, |x| x.tx.stage.txv)
+            .map_or(TxVector::Ofdm { rate_mbps: 6 }, |x| match x.tx.frame {
+                Some(f) => self.frame_vector(holder, f).0,
+                None => x.tx.stage.txv,
+            })
     }
 
     /// Node `holder`'s exchange ends at `e` with `outcome`. `waited`: the rate of the
@@ -1062,19 +1186,23 @@ impl Cell {
         m.busy_counted_to = m.busy_counted_to.max(e);
         self.busy_ns += counted.as_ns();
         let busy_from = x.busy_from;
-        if outcome != ExchangeOutcome::Acked {
-            x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
-        } else if x.interfered {
-            let station = self.station_of(holder, x.tx.link());
-            self.link_stats(station, holder != 0).captures += 1;
-        }
-        self.settle_data(&mut x.tx, busy_from, e, outcome, share);
-        if outcome == ExchangeOutcome::Acked {
-            if let Some(next) = self.next_in_txop(holder, &x, e) {
-                let txop_start = x.txop_start;
-                self.recycle_ok(x.tx);
-                self.begin_exchange(holder, next, e, txop_start);
-                return;
+        if let Some(f) = x.tx.frame {
+            self.finish_frame(e, x.tx.node, f, outcome, share);
+        } else {
+            if outcome != ExchangeOutcome::Acked {
+                x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
+            } else if x.interfered {
+                let station = self.station_of(holder, x.tx.link());
+                self.link_stats(station, holder != 0).captures += 1;
+            }
+            self.settle_data(&mut x.tx, busy_from, e, outcome, share);
+            if outcome == ExchangeOutcome::Acked {
+                if let Some(next) = self.next_in_txop(holder, &x, e) {
+                    let txop_start = x.txop_start;
+                    self.recycle_ok(x.tx);
+                    self.begin_exchange(holder, next, e, txop_start);
+                    return;
+                }
             }
         }
         self.recycle_ok(x.tx);

@@ -29,12 +29,18 @@ pub(crate) enum PpduKind {
     Data,
     /// ACK or BlockAck (peer → holder).
     Response,
+    /// One of the MAC's own frames (`mac/frame.rs`): a station's null-data frame or
+    /// PS-Poll (holder → its AP), or the AP's beacon (to every station).
+    Own,
 }
 
 impl PpduKind {
     /// Whether the exchange's holder sends it (else its peer does).
     pub(crate) fn sent_by_holder(self) -> bool {
-        matches!(self, PpduKind::Rts | PpduKind::CtsToSelf | PpduKind::Data)
+        matches!(
+            self,
+            PpduKind::Rts | PpduKind::CtsToSelf | PpduKind::Data | PpduKind::Own
+        )
     }
 
     /// Whether it is addressed to the other end of the exchange (a CTS-to-self is
@@ -134,6 +140,39 @@ impl FrameSequence {
             ppdus,
             len: len as u8,
         }
+    }
+
+    /// The sequence of one of the MAC's own frames: the frame (`bytes` at `txv`), then,
+    /// if it is acknowledged (a station's frame, not a beacon), an ACK at `ack_txv`
+    /// taking `ack` (10.3.2.9).
+    pub(crate) fn own(
+        txv: TxVector,
+        bytes: u32,
+        duration: Nanos,
+        ack: Option<(TxVector, Nanos)>,
+        sifs: Nanos,
+    ) -> FrameSequence {
+        let frame = SequencePpdu {
+            kind: PpduKind::Own,
+            txv,
+            bytes,
+            duration,
+            nav_after: Nanos::ZERO,
+        };
+        let mut ppdus = [frame; 4];
+        let mut len = 1;
+        if let Some((ack_txv, ack_duration)) = ack {
+            ppdus[0].nav_after = sifs + ack_duration;
+            ppdus[1] = SequencePpdu {
+                kind: PpduKind::Response,
+                txv: ack_txv,
+                bytes: ACK_BYTES,
+                duration: ack_duration,
+                nav_after: Nanos::ZERO,
+            };
+            len = 2;
+        }
+        FrameSequence { ppdus, len }
     }
 
     /// Its PPDUs, in order.

@@ -909,8 +909,8 @@ impl Gen {
     /// inherited stations stand at absolute places near the first AP), `[bss.traffic]`,
     /// `[bss.wired]` and `[[bss.flows]]` (now and then naming another BSS's host, which
     /// is refused). The simulated time is shared out among the BSSs, so that a case
-    /// does no more work than one cell; beacons, scanning and power save, which space
-    /// refuses, are left out.
+    /// does no more work than one cell; scanning, which space refuses, is left out
+    /// (beacons and power save stay).
     fn bss(&mut self, ctx: &Ctx, top: &mut Table, duration: Option<f64>) {
         let Some(Value::Table(sp)) = top.get("space") else {
             return;
@@ -933,18 +933,13 @@ impl Gen {
         if let Some(Value::Table(phy)) = top.get_mut("phy") {
             phy.remove("ap_position_m");
         }
-        // Space refuses beacons, scanning and power save (the single cell's cases
-        // cover that): the BSSs go without them.
-        if let Some(Value::Table(mac)) = top.get_mut("mac") {
-            mac.remove("beacons");
-        }
+        // Space refuses scanning (the single cell's cases cover that): the BSSs go
+        // without it.
         if let Some(Value::Table(st)) = top.get_mut("stations") {
             st.remove("scan");
-            st.remove("power_save");
             if let Some(Value::Array(list)) = st.get_mut("list") {
                 for e in list.iter_mut().filter_map(Value::as_table_mut) {
                     e.remove("scan");
-                    e.remove("power_save");
                 }
             }
         }
