@@ -3,6 +3,20 @@
 //! per connection (HTTP/1.1 without pipelining). The page load time runs from the first
 //! request to the last byte of the last object.
 //!
+//! A page loaded again ([`WebPage::repeat_after`]) is fetched as the first load
+//! fetches it, the page first and then its objects over all `connections` connections
+//! in parallel, and over the same connections: HTTP/1.1 connections are persistent
+//! (RFC 9112 §9.3), and a browser keeps its idle ones to the server (up to 6 per host)
+//! and sends a reload's requests over them (libcurl's connection pool likewise). So
+//! only the first load opens connections (and pays their handshakes); a later one
+//! starts on connections that have been idle, whose window restarts from the initial
+//! one if the idle lasted longer than their RTO (`tcp_cwnd_restart`,
+//! [`crate::tcp::TcpSender::add_bytes`]). The page's connections are thus at most
+//! `connections`, however many times it loads. The server is assumed to keep them open
+//! between loads (no keep-alive timeout is modelled). With one connection that is one
+//! for every load too, as a browser limited to one; wget run again would open a new
+//! one each time and pay one handshake round trip more per load.
+//!
 //! Simplifications: no DNS lookups; each connection's handshake is one round trip of
 //! 60-byte packets; requests are single small packets, sent again after 1 s if lost
 //! (the client's TCP would retransmit them after its RTO).
@@ -75,7 +89,16 @@ struct WebConn {
     object: Option<WebObject>,
     /// The stream offset already asked for (requested bytes so far).
     requested_bytes: u64,
+    /// Its handshake is complete on the client's side: it can carry requests.
+    connected: bool,
+    /// When the client last sent a request on it: a retry is due [`REQUEST_RETRY`]
+    /// after it, and one scheduled by an earlier load of the page is stale.
+    requested_at: Nanos,
 }
+
+/// How long the client waits for the server to answer a request before sending it
+/// again (the client's TCP would retransmit it after its RTO).
+const REQUEST_RETRY: Nanos = Nanos::from_secs(1);
 
 impl WebConn {
     /// Whether a request for `object` on this connection is still unanswered: it is
@@ -90,9 +113,9 @@ impl WebConn {
 /// A web page load in progress.
 #[derive(Debug, Default)]
 struct PageLoad {
-    /// Its connections, in the order opened, by every load of the page: a load again
-    /// ([`WebPage::repeat_after`]) counts the earlier loads' connections against
-    /// [`WebPage::connections`], so it opens one more connection and no others.
+    /// The page's persistent connections, in the order opened (at most
+    /// [`WebPage::connections`]): the first load opens them, every later load
+    /// ([`WebPage::repeat_after`]) sends its requests over them again.
     conns: Vec<WebConn>,
     /// Next object not yet requested.
     next_object: u32,
@@ -130,6 +153,7 @@ impl WebSource {
     /// its handshake goes first.
     fn open(&self, ctx: &mut FlowCtx<'_>) {
         let page = &self.page;
+        let now = ctx.now();
         let k = self.load.borrow().conns.len() as u32;
         let flow_hash = page.flow_hash ^ k;
         let mut tcp = ctx.tcp();
@@ -146,6 +170,8 @@ impl WebSource {
             flow_hash,
             object: None,
             requested_bytes: 0,
+            connected: false,
+            requested_at: now,
         });
         tcp.connect(conn);
     }
@@ -171,7 +197,9 @@ impl WebSource {
     fn request(&self, ctx: &mut FlowCtx<'_>, conn: ConnId, object: u32) {
         let page = &self.page;
         let size = page.objects_bytes[object as usize] as u64;
+        let now = ctx.now();
         let flow_hash = self.conn(conn, |c| {
+            c.requested_at = now;
             if c.object.map(|o| o.index) != Some(object) {
                 c.object = Some(WebObject {
                     index: object,
@@ -184,10 +212,7 @@ impl WebSource {
         let mut p = ctx.packet(page.client, page.server, page.request_bytes, request);
         web_marking(flow_hash).apply(&mut p);
         ctx.send(page.client, p);
-        ctx.schedule(
-            ctx.now() + Nanos::from_secs(1),
-            SourceEvent::Retry { conn, object },
-        );
+        ctx.schedule(now + REQUEST_RETRY, SourceEvent::Retry { conn, object });
     }
 }
 
@@ -221,8 +246,11 @@ impl Source for WebSource {
         ctx.schedule(self.page.start, SourceEvent::Offer);
     }
 
-    /// A page load begins, with a connection for the page itself; or a request not
-    /// answered after 1 s goes again (the server never saw it: it was lost).
+    /// A page load begins: the first opens a connection for the page itself, a later
+    /// one asks for the page on the first connection, idle since the last load. Or a
+    /// request not answered after 1 s goes again (the server never saw it: it was
+    /// lost); a retry of an earlier load's request for the same object on the same
+    /// connection is stale (the request it would repeat is a later one).
     fn due(&self, ctx: &mut FlowCtx<'_>, event: SourceEvent) {
         match event {
             SourceEvent::Offer => {
@@ -230,11 +258,18 @@ impl Source for WebSource {
                 load.next_object = 0;
                 load.done = 0;
                 load.started = ctx.now();
+                let first_conn = load.conns.first().map(|c| c.conn);
                 drop(load);
-                self.open(ctx);
+                match first_conn {
+                    Some(conn) => self.next(ctx, conn),
+                    None => self.open(ctx),
+                }
             }
             SourceEvent::Retry { conn, object } => {
-                if self.conn(conn, |c| c.awaits(object)) {
+                let now = ctx.now();
+                if self.conn(conn, |c| {
+                    c.awaits(object) && now >= c.requested_at + REQUEST_RETRY
+                }) {
                     self.request(ctx, conn, object);
                 }
             }
@@ -263,12 +298,14 @@ impl Source for WebSource {
 
     /// The client side is open: its first request carries the handshake's last ACK.
     fn connected(&self, ctx: &mut FlowCtx<'_>, conn: ConnId) {
+        self.conn(conn, |c| c.connected = true);
         self.next(ctx, conn);
     }
 
     /// The client received more of connection `conn`'s stream: when the object is in,
-    /// the next is asked for; when the page is in, the browser's other connections open
-    /// for its objects; when every object is in, the load is complete.
+    /// the next is asked for; when the page is in, the browser asks for its objects on
+    /// its other connections, opening those it does not have yet (on the first load);
+    /// when every object is in, the load is complete.
     fn received(&self, ctx: &mut FlowCtx<'_>, conn: ConnId) {
         let Some(object) = self.conn(conn, |c| c.object) else {
             return;
@@ -296,8 +333,21 @@ impl Source for WebSource {
         let first_done = load.done == 1;
         drop(load);
         self.next(ctx, conn);
-        // The page is in: open the browser's other connections for its objects.
+        // The page is in: the browser's other connections ask for its objects (idle
+        // ones from an earlier load at once; one still in its handshake, and new ones,
+        // once open).
         if first_done {
+            let idle: Vec<ConnId> = self
+                .load
+                .borrow()
+                .conns
+                .iter()
+                .filter(|c| c.conn != conn && c.connected && c.object.is_none())
+                .map(|c| c.conn)
+                .collect();
+            for other in idle {
+                self.next(ctx, other);
+            }
             loop {
                 let opened = self.load.borrow().conns.len();
                 if opened >= max_conns || opened as u32 >= n - 1 {
