@@ -309,5 +309,9 @@ fn power_save_agrees_on_both_media() {
             .collect()
     };
     let failures = compare("power save", names, &on(false), &on(true));
-    assert!(failures.is_empty(), "the media disagree:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "the media disagree:\n{}",
+        failures.join("\n")
+    );
 }

@@ -67,6 +67,9 @@ pub(crate) struct LinkAirtime {
     /// The rate of RTS, CTS and CTS-to-self on this link: the control-response rate, or
     /// the protection rate on a link protected from 802.11b stations.
     pub(crate) rts_cts_txv: TxVector,
+    /// The control-response rate of the link's rate (10.6.6.5): the ACK's and
+    /// BlockAck's.
+    pub(crate) ctl_txv: TxVector,
 }
 
 impl LinkAirtime {
@@ -95,6 +98,7 @@ impl LinkAirtime {
             },
             always_rts: protection == Protection::RtsCts,
             rts_cts_txv: rts_cts,
+            ctl_txv: ctl,
         }
     }
 
@@ -104,6 +108,7 @@ impl LinkAirtime {
     /// protected from 802.11b stations by RTS/CTS (10.26.2), or when the retry chain's
     /// stage asks for it (minstrel_ht's RTS on retries, rate-control.md §5); else the
     /// link's CTS-to-self if it has one; else nothing.
+    #[inline]
     pub(crate) fn protection_for(
         &self,
         psdu_bytes: u32,
@@ -286,6 +291,7 @@ impl Cell {
 
     /// How `tx`'s exchange protects its data PPDU ([`LinkAirtime::protection_for`]), and
     /// the durations on its link at its stage's rate.
+    #[inline]
     pub(crate) fn protection_of(&self, tx: &Tx) -> (Protection, LinkAirtime) {
         let air = *self.nodes[tx.node.index()]
             .link(tx.link())
@@ -297,14 +303,13 @@ impl Cell {
 
     /// The PPDUs of `tx`'s exchange ([`FrameSequence::data`]), protected as
     /// [`Cell::protection_of`] decides.
+    #[inline]
     pub(crate) fn sequence_of(&self, tx: &Tx) -> FrameSequence {
         let (protection, air) = self.protection_of(tx);
-        let txv = tx.stage.txv;
         FrameSequence::data(
             &air,
             protection,
-            txv,
-            control_response_rate(&txv, self.cfg.standard),
+            tx.stage.txv,
             tx.ppdu.psdu_bytes,
             tx.ppdu.aggregated,
             self.timing.sifs,
@@ -361,16 +366,20 @@ impl Cell {
         if protection == Protection::RtsCts {
             return None;
         }
-        let ctl = control_response_rate(&stage.txv, self.cfg.standard);
-        let seq = FrameSequence::data(
-            air, protection, stage.txv, ctl, psdu_bytes, aggregated, sifs,
-        );
-        // The whole exchange: to the end of its response, which the first PPDU's
-        // Duration field reaches.
-        let first = seq.ppdus()[0];
-        if start + first.duration + first.nav_after > txop_start + limit {
+        // The whole exchange: its protection, the data PPDU, SIFS and the response.
+        // perf: worked out from the link's durations before any sequence is built;
+        // most PPDUs a TXOP peeks at do not fit.
+        let exchange = air.protection(protection, sifs)
+            + air.data.duration(psdu_bytes)
+            + sifs
+            + air.response(aggregated);
+        if start + exchange > txop_start + limit {
             return None;
         }
+        let seq = FrameSequence::data(air, protection, stage.txv, psdu_bytes, aggregated, sifs);
+        // The same span as the sequence's: its first PPDU's Duration field reaches the
+        // end of the response.
+        debug_assert_eq!(exchange, seq.ppdus()[0].duration + seq.ppdus()[0].nav_after);
         let ppdu = self.nodes[n].path.take_ppdu(start, ac)?;
         Some((ppdu, stage, seq))
     }
@@ -933,6 +942,7 @@ mod tests {
                     let timing = PhyTiming::new(standard, band);
                     let air = LinkAirtime::new(&txv, &timing, Protection::Off);
                     let ctl = control_response_rate(&txv, standard);
+                    assert_eq!(air.ctl_txv, ctl);
                     assert_eq!(air.ack, ctl.ppdu_duration(ACK_BYTES, band));
                     assert_eq!(air.response(false), ctl.ppdu_duration(ACK_BYTES, band));
                     assert_eq!(air.response(true), ctl.ppdu_duration(BLOCK_ACK_BYTES, band));

@@ -74,13 +74,13 @@ pub(crate) struct FrameSequence {
 
 impl FrameSequence {
     /// The sequence of a `psdu_bytes` data PPDU at `txv` (an A-MPDU if `aggregated`) on
-    /// a link with durations `air`, protected by `protection`, answered at `ctl` (the
-    /// control-response rate of `txv`, 10.6.6.5).
+    /// a link with durations `air` at that rate, protected by `protection`, answered at
+    /// the link's control-response rate.
+    #[inline]
     pub(crate) fn data(
         air: &LinkAirtime,
         protection: Protection,
         txv: TxVector,
-        ctl: TxVector,
         psdu_bytes: u32,
         aggregated: bool,
         sifs: Nanos,
@@ -92,7 +92,7 @@ impl FrameSequence {
             duration,
             nav_after: Nanos::ZERO,
         };
-        let protect = air.rts_cts_txv;
+        let (protect, ctl) = (air.rts_cts_txv, air.ctl_txv);
         let none = ppdu(PpduKind::Response, ctl, 0, Nanos::ZERO);
         let mut ppdus = [none; 4];
         let mut len = 0;
@@ -145,6 +145,7 @@ impl FrameSequence {
     /// The sequence of one of the MAC's own frames: the frame (`bytes` at `txv`), then,
     /// if it is acknowledged (a station's frame, not a beacon), an ACK at `ack_txv`
     /// taking `ack` (10.3.2.9).
+    #[inline]
     pub(crate) fn own(
         txv: TxVector,
         bytes: u32,
@@ -176,11 +177,13 @@ impl FrameSequence {
     }
 
     /// Its PPDUs, in order.
+    #[inline]
     pub(crate) fn ppdus(&self) -> &[SequencePpdu] {
         &self.ppdus[..self.len as usize]
     }
 
     /// Its `kind` PPDU (a sequence holds each kind at most once).
+    #[inline]
     pub(crate) fn get(&self, kind: PpduKind) -> &SequencePpdu {
         self.ppdus()
             .iter()
@@ -189,6 +192,7 @@ impl FrameSequence {
     }
 
     /// The PPDU that follows the `kind` one, if any.
+    #[inline]
     pub(crate) fn after(&self, kind: PpduKind) -> Option<PpduKind> {
         let ppdus = self.ppdus();
         let i = ppdus.iter().position(|p| p.kind == kind)?;
@@ -196,12 +200,14 @@ impl FrameSequence {
     }
 
     /// The first PPDU's kind: the exchange's first frame on the air.
+    #[inline]
     pub(crate) fn first(&self) -> PpduKind {
         self.ppdus[0].kind
     }
 
     /// The time from the sequence's start to the data PPDU's start: the protection
     /// frames with the SIFS after each.
+    #[inline]
     pub(crate) fn data_offset(&self, sifs: Nanos) -> Nanos {
         self.ppdus()
             .iter()
@@ -234,7 +240,8 @@ mod tests {
         ] {
             let air = LinkAirtime::new(&txv, &timing, link);
             for aggregated in [false, true] {
-                let s = FrameSequence::data(&air, protection, txv, ctl, 1_538, aggregated, sifs);
+                let s = FrameSequence::data(&air, protection, txv, 1_538, aggregated, sifs);
+                assert_eq!(s.get(PpduKind::Response).txv, ctl);
                 let data = air.data.duration(1_538);
                 let resp = air.response(aggregated);
                 let kinds: Vec<PpduKind> = s.ppdus().iter().map(|p| p.kind).collect();
