@@ -89,39 +89,49 @@ fn cell_config(band: Band, stations: Vec<StationConfig>, protection: Protection)
     c
 }
 
-/// Run `cfg` with one 1500-byte downlink packet to each station in `to`, offered `gap`
-/// apart so that each exchange finds the medium idle, until the cell is idle; the
-/// airtime records.
+/// Run `cell` with one 1500-byte downlink packet to each station in `to`, offered 50 ms
+/// apart so that each exchange finds the medium idle, until the cell is idle, calling
+/// `collect` after every call into it.
+fn offer_lone_packets(cell: &mut Cell, to: &[u16], mut collect: impl FnMut(&mut Cell)) {
+    let gap = Nanos::from_ms(50);
+    for (i, &s) in to.iter().enumerate() {
+        let at = gap * i as u64;
+        while let Some(t) = cell.poll_timeout().filter(|&t| t <= at) {
+            cell.handle_timeout(t);
+            collect(cell);
+        }
+        cell.handle_packet(at, Packet::new(i as u64, NodeId::AP, NodeId(s), 1500));
+        collect(cell);
+    }
+    while let Some(t) = cell.poll_timeout() {
+        cell.handle_timeout(t);
+        collect(cell);
+    }
+}
+
+/// Run `cfg` with one lone downlink packet to each station in `to`
+/// ([`offer_lone_packets`]): the airtime records.
 fn lone_exchanges(cfg: CellConfig, to: &[u16]) -> Vec<AirtimeRecord> {
     let mut cell = Cell::new(cfg, 7).expect("valid config");
-    let gap = Nanos::from_ms(50);
     let mut records = Vec::new();
-    let mut collect = |cell: &mut Cell| {
+    offer_lone_packets(&mut cell, to, |cell| {
         while let Some(o) = cell.poll_output() {
             if let Output::Airtime(r) = o {
                 records.push(r);
             }
         }
-    };
-    for (i, &s) in to.iter().enumerate() {
-        let at = gap * i as u64;
-        while let Some(t) = cell.poll_timeout().filter(|&t| t <= at) {
-            cell.handle_timeout(t);
-            collect(&mut cell);
-        }
-        cell.handle_packet(at, Packet::new(i as u64, NodeId::AP, NodeId(s), 1500));
-        collect(&mut cell);
-    }
-    while let Some(t) = cell.poll_timeout() {
-        cell.handle_timeout(t);
-        collect(&mut cell);
-    }
+    });
     assert_eq!(
         records.len(),
         to.len(),
         "one exchange per packet: {records:?}"
     );
     records
+}
+
+fn airtime_us(r: &AirtimeRecord) -> u64 {
+    assert_eq!(r.airtime.as_ns() % 1000, 0);
+    r.airtime.as_ns() / 1000
 }
 
 /// [`lone_exchanges`] with the air captured: each PPDU's frame, sender, rate, start
@@ -133,27 +143,13 @@ fn lone_ppdus(
     cfg.airtime_records = false;
     let mut cell = Cell::new(cfg, 7).expect("valid config");
     cell.capture_air();
-    let gap = Nanos::from_ms(50);
     let mut ppdus = Vec::new();
-    let mut collect = |cell: &mut Cell| {
+    offer_lone_packets(&mut cell, to, |cell| {
         while cell.poll_output().is_some() {}
         while let Some(p) = cell.poll_capture() {
             ppdus.push((p.frame, p.transmitter, p.txv, p.start, p.end));
         }
-    };
-    for (i, &s) in to.iter().enumerate() {
-        let at = gap * i as u64;
-        while let Some(t) = cell.poll_timeout().filter(|&t| t <= at) {
-            cell.handle_timeout(t);
-            collect(&mut cell);
-        }
-        cell.handle_packet(at, Packet::new(i as u64, NodeId::AP, NodeId(s), 1500));
-        collect(&mut cell);
-    }
-    while let Some(t) = cell.poll_timeout() {
-        cell.handle_timeout(t);
-        collect(&mut cell);
-    }
+    });
     ppdus
 }
 
@@ -193,11 +189,6 @@ fn both_media_protect_alike() {
             "{mode:?}: {protection_frames:?}"
         );
     }
-}
-
-fn airtime_us(r: &AirtimeRecord) -> u64 {
-    assert_eq!(r.airtime.as_ns() % 1000, 0);
-    r.airtime.as_ns() / 1000
 }
 
 /// One MPDU to an HT station, one to an 802.11g station and one to an 802.11b station
