@@ -64,6 +64,11 @@ impl Neighbourhood {
         &self.sims
     }
 
+    /// The simulations, one per BSS, in order, to change (e.g. to capture their air).
+    pub fn bsss_mut(&mut self) -> &mut [Simulation] {
+        &mut self.sims
+    }
+
     /// Run every BSS until `until` (at most its end).
     pub fn run_until(&mut self, until: Nanos) {
         loop {

@@ -328,21 +328,32 @@ fn run(
         refuse_existing(dir, out.force)?;
     }
     let progress = Progress::new(Some(plan.duration_ns()), out.quiet);
-    let max_bytes = capture.as_ref().map_or(0, |c| c.max_bytes);
+    let max_bytes = capture
+        .as_ref()
+        .and_then(|c| c.first())
+        .map_or(0, |c| c.max_bytes);
     let (outcome, air) = plan.simulate_captured(&|ns| progress.advance(ns), capture)?;
     progress.finish();
-    if let Some((_, stats)) = &air {
+    let several = air.len() > 1;
+    for (file, (_, stats)) in &air {
         for line in txop::pcap::stderr_lines(stats, max_bytes, out.quiet) {
-            eprintln!("{line}");
+            // With several BSSs each line says whose capture it is.
+            if several {
+                eprintln!("{file}: {line}");
+            } else {
+                eprintln!("{line}");
+            }
         }
     }
-    // The capture's bytes move into the results directory once.
-    let air = std::cell::RefCell::new(air.map(|(bytes, _)| bytes));
+    // The captures' bytes move into the results directory once.
+    let air = std::cell::RefCell::new(air);
     output(&out, outcome.summary(), &|| outcome.json(), &|| {
         let mut files = outcome.files()?;
-        if let Some(bytes) = air.borrow_mut().take() {
-            files.push((txop::pcap::PCAP_FILE.to_string(), bytes));
-        }
+        files.extend(
+            air.borrow_mut()
+                .drain(..)
+                .map(|(file, (bytes, _))| (file, bytes)),
+        );
         Ok(files)
     })
 }

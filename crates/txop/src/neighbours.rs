@@ -97,8 +97,31 @@ struct BssReport<'a> {
 /// Run every BSS of `p` to its end, in steps of 1 % (stepping changes nothing),
 /// calling `advance` with the simulated nanoseconds of each step.
 pub fn simulate(p: &PreparedBsss, advance: &(dyn Fn(u64) + Sync)) -> Result<Vec<Results>, Failure> {
+    simulate_captured(p, advance, None).map(|(results, _)| results)
+}
+
+/// [`simulate`], capturing each BSS's air within `capture`'s bounds if given (one
+/// configuration per BSS, in order): the results, and each BSS's capture.
+pub fn simulate_captured(
+    p: &PreparedBsss,
+    advance: &(dyn Fn(u64) + Sync),
+    capture: Option<Vec<txop_capture::CaptureConfig>>,
+) -> Result<(Vec<Results>, Vec<crate::runner::CapturedAir>), Failure> {
     let bsss = p.bsss.iter().map(ResolvedBss::bss_config).collect();
     let mut hood = Neighbourhood::new(bsss).map_err(Failure::User)?;
+    let capture_error = |e: std::io::Error| {
+        Failure::Internal(internal_error_line(
+            Some(&run_label(&p.name, p.seed)),
+            &format!("capture: {e}"),
+        ))
+    };
+    for (sim, cfg) in hood
+        .bsss_mut()
+        .iter_mut()
+        .zip(capture.into_iter().flatten())
+    {
+        sim.capture(cfg).map_err(capture_error)?;
+    }
     let end = p.end();
     let step = Nanos::from_ns((end.as_ns() / 100).max(1));
     let mut t = Nanos::ZERO;
@@ -114,7 +137,13 @@ pub fn simulate(p: &PreparedBsss, advance: &(dyn Fn(u64) + Sync)) -> Result<Vec<
         advance((next - t).as_ns());
         t = next;
     }
-    Ok(hood.bsss().iter().map(|s| s.results()).collect())
+    let mut air = Vec::new();
+    for sim in hood.bsss_mut() {
+        if let Some(captured) = sim.finish_capture() {
+            air.push(captured.map_err(capture_error)?);
+        }
+    }
+    Ok((hood.bsss().iter().map(|s| s.results()).collect(), air))
 }
 
 /// The summary: the table with a column per BSS, then each BSS's stations.

@@ -9,6 +9,12 @@ use txop_core::Nanos;
 /// The capture file's name in a results directory.
 pub const PCAP_FILE: &str = "air.pcapng";
 
+/// The capture file of the BSS named `name` in a run of several BSSs:
+/// `air-<name>.pcapng`, the name made safe for a file name.
+pub fn bss_file(name: &str) -> String {
+    format!("air-{}.pcapng", crate::compare::slug(name))
+}
+
 /// The capture options of `txop run`.
 #[derive(clap::Args, Clone, Debug, Default, PartialEq)]
 pub struct PcapArgs {

@@ -132,39 +132,51 @@ impl Plan {
             .map(|(outcome, _)| outcome)
     }
 
-    /// The capture `pcap` asks of this run (`None` without `--pcap`), or why it does not
-    /// fit: a capture is of one cell, so a run of several BSSs refuses it.
+    /// The captures `pcap` asks of this run (`None` without `--pcap`), or why they do
+    /// not fit: one for a single cell, one per BSS (each of its own band and stations)
+    /// for several.
     pub fn capture(
         &self,
         pcap: &crate::pcap::PcapArgs,
-    ) -> Result<Option<txop_capture::CaptureConfig>, String> {
+    ) -> Result<Option<Vec<txop_capture::CaptureConfig>>, String> {
         match self {
-            Plan::Single(p) => pcap.config(p.cfg.cell.band, p.cfg.cell.stations.len()),
-            Plan::Bsss(p) if pcap.pcap => Err(format!(
-                "--pcap: {} has several BSSs; captures are of one BSS for now",
-                p.name
-            )),
-            Plan::Bsss(_) => Ok(None),
+            Plan::Single(p) => Ok(pcap
+                .config(p.cfg.cell.band, p.cfg.cell.stations.len())?
+                .map(|c| vec![c])),
+            Plan::Bsss(p) => p
+                .bsss
+                .iter()
+                .map(|b| pcap.config(b.cfg.cell.band, b.cfg.cell.stations.len()))
+                .collect::<Result<Option<Vec<_>>, String>>(),
         }
     }
 
     /// [`Plan::simulate`], capturing the air within `capture`'s bounds if given
-    /// ([`Plan::capture`]): the outcome, and the capture's pcapng file with what it
-    /// holds. A run of several BSSs captures nothing.
+    /// ([`Plan::capture`]): the outcome, and each capture's file name in the results
+    /// directory with its pcapng file and what it holds (`air.pcapng` for one cell,
+    /// `air-<bss>.pcapng` per BSS, each BSS's own PPDUs).
     pub fn simulate_captured(
         self,
         advance: &(dyn Fn(u64) + Sync),
-        capture: Option<txop_capture::CaptureConfig>,
-    ) -> Result<(Outcome, Option<runner::CapturedAir>), Failure> {
+        capture: Option<Vec<txop_capture::CaptureConfig>>,
+    ) -> Result<(Outcome, Vec<(String, runner::CapturedAir)>), Failure> {
         let _context = runner::enter_context(self.label());
         match self {
             Plan::Single(p) => {
+                let capture = capture.and_then(|c| c.into_iter().next());
                 let (results, air) = runner::simulate_captured(&p, advance, capture)?;
-                Ok((Outcome::Single { p, results }, air))
+                let air = air.map(|a| (crate::pcap::PCAP_FILE.to_string(), a));
+                Ok((Outcome::Single { p, results }, air.into_iter().collect()))
             }
             Plan::Bsss(p) => {
-                let results = neighbours::simulate(&p, advance)?;
-                Ok((Outcome::Bsss { p, results }, None))
+                let (results, air) = neighbours::simulate_captured(&p, advance, capture)?;
+                let air = p
+                    .bsss
+                    .iter()
+                    .zip(air)
+                    .map(|(b, a)| (crate::pcap::bss_file(&b.name), a))
+                    .collect();
+                Ok((Outcome::Bsss { p, results }, air))
             }
         }
     }
