@@ -1105,9 +1105,15 @@ fn tcp_download_bloated_stack_hundreds_of_ms_modern_tens_and_the_simulator_agree
         );
         assert!((emu.mbps / mbps - 1.0).abs() < 0.10, "{stack}: throughput");
         // The median of ~40 pings under CoDel moved by ±5 % between runs (−3.5 % to
-        // −11 % in three runs of linux-5.5), hence 15 % there; the bloated queue's
-        // delay is steadier.
-        let tolerance = if stack == "linux-5.5" { 0.15 } else { 0.10 };
+        // −11 % in three runs of linux-5.5 against a simulated 22.1 ms); the bloated
+        // queue's delay is steadier. Since issue 26's backoff rule the simulator sits
+        // about 7 % higher on linux-5.5 (23.7 ms; the emulator measured 20.0): its TCP
+        // receiver answers in no time, so the TCP ACK falls in the SIFS before the
+        // station's own BlockAck and goes without backoff (802.11-2016 10.22.2.2 a),
+        // while the kernel's ACK reaches the model tens of µs later, during that
+        // BlockAck, and backs off. Hence 20 % there until the simulator models a
+        // receiver's processing time.
+        let tolerance = if stack == "linux-5.5" { 0.20 } else { 0.10 };
         assert!(
             (emu.ping_ms / ping - 1.0).abs() < tolerance,
             "{stack}: ping under load"
