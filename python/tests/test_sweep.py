@@ -511,3 +511,26 @@ def test_the_example_script_sweeps_under_the_main_guard():
                        check=False)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.splitlines()[0].split() == ["stack", "linux-4.9", "linux-6.16"], p.stdout
+
+
+def test_a_sweep_over_one_bss_key_equals_txop_run_per_bss(cli, tmp_path):
+    """A grid axis over one BSS's key (``bss[1].stack``) of a scenario of several BSSs
+    (issue 26: a sweep side by side over a ``[[bss]]`` key): every point's per-BSS
+    throughput is the command line's for the same settings, and the axis moves it."""
+    stacks = ["linux-4.8-bloated", "linux-6.16"]
+    ds = txop.sweep("neighbours-in-range", grid={"bss[1].stack": stacks}, seeds=[1],
+                    workers=2, cache=tmp_path / "cache", progress=False,
+                    **{"traffic.length_s": 2})
+    assert (ds.error == "").all() and ds.attrs["points_failed"] == 0
+    assert list(ds.bss.values) == ["a", "b"]
+    per_stack = {}
+    for stack in stacks:
+        code, out, err = cli("run", "neighbours-in-range", "--set", f"bss[1].stack={stack}",
+                             "--set", "traffic.length_s=2", "--json")
+        assert code == 0, err
+        for b in json.loads(out)["bss"]:
+            point = {"bss[1].stack": stack, "seed": 1, "bss": b["name"]}
+            got = float(ds.total_throughput_bps.sel(point))
+            assert got == b["total_throughput_bps"], (point, got)
+            per_stack[(stack, b["name"])] = got
+    assert any(per_stack[(stacks[0], b)] != per_stack[(stacks[1], b)] for b in ["a", "b"])
