@@ -348,9 +348,20 @@ impl Cell {
         })
     }
 
-    /// A beacon ended: every station whose radio is on may have heard it.
+    /// A beacon ended at `t` in one collision domain: every listening station whose
+    /// radio is on draws it through its link's channel.
     pub(crate) fn beacon_received(&mut self, t: Nanos) {
-        let v = self.timing.lowest_basic;
+        self.stations_hear_beacon(t, |cell, sta| cell.beacon_through_link(sta, t));
+    }
+
+    /// A beacon ended at `t`: each station that listens for beacons (power save or a
+    /// scan) and whose radio is on heard it if `heard` says so (asked in station order,
+    /// so the draws keep their order on both media), and acts on it with its TIM bit.
+    pub(crate) fn stations_hear_beacon(
+        &mut self,
+        t: Nanos,
+        mut heard: impl FnMut(&mut Cell, StationId) -> bool,
+    ) {
         for sta in StationId::all(self.stations()) {
             let listening = self.mgmt.as_ref().is_some_and(|m| {
                 let sm = &m.stas[sta.index()];
@@ -359,12 +370,19 @@ impl Cell {
             if !listening || self.nodes[sta.node().index()].away {
                 continue;
             }
-            let link = &mut self.nodes[0].link_mut(sta.ap_link());
-            let per = link.error_at(t).per(&v, BEACON_BYTES);
-            let heard = !link.rng.bernoulli(per);
+            let h = heard(self, sta);
             let tim = self.tim_bit(sta);
-            self.station_beacon(t, sta, heard, tim);
+            self.station_beacon(t, sta, h, tim);
         }
+    }
+
+    /// Whether station `sta` decodes a beacon ending at `t` that nothing interfered
+    /// with: drawn at the AP's link's channel of that moment.
+    pub(crate) fn beacon_through_link(&mut self, sta: StationId, t: Nanos) -> bool {
+        let v = self.timing.lowest_basic;
+        let link = &mut self.nodes[0].link_mut(sta.ap_link());
+        let per = link.error_at(t).per(&v, BEACON_BYTES);
+        !link.rng.bernoulli(per)
     }
 
     /// Station `sta` heard (or missed) a beacon with (or without) its TIM bit.

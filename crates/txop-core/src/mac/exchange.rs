@@ -418,9 +418,9 @@ impl Cell {
         }
     }
 
-    /// One transmission: draw the channel errors and lay out the exchange. `known` are
-    /// the durations of this PPDU's exchange when the caller has just computed them for
-    /// it without RTS ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
+    /// One transmission: draw the channel errors and lay out the exchange. `known` is
+    /// this PPDU's frame sequence when the caller has just built it
+    /// ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
     pub(crate) fn resolve_single(&mut self, known: Option<FrameSequence>) {
         if self.exch.txs[0].frame.is_some() {
             self.resolve_frame();

@@ -46,7 +46,7 @@ use crate::mac::exchange::{ExchangeOutcome, Tx};
 use crate::mac::frame::{Frame, MgmtFrame};
 use crate::mac::reception::{sync_time, RxLock};
 use crate::mac::sequence::{FrameSequence, PpduKind};
-use crate::packet::{NodeId, StationId};
+use crate::packet::NodeId;
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
 use crate::phy::space::{dbm_to_mw, RadioMap};
 use crate::phy::TxVector;
@@ -1038,31 +1038,20 @@ impl Cell {
         }
     }
 
-    /// The cell's beacon `ppdu` ended: each listening station that is present heard it
+    /// The cell's beacon `ppdu` ended ([`Cell::stations_hear_beacon`]): a station heard it
     /// if it stayed locked on it to the end and drew it through: at its link's channel
-    /// if nothing interfered (as one collision domain draws it, `Cell::beacon_received`),
-    /// at its pieces' SINRs otherwise.
+    /// if nothing interfered (as one collision domain draws it), at its pieces' SINRs
+    /// otherwise.
     fn beacon_heard_in_space(&mut self, ppdu: &OnAir) {
         let t = ppdu.end;
-        let mut locks = std::mem::take(&mut self.medium().beacon_locks);
-        for sta in StationId::all(self.stations()) {
+        let locks = std::mem::take(&mut self.medium().beacon_locks);
+        self.stations_hear_beacon(t, |cell, sta| {
             let n = sta.node().index();
-            let listening = self.mgmt.as_ref().is_some_and(|m| {
-                let sm = &m.stas[sta.index()];
-                sm.ps.is_some() || sm.scan.is_some()
-            });
-            if !listening || self.nodes[n].away {
-                continue;
-            }
-            let heard = match locks.iter().find(|l| l.0 == n) {
+            match locks.iter().find(|l| l.0 == n) {
                 None => false,
-                Some(&(_, false)) => {
-                    let link = self.nodes[0].link_mut(sta.ap_link());
-                    let per = link.error_at(t).per(&ppdu.txv, ppdu.bytes);
-                    !link.rng.bernoulli(per)
-                }
+                Some(&(_, false)) => cell.beacon_through_link(sta, t),
                 Some(&(_, true)) => {
-                    let m = self.medium.as_mut().expect("a cell with space");
+                    let m = cell.medium.as_mut().expect("a cell with space");
                     let noise = m.map.noise_mw;
                     let nm = &mut m.nodes[n];
                     let signal = nm.lock.signal_mw;
@@ -1071,10 +1060,9 @@ impl Cell {
                         .success(&ppdu.txv, signal, noise, ppdu.start, t, ppdu.bytes);
                     !nm.rng.bernoulli(1.0 - p)
                 }
-            };
-            let tim = self.tim_bit(sta);
-            self.station_beacon(t, sta, heard, tim);
-        }
+            }
+        });
+        let mut locks = locks;
         locks.clear();
         self.medium().beacon_locks = locks;
     }
