@@ -11,7 +11,7 @@
 mod support;
 
 use support::guard::run_guarded;
-use txop::scenario;
+use support::{owned, resolved};
 use txop_results::{LatencySummary, Results};
 
 /// Three HT20 MCS7 stations, all in range of one another and of the AP.
@@ -168,20 +168,10 @@ fn run(
     Figures::of(&results(&case, CELL, &sets, seed))
 }
 
-fn owned(sets: &[(&str, &str)]) -> Vec<(String, String)> {
-    sets.iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 /// `text` with `sets` run with `seed` under the guard (conservation, airtime, queue
 /// limits), naming `case` if anything fails.
 fn results(case: &str, text: &str, sets: &[(String, String)], seed: u64) -> Results {
-    let mut cfg = scenario::parse(text, sets)
-        .and_then(|s| s.resolve())
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
-    cfg.seed = seed;
-    run_guarded(case, cfg)
+    run_guarded(case, resolved(case, text, sets, seed))
 }
 
 /// Mean and range (max − min) of each figure over the seeds.

@@ -10,7 +10,7 @@
 
 mod support;
 use support::guard::{check_wall_time_linear, run_guarded};
-use txop::scenario;
+use support::{owned, resolved};
 use txop_core::Nanos;
 
 /// The traffic of each case: `--set` overrides on a base scenario.
@@ -50,24 +50,6 @@ fn run_case(stations: u32, stack: &str, seed: u64, traffic: &[(&str, String)]) {
     let case = format!("{stations} stations, seed {seed}, {sets:?}");
     let text = format!("name = \"no-hang\"\n[stations]\ncount = {stations}\n");
     run_guarded(&case, resolved(&case, &text, &sets, seed));
-}
-
-/// `text` with `sets` applied and resolved, run with `seed`; a refusal fails the test
-/// naming `case`.
-fn resolved(case: &str, text: &str, sets: &[(String, String)], seed: u64) -> txop_sim::SimConfig {
-    let mut cfg = match scenario::parse(text, sets).and_then(|s| s.resolve()) {
-        Ok(c) => c,
-        Err(e) => panic!("{case}: {e}"),
-    };
-    cfg.seed = seed;
-    cfg
-}
-
-/// `--set` pairs as the scenario parser takes them.
-fn owned(sets: &[(&str, &str)]) -> Vec<(String, String)> {
-    sets.iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 fn all_cases(stations: u32) {

@@ -77,3 +77,26 @@ pub fn assert_valid(v: &serde_json::Value, what: &str) {
         .collect();
     assert!(errors.is_empty(), "{what}: {errors:#?}");
 }
+
+/// `--set` pairs as the scenario parser takes them.
+pub fn owned(sets: &[(&str, &str)]) -> Vec<(String, String)> {
+    sets.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `text` with `sets` applied and resolved, to run with `seed`; a refusal fails the
+/// test naming `case`.
+pub fn resolved(
+    case: &str,
+    text: &str,
+    sets: &[(String, String)],
+    seed: u64,
+) -> txop_sim::SimConfig {
+    let mut cfg = match txop::scenario::parse(text, sets).and_then(|s| s.resolve()) {
+        Ok(c) => c,
+        Err(e) => panic!("{case}: {e}"),
+    };
+    cfg.seed = seed;
+    cfg
+}
