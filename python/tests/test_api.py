@@ -97,6 +97,18 @@ def test_compare_gives_the_bytes_of_txop_compare_json(cli):
     assert len(c.runs) == 4
 
 
+def test_compare_over_several_bsss_has_a_row_per_setting_and_bss(cli):
+    args = ["--stack", "linux-4.9", "--stack", "linux-6.16", "--set", "traffic.length_s=1"]
+    c = txop.compare("apartment-block", stacks=["linux-4.9", "linux-6.16"], traffic__length_s=1)
+    code, out, _ = cli("compare", "apartment-block", *args, "--json")
+    assert code == 0 and c.json.encode() == out
+    runs = c.runs
+    assert list(runs.index.names) == ["label", "bss"] and len(runs) == 8
+    for label, run in zip(["linux-4.9", "linux-6.16"], c.results["runs"]):
+        for b in run["bss"]:
+            assert runs.loc[(label, b["name"]), "total_throughput_bps"] == b["total_throughput_bps"]
+
+
 def test_stacks_and_list_name_what_the_command_names(cli):
     _, out, _ = cli("list")
     text = out.decode()

@@ -442,17 +442,24 @@ class Comparison:
 
     @property
     def runs(self) -> "pd.DataFrame":
-        """One row per setting (index ``label``): the settings, total throughput,
+        """One row per setting (index ``label``; ``label, bss`` for a scenario with
+        ``[[bss]]``, a row per setting and BSS): the settings, total throughput,
         medium busy fraction, Jain's index over airtime."""
         import pandas as pd
 
         rows = []
+        several = False
         for r in self.results["runs"]:
-            row = {"label": r["label"], **r["settings"]}
-            for k in ("total_throughput_bps", "busy_fraction", "airtime_jain_index"):
-                row[k] = r[k]
-            rows.append(row)
-        return pd.DataFrame(rows).set_index("label")
+            for bss, cell in _cells(r):
+                row: dict[str, Any] = {"label": r["label"]}
+                if bss is not None:
+                    several = True
+                    row["bss"] = bss
+                row.update(r["settings"])
+                for k in ("total_throughput_bps", "busy_fraction", "airtime_jain_index"):
+                    row[k] = cell[k]
+                rows.append(row)
+        return pd.DataFrame(rows).set_index(["label", "bss"] if several else "label")
 
     def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
         """Write the results directory ``txop compare -o DIR`` writes."""

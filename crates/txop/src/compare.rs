@@ -99,6 +99,57 @@ pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, Stri
     Ok(out)
 }
 
+/// A variant's settings as they apply to a scenario with several BSSs (`[[bss]]`,
+/// `table` being the scenario's TOML): a setting compared holds for the whole run, so a
+/// key that a `[[bss]]` entry gives itself (which would win over the top level's, as
+/// `--set` leaves it) is set in that entry too. `txop compare apartment-block --stack
+/// linux-4.9` runs every flat on 4.9; `--vary bss[0].stack=…` varies one BSS. Without
+/// `[[bss]]`, or for a key no entry gives, the settings are returned as they are.
+pub fn settings_for_bsss(table: &toml::Table, sets: &[(String, String)]) -> Vec<(String, String)> {
+    let entries = table
+        .get("bss")
+        .and_then(toml::Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut out = sets.to_vec();
+    for (key, value) in sets {
+        if key.starts_with("bss[") || key.starts_with("bss.") {
+            continue;
+        }
+        for (i, entry) in entries.iter().enumerate() {
+            if gives_key(entry, key) {
+                out.push((format!("bss[{i}].{key}"), value.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `value` (a table) holds the dotted key `path` (`stations.list[1].mcs`,
+/// with `name[N]` addressing a list's entry N), as `--set` addresses keys.
+fn gives_key(value: &toml::Value, path: &str) -> bool {
+    let mut cur = value;
+    for part in path.split('.') {
+        let (name, index) = match part.split_once('[') {
+            Some((n, rest)) => (
+                n,
+                rest.strip_suffix(']').and_then(|x| x.parse::<usize>().ok()),
+            ),
+            None => (part, None),
+        };
+        let Some(next) = cur.as_table().and_then(|t| t.get(name)) else {
+            return false;
+        };
+        cur = match index {
+            Some(i) => match next.as_array().and_then(|a| a.get(i)) {
+                Some(v) => v,
+                None => return false,
+            },
+            None => next,
+        };
+    }
+    true
+}
+
 /// A file-name-safe form of a variant label (`linux-6.16`, `stations.count-4`).
 pub fn slug(label: &str) -> String {
     let mut s = String::with_capacity(label.len());
@@ -297,6 +348,51 @@ mod tests {
             ]
         );
         assert_eq!(slug(&v[1].label), "linux-4.8-bloated_stations.count-4");
+    }
+
+    #[test]
+    fn a_setting_compared_reaches_the_bsss_that_give_the_key() {
+        let table: toml::Table = toml::from_str(
+            r#"
+stack = "linux-6.16"
+[[bss]]
+name = "a"
+stack = "linux-4.9"
+[bss.stations]
+list = [{ mcs = 3 }]
+[[bss]]
+name = "b"
+"#,
+        )
+        .unwrap();
+        let set = |k: &str, v: &str| (k.to_string(), v.to_string());
+        // `stack`: entry 0 gives it, entry 1 inherits the top level's.
+        assert_eq!(
+            settings_for_bsss(&table, &[set("stack", "linux-5.5")]),
+            [set("stack", "linux-5.5"), set("bss[0].stack", "linux-5.5")]
+        );
+        // A key inside a list entry, given by entry 0 only.
+        assert_eq!(
+            settings_for_bsss(&table, &[set("stations.list[0].mcs", "7")]),
+            [
+                set("stations.list[0].mcs", "7"),
+                set("bss[0].stations.list[0].mcs", "7")
+            ]
+        );
+        // Keys no entry gives, and keys of one BSS, stay as they are.
+        for sets in [
+            vec![set("traffic.streams", "2")],
+            vec![set("bss[1].stack", "linux-4.9")],
+            vec![set("stations.list[1].mcs", "7")],
+        ] {
+            assert_eq!(settings_for_bsss(&table, &sets), sets);
+        }
+        // Without [[bss]] nothing is added.
+        let one: toml::Table = toml::from_str("stack = \"linux-4.9\"").unwrap();
+        assert_eq!(
+            settings_for_bsss(&one, &[set("stack", "linux-5.5")]),
+            [set("stack", "linux-5.5")]
+        );
     }
 
     #[test]

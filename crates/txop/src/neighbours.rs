@@ -7,7 +7,7 @@
 //! test gives a data file per BSS.
 
 use crate::run::{Column, Failure};
-use crate::runner::{internal_error_line, load, run_label, scenario_dir};
+use crate::runner::{internal_error_line, load, scenario_dir};
 use crate::scenario::{self, ResolvedBss, Scenario};
 use crate::{compare, report};
 use serde::Serialize;
@@ -19,6 +19,8 @@ use txop_sim::Neighbourhood;
 pub struct PreparedBsss {
     /// Its name: the file's `name`, or the file stem.
     pub name: String,
+    /// Which setting of a comparison this is; empty for a run of its own.
+    pub setting: String,
     /// The run's seed (BSS 0's; the others' follow from it).
     pub seed: u64,
     /// The scenario as given, with the overrides applied (what `txop show` prints).
@@ -28,6 +30,11 @@ pub struct PreparedBsss {
 }
 
 impl PreparedBsss {
+    /// This run in messages, as [`crate::runner::Prepared::label`] words it.
+    pub fn label(&self) -> String {
+        crate::runner::setting_label(&self.name, &self.setting, self.seed)
+    }
+
     /// When the last BSS's run ends.
     pub fn end(&self) -> Nanos {
         self.bsss
@@ -68,6 +75,7 @@ pub fn prepare(
     };
     Ok(Some(PreparedBsss {
         name,
+        setting: String::new(),
         seed: scenario.seed,
         scenario,
         bsss,
@@ -84,7 +92,7 @@ pub(crate) struct NeighbourhoodReport<'a> {
 }
 
 #[derive(Serialize)]
-struct BssReport<'a> {
+pub(crate) struct BssReport<'a> {
     name: &'a str,
     channel: u16,
     /// The BSS as resolved (its own keys over the scenario's), in results.json.
@@ -111,7 +119,7 @@ pub fn simulate_captured(
     let mut hood = Neighbourhood::new(bsss).map_err(Failure::User)?;
     let capture_error = |e: std::io::Error| {
         Failure::Internal(internal_error_line(
-            Some(&run_label(&p.name, p.seed)),
+            Some(&p.label()),
             &format!("capture: {e}"),
         ))
     };
@@ -130,7 +138,7 @@ pub fn simulate_captured(
         hood.run_until(next);
         if let Some(stuck) = hood.bsss().iter().find_map(|s| s.stuck()) {
             return Err(Failure::Internal(internal_error_line(
-                Some(&run_label(&p.name, p.seed)),
+                Some(&p.label()),
                 &stuck.to_string(),
             )));
         }
@@ -176,18 +184,27 @@ pub(crate) fn report<'a>(
         txop_version: env!("CARGO_PKG_VERSION"),
         scenario: &p.name,
         seed: p.seed,
-        bss: p
-            .bsss
-            .iter()
-            .zip(results)
-            .map(|(b, r)| BssReport {
-                name: &b.name,
-                channel: b.channel,
-                resolved: resolved.then_some(&b.scenario),
-                results: r,
-            })
-            .collect(),
+        bss: bss_reports(p, results, resolved),
     }
+}
+
+/// Each BSS's results under its name (`resolved`: with its resolved scenario), in
+/// the scenario's order.
+pub(crate) fn bss_reports<'a>(
+    p: &'a PreparedBsss,
+    results: &'a [Results],
+    resolved: bool,
+) -> Vec<BssReport<'a>> {
+    p.bsss
+        .iter()
+        .zip(results)
+        .map(|(b, r)| BssReport {
+            name: &b.name,
+            channel: b.channel,
+            resolved: resolved.then_some(&b.scenario),
+            results: r,
+        })
+        .collect()
 }
 
 /// The table's columns: one per BSS.

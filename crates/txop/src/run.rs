@@ -75,7 +75,16 @@ impl Plan {
     pub fn label(&self) -> String {
         match self {
             Plan::Single(p) => p.label(),
-            Plan::Bsss(p) => runner::run_label(&p.name, p.seed),
+            Plan::Bsss(p) => p.label(),
+        }
+    }
+
+    /// Name this run as a comparison's setting (`linux-6.16, stations.count=4`) in
+    /// messages.
+    pub fn set_setting(&mut self, setting: &str) {
+        match self {
+            Plan::Single(p) => p.setting = setting.to_string(),
+            Plan::Bsss(p) => p.setting = setting.to_string(),
         }
     }
 
@@ -363,21 +372,38 @@ struct CompareRun<'a> {
     label: &'a str,
     /// The `--stack` / `--vary` settings that make this run.
     settings: std::collections::BTreeMap<&'a str, &'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resolved: Option<&'a Scenario>,
     #[serde(flatten)]
-    results: &'a Results,
+    run: CompareRunBody<'a>,
 }
 
-/// A comparison ready to run: one prepared run per variant.
+/// A comparison run's results: one cell's, or with `[[bss]]` each BSS's under its name
+/// (as `txop run` gives them).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum CompareRunBody<'a> {
+    Cell {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resolved: Option<&'a Scenario>,
+        #[serde(flatten)]
+        results: &'a Results,
+    },
+    Bsss {
+        seed: u64,
+        bss: Vec<neighbours::BssReport<'a>>,
+    },
+}
+
+/// A comparison ready to run: one planned run per variant (each one cell, or every
+/// BSS of a scenario with `[[bss]]`).
 pub struct ComparePlan {
     variants: Vec<Variant>,
-    prepared: Vec<Prepared>,
+    plans: Vec<Plan>,
 }
 
 /// `txop compare`'s runs: `spec` under every variant of `stacks` × `vary` (as the
 /// options give them), each with `sets` (`KEY=VALUE` strings) under it; `seed`
-/// overrides the scenario's. Every run is prepared (and so checked) here.
+/// overrides the scenario's. Every run is prepared (and so checked) here. With
+/// `[[bss]]` a setting holds for every BSS ([`compare::settings_for_bsss`]).
 pub fn plan_compare(
     spec: &str,
     stacks: &[String],
@@ -387,16 +413,25 @@ pub fn plan_compare(
 ) -> Result<ComparePlan, String> {
     let variants = compare::variants(stacks, vary)?;
     let common = parse_sets(sets)?;
-    let mut prepared = Vec::with_capacity(variants.len());
+    // The file as written, to see which keys its `[[bss]]` entries give themselves
+    // (bad TOML is left for `plan` to report in its words).
+    let table: toml::Table = toml::from_str(&runner::load(spec)?.1).unwrap_or_default();
+    let mut plans = Vec::with_capacity(variants.len());
     for v in &variants {
         let mut sets = common.clone();
-        sets.extend(v.sets.iter().cloned());
-        let mut p = runner::prepare(spec, &sets, seed)
-            .map_err(|e| format!("{e} (in setting `{}`)", v.label))?;
-        p.setting = v.label.clone();
-        prepared.push(p);
+        sets.extend(compare::settings_for_bsss(&table, &v.sets));
+        let mut p =
+            plan(spec, &sets, seed).map_err(|e| format!("{e} (in setting `{}`)", v.label))?;
+        p.set_setting(&v.label);
+        plans.push(p);
     }
-    Ok(ComparePlan { variants, prepared })
+    let bsss = |p: &Plan| matches!(p, Plan::Bsss(_));
+    if plans.iter().any(|p| bsss(p) != bsss(&plans[0])) {
+        return Err(format!(
+            "{spec}: compare: the settings give runs with and without [[bss]]; compare runs of one kind"
+        ));
+    }
+    Ok(ComparePlan { variants, plans })
 }
 
 impl ComparePlan {
@@ -404,13 +439,14 @@ impl ComparePlan {
     pub fn label(&self) -> String {
         format!(
             "{} (compare) seed {}",
-            self.prepared[0].name, self.prepared[0].cfg.seed
+            self.plans[0].name(),
+            self.plans[0].seed()
         )
     }
 
     /// The simulated time of all its runs, ns.
     pub fn duration_ns(&self) -> u64 {
-        self.prepared.iter().map(|p| p.cfg.duration.as_ns()).sum()
+        self.plans.iter().map(Plan::duration_ns).sum()
     }
 
     /// Run every variant, on up to `workers` threads (each run its own deterministic
@@ -421,27 +457,32 @@ impl ComparePlan {
         workers: usize,
         advance: &(dyn Fn(u64) + Sync),
     ) -> Result<CompareOutcome, Failure> {
-        let prepared = &self.prepared;
-        let workers = workers.max(1).min(prepared.len());
+        let workers = workers.max(1).min(self.plans.len());
         let next = std::sync::atomic::AtomicUsize::new(0);
         // Set by a run that fails: the others take no new runs.
         let failed = std::sync::atomic::AtomicBool::new(false);
-        let slots: Vec<std::sync::Mutex<Option<Result<Results, Failure>>>> = prepared
-            .iter()
-            .map(|_| std::sync::Mutex::new(None))
+        let plans: Vec<std::sync::Mutex<Option<Plan>>> = self
+            .plans
+            .into_iter()
+            .map(|p| std::sync::Mutex::new(Some(p)))
             .collect();
+        let slots: Vec<std::sync::Mutex<Option<Result<Outcome, Failure>>>> =
+            plans.iter().map(|_| std::sync::Mutex::new(None)).collect();
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| loop {
                     use std::sync::atomic::Ordering::Relaxed;
                     let i = next.fetch_add(1, Relaxed);
-                    let Some(p) = prepared.get(i).filter(|_| !failed.load(Relaxed)) else {
+                    if i >= plans.len() || failed.load(Relaxed) {
+                        break;
+                    }
+                    let Some(p) = plans[i].lock().ok().and_then(|mut p| p.take()) else {
                         break;
                     };
                     // A panic in one run (its line printed by the hook) ends the
                     // comparison here rather than in the scope, which would panic again.
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        runner::simulate(p, advance).map_err(Failure::from)
+                        p.simulate(advance)
                     }))
                     .unwrap_or(Err(Failure::Panicked));
                     if r.is_err() {
@@ -453,11 +494,11 @@ impl ComparePlan {
                 });
             }
         });
-        let mut results = Vec::with_capacity(prepared.len());
+        let mut outcomes = Vec::with_capacity(slots.len());
         let mut not_run = false;
         for slot in slots {
             match slot.into_inner().ok().flatten() {
-                Some(r) => results.push(r?),
+                Some(r) => outcomes.push(r?),
                 None => not_run = true,
             }
         }
@@ -469,8 +510,7 @@ impl ComparePlan {
         }
         Ok(CompareOutcome {
             variants: self.variants,
-            prepared: self.prepared,
-            results,
+            outcomes,
         })
     }
 }
@@ -478,40 +518,83 @@ impl ComparePlan {
 /// A finished comparison.
 pub struct CompareOutcome {
     variants: Vec<Variant>,
-    prepared: Vec<Prepared>,
-    results: Vec<Results>,
+    /// Each variant's run, in the variants' order.
+    outcomes: Vec<Outcome>,
 }
 
 impl CompareOutcome {
-    /// The table `txop compare` prints (and writes as summary.txt).
+    /// The scenario's name.
+    fn name(&self) -> &str {
+        match &self.outcomes[0] {
+            Outcome::Single { p, .. } => &p.name,
+            Outcome::Bsss { p, .. } => &p.name,
+        }
+    }
+
+    /// The table `txop compare` prints (and writes as summary.txt): a column per
+    /// setting; with `[[bss]]`, such a table for each BSS.
     pub fn summary(&self) -> String {
-        let labelled: Vec<(&str, &Results)> = self
-            .variants
-            .iter()
-            .map(|v| v.label.as_str())
-            .zip(self.results.iter())
-            .collect();
-        compare::table(&self.prepared[0].name, &labelled)
+        let labels = self.variants.iter().map(|v| v.label.as_str());
+        match &self.outcomes[0] {
+            Outcome::Single { .. } => {
+                let labelled: Vec<(&str, &Results)> = labels
+                    .zip(&self.outcomes)
+                    .filter_map(|(l, o)| match o {
+                        Outcome::Single { results, .. } => Some((l, results)),
+                        Outcome::Bsss { .. } => None,
+                    })
+                    .collect();
+                compare::table(self.name(), &labelled)
+            }
+            Outcome::Bsss { p, .. } => {
+                let mut text = String::new();
+                for (b, bss) in p.bsss.iter().enumerate() {
+                    let labelled: Vec<(&str, &Results)> = labels
+                        .clone()
+                        .zip(&self.outcomes)
+                        .filter_map(|(l, o)| match o {
+                            Outcome::Bsss { results, .. } => results.get(b).map(|r| (l, r)),
+                            Outcome::Single { .. } => None,
+                        })
+                        .collect();
+                    if b > 0 {
+                        text.push('\n');
+                    }
+                    text.push_str(&compare::table(
+                        &format!("{} / bss {} (channel {})", p.name, bss.name, bss.channel),
+                        &labelled,
+                    ));
+                }
+                text
+            }
+        }
     }
 
     fn report(&self, resolved: bool) -> CompareReport<'_> {
         CompareReport {
             txop_version: env!("CARGO_PKG_VERSION"),
-            scenario: &self.prepared[0].name,
+            scenario: self.name(),
             runs: self
                 .variants
                 .iter()
-                .zip(&self.prepared)
-                .zip(&self.results)
-                .map(|((v, p), r)| CompareRun {
+                .zip(&self.outcomes)
+                .map(|(v, o)| CompareRun {
                     label: &v.label,
                     settings: v
                         .sets
                         .iter()
                         .map(|(k, x)| (k.as_str(), x.as_str()))
                         .collect(),
-                    resolved: resolved.then_some(&p.scenario),
-                    results: r,
+                    run: match o {
+                        Outcome::Single { p, results } => CompareRunBody::Cell {
+                            resolved: resolved.then_some(&p.scenario),
+                            results,
+                        },
+                        Outcome::Bsss { p, results } => CompareRunBody::Bsss {
+                            seed: p.seed,
+                            bss: neighbours::bss_reports(p, results, resolved),
+                        },
+                    },
                 })
                 .collect(),
         }
@@ -522,21 +605,40 @@ impl CompareOutcome {
         to_json(&self.report(false))
     }
 
-    /// The files of the results directory `txop compare -o DIR` writes.
+    /// The files of the results directory `txop compare -o DIR` writes: with
+    /// `[[bss]]`, a plot line and a flent file per setting and BSS
+    /// (`<setting> / <bss>`).
     pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
-        let columns: Vec<Column<'_>> = self
-            .variants
-            .iter()
-            .zip(&self.prepared)
-            .zip(&self.results)
-            .map(|((v, p), results)| Column {
-                label: &v.label,
-                scenario: &p.scenario,
-                results,
-            })
-            .collect();
+        let mut labels: Vec<String> = Vec::new();
+        for (v, o) in self.variants.iter().zip(&self.outcomes) {
+            match o {
+                Outcome::Single { .. } => labels.push(v.label.clone()),
+                Outcome::Bsss { p, .. } => {
+                    labels.extend(p.bsss.iter().map(|b| format!("{} / {}", v.label, b.name)))
+                }
+            }
+        }
+        let mut columns: Vec<Column<'_>> = Vec::with_capacity(labels.len());
+        for o in &self.outcomes {
+            match o {
+                Outcome::Single { p, results } => columns.push(Column {
+                    label: &labels[columns.len()],
+                    scenario: &p.scenario,
+                    results,
+                }),
+                Outcome::Bsss { p, results } => {
+                    for (b, results) in p.bsss.iter().zip(results) {
+                        columns.push(Column {
+                            label: &labels[columns.len()],
+                            scenario: &b.scenario,
+                            results,
+                        });
+                    }
+                }
+            }
+        }
         let json_bytes = serde_json::to_vec_pretty(&self.report(true))
             .map_err(|e| format!("cannot encode results: {e}"))?;
-        side_by_side_files(&self.prepared[0].name, self.summary(), json_bytes, &columns)
+        side_by_side_files(self.name(), self.summary(), json_bytes, &columns)
     }
 }

@@ -233,11 +233,17 @@ impl Prepared {
     /// This run in messages: `<scenario> seed <n>`, or `<scenario> (<setting>) seed
     /// <n>` in a comparison.
     pub fn label(&self) -> String {
-        if self.setting.is_empty() {
-            run_label(&self.name, self.cfg.seed)
-        } else {
-            run_label(&format!("{} ({})", self.name, self.setting), self.cfg.seed)
-        }
+        setting_label(&self.name, &self.setting, self.cfg.seed)
+    }
+}
+
+/// A run in messages: `<scenario> seed <n>`, or `<scenario> (<setting>) seed <n>` for
+/// a comparison's setting.
+pub fn setting_label(scenario: &str, setting: &str, seed: u64) -> String {
+    if setting.is_empty() {
+        run_label(scenario, seed)
+    } else {
+        run_label(&format!("{scenario} ({setting})"), seed)
     }
 }
 

@@ -1,5 +1,5 @@
 //! `txop run` of a scenario with several BSSs (`[[bss]]`): the table, the JSON, the
-//! results directory, determinism, and the commands that refuse such a scenario.
+//! results directory, determinism, and `compare` over several BSSs.
 
 mod support;
 use support::*;
@@ -116,31 +116,106 @@ fn a_results_directory_holds_the_summary_json_plots_and_a_flent_file_per_bss() {
     assert!(v["bss"][1]["resolved"]["stations"].is_object());
 }
 
+/// `txop compare --stack A --stack B` on an apartment block: the setting holds for the
+/// whole run, so every flat runs each stack (over each `[[bss]]` entry's own), one
+/// table per BSS with a column per setting, and each setting's run is exactly `txop
+/// run` with every entry's stack set to it.
 #[test]
-fn commands_that_take_one_cell_refuse_several_bsss_naming_the_key() {
-    for args in [
-        vec![
-            "compare",
-            "neighbours-in-range",
-            "--stack",
-            "linux-6.16",
-            "--stack",
-            "linux-4.9",
-        ],
-        vec!["reproduce", "neighbours-in-range"],
-    ] {
-        let o = txop(&args);
-        assert!(!o.status.success(), "{args:?} succeeded");
-        let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+fn compare_stacks_on_an_apartment_block() {
+    let stacks = ["linux-4.9", "linux-6.16"];
+    let short = [
+        "--set",
+        "traffic.length_s=2",
+        "--set",
+        "traffic.delay_s=0.5",
+    ];
+    let mut args = vec!["compare", "apartment-block"];
+    for s in stacks {
+        args.extend(["--stack", s]);
     }
+    args.extend(short);
+    let dir = scratch("compare-bss");
+    let out = dir.join("cmp");
+    let mut with_dir = args.clone();
+    with_dir.extend(["-o", out.to_str().unwrap()]);
+    let o = txop(&with_dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    let bsss = ["bloated", "modern", "fq-codel", "aql"];
+    for b in bsss {
+        let title = format!("apartment-block / bss {b} (channel 36): 2 settings compared");
+        assert!(table.contains(&title), "no table for {b}:\n{table}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_valid(&v, "results.json of compare on apartment-block");
+    let mut json_args = args.clone();
+    json_args.push("--json");
+    let printed: serde_json::Value = serde_json::from_slice(&txop(&json_args).stdout).unwrap();
+    assert_valid(&printed, "compare --json on apartment-block");
+    for (k, stack) in stacks.iter().enumerate() {
+        let run = &v["runs"][k];
+        assert_eq!(run["label"], *stack);
+        let mut single = vec!["run", "apartment-block", "--json"];
+        single.extend(short);
+        let sets: Vec<String> = (0..bsss.len())
+            .map(|i| format!("bss[{i}].stack={stack}"))
+            .collect();
+        for s in &sets {
+            single.extend(["--set", s.as_str()]);
+        }
+        let single: serde_json::Value = serde_json::from_slice(&txop(&single).stdout).unwrap();
+        for (i, b) in bsss.iter().enumerate() {
+            let bss = &run["bss"][i];
+            assert_eq!(bss["name"], *b);
+            assert_eq!(bss["resolved"]["stack"], *stack, "{b} under {stack}");
+            for key in ["flows", "stations", "total_throughput_bps", "conservation"] {
+                assert_eq!(bss[key], single["bss"][i][key], "{b} under {stack}: {key}");
+                assert_eq!(printed["runs"][k]["bss"][i][key], bss[key], "{b}: {key}");
+            }
+            // A flent file per setting and BSS.
+            let flent = out.join(format!("rrul-apartment-block-{stack}_{b}.flent.gz"));
+            assert!(flent.is_file(), "missing {}", flent.display());
+        }
+    }
+    // The stack changed the run: the bloated flat's own ping differs.
+    assert_ne!(
+        v["runs"][0]["bss"][0]["flows"],
+        v["runs"][1]["bss"][0]["flows"]
+    );
+    // `bss[N].KEY` varies one BSS; the others keep their own stack.
     let o = txop(&[
         "compare",
-        "neighbours-in-range",
-        "--stack",
-        "linux-6.16",
-        "--stack",
-        "linux-4.9",
+        "apartment-block",
+        "--vary",
+        "bss[0].stack=linux-4.9,linux-6.16",
+        "--set",
+        "traffic.length_s=2",
+        "--json",
     ]);
-    assert!(stderr(&o).contains("bss"), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in 0..2 {
+        let single = txop(&[
+            "run",
+            "apartment-block",
+            "--set",
+            "traffic.length_s=2",
+            "--set",
+            ["bss[0].stack=linux-4.9", "bss[0].stack=linux-6.16"][k],
+            "--json",
+        ]);
+        let single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+        assert_eq!(v["runs"][k]["bss"], single["bss"], "setting {k}");
+    }
+}
+
+/// `txop reproduce` runs the seed experiments (E1–E5), whose scenarios are one cell
+/// each; a scenario's name is not one of them.
+#[test]
+fn reproduce_takes_experiments_not_scenarios() {
+    assert_user_error(
+        &["reproduce", "neighbours-in-range"],
+        &["neighbours-in-range: no such experiment"],
+    );
 }

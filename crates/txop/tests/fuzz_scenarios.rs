@@ -290,6 +290,7 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
     let outcome = Outcome::Bsss {
         p: Box::new(PreparedBsss {
             name,
+            setting: String::new(),
             seed: scenario.seed,
             scenario,
             bsss,
