@@ -16,7 +16,9 @@ mod support;
 
 use std::collections::BTreeMap;
 use support::cases::{busy_cell, ht20_mcs7_prediction, vht80_mcs9_2ss_sgi_prediction, Prediction};
-use support::cell_driver::{down, ht20, ofdm, sta, up, us, vht80_mcs9_2ss_sgi, Driver, Flow, MSDU};
+use support::cell_driver::{
+    down, ht20, ofdm, on, sta, up, us, vht80_mcs9_2ss_sgi, Driver, Flow, BOTH_MEDIA, MSDU,
+};
 use support::ppdu::{self, SIFS_US, SLOT_US};
 use txop_core::cell::{AirtimeRecord, Cell, CellConfig, ExchangeOutcome, Output};
 use txop_core::mac::edca::{Ac, EdcaParams};
@@ -32,13 +34,39 @@ use txop_core::{Nanos, NodeId, Packet};
 /// Check one saturated link, directly driven for 2 s, against the prediction: the
 /// exact shape of every exchange (subframes, airtime, contention gap). (txop-sim's
 /// `simulation_behaviour.rs` checks the same link's throughput over 20 s.)
+///
+/// On both media: with equal-power space the node's own view of the medium must give
+/// the same shapes and gaps as one collision domain.
 fn check_exchanges(name: &str, standard: Standard, tx: TxVector, uplink: bool, p: &Prediction) {
+    for medium in BOTH_MEDIA {
+        check_exchanges_on(
+            &format!("{name} ({medium:?})"),
+            medium,
+            standard,
+            tx,
+            uplink,
+            p,
+        );
+    }
+}
+
+fn check_exchanges_on(
+    name: &str,
+    medium: support::cell_driver::Medium,
+    standard: Standard,
+    tx: TxVector,
+    uplink: bool,
+    p: &Prediction,
+) {
     let flow = if uplink {
         up(1, 0, 128)
     } else {
         down(1, 0, 128)
     };
-    let mut cfg = CellConfig::new(standard, Band::Ghz5, vec![sta(tx, ErrorModel::None)]);
+    let mut cfg = on(
+        medium,
+        CellConfig::new(standard, Band::Ghz5, vec![sta(tx, ErrorModel::None)]),
+    );
     assert!(cfg.aggregation);
     cfg.airtime_records = true;
     let mut d = Driver::new(cfg, 3, &[flow]);
@@ -290,10 +318,19 @@ fn cell_delivers_every_packet_once_in_order_under_ampdu_losses() {
 
 #[test]
 fn packets_inside_is_exact_during_the_response() {
-    let cfg = CellConfig::new(
-        Standard::N,
-        Band::Ghz5,
-        vec![sta(ht20(7), ErrorModel::None)],
+    for medium in BOTH_MEDIA {
+        packets_inside_is_exact_on(medium);
+    }
+}
+
+fn packets_inside_is_exact_on(medium: support::cell_driver::Medium) {
+    let cfg = on(
+        medium,
+        CellConfig::new(
+            Standard::N,
+            Band::Ghz5,
+            vec![sta(ht20(7), ErrorModel::None)],
+        ),
     );
     let mut failures = Vec::new();
 
@@ -312,7 +349,7 @@ fn packets_inside_is_exact_during_the_response() {
         checks += 1;
         if out + cell.packets_inside() != 1 {
             failures.push(format!(
-                "cell at {t}: offered 1, out {out}, inside {}",
+                "{medium:?} cell at {t}: offered 1, out {out}, inside {}",
                 cell.packets_inside()
             ));
         }
@@ -322,14 +359,115 @@ fn packets_inside_is_exact_during_the_response() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// With space an ACK can be lost at its sender while the data got through: the AP and a
+/// station hidden from its addressee start together, the addressee decodes the AP's
+/// frame, and its ACK arrives at the AP under the hidden station's longer frame. The
+/// AP keeps the MPDU for a retry that the receiver discards as a duplicate; the packet
+/// has left the model when it was delivered, so its copy is not inside. (The property
+/// tests found the count one too high while such a copy waited.)
+#[test]
+fn a_delivered_packet_whose_ack_was_lost_is_not_inside() {
+    use txop_core::phy::space::{Placement, SpaceConfig};
+    let mut cfg = CellConfig::new(
+        Standard::N,
+        Band::Ghz5,
+        vec![
+            sta(ht20(4), ErrorModel::None),
+            sta(ht20(0), ErrorModel::None),
+        ],
+    );
+    cfg.stack = txop_core::stack::simple();
+    cfg.qos = false;
+    cfg.aggregation = false;
+    cfg.airtime_records = true;
+    // Both stations 50 dB from the AP, 123 dB from each other: hidden.
+    let loss = vec![
+        vec![0.0, 50.0, 50.0],
+        vec![50.0, 0.0, 123.0],
+        vec![50.0, 123.0, 0.0],
+    ];
+    cfg.space = Some(SpaceConfig::new(Placement::PathLossDb(loss), 20.0));
+    let mut cell = Cell::new(cfg, 0).expect("valid config");
+    let mut offered = 0u64;
+    for (src, dst, len, n) in [
+        (NodeId::AP, NodeId(1), 40, 1),
+        (NodeId(1), NodeId::AP, 40, 1),
+        (NodeId(2), NodeId::AP, 43, 17),
+        (NodeId::AP, NodeId(1), 40, 18),
+    ] {
+        for _ in 0..n {
+            offered += 1;
+            cell.handle_packet(Nanos::ZERO, Packet::new(offered, src, dst, len));
+        }
+    }
+    let (mut gone, mut lost_acks) = (0u64, 0);
+    let mut delivered_at: BTreeMap<u64, Nanos> = BTreeMap::new();
+    let mut failures = Vec::new();
+    while let Some(t) = cell.poll_timeout() {
+        cell.handle_timeout(t);
+        while let Some(o) = cell.poll_output() {
+            match o {
+                Output::Delivered { at, packet } => {
+                    gone += 1;
+                    delivered_at.insert(packet.id, at);
+                }
+                Output::Dropped { .. } => gone += 1,
+                // The AP's exchange failed after its addressee had delivered the frame.
+                Output::Airtime(r)
+                    if !r.uplink
+                        && r.outcome != ExchangeOutcome::Acked
+                        && delivered_at
+                            .values()
+                            .any(|&at| at > r.start && at <= r.start + r.airtime + us(100)) =>
+                {
+                    lost_acks += 1
+                }
+                Output::Airtime(_) => {}
+            }
+        }
+        if offered != gone + cell.packets_inside() {
+            failures.push(format!(
+                "at {t}: offered {offered}, out {gone}, inside {}",
+                cell.packets_inside()
+            ));
+        }
+    }
+    assert_eq!(gone, offered);
+    assert!(
+        lost_acks > 0,
+        "no ACK was lost after a delivery: the case was not made"
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. Conservation of airtime
 // ---------------------------------------------------------------------------------------
 
+/// An SNR at which MCS 7 loses most 1500-byte frames and MCS 0 almost none.
+const LOSSY_SNR_DB: f64 = 20.0;
+
 #[test]
 fn airtime_is_conserved_including_collisions() {
-    let (cfg, flows) = busy_cell(true);
-    let mut d = Driver::new(cfg, 21, &flows);
+    for medium in BOTH_MEDIA {
+        airtime_is_conserved_on(medium);
+    }
+}
+
+fn airtime_is_conserved_on(medium: support::cell_driver::Medium) {
+    let (mut cfg, flows) = busy_cell(true);
+    if medium == support::cell_driver::Medium::EqualPowerSpace {
+        // Space decides losses by SINR and refuses a fixed loss probability: the lossy
+        // stations' links get an SNR at which their rates lose frames instead.
+        for st in &mut cfg.stations {
+            if matches!(st.error, ErrorModel::FixedLoss { .. }) {
+                st.error = ErrorModel::Snr {
+                    snr_db: LOSSY_SNR_DB,
+                };
+            }
+        }
+    }
+    let mut d = Driver::new(on(medium, cfg), 21, &flows);
     d.run_until(Nanos::from_ms(1500));
     d.drain();
     let recs = d.airtime();
@@ -346,7 +484,7 @@ fn airtime_is_conserved_including_collisions() {
         .map(|s| s.up.collisions + s.down.collisions)
         .sum();
     println!(
-        "{} records, {collided} in collisions, busy {:.3} ms",
+        "{medium:?}: {} records, {collided} in collisions, busy {:.3} ms",
         recs.len(),
         busy as f64 / 1e6
     );
@@ -375,6 +513,12 @@ fn airtime_is_conserved_including_collisions() {
     let sum: u64 = stats.iter().map(|s| s.airtime_ns()).sum();
     assert_eq!(sum, busy, "station counters vs busy time");
 
+    if medium == support::cell_driver::Medium::EqualPowerSpace {
+        // With space the time several exchanges overlap is split equally piece by piece
+        // (the medium's own unit tests check that rule), so a short PPDU in a collision
+        // with long ones is charged less than theirs.
+        return;
+    }
     // A collision's busy period is shared equally among the colliders (the remainder
     // of the division, under one ns per collider, goes to the first). The records of
     // one collision are emitted together and start within aCCATime (4 µs).
@@ -483,8 +627,14 @@ fn vo_txop_bursts_within_the_limit() {
         .count() as u64;
     assert_eq!(per_txop, 4);
 
+    for medium in BOTH_MEDIA {
+        vo_txop_bursts_on(medium, exch, limit, per_txop);
+    }
+}
+
+fn vo_txop_bursts_on(medium: support::cell_driver::Medium, exch: u64, limit: u64, per_txop: u64) {
     let stations = vec![sta(ofdm(54), ErrorModel::None); 2];
-    let mut cfg = CellConfig::new(Standard::A, Band::Ghz5, stations);
+    let mut cfg = on(medium, CellConfig::new(Standard::A, Band::Ghz5, stations));
     assert_eq!(cfg.edca_ap[Ac::Vo.index()].txop_limit_us, 1504);
     cfg.airtime_records = true;
     let mut d = Driver::new(cfg, 8, &[down(1, 6, 8), down(2, 6, 8)]);
@@ -565,10 +715,19 @@ fn vi_txop_limit_includes_the_blockack() {
     let exch = ppdu::ht_us(260, 1, false, ppdu::ampdu_bytes(n, mpdu)) + SIFS_US + ba;
     assert_eq!((n, exch), (22, 2912));
 
-    let mut cfg = CellConfig::new(
-        Standard::N,
-        Band::Ghz5,
-        vec![sta(ht20(7), ErrorModel::None)],
+    for medium in BOTH_MEDIA {
+        vi_txop_limit_on(medium, n, exch, limit);
+    }
+}
+
+fn vi_txop_limit_on(medium: support::cell_driver::Medium, n: u64, exch: u64, limit: u64) {
+    let mut cfg = on(
+        medium,
+        CellConfig::new(
+            Standard::N,
+            Band::Ghz5,
+            vec![sta(ht20(7), ErrorModel::None)],
+        ),
     );
     assert_eq!(cfg.edca_sta[Ac::Vi.index()].txop_limit_us, limit as u32);
     cfg.airtime_records = true;

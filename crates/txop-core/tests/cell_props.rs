@@ -1,5 +1,6 @@
 //! Property tests of `Cell` as a sans-I/O state machine: random cells (every stack era,
-//! QoS or not, loss, scanning and power-save stations) driven by random sequences of
+//! QoS or not, loss, scanning and power-save stations; on one collision domain or in
+//! space with random path losses, hidden pairs included) driven by random sequences of
 //! packet arrivals and clock advances, checked against invariants that need no
 //! expected numbers:
 //!
@@ -22,6 +23,7 @@ use txop_core::cell::{Cell, CellConfig, Output, StationConfig, StationPowerSave,
 use txop_core::mac80211::powersave::PowerSaveConfig;
 use txop_core::mac80211::scan::{ScanBands, ScanConfig, ScanPolicy};
 use txop_core::phy::channel::ErrorModel;
+use txop_core::phy::space::{Placement, SpaceConfig};
 use txop_core::phy::{Band, ChannelWidth, GuardInterval, Standard, TxVector};
 use txop_core::{Nanos, NodeId, Packet, StationId};
 
@@ -51,6 +53,38 @@ struct Setup {
     loss: f64,
     scanning: bool,
     power_save: bool,
+    /// With space: the path loss (dB) between every pair of nodes, AP first
+    /// (symmetric); losses then follow from the SINR, and scanning is off (space
+    /// refuses it).
+    path_loss_db: Option<Vec<Vec<f64>>>,
+}
+
+/// A symmetric path-loss matrix for `nodes` nodes: every station within 50–95 dB of the
+/// AP (in range at 20 dBm: at least −75 dBm, above the −82 dBm preamble threshold), and
+/// each pair of stations 50–130 dB apart, so some hear each other and some are hidden.
+fn path_losses(nodes: usize) -> impl Strategy<Value = Vec<Vec<f64>>> {
+    let pairs = nodes * (nodes - 1) / 2;
+    proptest::collection::vec(0.0f64..1.0, pairs).prop_map(move |u| {
+        // Pair (a, b), a < b, draws u[k] with k its place in row-major order.
+        let loss = |a: usize, b: usize| {
+            let k = a * nodes - a * (a + 1) / 2 + (b - a - 1);
+            let span = if a == 0 { 45.0 } else { 80.0 };
+            50.0 + span * u[k]
+        };
+        (0..nodes)
+            .map(|i| {
+                (0..nodes)
+                    .map(|j| {
+                        if i == j {
+                            0.0
+                        } else {
+                            loss(i.min(j), i.max(j))
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    })
 }
 
 fn setups() -> impl Strategy<Value = Setup> {
@@ -67,17 +101,22 @@ fn setups() -> impl Strategy<Value = Setup> {
                 prop_oneof![Just(0.0), 0.0f64..0.6],
                 any::<bool>(),
                 any::<bool>(),
+                proptest::option::of(path_losses(stations as usize + 1)),
             )
         })
         .prop_map(
-            |(stations, stack, qos, mcs, loss, scanning, power_save)| Setup {
-                stations,
-                stack,
-                qos,
-                mcs,
-                loss,
-                scanning,
-                power_save,
+            |(stations, stack, qos, mcs, loss, scanning, power_save, path_loss_db)| {
+                let space = path_loss_db.is_some();
+                Setup {
+                    stations,
+                    stack,
+                    qos,
+                    mcs,
+                    loss: if space { 0.0 } else { loss },
+                    scanning: scanning && !space,
+                    power_save,
+                    path_loss_db,
+                }
             },
         )
 }
@@ -152,6 +191,9 @@ fn config(s: &Setup) -> CellConfig {
             station: StationId(s.stations),
             power_save: PowerSaveConfig::default(),
         });
+    }
+    if let Some(m) = &s.path_loss_db {
+        cfg.space = Some(SpaceConfig::new(Placement::PathLossDb(m.clone()), 20.0));
     }
     cfg
 }

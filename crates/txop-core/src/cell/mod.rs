@@ -284,6 +284,14 @@ pub struct Cell {
     pub(crate) stats: Vec<StationStats>,
     pub(crate) busy_ns: u64,
     pub(crate) internal_collisions: u64,
+    /// Packets whose addressee already has them while a copy of theirs is still counted
+    /// inside: their exchange failed only for want of the response (an ACK or BlockAck
+    /// lost at the sender, which happens with space), so the sender keeps the MPDU for
+    /// a retry that the receiver will discard as a duplicate by its sequence number.
+    /// They left the model when they were delivered; [`Cell::packets_inside`] does not
+    /// count their copies. An id leaves the set when the copy is received again (the
+    /// air stops counting it) or dropped.
+    pub(crate) delivered_copies: std::collections::HashSet<u64>,
     /// Beacons, scanning and power save; `None` when none is configured.
     pub(crate) mgmt: Option<Box<Mgmt>>,
     pub(crate) beacon_airtime_ns: u64,
@@ -439,6 +447,7 @@ impl Cell {
             stats: vec![StationStats::default(); n + 1],
             busy_ns: 0,
             internal_collisions: 0,
+            delivered_copies: std::collections::HashSet::new(),
             mgmt,
             beacon_airtime_ns: 0,
             medium,
@@ -546,7 +555,8 @@ impl Cell {
     }
 
     /// Packets inside the model: queued, in the air, held in a reorder buffer, or in
-    /// the AP's power-save buffer.
+    /// the AP's power-save buffer; not the copies of packets already delivered that
+    /// wait for a retry (see `delivered_copies`).
     pub fn packets_inside(&self) -> u64 {
         let mut n = self.mgmt.as_ref().map_or(0, |m| m.buffers.total() as u64);
         for node in &self.nodes {
@@ -566,7 +576,7 @@ impl Cell {
                 n += (0..tx.ppdu.mpdus.len()).filter(|&k| !received(k)).count() as u64;
             }
         }
-        n
+        n - self.delivered_copies.len() as u64
     }
 
     /// This cell shares its air with other cells (its space's placement holds their
@@ -726,6 +736,9 @@ impl Cell {
                 .into_iter()
         });
         for Dropped { packet, reason } in drops.drain(..) {
+            if !self.delivered_copies.is_empty() {
+                self.delivered_copies.remove(&packet.id);
+            }
             if reason == DropReason::RetryLimit
                 && delivered_anyway
                     .as_mut()

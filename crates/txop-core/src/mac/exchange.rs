@@ -525,6 +525,12 @@ impl Cell {
                 reorder.receive(m.seq, m.packet, &mut emit);
             }
         }
+        if !self.delivered_copies.is_empty() {
+            // A copy received again is no longer in the air's count.
+            for (m, _) in tx.ppdu.mpdus.iter().zip(&tx.ok).filter(|(_, &ok)| ok) {
+                self.delivered_copies.remove(&m.packet.id);
+            }
+        }
         self.count_delivered(txn, link, pkts, bytes);
     }
 
@@ -630,6 +636,11 @@ impl Cell {
         let station = self.station_of(n, tx.link());
         let uplink = n != 0;
         if outcome != ExchangeOutcome::Acked {
+            // What the addressee decoded it has, though the response never came: the
+            // copies the path keeps for their retries are duplicates.
+            for (m, _) in tx.ppdu.mpdus.iter().zip(&tx.ok).filter(|(_, &ok)| ok) {
+                self.delivered_copies.insert(m.packet.id);
+            }
             tx.ok.iter_mut().for_each(|o| *o = false);
         }
         let acked = tx.ok.iter().filter(|&&o| o).count() as u16;

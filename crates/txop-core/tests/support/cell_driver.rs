@@ -9,6 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use txop_core::cell::{AirtimeRecord, Cell, CellConfig, Output, StationConfig};
 use txop_core::phy::channel::ErrorModel;
+use txop_core::phy::space::{Placement, SpaceConfig};
 use txop_core::phy::{ChannelWidth, GuardInterval, TxVector};
 use txop_core::DropReason;
 use txop_core::{Nanos, NodeId, Packet};
@@ -43,6 +44,33 @@ pub(crate) fn sta(tx: TxVector, error: ErrorModel) -> StationConfig {
 
 pub(crate) fn us(n: u64) -> Nanos {
     Nanos::from_us(n)
+}
+
+/// The medium a cell's test runs on: one collision domain (no space: outcomes decided
+/// when an exchange starts), or space with every node hearing every other at equal
+/// power (each node following the medium itself, receptions by SINR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Medium {
+    Shared,
+    EqualPowerSpace,
+}
+
+/// Both media, for tests that must hold on each.
+pub(crate) const BOTH_MEDIA: [Medium; 2] = [Medium::Shared, Medium::EqualPowerSpace];
+
+/// The path loss between every pair of nodes in [`Medium::EqualPowerSpace`]: 60 dB, so
+/// at 20 dBm every node receives −40 dBm, 42 dB above preamble detection (−82 dBm) and
+/// 50 dB or more above the noise, where every MCS's PER is nil.
+pub(crate) const EQUAL_PATH_LOSS_DB: f64 = 60.0;
+
+/// `cfg` on `medium`.
+pub(crate) fn on(medium: Medium, mut cfg: CellConfig) -> CellConfig {
+    if medium == Medium::EqualPowerSpace {
+        let n = cfg.stations.len() + 1;
+        let loss = vec![vec![EQUAL_PATH_LOSS_DB; n]; n];
+        cfg.space = Some(SpaceConfig::new(Placement::PathLossDb(loss), 20.0));
+    }
+    cfg
 }
 
 /// A flow that keeps `depth` packets inside the cell (like txop-sim's `Saturated`).
