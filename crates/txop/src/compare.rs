@@ -102,52 +102,25 @@ pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, Stri
 /// A variant's settings as they apply to a scenario with several BSSs (`[[bss]]`,
 /// `table` being the scenario's TOML): a setting compared holds for the whole run, so a
 /// key that a `[[bss]]` entry gives itself (which would win over the top level's, as
-/// `--set` leaves it) is set in that entry too. `txop compare apartment-block --stack
-/// linux-4.9` runs every flat on 4.9; `--vary bss[0].stack=…` varies one BSS. Without
-/// `[[bss]]`, or for a key no entry gives, the settings are returned as they are.
+/// `--set` leaves it) is set in that entry too, and at the top level only if some
+/// entry inherits it from there. `txop compare apartment-block --stack linux-4.9` runs
+/// every flat on 4.9; `--vary bss[0].stack=…` varies one BSS. Without `[[bss]]`, or
+/// for a key no entry gives, the settings are returned as they are.
 pub fn settings_for_bsss(table: &toml::Table, sets: &[(String, String)]) -> Vec<(String, String)> {
-    let entries = table
-        .get("bss")
-        .and_then(toml::Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    let mut out = sets.to_vec();
+    let entries = crate::neighbours::bss_entries(table).len();
+    let mut out = Vec::with_capacity(sets.len());
     for (key, value) in sets {
-        if key.starts_with("bss[") || key.starts_with("bss.") {
-            continue;
+        let giving = crate::neighbours::entries_giving(table, key);
+        if giving.len() < entries || entries == 0 {
+            out.push((key.clone(), value.clone()));
         }
-        for (i, entry) in entries.iter().enumerate() {
-            if gives_key(entry, key) {
-                out.push((format!("bss[{i}].{key}"), value.clone()));
-            }
-        }
+        out.extend(
+            giving
+                .iter()
+                .map(|i| (format!("bss[{i}].{key}"), value.clone())),
+        );
     }
     out
-}
-
-/// Whether `value` (a table) holds the dotted key `path` (`stations.list[1].mcs`,
-/// with `name[N]` addressing a list's entry N), as `--set` addresses keys.
-fn gives_key(value: &toml::Value, path: &str) -> bool {
-    let mut cur = value;
-    for part in path.split('.') {
-        let (name, index) = match part.split_once('[') {
-            Some((n, rest)) => (
-                n,
-                rest.strip_suffix(']').and_then(|x| x.parse::<usize>().ok()),
-            ),
-            None => (part, None),
-        };
-        let Some(next) = cur.as_table().and_then(|t| t.get(name)) else {
-            return false;
-        };
-        cur = match index {
-            Some(i) => match next.as_array().and_then(|a| a.get(i)) {
-                Some(v) => v,
-                None => return false,
-            },
-            None => next,
-        };
-    }
-    true
 }
 
 /// A file-name-safe form of a variant label (`linux-6.16`, `stations.count-4`).
@@ -370,6 +343,24 @@ name = "b"
         assert_eq!(
             settings_for_bsss(&table, &[set("stack", "linux-5.5")]),
             [set("stack", "linux-5.5"), set("bss[0].stack", "linux-5.5")]
+        );
+        // `mac.retry_limit`: every entry gives it, so the top level's is unused.
+        let every: toml::Table = toml::from_str(
+            "[[bss]]\nname = \"a\"\nmac = { retry_limit = 4 }\n\
+             [[bss]]\nname = \"b\"\nmac = { retry_limit = 5 }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            settings_for_bsss(&every, &[set("mac.retry_limit", "7")]),
+            [
+                set("bss[0].mac.retry_limit", "7"),
+                set("bss[1].mac.retry_limit", "7")
+            ]
+        );
+        // A key entries do not inherit (the scenario's name is not a BSS's) stays.
+        assert_eq!(
+            settings_for_bsss(&every, &[set("name", "x")]),
+            [set("name", "x")]
         );
         // A key inside a list entry, given by entry 0 only.
         assert_eq!(

@@ -219,3 +219,25 @@ fn reproduce_takes_experiments_not_scenarios() {
         &["neighbours-in-range: no such experiment"],
     );
 }
+
+/// `--set stack=…` on apartment-block, where every `[[bss]]` entry names its own stack,
+/// would change nothing: refused in one line naming the per-BSS keys. A key only some
+/// entries give still reaches the others.
+#[test]
+fn a_setting_every_bss_overrides_is_refused() {
+    assert_user_error(
+        &["run", "apartment-block", "--set", "stack=linux-4.9"],
+        &[
+            "apartment-block: stack: every [[bss]] entry gives its own",
+            "bss[0].stack … bss[3].stack",
+        ],
+    );
+    let o = txop(&[
+        "run",
+        "apartment-block",
+        "--set",
+        "traffic.length_s=1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
