@@ -366,7 +366,8 @@ fn envelope(points: &[(f64, f64)], max_points: usize) -> Vec<(f64, f64)> {
 }
 
 /// Matches the flows to draw across runs by position: panel k holds each run's k-th
-/// flow of `pick`, titled with the first run's name for it.
+/// flow of `pick`, titled with the first run's name for it (not its throughput, which
+/// differs run by run: a title would speak for the first run alone).
 fn panels_by_flow(
     runs: &[PlotRun<'_>],
     pick: fn(&Results) -> Vec<usize>,
@@ -380,15 +381,7 @@ fn panels_by_flow(
             let mut list = Vec::new();
             for (j, run) in runs.iter().enumerate() {
                 let Some(&i) = picked[j].get(k) else { continue };
-                title.get_or_insert_with(|| {
-                    let f = &run.results.flows[i];
-                    let name = &flow_names(run.results)[i];
-                    if f.rtt_samples.is_empty() {
-                        format!("{name} ({})", format_rate(f.throughput_bps))
-                    } else {
-                        name.clone()
-                    }
-                });
+                title.get_or_insert_with(|| flow_names(run.results)[i].clone());
                 if let Some((points, mark)) = series(&run.results.flows[i]) {
                     list.push(Series {
                         colour: colour(j),
@@ -825,11 +818,16 @@ fn stations_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<BarFigure> {
     if stations.is_empty() {
         return None;
     }
+    // A station's rate as each run reports it: one name if the runs agree, else each
+    // run's in the runs' order (a comparison of rate controls or stacks).
     let rate_of = |n: u16| {
-        runs.iter()
-            .flat_map(|r| &r.results.stations)
-            .find(|s| s.station == n)
-            .map_or(String::new(), |s| s.rate.clone())
+        let mut rates: Vec<&str> = Vec::new();
+        for s in runs.iter().flat_map(|r| &r.results.stations) {
+            if s.station == n && !rates.contains(&s.rate.as_str()) {
+                rates.push(&s.rate);
+            }
+        }
+        rates.join(" / ")
     };
     let rates: Vec<String> = stations.iter().map(|&n| rate_of(n)).collect();
     let same_rate = rates.iter().all(|r| *r == rates[0]);
@@ -1201,7 +1199,10 @@ fn legend_width(legend: &Legend) -> u32 {
     (widest + 60).clamp(LEGEND_MIN_PX, LEGEND_MAX_PX)
 }
 
-/// Shortens `text` with an ellipsis to fit `max_px`.
+/// Shortens `text` to fit `max_px` with an ellipsis in the middle, keeping a third of
+/// what is left from its start and two thirds from its end: labels that differ, such
+/// as a comparison's `linux-6.16, stack_options.aql_limit_low_us=5000`, differ at the
+/// end, which a cut at the end would lose.
 fn fit(text: &str, size: f64, max_px: u32) -> String {
     if text_width(text, size) <= max_px {
         return text.to_string();
@@ -1210,7 +1211,13 @@ fn fit(text: &str, size: f64, max_px: u32) -> String {
     let mut n = chars.len();
     while n > 1 {
         n -= 1;
-        let s: String = chars[..n].iter().chain(['…'].iter()).collect();
+        let head = n / 3;
+        let tail = n - head;
+        let s: String = chars[..head]
+            .iter()
+            .chain(['…'].iter())
+            .chain(chars[chars.len() - tail..].iter())
+            .collect();
         if text_width(&s, size) <= max_px {
             return s;
         }
@@ -1543,6 +1550,85 @@ fn value_label(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Labels that differ only at the end stay apart when shortened.
+    #[test]
+    fn a_shortened_label_keeps_its_end() {
+        register_font().unwrap();
+        let labels = [
+            "linux-6.16, stack_options.aql_limit_low_us=1000, stack_options.aql_limit_high_us=2000",
+            "linux-6.16, stack_options.aql_limit_low_us=1000, stack_options.aql_limit_high_us=8000",
+        ];
+        let max_px = text_width(labels[0], LEGEND_SIZE) / 2;
+        let fitted: Vec<String> = labels.iter().map(|l| fit(l, LEGEND_SIZE, max_px)).collect();
+        for (f, l) in fitted.iter().zip(labels) {
+            assert!(text_width(f, LEGEND_SIZE) <= max_px, "{f}");
+            assert!(f.contains('…') && f.starts_with("linux"), "{f}");
+            assert!(f.ends_with(&l[l.len() - 4..]), "{f}");
+        }
+        assert_ne!(fitted[0], fitted[1]);
+        assert_eq!(fit("short", LEGEND_SIZE, 1000), "short");
+    }
+
+    /// A station whose runs report different rates (a comparison of rate controls) is
+    /// labelled with each run's, not the first run's alone.
+    #[test]
+    fn a_station_label_names_every_runs_rate() {
+        let mut a = modern().clone();
+        let mut b = modern().clone();
+        a.stations[0].rate = "minstrel_ht-5.10".into();
+        b.stations[0].rate = "minstrel_ht-6".into();
+        let runs = [
+            PlotRun {
+                label: "5.10",
+                results: &a,
+            },
+            PlotRun {
+                label: "6",
+                results: &b,
+            },
+        ];
+        let fig = stations_figure("t", &runs).expect("a stations figure");
+        let text = format!("{} {:?}", fig.x_label, fig.group_notes);
+        assert!(text.contains("minstrel_ht-5.10 / minstrel_ht-6"), "{text}");
+        // Runs that agree name their rate once.
+        let same = [
+            PlotRun {
+                label: "x",
+                results: &a,
+            },
+            PlotRun {
+                label: "y",
+                results: &a,
+            },
+        ];
+        let fig = stations_figure("t", &same).expect("a stations figure");
+        assert_eq!(fig.x_label, "station (all minstrel_ht-5.10)");
+    }
+
+    /// A latency panel of several runs is titled with the flow's name, not with the
+    /// first run's throughput (the anomaly's flows have one-way latency only: their
+    /// panels were titled `… (x Mbit/s)`).
+    #[test]
+    fn panel_titles_speak_for_every_run() {
+        let two = [
+            PlotRun {
+                label: "a",
+                results: anomaly(),
+            },
+            PlotRun {
+                label: "b",
+                results: anomaly(),
+            },
+        ];
+        let fig = latency_cdf_figure("t", &two).expect("a CDF");
+        let titles: Vec<String> = fig.panels.iter().filter_map(|p| p.title.clone()).collect();
+        let names = flow_names(anomaly());
+        assert!(!titles.is_empty());
+        for t in &titles {
+            assert!(names.contains(t), "{t} is not a flow's name: {names:?}");
+        }
+    }
     use crate::{builtin, scenario};
     use std::sync::OnceLock;
     use txop_sim::Simulation;
