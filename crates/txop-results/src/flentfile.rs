@@ -9,7 +9,9 @@
 //! - `raw_values`: every ping reply the results kept `{t, val, seq}` (all of them, or
 //!   every `sample_stride`-th, `seq` counting every reply), every TCP step `{t, val}`;
 //! - `metadata`: the keys flent requires (NAME, TITLE, HOST, LOCAL_HOST, LENGTH,
-//!   STEP_SIZE) and the recommended ones (TIME, T0, TOTAL_LENGTH, HOSTS, …).
+//!   STEP_SIZE) and the recommended ones (TIME, T0, TOTAL_LENGTH, HOSTS, …); TITLE
+//!   (what flent's legends show for a file) and TEST_PARAMETERS (flent's
+//!   `--test-parameter` pairs, which its GUI groups by) name what the run was.
 //!
 //! Time stamps count from a fixed T0 (2026-01-01T00:00:00Z), so that the same scenario
 //! and seed give the same file byte for byte.
@@ -21,8 +23,15 @@ use serde_json::{json, Map, Value};
 pub const T0_UNIX: f64 = 1_767_225_600.0;
 const T0_ISO: &str = "2026-01-01T00:00:00.000000Z";
 
-/// The flent data of `results`, a run of flent test `test` (`length_s` of loaders).
-pub fn flent_data(results: &Results, test: &str, title: &str, length_s: f64) -> Value {
+/// The flent data of `results`, a run of flent test `test` (`length_s` of loaders),
+/// titled `title`, with `parameters` as its TEST_PARAMETERS.
+pub fn flent_data(
+    results: &Results,
+    test: &str,
+    title: &str,
+    length_s: f64,
+    parameters: &std::collections::BTreeMap<String, String>,
+) -> Value {
     let step = results.series_step_s;
     let n = (results.duration_s / step).round() as usize + 1;
     let x_values: Vec<f64> = (0..n).map(|i| round3(i as f64 * step)).collect();
@@ -62,7 +71,7 @@ pub fn flent_data(results: &Results, test: &str, title: &str, length_s: f64) -> 
             "IP_VERSION": 4,
             "SERIES_META": meta,
             "NOTE": format!("simulated by txop, seed {}", results.seed),
-            "TEST_PARAMETERS": {},
+            "TEST_PARAMETERS": parameters,
         },
     })
 }

@@ -297,6 +297,7 @@ pub(crate) fn columns<'a>(p: &'a PreparedBsss, results: &'a [Results]) -> Vec<Co
             label: &b.name,
             scenario: &b.scenario,
             results,
+            settings: &[],
         })
         .collect()
 }

@@ -287,7 +287,7 @@ fn single_files(
         ("summary.txt".to_string(), summary.as_bytes().to_vec()),
         ("results.json".to_string(), json_bytes),
     ];
-    if let Some((file, bytes)) = flent_file_of(&p.scenario, &p.name, results)? {
+    if let Some((file, bytes)) = flent_file_of(&p.scenario, &p.name, results, None)? {
         files.push((file, bytes));
     }
     let run = PlotRun {
@@ -298,17 +298,40 @@ fn single_files(
     Ok(files)
 }
 
-/// For a flent test of `scenario` (a run named `name`), its data file's name and
-/// gzipped bytes.
+/// For a flent test of `scenario` (a run named `name`; `column`, a comparison's
+/// setting or a BSS, when it is one of several side by side), its data file's name and
+/// gzipped bytes. Its TITLE names the column too, so that flent's legends tell the
+/// files apart; TEST_PARAMETERS records the stack, the congestion control, the
+/// column and, for a comparison, its settings.
 fn flent_file_of(
     scenario: &Scenario,
     name: &str,
     results: &Results,
+    column: Option<&Column<'_>>,
 ) -> Result<Option<(String, Vec<u8>)>, String> {
     let Some(test) = &scenario.traffic.test else {
         return Ok(None);
     };
-    let data = txop_results::flentfile::flent_data(results, test, name, scenario.traffic.length_s);
+    let mut parameters = std::collections::BTreeMap::new();
+    parameters.insert("stack".to_string(), scenario.stack.clone());
+    parameters.insert("cc".to_string(), scenario.traffic.cc.clone());
+    let title = match column {
+        Some(c) => {
+            parameters.insert("column".to_string(), c.label.to_string());
+            for (k, v) in c.settings {
+                parameters.insert(k.clone(), v.clone());
+            }
+            format!("{name} — {}", c.label)
+        }
+        None => name.to_string(),
+    };
+    let data = txop_results::flentfile::flent_data(
+        results,
+        test,
+        &title,
+        scenario.traffic.length_s,
+        &parameters,
+    );
     let bytes = serde_json::to_vec(&data)
         .and_then(|b| gzip(&b).map_err(serde_json::Error::io))
         .map_err(|e| format!("cannot encode the flent file: {e}"))?;
@@ -324,6 +347,8 @@ pub(crate) struct Column<'a> {
     pub(crate) label: &'a str,
     pub(crate) scenario: &'a Scenario,
     pub(crate) results: &'a Results,
+    /// The `--stack` / `--vary` settings that make it (none for a BSS of one run).
+    pub(crate) settings: &'a [(String, String)],
 }
 
 /// What a table of runs side by side (`compare`, several BSSs) writes: `table` as
@@ -348,7 +373,7 @@ fn side_by_side_files(
         .collect();
     files.extend(render_plots(name, &runs).map_err(|e| format!("plots: {e}"))?);
     for c in columns {
-        if let Some((file, bytes)) = flent_file_of(c.scenario, name, c.results)? {
+        if let Some((file, bytes)) = flent_file_of(c.scenario, name, c.results, Some(c))? {
             let file = file.replace(
                 ".flent.gz",
                 &format!("-{}.flent.gz", compare::slug(c.label)),
@@ -619,12 +644,13 @@ impl CompareOutcome {
             }
         }
         let mut columns: Vec<Column<'_>> = Vec::with_capacity(labels.len());
-        for o in &self.outcomes {
+        for (v, o) in self.variants.iter().zip(&self.outcomes) {
             match o {
                 Outcome::Single { p, results } => columns.push(Column {
                     label: &labels[columns.len()],
                     scenario: &p.scenario,
                     results,
+                    settings: &v.sets,
                 }),
                 Outcome::Bsss { p, results } => {
                     for (b, results) in p.bsss.iter().zip(results) {
@@ -632,6 +658,7 @@ impl CompareOutcome {
                             label: &labels[columns.len()],
                             scenario: &b.scenario,
                             results,
+                            settings: &v.sets,
                         });
                     }
                 }

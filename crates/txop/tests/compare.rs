@@ -78,6 +78,22 @@ fn compare_two_stacks() {
             "{plot}"
         );
     }
+    // Each file says which run it is: flent's legends show TITLE, its GUI groups by
+    // TEST_PARAMETERS.
+    let meta = |file: &std::path::Path| -> serde_json::Value {
+        let gz = std::fs::read(file).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)
+            .unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["metadata"].clone()
+    };
+    for (file, stack) in [(&a, "linux-4.8-bloated"), (&b, "linux-6.16")] {
+        let m = meta(file);
+        assert_eq!(m["TITLE"], format!("tcp-ndown-6mbit — {stack}"));
+        assert_eq!(m["TEST_PARAMETERS"]["stack"], stack);
+        assert_eq!(m["TEST_PARAMETERS"]["cc"], "cubic");
+        assert_eq!(m["TEST_PARAMETERS"]["column"], stack);
+    }
     let png = dir.join("overlay.png");
     let o = std::process::Command::new("flent")
         .arg("-i")
