@@ -41,6 +41,7 @@ use txop_sim::traffic::{Flow, Host};
 use txop_sim::{BusConfig, Completion, DataMode, SimConfig, WiredConfig};
 
 mod bss;
+pub mod builtin;
 mod space;
 pub use bss::{channel_groups, BssSpec, ResolvedBss};
 pub use space::Space;
@@ -4393,7 +4394,7 @@ mod tests {
             "hidden-stations",
             "hidden-stations-rts",
         ];
-        for (name, text) in crate::builtin::SCENARIOS {
+        for (name, text) in builtin::SCENARIOS {
             if parse(text, &[]).unwrap().has_bsss() {
                 // Several BSSs: `resolve_bsss_with_summary` (tests/bss.rs).
                 continue;
