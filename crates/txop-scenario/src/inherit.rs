@@ -1,38 +1,52 @@
 //! Inheritance: what a station takes from `[stations]`, and what a direction takes from
 //! its station.
+//!
+//! A `[[stations.list]]` entry's keys lie over `[stations]`'s ([`StationKeys::over`]):
+//! each key alone, except the groups that go together (the channel, the rate, the
+//! fading). A `downlink`/`uplink` table's fading lies over its station's by the same
+//! fading rule ([`FadingSpec::over`]).
+//!
+//! A `[[bss]]` entry's tables lie over the top level's as TOML tables, before they are
+//! deserialised ([`overlay`]), so that an error names the key the user wrote: the
+//! entry's (`bss[1].stations.count`) when the entry gives it, else the top level's
+//! ([`attribute`]). This is a second rule on purpose: it inherits whole tables
+//! (`[mac]`, `[traffic]`, `[wired]`, `[stack_options]`) key by key, nested tables
+//! included, where a list entry replaces its `scan` or `downlink` table whole.
 
+use crate::bss::BssSpec;
 use crate::error::ScenarioError;
 use crate::limits;
-use crate::schema::{BusSpec, DirectionSpec, PowerSaveSpec, ScanSpec, Stations};
+use crate::parse::deserialize;
+use crate::schema::{DirectionSpec, StationKeys, Stations};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
-/// A station's link: rate and channel, as resolved for one station.
+/// A station's link: its keys as inherited, for one station.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Link {
-    pub(crate) weight: Option<u16>,
-    pub(crate) mcs: Option<u8>,
-    pub(crate) nss: Option<u8>,
-    pub(crate) rate_mbps: Option<f64>,
-    pub(crate) snr_db: Option<f64>,
-    pub(crate) distance_m: Option<f64>,
-    pub(crate) loss: Option<f64>,
-    pub(crate) position_m: Option<[f64; 2]>,
-    pub(crate) velocity_mps: Option<[f64; 2]>,
-    pub(crate) waypoints: Option<Vec<[f64; 3]>>,
-    pub(crate) snr_trace: Option<String>,
-    pub(crate) snr_trace_interpolation: Option<String>,
-    pub(crate) fading: FadingSpec,
-    pub(crate) downlink: Option<DirectionSpec>,
-    pub(crate) uplink: Option<DirectionSpec>,
-    pub(crate) rate_control: Option<String>,
-    pub(crate) scan: Option<ScanSpec>,
-    pub(crate) power_save: Option<PowerSaveSpec>,
-    pub(crate) bus: Option<BusSpec>,
+    /// Its keys: its entry's over `[stations]`'s.
+    pub(crate) keys: StationKeys,
     /// Set by `[space]` with a path-loss matrix: the SNRs are the matrix's (shown
     /// rounded, and said so), not keys of the station.
     pub(crate) snr_from_matrix: bool,
     /// What a `[[stations.list]]` entry took from `[stations]` ([`Link::owner`]'s
     /// names); empty for `[stations]` itself.
     pub(crate) inherited: Vec<&'static str>,
+}
+
+/// A link reads as its keys (`link.snr_db`).
+impl std::ops::Deref for Link {
+    type Target = StationKeys;
+
+    fn deref(&self) -> &StationKeys {
+        &self.keys
+    }
+}
+
+impl std::ops::DerefMut for Link {
+    fn deref_mut(&mut self) -> &mut StationKeys {
+        &mut self.keys
+    }
 }
 
 impl Link {
@@ -46,6 +60,92 @@ impl Link {
             "stations"
         } else {
             entry
+        }
+    }
+}
+
+/// The keys of a station's mean SNR: an entry giving one of them replaces the inherited
+/// channel entirely (a value, a place, a movement, a trace, or a loss).
+const CHANNEL_KEYS: &[&str] = &[
+    "snr_db",
+    "loss",
+    "distance_m",
+    "position_m",
+    "velocity_mps",
+    "waypoints",
+    "snr_trace",
+    "snr_trace_interpolation",
+];
+
+/// The keys of a station's rate.
+const RATE_KEYS: &[&str] = &["mcs", "nss", "rate_mbps"];
+
+/// The keys of a station's fading.
+const FADING_KEYS: &[&str] = &["fading", "fading_k_db", "coherence_ms"];
+
+impl StationKeys {
+    /// These keys (a `[[stations.list]]` entry's) over `base`'s (`[stations]`'s), and
+    /// what was inherited ([`Link::owner`]'s names: a key, or `channel`, `rate` or
+    /// `fading` for a group). Each key is its own value, else `base`'s, a table
+    /// replaced whole ([`StationKeys::or`]); but
+    /// - an own channel key ([`CHANNEL_KEYS`]) replaces the inherited channel;
+    /// - an own `mcs` or `rate_mbps` replaces the inherited rate (an `mcs` keeps the
+    ///   inherited `nss`, a `rate_mbps` does not);
+    /// - an own `fading` replaces the fading keys, an own `fading_k_db` or
+    ///   `coherence_ms` alone adjusts them ([`FadingSpec::over`]).
+    pub(crate) fn over(&self, base: &StationKeys) -> (StationKeys, Vec<&'static str>) {
+        let mut k = self.or(base);
+        let given = self.given();
+        let own_channel = given.iter().any(|g| CHANNEL_KEYS.contains(g));
+        if own_channel {
+            k.snr_db = self.snr_db;
+            k.loss = self.loss;
+            k.distance_m = self.distance_m;
+            k.position_m = self.position_m;
+            k.velocity_mps = self.velocity_mps;
+            k.waypoints = self.waypoints.clone();
+            k.snr_trace = self.snr_trace.clone();
+            k.snr_trace_interpolation = self.snr_trace_interpolation.clone();
+        }
+        let own_rate = self.mcs.is_some() || self.rate_mbps.is_some();
+        if own_rate {
+            k.mcs = self.mcs;
+            k.rate_mbps = self.rate_mbps;
+        }
+        if self.rate_mbps.is_some() {
+            k.nss = self.nss;
+        }
+        let own_fading = self.fading_spec();
+        let fading = own_fading.over(&base.fading_spec());
+        k.fading = fading.fading;
+        k.fading_k_db = fading.fading_k_db;
+        k.coherence_ms = fading.coherence_ms;
+        let groups = [
+            ("rate", !own_rate && self.nss.is_none()),
+            ("channel", !own_channel),
+            ("fading", !own_fading.is_given()),
+        ];
+        // The keys inherited alone, then the groups.
+        let mut inherited: Vec<&'static str> = StationKeys::NAMES
+            .iter()
+            .copied()
+            .filter(|name| {
+                !given.contains(name)
+                    && ![CHANNEL_KEYS, RATE_KEYS, FADING_KEYS]
+                        .iter()
+                        .any(|group| group.contains(name))
+            })
+            .collect();
+        inherited.extend(groups.into_iter().filter_map(|(g, on)| on.then_some(g)));
+        (k, inherited)
+    }
+
+    /// Its fading keys, which go together.
+    pub(crate) fn fading_spec(&self) -> FadingSpec {
+        FadingSpec {
+            fading: self.fading.clone(),
+            fading_k_db: self.fading_k_db,
+            coherence_ms: self.coherence_ms,
         }
     }
 }
@@ -90,29 +190,7 @@ impl FadingSpec {
 /// `[stations]` entries expanded to one link spec per station, with the key to blame.
 pub(crate) fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, ScenarioError> {
     let base = Link {
-        weight: s.weight,
-        mcs: s.mcs,
-        nss: s.nss,
-        rate_mbps: s.rate_mbps,
-        snr_db: s.snr_db,
-        distance_m: s.distance_m,
-        loss: s.loss,
-        position_m: s.position_m,
-        velocity_mps: s.velocity_mps,
-        waypoints: s.waypoints.clone(),
-        snr_trace: s.snr_trace.clone(),
-        snr_trace_interpolation: s.snr_trace_interpolation.clone(),
-        fading: FadingSpec {
-            fading: s.fading.clone(),
-            fading_k_db: s.fading_k_db,
-            coherence_ms: s.coherence_ms,
-        },
-        downlink: s.downlink.clone(),
-        uplink: s.uplink.clone(),
-        rate_control: s.rate_control.clone(),
-        scan: s.scan.clone(),
-        power_save: s.power_save.clone(),
-        bus: s.bus.clone(),
+        keys: s.keys(),
         snr_from_matrix: false,
         inherited: Vec::new(),
     };
@@ -153,98 +231,237 @@ pub(crate) fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, Scenari
                 ),
             ));
         }
-        // An entry's own channel model (its mean SNR: a value, a place, a movement, a
-        // trace, or a loss) replaces the inherited one entirely.
-        let own_channel = e.snr_db.is_some()
-            || e.loss.is_some()
-            || e.distance_m.is_some()
-            || e.position_m.is_some()
-            || e.velocity_mps.is_some()
-            || e.waypoints.is_some()
-            || e.snr_trace.is_some()
-            || e.snr_trace_interpolation.is_some();
-        // Its own `fading` replaces the inherited fading keys; its own `fading_k_db` or
-        // `coherence_ms` alone adjusts them.
-        let own_fading = FadingSpec {
-            fading: e.fading.clone(),
-            fading_k_db: e.fading_k_db,
-            coherence_ms: e.coherence_ms,
-        };
-        // So does its own rate: an MCS (with the inherited nss) or a legacy rate_mbps.
-        let own_rate = e.mcs.is_some() || e.rate_mbps.is_some();
+        let (keys, inherited) = e.keys().over(&base.keys);
         let merged = Link {
-            weight: e.weight.or(base.weight),
-            mcs: if own_rate { e.mcs } else { base.mcs },
-            nss: e.nss.or(if e.rate_mbps.is_some() {
-                None
-            } else {
-                base.nss
-            }),
-            rate_mbps: if own_rate {
-                e.rate_mbps
-            } else {
-                base.rate_mbps
-            },
-            snr_db: if own_channel { e.snr_db } else { base.snr_db },
-            distance_m: if own_channel {
-                e.distance_m
-            } else {
-                base.distance_m
-            },
-            loss: if own_channel { e.loss } else { base.loss },
-            position_m: if own_channel {
-                e.position_m
-            } else {
-                base.position_m
-            },
-            velocity_mps: if own_channel {
-                e.velocity_mps
-            } else {
-                base.velocity_mps
-            },
-            waypoints: if own_channel {
-                e.waypoints.clone()
-            } else {
-                base.waypoints.clone()
-            },
-            snr_trace: if own_channel {
-                e.snr_trace.clone()
-            } else {
-                base.snr_trace.clone()
-            },
-            snr_trace_interpolation: if own_channel {
-                e.snr_trace_interpolation.clone()
-            } else {
-                base.snr_trace_interpolation.clone()
-            },
-            fading: own_fading.over(&base.fading),
-            rate_control: e.rate_control.clone().or_else(|| base.rate_control.clone()),
-            // An entry's own table replaces the inherited one as a whole.
-            downlink: e.downlink.clone().or_else(|| base.downlink.clone()),
-            uplink: e.uplink.clone().or_else(|| base.uplink.clone()),
-            scan: e.scan.clone().or_else(|| base.scan.clone()),
-            power_save: e.power_save.clone().or_else(|| base.power_save.clone()),
-            bus: e.bus.clone().or_else(|| base.bus.clone()),
+            keys,
             snr_from_matrix: false,
-            inherited: [
-                ("weight", e.weight.is_none() && base.weight.is_some()),
-                ("rate", !own_rate && e.nss.is_none()),
-                ("channel", !own_channel),
-                ("fading", !own_fading.is_given()),
-                ("rate_control", e.rate_control.is_none()),
-                ("downlink", e.downlink.is_none()),
-                ("uplink", e.uplink.is_none()),
-                ("scan", e.scan.is_none()),
-                ("power_save", e.power_save.is_none()),
-                ("bus", e.bus.is_none()),
-            ]
-            .into_iter()
-            .filter_map(|(what, inherited)| inherited.then_some(what))
-            .collect(),
+            inherited,
         };
         for _ in 0..count {
             out.push((key.clone(), merged.clone()));
         }
     }
     Ok(out)
+}
+
+/// Keys a BSS's table may give in place of inherited ones: giving one of a group drops
+/// the inherited others of that group, which it could not go with.
+pub(crate) const STATION_ALTERNATIVES: &[&[&str]] = &[
+    &["count", "list"],
+    &[
+        "position_m",
+        "distance_m",
+        "snr_db",
+        "loss",
+        "snr_trace",
+        "waypoints",
+    ],
+];
+
+/// The top-level keys every BSS shares: an error in one is the top level's alone.
+pub(crate) const SHARED_KEYS: &[&str] =
+    &["name", "description", "seed", "duration_s", "phy", "space"];
+
+/// `over`'s keys laid over `base`'s: a table into a table key by key, anything else
+/// (a value, a list) replacing what was there.
+pub(crate) fn lay_over(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => lay_over(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// `base` (a top-level table, as resolved) with the entry's table `over` laid over it;
+/// the error names the entry's key under `key` (`bss[1].stations`).
+pub(crate) fn overlay<T: Serialize + DeserializeOwned + Clone>(
+    base: &T,
+    over: Option<&toml::Table>,
+    key: &str,
+    alternatives: &[&[&str]],
+) -> Result<T, ScenarioError> {
+    let Some(over) = over else {
+        return Ok(base.clone());
+    };
+    let mut merged = match toml::Value::try_from(base) {
+        Ok(toml::Value::Table(t)) => t,
+        // The top level's own values do not write back as TOML (an integer beyond
+        // i64): the entry cannot be laid over them.
+        _ => {
+            return Err(ScenarioError::new(
+                key,
+                "cannot be combined with the top level's table (a value there is out of \
+                 TOML's range)",
+            ))
+        }
+    };
+    for group in alternatives {
+        if group.iter().any(|k| over.contains_key(*k)) {
+            for k in group.iter().filter(|k| !over.contains_key(**k)) {
+                merged.remove(*k);
+            }
+        }
+    }
+    lay_over(&mut merged, over);
+    deserialize(toml::Value::Table(merged), key)
+}
+
+/// Whether `entry` gives the key `key` (a dotted path, `name[i]` for a list's entry;
+/// anything after a space, as in `stations (station 3)`, ignored).
+pub(crate) fn entry_gives(entry: &BssSpec, key: &str) -> bool {
+    let Ok(mut cur) = toml::Value::try_from(entry) else {
+        return false;
+    };
+    let path = key.split(' ').next().unwrap_or_default();
+    if path.is_empty() {
+        return false;
+    }
+    for seg in path.split('.') {
+        let (name, index) = match seg.split_once('[') {
+            Some((n, rest)) => (
+                n,
+                rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok()),
+            ),
+            None => (seg, None),
+        };
+        let Some(next) = cur.get(name) else {
+            return false;
+        };
+        cur = match index {
+            None => next.clone(),
+            Some(i) => match next.get(i) {
+                Some(v) => v.clone(),
+                None => return false,
+            },
+        };
+    }
+    true
+}
+
+/// An error of BSS `k`'s single-BSS scenario, as the user sees it: its key in the
+/// entry (`bss[k].…`) when the entry gives it, else the top level's key, said to be
+/// inherited by the entry.
+pub(crate) fn attribute(e: ScenarioError, k: usize, name: &str, entry: &BssSpec) -> ScenarioError {
+    let at = format!("bss[{k}]");
+    if e.key == "phy.ap_position_m" {
+        return ScenarioError::new(format!("{at}.ap_position_m"), e.message);
+    }
+    if e.key == "space" && e.message.contains("out of range of its AP") {
+        return ScenarioError::new(format!("{at}.stations"), e.message);
+    }
+    let first = e.key.split(['.', '[', ' ']).next().unwrap_or_default();
+    if SHARED_KEYS.contains(&first) {
+        return e;
+    }
+    if entry_gives(entry, &e.key) {
+        return ScenarioError::new(format!("{at}.{}", e.key), e.message);
+    }
+    ScenarioError::new(e.key, format!("{} (in {at}, `{name}`)", e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_lays_over_key_by_key_and_lists_replace() {
+        let mut base: toml::Table =
+            toml::from_str("a = 1\nl = [1, 2]\n[t]\nx = 1\ny = 2\n").unwrap();
+        let over: toml::Table = toml::from_str("l = [3]\n[t]\ny = 5\nz = 6\n").unwrap();
+        lay_over(&mut base, &over);
+        let want: toml::Table =
+            toml::from_str("a = 1\nl = [3]\n[t]\nx = 1\ny = 5\nz = 6\n").unwrap();
+        assert_eq!(base, want);
+    }
+
+    #[test]
+    fn a_key_is_the_entrys_when_it_gives_it() {
+        let entry: BssSpec = toml::from_str(
+            "name = \"a\"\n[stations]\ncount = 3\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n",
+        )
+        .unwrap();
+        assert!(entry_gives(&entry, "stations.count"));
+        assert!(entry_gives(&entry, "stations (station 2)"));
+        assert!(entry_gives(&entry, "flows[0].to"));
+        assert!(!entry_gives(&entry, "flows[1].to"));
+        assert!(!entry_gives(&entry, "traffic.test"));
+        assert!(!entry_gives(&entry, ""));
+    }
+
+    fn keys(text: &str) -> StationKeys {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn an_entry_key_replaces_its_group_and_other_keys_alone() {
+        let base = keys(
+            "mcs = 7\nnss = 2\nsnr_db = 30.0\nfading = \"rician\"\nfading_k_db = 6.0\n\
+             rate_control = \"ideal\"\nweight = 100\n",
+        );
+        // A legacy rate replaces the rate, nss too; a position replaces the SNR; a K
+        // factor alone adjusts the inherited fading.
+        let entry = keys("rate_mbps = 24.0\nposition_m = [3.0, 4.0]\nfading_k_db = 9.0\n");
+        let (k, inherited) = entry.over(&base);
+        assert_eq!((k.mcs, k.nss, k.rate_mbps), (None, None, Some(24.0)));
+        assert_eq!((k.snr_db, k.position_m), (None, Some([3.0, 4.0])));
+        assert_eq!(k.fading.as_deref(), Some("rician"));
+        assert_eq!(k.fading_k_db, Some(9.0));
+        assert_eq!(
+            (k.weight, k.rate_control.as_deref()),
+            (Some(100), Some("ideal"))
+        );
+        for name in ["weight", "rate_control", "scan", "downlink"] {
+            assert!(inherited.contains(&name), "{name} inherited");
+        }
+        for name in ["rate", "channel", "fading"] {
+            assert!(!inherited.contains(&name), "{name} the entry's own");
+        }
+        // An MCS keeps the inherited nss; the channel and the fading stay inherited.
+        let (k, inherited) = keys("mcs = 3\n").over(&base);
+        assert_eq!((k.mcs, k.nss, k.snr_db), (Some(3), Some(2), Some(30.0)));
+        assert!(inherited.contains(&"channel") && inherited.contains(&"fading"));
+        assert!(!inherited.contains(&"rate"));
+        // An own fading replaces the inherited K factor.
+        let (k, _) = keys("fading = \"rayleigh\"\n").over(&base);
+        assert_eq!(
+            (k.fading.as_deref(), k.fading_k_db),
+            (Some("rayleigh"), None)
+        );
+        // Nothing of its own: everything inherited.
+        let (k, _) = StationKeys::default().over(&base);
+        assert_eq!(k, base);
+    }
+
+    /// The two tables hold the station keys, declared once, between their own: the
+    /// order in which an unknown key's error lists them.
+    #[test]
+    fn the_tables_list_the_station_keys_between_their_own() {
+        let expected = |e: String| -> Vec<String> {
+            e.split("expected one of ")
+                .nth(1)
+                .unwrap_or_default()
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect()
+        };
+        let names = StationKeys::NAMES.iter().map(|n| n.to_string());
+        let stations = toml::from_str::<Stations>("zz = 1\n")
+            .unwrap_err()
+            .to_string();
+        let want: Vec<String> = std::iter::once("count".to_string())
+            .chain(names.clone())
+            .chain(std::iter::once("list".to_string()))
+            .collect();
+        assert_eq!(expected(stations), want);
+        let entry = toml::from_str::<crate::StationEntry>("zz = 1\n")
+            .unwrap_err()
+            .to_string();
+        let want: Vec<String> = std::iter::once("count".to_string()).chain(names).collect();
+        assert_eq!(expected(entry), want);
+    }
 }

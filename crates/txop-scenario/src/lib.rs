@@ -6,11 +6,12 @@
 //! rejected and every error reported with its dotted key path. [`Scenario::resolve`]
 //! then checks the values against each other and builds the simulator's configuration.
 //!
-//! One job per file: [`schema`] (the serde types), `overrides`
-//! (`--set`), `parse` (text to [`Scenario`]), `inherit` (what a station takes from
-//! `[stations]` and a direction from its station), `resolve` (into the model's
-//! configurations, with `space` and `bss` for `[space]` and `[[bss]]`) and `error`
-//! ([`ScenarioError`]: the key, and what is wrong with it).
+//! One job per file: [`schema`] (the serde types; each station key declared once, in
+//! its `station_keys!`), `overrides` (`--set`), `parse` (text to [`Scenario`]),
+//! `inherit` (what a station takes from `[stations]`, a direction from its station and
+//! a `[[bss]]` entry from the top level), `resolve` (into the model's configurations,
+//! with `space` and `bss` for `[space]` and `[[bss]]`) and `error` ([`ScenarioError`]:
+//! the key, and what is wrong with it).
 
 mod bss;
 pub mod builtin;
@@ -30,13 +31,12 @@ pub use overrides::apply_override;
 pub use parse::parse;
 pub use schema::{
     BusSpec, Direction, DirectionSpec, EdcaOverride, EdcaOverrides, FlowKind, FlowSpec, Mac, Phy,
-    PowerSaveSpec, ScanSpec, Scenario, StackOptions, StationEntry, Stations, Traffic, TrafficKind,
-    WebSpec, Wired,
+    PowerSaveSpec, ScanSpec, Scenario, StackOptions, StationEntry, StationKeys, Stations, Traffic,
+    TrafficKind, WebSpec, Wired,
 };
 pub use space::Space;
 
 // What `bss` and `space` take from their parent.
-use error::suggest;
 use inherit::Link;
 use resolve::choose_in;
 

@@ -111,11 +111,6 @@ pub(crate) const TABLE_KEYS: &[&str] = &[
     "stations.downlink",
     "stations.uplink",
     "stations.list[]",
-    "stations.list[].scan",
-    "stations.list[].power_save",
-    "stations.list[].bus",
-    "stations.list[].downlink",
-    "stations.list[].uplink",
     "traffic",
     "traffic.web",
     "wired",
@@ -133,29 +128,31 @@ pub(crate) const BSS_TABLES: &[&str] = &[
     "flows",
 ];
 
-/// [`TABLE_KEYS`], and the same inside a `[[bss]]` entry (`bss[]`, `bss[].stations`, …).
+/// [`TABLE_KEYS`], with the `[stations]` tables for `stations.list[]` entries too (a
+/// station key is declared once, for both), and the same inside a `[[bss]]` entry
+/// (`bss[]`, `bss[].stations`, …).
 pub(crate) fn table_keys() -> impl Iterator<Item = String> {
-    let in_bss = TABLE_KEYS
+    let with_list: Vec<String> = TABLE_KEYS
+        .iter()
+        .flat_map(|k| {
+            let entry = k
+                .strip_prefix("stations.")
+                .filter(|rest| !rest.starts_with("list"))
+                .map(|rest| format!("stations.list[].{rest}"));
+            std::iter::once(k.to_string()).chain(entry)
+        })
+        .collect();
+    let in_bss: Vec<String> = with_list
         .iter()
         .filter(|k| BSS_TABLES.contains(&k.split(['.', '[']).next().unwrap_or_default()))
-        .map(|k| format!("bss[].{k}"));
-    TABLE_KEYS
-        .iter()
-        .map(|k| k.to_string())
+        .map(|k| format!("bss[].{k}"))
+        .collect();
+    with_list
+        .into_iter()
         .chain(std::iter::once("bss[]".to_string()))
         .chain(in_bss)
 }
 
-/// The keys whose value is one of a set of names (as [`TABLE_KEYS`] writes them; the
-/// `[stations]` keys hold for `stations.list[]` entries and `downlink`/`uplink` tables
-/// too, and every key for a `[[bss]]` entry's tables: [`choice_keys`]). A value of
-/// another type there (`stack = 5`, `traffic.direction = true`) is taken as the text it
-/// is written as ([`choices_as_text`]), so that the check that knows the names refuses
-/// it with one line: the key, the value given and the names accepted, whichever of
-/// serde's enums or the resolver's lookups owns the key. None of the names reads as a
-/// number, a boolean or a list, so no value of another type becomes a valid one (the
-/// tests set each key to one of each). `phy.band` and `stations.scan.bands` take
-/// numbers on purpose and read them themselves.
 pub(crate) const CHOICE_KEYS: &[&str] = &[
     "stack",
     "stack_options.qdisc",

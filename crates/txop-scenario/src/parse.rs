@@ -3,6 +3,7 @@
 use crate::error::{suggest, ScenarioError, INTEGER_RANGE};
 use crate::overrides::{apply_override, choices_as_text, refuse_lists_as_tables};
 use crate::schema::Scenario;
+use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
 /// Parse a scenario from TOML text with overrides applied.
@@ -69,5 +70,21 @@ pub(crate) fn key_at(text: &str, offset: usize) -> Option<String> {
         key.to_string()
     } else {
         format!("{table}.{key}")
+    })
+}
+
+/// `value` as a `T`; an error names its key under `key`.
+pub(crate) fn deserialize<T: DeserializeOwned>(
+    value: toml::Value,
+    key: &str,
+) -> Result<T, ScenarioError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let key = if path == "." {
+            key.to_string()
+        } else {
+            format!("{key}.{path}")
+        };
+        ScenarioError::new(key, suggest(e.inner().message()))
     })
 }

@@ -301,181 +301,199 @@ pub struct DirectionSpec {
     pub coherence_ms: Option<f64>,
 }
 
-/// One entry of `[[stations.list]]`: fields left out are inherited from `[stations]`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StationEntry {
-    /// How many identical stations this entry stands for (default 1).
-    pub count: Option<u16>,
-    /// Airtime-fairness weight (default 256): airtime is shared in proportion.
-    pub weight: Option<u16>,
-    /// HT MCS 0–15 or VHT MCS 0–9.
-    pub mcs: Option<u8>,
-    /// VHT spatial streams (1–2).
-    pub nss: Option<u8>,
-    /// Legacy rate in Mbit/s instead of an MCS: OFDM 6–54 (802.11a/g, or an 802.11a/g
-    /// station in an 802.11n/ac BSS), DSSS/CCK 1, 2, 5.5, 11 (802.11b, or an 802.11b
-    /// station in a 2.4 GHz 802.11g/n BSS).
-    pub rate_mbps: Option<f64>,
-    /// SNR at the receiver in dB: frames fail per the PER-vs-SNR curves. With no rate
-    /// given, the best rate for this SNR is chosen.
-    pub snr_db: Option<f64>,
-    /// Distance from the AP in metres, instead of snr_db: the SNR follows from
-    /// `phy.tx_power_dbm` and a log-distance path loss (`phy.path_loss_exponent`).
-    pub distance_m: Option<f64>,
-    /// Fixed MPDU loss probability (instead of snr_db).
-    pub loss: Option<f64>,
-    /// Position on the floor plan, `[x, y]` in metres (the AP is at
-    /// `phy.ap_position_m`), instead of snr_db: the SNR follows from the distance as for
-    /// `distance_m`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub position_m: Option<[f64; 2]>,
-    /// Velocity `[vx, vy]` in m/s from `position_m` (or `distance_m`) at time 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub velocity_mps: Option<[f64; 2]>,
-    /// `[[t_s, x_m, y_m], …]`: positions at times (increasing), straight lines between,
-    /// held before the first and after the last; instead of a position.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waypoints: Option<Vec<[f64; 3]>>,
-    /// "none", "rayleigh" or "rician": block fading around the mean SNR.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fading: Option<String>,
-    /// The Rician K factor in dB (fading = "rician").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fading_k_db: Option<f64>,
-    /// How long a fade holds, ms (default: the band's at walking speed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub coherence_ms: Option<f64>,
-    /// A CSV file of `time_s, station, snr_db` (relative to the scenario file), instead
-    /// of snr_db: the SNR over time, replayed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snr_trace: Option<String>,
-    /// "linear" (default) or "step" between the trace's points.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snr_trace_interpolation: Option<String>,
-    /// AP → station: the channel keys for this direction only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub downlink: Option<DirectionSpec>,
-    /// Station → AP: the channel keys for this direction only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uplink: Option<DirectionSpec>,
-    /// "fixed", "ideal", "minstrel_ht", "minstrel_ht-5.10" or "minstrel_ht-6".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_control: Option<String>,
-    /// Background software scanning (`scan = { policy = "bounded" }`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scan: Option<ScanSpec>,
-    /// Dynamic power save (`power_save = {}` for the defaults).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub power_save: Option<PowerSaveSpec>,
-    /// A host bus between the station's CPU and its chip: a preset name or a table.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "bus_from_name_or_table",
-        serialize_with = "bus_as_name_or_table"
-    )]
-    pub bus: Option<BusSpec>,
+/// The keys of one station, declared once: `[stations]` gives them to every station,
+/// a `[[stations.list]]` entry to its own ([`crate::schema::StationEntry`]), and
+/// [`StationKeys`] holds them as one station's, inherited (`inherit.rs`).
+///
+/// A new station key goes here, and nowhere else in the schema: its doc comment, its
+/// serde attributes, `name: Option<T>`. Then give it its inheritance rule if it is
+/// not inherited alone (`StationKeys::over`) and resolve it (`resolve/mod.rs`). Every
+/// key is an `Option`: absent means inherited, or the default.
+///
+/// Written as a macro, not a struct flattened into the two tables, because serde's
+/// `flatten` does not go with `deny_unknown_fields` and buffers the table, which would
+/// change the errors users see (their key paths and the unknown-key lists).
+macro_rules! station_keys {
+    ($then:ident! { $($args:tt)* }) => {
+        $then! {
+            { $($args)* }
+            /// Airtime-fairness weight (default 256): airtime is shared in proportion.
+            weight: Option<u16>,
+            /// HT MCS 0–15 or VHT MCS 0–9.
+            mcs: Option<u8>,
+            /// VHT spatial streams (1–2).
+            nss: Option<u8>,
+            /// Legacy rate in Mbit/s instead of an MCS: OFDM 6–54 (802.11a/g, or an
+            /// 802.11a/g station in an 802.11n/ac BSS), DSSS/CCK 1, 2, 5.5, 11 (802.11b, or
+            /// an 802.11b station in a 2.4 GHz 802.11g/n BSS).
+            rate_mbps: Option<f64>,
+            /// SNR at the receiver in dB: frames fail per the PER-vs-SNR curves. With no
+            /// rate given, the best rate for this SNR is chosen.
+            snr_db: Option<f64>,
+            /// Distance from the AP in metres, instead of snr_db: the SNR follows from
+            /// `phy.tx_power_dbm` and a log-distance path loss (`phy.path_loss_exponent`).
+            distance_m: Option<f64>,
+            /// Fixed MPDU loss probability (instead of snr_db).
+            loss: Option<f64>,
+            /// Position on the floor plan, `[x, y]` in metres (the AP is at
+            /// `phy.ap_position_m`), instead of snr_db: the SNR follows from the distance
+            /// as for `distance_m`.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            position_m: Option<[f64; 2]>,
+            /// Velocity `[vx, vy]` in m/s from `position_m` (or `distance_m`) at time 0.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            velocity_mps: Option<[f64; 2]>,
+            /// `[[t_s, x_m, y_m], …]`: positions at times (increasing), straight lines
+            /// between, held before the first and after the last; instead of a position.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            waypoints: Option<Vec<[f64; 3]>>,
+            /// "none", "rayleigh" or "rician": block fading around the mean SNR.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            fading: Option<String>,
+            /// The Rician K factor in dB (fading = "rician").
+            #[serde(skip_serializing_if = "Option::is_none")]
+            fading_k_db: Option<f64>,
+            /// How long a fade holds, ms (default: the band's at walking speed).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            coherence_ms: Option<f64>,
+            /// A CSV file of `time_s, station, snr_db` (relative to the scenario file),
+            /// instead of snr_db: the SNR over time, replayed.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            snr_trace: Option<String>,
+            /// "linear" (default) or "step" between the trace's points.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            snr_trace_interpolation: Option<String>,
+            /// AP → station: the channel keys for this direction only.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            downlink: Option<DirectionSpec>,
+            /// Station → AP: the channel keys for this direction only.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            uplink: Option<DirectionSpec>,
+            /// "fixed", "ideal", "minstrel_ht", "minstrel_ht-5.10" or "minstrel_ht-6".
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rate_control: Option<String>,
+            /// Background software scanning (`scan = { policy = "bounded" }`).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            scan: Option<ScanSpec>,
+            /// Dynamic power save (`power_save = {}` for the defaults).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            power_save: Option<PowerSaveSpec>,
+            /// A host bus between the station's CPU and its chip: a preset name or a
+            /// table.
+            #[serde(
+                default,
+                skip_serializing_if = "Option::is_none",
+                deserialize_with = "bus_from_name_or_table",
+                serialize_with = "bus_as_name_or_table"
+            )]
+            bus: Option<BusSpec>,
+        }
+    };
 }
 
-/// `[stations]`: how many and at which rates. The link fields (`mcs`, `nss`,
-/// `rate_mbps`, `snr_db`, `loss`, the channel keys, `rate_control`) and the station's
-/// own machinery (`scan`, `power_save`, `bus`) apply to every station unless a list
-/// entry says otherwise.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Stations {
-    /// Number of stations when there is no `list` (with a list it must stay 1).
-    pub count: u16,
-    pub weight: Option<u16>,
-    pub mcs: Option<u8>,
-    pub nss: Option<u8>,
-    pub rate_mbps: Option<f64>,
-    pub snr_db: Option<f64>,
-    pub distance_m: Option<f64>,
-    pub loss: Option<f64>,
-    /// Position on the floor plan, `[x, y]` in metres (the AP is at
-    /// `phy.ap_position_m`), instead of snr_db: the SNR follows from the distance as for
-    /// `distance_m`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub position_m: Option<[f64; 2]>,
-    /// Velocity `[vx, vy]` in m/s from `position_m` (or `distance_m`) at time 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub velocity_mps: Option<[f64; 2]>,
-    /// `[[t_s, x_m, y_m], …]`: positions at times (increasing), straight lines between,
-    /// held before the first and after the last; instead of a position.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waypoints: Option<Vec<[f64; 3]>>,
-    /// "none", "rayleigh" or "rician": block fading around the mean SNR.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fading: Option<String>,
-    /// The Rician K factor in dB (fading = "rician").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fading_k_db: Option<f64>,
-    /// How long a fade holds, ms (default: the band's at walking speed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub coherence_ms: Option<f64>,
-    /// A CSV file of `time_s, station, snr_db` (relative to the scenario file), instead
-    /// of snr_db: the SNR over time, replayed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snr_trace: Option<String>,
-    /// "linear" (default) or "step" between the trace's points.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snr_trace_interpolation: Option<String>,
-    /// AP → station: the channel keys for this direction only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub downlink: Option<DirectionSpec>,
-    /// Station → AP: the channel keys for this direction only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uplink: Option<DirectionSpec>,
-    /// "fixed", "ideal", "minstrel_ht", "minstrel_ht-5.10" or "minstrel_ht-6".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_control: Option<String>,
-    /// Background software scanning (`scan = { policy = "bounded" }`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scan: Option<ScanSpec>,
-    /// Dynamic power save (`power_save = {}` for the defaults).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub power_save: Option<PowerSaveSpec>,
-    /// A host bus between the station's CPU and its chip: a preset name or a table.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "bus_from_name_or_table",
-        serialize_with = "bus_as_name_or_table"
-    )]
-    pub bus: Option<BusSpec>,
-    /// Explicit stations (each may repeat with `count`); overrides `count`.
-    pub list: Vec<StationEntry>,
+/// A table with the station keys between its own first and last keys (the order in
+/// which they are written back and listed in an unknown key's error).
+macro_rules! station_table {
+    (
+        {
+            $(#[$meta:meta])*
+            pub struct $name:ident {
+                $( $(#[$hm:meta])* pub $h:ident: $hty:ty, )*
+            } then {
+                $( $(#[$tm:meta])* pub $t:ident: $tty:ty, )*
+            }
+        }
+        $( $(#[$fm:meta])* $f:ident: $fty:ty, )*
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$hm])* pub $h: $hty, )*
+            $( $(#[$fm])* pub $f: $fty, )*
+            $( $(#[$tm])* pub $t: $tty, )*
+        }
+
+        impl $name {
+            /// Its station keys, as written.
+            pub fn keys(&self) -> StationKeys {
+                StationKeys { $( $f: self.$f.clone(), )* }
+            }
+
+            /// The table of its own keys and the station keys `keys`.
+            pub fn from_parts($( $h: $hty, )* keys: StationKeys, $( $t: $tty, )*) -> Self {
+                $name { $( $h, )* $( $f: keys.$f, )* $( $t, )* }
+            }
+        }
+    };
 }
+
+/// [`StationKeys`] itself, with the two helpers inheritance is built on.
+macro_rules! station_keys_struct {
+    (
+        { $(#[$meta:meta])* pub struct $name:ident; }
+        $( $(#[$fm:meta])* $f:ident: $fty:ty, )*
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$fm])* pub $f: $fty, )*
+        }
+
+        impl $name {
+            /// The keys' names, in order.
+            pub const NAMES: &'static [&'static str] = &[$( stringify!($f), )*];
+
+            /// Each key: its own value, else `base`'s (a table replaced whole). The
+            /// default rule of inheritance; `StationKeys::over` adds the groups.
+            pub fn or(&self, base: &$name) -> $name {
+                $name { $( $f: Option::or(self.$f.clone(), base.$f.clone()), )* }
+            }
+
+            /// The names of the keys it gives.
+            pub fn given(&self) -> Vec<&'static str> {
+                let mut names = Vec::new();
+                $( if self.$f.is_some() { names.push(stringify!($f)); } )*
+                names
+            }
+        }
+    };
+}
+
+station_keys!(station_keys_struct! {
+    /// One station's keys: a `[[stations.list]]` entry over `[stations]`
+    /// (`StationKeys::over`), or `[stations]`'s own for every station.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct StationKeys;
+});
+
+station_keys!(station_table! {
+    /// One entry of `[[stations.list]]`: fields left out are inherited from `[stations]`.
+    #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct StationEntry {
+        /// How many identical stations this entry stands for (default 1).
+        pub count: Option<u16>,
+    } then {}
+});
+
+station_keys!(station_table! {
+    /// `[stations]`: how many and at which rates. The link fields (`mcs`, `nss`,
+    /// `rate_mbps`, `snr_db`, `loss`, the channel keys, `rate_control`) and the
+    /// station's own machinery (`scan`, `power_save`, `bus`) apply to every station
+    /// unless a list entry says otherwise.
+    #[derive(Clone, Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    pub struct Stations {
+        /// Number of stations when there is no `list` (with a list it must stay 1).
+        pub count: u16,
+    } then {
+        /// Explicit stations (each may repeat with `count`); overrides `count`.
+        pub list: Vec<StationEntry>,
+    }
+});
 
 impl Default for Stations {
     fn default() -> Self {
-        Stations {
-            count: 1,
-            weight: None,
-            mcs: None,
-            nss: None,
-            rate_mbps: None,
-            snr_db: None,
-            distance_m: None,
-            loss: None,
-            position_m: None,
-            velocity_mps: None,
-            waypoints: None,
-            fading: None,
-            fading_k_db: None,
-            coherence_ms: None,
-            snr_trace: None,
-            snr_trace_interpolation: None,
-            downlink: None,
-            uplink: None,
-            rate_control: None,
-            scan: None,
-            power_save: None,
-            bus: None,
-            list: Vec::new(),
-        }
+        Stations::from_parts(1, StationKeys::default(), Vec::new())
     }
 }
 

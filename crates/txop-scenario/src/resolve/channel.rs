@@ -5,7 +5,7 @@ use crate::error::ScenarioError;
 use crate::inherit::{FadingSpec, Link};
 use crate::limits;
 use crate::resolve::choose_in;
-use crate::schema::{DirectionSpec, Scenario};
+use crate::schema::{DirectionSpec, Scenario, StationKeys};
 use std::collections::BTreeMap;
 use txop_core::phy::fading::{Fading, K_DB_RANGE};
 use txop_core::phy::link_channel::{LinkChannel, MeanSnr, StationChannel};
@@ -469,7 +469,7 @@ impl Scenario {
         files: &mut TraceFiles,
     ) -> Result<ResolvedChannel, ScenarioError> {
         let mean = self.station_mean(link.owner(key, "channel"), sta, link, width, files)?;
-        let station_fading = self.fading(link.owner(key, "fading"), &link.fading)?;
+        let station_fading = self.fading(link.owner(key, "fading"), &link.fading_spec())?;
         let ap = self.ap_position()?;
         let path_loss = if matches!(mean, Some(StationMean::Geometry(_))) {
             Some(self.path_loss(width)?)
@@ -498,7 +498,7 @@ impl Scenario {
             }
             let own_fading = own.fading();
             let fading = if own_fading.is_given() {
-                self.fading(&dkey, &own_fading.over(&link.fading))?
+                self.fading(&dkey, &own_fading.over(&link.fading_spec()))?
             } else {
                 station_fading
             };
@@ -643,24 +643,23 @@ impl Scenario {
     /// Whether the scenario uses the channel keys of a changing channel or rate
     /// control (then `txop show` prints each station's resolved channel).
     pub(crate) fn uses_channel_keys(&self) -> bool {
-        // `[stations]` and its list entries have the same channel keys.
-        macro_rules! uses {
-            ($s:expr) => {
-                $s.position_m.is_some()
-                    || $s.velocity_mps.is_some()
-                    || $s.waypoints.is_some()
-                    || $s.fading.is_some()
-                    || $s.fading_k_db.is_some()
-                    || $s.coherence_ms.is_some()
-                    || $s.snr_trace.is_some()
-                    || $s.snr_trace_interpolation.is_some()
-                    || $s.downlink.is_some()
-                    || $s.uplink.is_some()
-                    || $s.rate_control.is_some()
-            };
-        }
+        // The keys of a changing channel or rate control, in `[stations]` or an entry.
+        const CHANGING: &[&str] = &[
+            "position_m",
+            "velocity_mps",
+            "waypoints",
+            "fading",
+            "fading_k_db",
+            "coherence_ms",
+            "snr_trace",
+            "snr_trace_interpolation",
+            "downlink",
+            "uplink",
+            "rate_control",
+        ];
+        let uses = |k: StationKeys| k.given().iter().any(|g| CHANGING.contains(g));
         self.phy.ap_position_m.is_some()
-            || uses!(self.stations)
-            || self.stations.list.iter().any(|e| uses!(e))
+            || uses(self.stations.keys())
+            || self.stations.list.iter().any(|e| uses(e.keys()))
     }
 }
