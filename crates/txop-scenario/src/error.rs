@@ -1,30 +1,70 @@
 //! Errors: what is wrong with a scenario, and the key it concerns.
 
-/// A problem with a scenario: the key it concerns and what is wrong.
+/// A problem with a scenario: the key it concerns and what is wrong, and where the
+/// key was written when that is not the key alone: the scenario file (or built-in) it
+/// is in, and with `[[bss]]` the entry that inherited it from the top level.
+///
+/// Shown as one line, `FILE: KEY: MESSAGE (in bss[K], `NAME`)`, each part when known:
+/// the parts are fields rather than text prefixed at each layer, so a caller reads the
+/// key and the message as they were written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioError {
+    /// The scenario file or built-in scenario, once the caller says it
+    /// ([`ScenarioError::in_source`]); `None` inside this crate.
+    pub source: Option<String>,
+    /// The dotted key (`stations.list[1].mcs`); empty for the file as a whole.
     pub key: String,
+    /// What is wrong with it.
     pub message: String,
+    /// A top-level key's error met while resolving a `[[bss]]` entry that inherits it.
+    pub inherited_by: Option<BssEntry>,
+}
+
+/// A `[[bss]]` entry, as an error names it: `bss[K]`, `` `NAME` ``.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BssEntry {
+    /// Its index in `[[bss]]`.
+    pub index: usize,
+    /// Its `name`.
+    pub name: String,
 }
 
 impl ScenarioError {
     pub(crate) fn new(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
         ScenarioError {
+            source: None,
             key: key.into(),
             message: message.into(),
+            inherited_by: None,
+        }
+    }
+
+    /// The error as met in the scenario `source` (a file path or a built-in name).
+    pub fn in_source(self, source: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            source: Some(source.into()),
+            ..self
         }
     }
 }
 
 impl std::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.key, self.message)
+        if let Some(source) = &self.source {
+            write!(f, "{source}: ")?;
         }
+        if !self.key.is_empty() {
+            write!(f, "{}: ", self.key)?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(entry) = &self.inherited_by {
+            write!(f, " (in bss[{}], `{}`)", entry.index, entry.name)?;
+        }
+        Ok(())
     }
 }
+
+impl std::error::Error for ScenarioError {}
 
 /// What an integer TOML cannot hold is told (TOML's integers are 64-bit signed).
 pub(crate) const INTEGER_RANGE: &str =

@@ -14,7 +14,7 @@
 //! included, where a list entry replaces its `scan` or `downlink` table whole.
 
 use crate::bss::BssSpec;
-use crate::error::ScenarioError;
+use crate::error::{BssEntry, ScenarioError};
 use crate::limits;
 use crate::parse::deserialize;
 use crate::schema::{DirectionSpec, StationKeys, Stations};
@@ -359,7 +359,13 @@ pub(crate) fn attribute(e: ScenarioError, k: usize, name: &str, entry: &BssSpec)
     if entry_gives(entry, &e.key) {
         return ScenarioError::new(format!("{at}.{}", e.key), e.message);
     }
-    ScenarioError::new(e.key, format!("{} (in {at}, `{name}`)", e.message))
+    ScenarioError {
+        inherited_by: Some(BssEntry {
+            index: k,
+            name: name.to_string(),
+        }),
+        ..e
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ mod space;
 mod tests;
 
 pub use bss::{channel_groups, BssSpec, ResolvedBss};
-pub use error::ScenarioError;
+pub use error::{BssEntry, ScenarioError};
 pub use overrides::apply_override;
 pub use parse::parse;
 pub use schema::{
