@@ -4,12 +4,16 @@
 use crate::error::ScenarioError;
 use crate::limits;
 use crate::resolve::choose_in;
+use crate::schema::{Direction, TrafficKind};
 use crate::schema::{FlowKind, FlowSpec, Scenario, WebSpec};
+use txop_core::cell::CellConfig;
 use txop_core::Nanos;
+use txop_core::NodeId;
 use txop_sim::tcp::CongestionControl;
 use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::flent::FlentTest;
 use txop_sim::traffic::ping::Ping;
+use txop_sim::traffic::saturated::Saturated;
 use txop_sim::traffic::tcp::TcpFlow;
 use txop_sim::traffic::web::WebPage;
 use txop_sim::traffic::{Flow, Host};
@@ -336,4 +340,165 @@ impl Scenario {
             ),
         ))
     }
+
+    /// The flows of `[traffic]`, its flent test, `[traffic.web]` and `[[flows]]` for
+    /// `cell`'s stations, and the run's duration.
+    pub(crate) fn traffic_flows(
+        &self,
+        cell: &CellConfig,
+    ) -> Result<ResolvedTraffic, ScenarioError> {
+        let t = &self.traffic;
+        if t.tid > 7 {
+            return Err(ScenarioError::new("traffic.tid", "must be 0–7"));
+        }
+        if t.packet_bytes == 0 || t.packet_bytes > 7_900 {
+            return Err(ScenarioError::new(
+                "traffic.packet_bytes",
+                "must be 1 to 7900 bytes (an MSDU)",
+            ));
+        }
+        if t.depth > limits::MAX_DEPTH_PACKETS {
+            return Err(ScenarioError::new(
+                "traffic.depth",
+                format!(
+                    "must be 0 (automatic) to {} packets",
+                    limits::MAX_DEPTH_PACKETS
+                ),
+            ));
+        }
+        let depth = if t.depth > 0 {
+            t.depth
+        } else if cell.aggregation {
+            2 * cell.max_ampdu_subframes as u32
+        } else {
+            4
+        };
+        if t.dscp > 63 {
+            return Err(ScenarioError::new("traffic.dscp", "must be 0–63"));
+        }
+        let cbr_rate_bps = match t.kind {
+            TrafficKind::Cbr => cbr_rate_bps("traffic.rate_mbps", t.rate_mbps, t.packet_bytes)?,
+            TrafficKind::Saturated => 0,
+        };
+        if t.probe_interval_ms != 0.0 {
+            interval("traffic.probe_interval_ms", t.probe_interval_ms).map_err(|e| {
+                ScenarioError::new(e.key, format!("must be 0 (none) or {}", interval_range()))
+            })?;
+        }
+        if t.probe_interval_ms > 0.0 && (t.probe_bytes == 0 || t.probe_bytes > 7_900) {
+            return Err(ScenarioError::new(
+                "traffic.probe_bytes",
+                "must be 1 to 7900 bytes",
+            ));
+        }
+        let n = cell.stations.len() as u16;
+        let mut pairs = Vec::new();
+        for i in 1..=n {
+            let sta = NodeId(i);
+            if matches!(t.direction, Direction::Downlink | Direction::Both) {
+                pairs.push((NodeId::AP, sta));
+            }
+            if matches!(t.direction, Direction::Uplink | Direction::Both) {
+                pairs.push((sta, NodeId::AP));
+            }
+        }
+        let hash = |k: u64| (txop_core::rng::mix64(k ^ 0x7478_6f70) >> 32) as u32;
+        let mut flows = Vec::new();
+        for &(src, dst) in &pairs {
+            let index = flows.len() as u64;
+            flows.push(match t.kind {
+                TrafficKind::Saturated => Flow::Saturated(Saturated {
+                    src,
+                    dst,
+                    len_bytes: t.packet_bytes,
+                    tid: t.tid,
+                    depth,
+                }),
+                TrafficKind::Cbr => {
+                    let cbr = Cbr {
+                        src,
+                        dst,
+                        len_bytes: t.packet_bytes,
+                        tid: t.tid,
+                        dscp: t.dscp,
+                        rate_bps: cbr_rate_bps,
+                        start: Nanos::ZERO,
+                        flow_hash: hash(index),
+                    };
+                    // Independent senders: spread the flows' phases over one interval so
+                    // that no flow always arrives first at a shared queue.
+                    let phase = cbr.interval().as_ns() * index / pairs.len() as u64;
+                    Flow::Cbr(Cbr {
+                        start: Nanos(phase),
+                        ..cbr
+                    })
+                }
+            });
+        }
+        if t.probe_interval_ms > 0.0 {
+            let interval_s = t.probe_interval_ms / 1000.0;
+            for (k, &(src, dst)) in pairs.iter().enumerate() {
+                let index = flows.len() as u64;
+                flows.push(Flow::Cbr(Cbr {
+                    src,
+                    dst,
+                    len_bytes: t.probe_bytes,
+                    tid: t.tid,
+                    dscp: t.dscp,
+                    rate_bps: ((t.probe_bytes as f64 * 8.0) / interval_s).max(1.0) as u64,
+                    // Spread the probes' phases so they do not all arrive together.
+                    start: Nanos::from_secs_f64(interval_s * (k as f64 + 0.5) / pairs.len() as f64),
+                    flow_hash: hash(index),
+                }));
+            }
+        }
+        let mut duration = Nanos::from_secs_f64(self.duration_s.unwrap_or(10.0));
+        if let Some(name) = &t.test {
+            let test = self.flent_test(name)?;
+            if t.station == 0 || t.station > n {
+                return Err(ScenarioError::new(
+                    "traffic.station",
+                    format!("no station {} in this cell (1 to {n})", t.station),
+                ));
+            }
+            flows = test
+                .flows(n)
+                .map_err(|e| ScenarioError::new("traffic.test", e))?;
+            if self.duration_s.is_none() {
+                duration = test.total();
+            }
+        }
+        if !self.flows.is_empty() {
+            if t.test.is_some() {
+                return Err(ScenarioError::new(
+                    "flows",
+                    "give either [[flows]] or traffic.test, not both",
+                ));
+            }
+            flows = self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| self.explicit_flow(i, f, n))
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(web) = &t.web {
+            flows.push(self.web_flow(web, n)?);
+        }
+        Ok(ResolvedTraffic {
+            flows,
+            duration,
+            pairs: pairs.len(),
+        })
+    }
+}
+
+/// A scenario's flows, resolved for its cell.
+pub(crate) struct ResolvedTraffic {
+    /// Every flow: the bulk traffic and probes, a flent test's, `[[flows]]`, the web page.
+    pub(crate) flows: Vec<Flow>,
+    /// How long the run lasts: `duration_s`, else the flent test's, else 10 s.
+    pub(crate) duration: Nanos,
+    /// How many station–AP pairs the bulk traffic and probes run between.
+    pub(crate) pairs: usize,
 }

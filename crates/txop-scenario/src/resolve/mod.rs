@@ -5,18 +5,17 @@ use crate::error::ScenarioError;
 use crate::inherit::station_links;
 use crate::limits;
 use crate::resolve::channel::{channel_summary, TraceFiles};
-use crate::resolve::flows::{cbr_rate_bps, interval, interval_range};
-use crate::schema::{Direction, Scenario, TrafficKind};
+use crate::resolve::flows::ResolvedTraffic;
+use crate::schema::Scenario;
+use crate::space::ResolvedSpace;
 use txop_core::cell::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use txop_core::mac::edca::{Ac, EdcaParams};
 use txop_core::mac80211::rate_control::RateControlKind;
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::space::RadioMap;
 use txop_core::phy::{ChannelWidth, Standard};
-use txop_core::{Nanos, NodeId, StationId};
-use txop_sim::traffic::cbr::Cbr;
-use txop_sim::traffic::saturated::Saturated;
-use txop_sim::traffic::Flow;
+use txop_core::{Nanos, StationId};
+use txop_sim::BusConfig;
 use txop_sim::{SimConfig, WiredConfig};
 
 pub(crate) mod channel;
@@ -63,6 +62,75 @@ impl Scenario {
                 "this scenario lists several BSSs; only `txop run` and `txop show` take it",
             ));
         }
+        let (std, width) = self.check_top()?;
+        let ResolvedStations {
+            stations,
+            scans,
+            power_save,
+            buses,
+            summaries,
+            space,
+        } = self.resolve_stations(width)?;
+        let cell = self.cell_config(std, stations, scans, power_save, space)?;
+        let ResolvedTraffic {
+            flows,
+            duration,
+            pairs,
+        } = self.traffic_flows(&cell)?;
+        let w = &self.wired;
+        let (lo, hi) = limits::WIRED_RATE_MBPS;
+        if !(w.rate_mbps.is_finite() && (lo..=hi).contains(&w.rate_mbps)) {
+            return Err(ScenarioError::new(
+                "wired.rate_mbps",
+                format!("must be {lo} to {hi} Mbit/s"),
+            ));
+        }
+        if !(w.delay_ms.is_finite() && (0.0..=10_000.0).contains(&w.delay_ms)) {
+            return Err(ScenarioError::new(
+                "wired.delay_ms",
+                "must be 0 to 10000 ms",
+            ));
+        }
+        if w.limit_packets == 0 {
+            return Err(ScenarioError::new(
+                "wired.limit_packets",
+                "must be at least 1",
+            ));
+        }
+        self.check_offered_packets(&flows, pairs)?;
+        let mut cfg = SimConfig {
+            cell,
+            flows,
+            duration,
+            seed: self.seed,
+            wired: WiredConfig {
+                rate_bps: (w.rate_mbps * 1e6) as u64,
+                delay: Nanos::from_secs_f64(w.delay_ms / 1000.0),
+                limit_packets: w.limit_packets,
+            },
+            host_bus: Vec::new(),
+            remote_ends: Vec::new(),
+        };
+        for (sta, bus) in buses {
+            cfg = cfg.with_host_bus(sta, bus);
+        }
+        let mut summary = self
+            .uses_channel_keys()
+            .then(|| channel_summary(&summaries));
+        if let Some(sp) = &cfg.cell.space {
+            let map = RadioMap::new(sp, cfg.cell.band, ChannelWidth::Mhz20);
+            let text = crate::space::summary(sp, &map);
+            summary = Some(match summary {
+                Some(channels) => format!("{channels}{text}"),
+                None => text,
+            });
+        }
+        Ok((cfg, summary))
+    }
+
+    /// The top level's own checks: the name, the duration, and the PHY's standard,
+    /// band and width against each other.
+    fn check_top(&self) -> Result<(Standard, ChannelWidth), ScenarioError> {
         let name_chars = self.name.chars().count();
         if name_chars > limits::MAX_NAME_CHARS {
             return Err(ScenarioError::new(
@@ -112,6 +180,12 @@ impl Scenario {
                 "802.11n (HT) has no 80 MHz channels",
             ));
         }
+        Ok((std, width))
+    }
+
+    /// Every station resolved from its inherited keys ([`station_links`]), placed in
+    /// `[space]` when there is one, in order.
+    fn resolve_stations(&self, width: ChannelWidth) -> Result<ResolvedStations, ScenarioError> {
         let mut stations = Vec::new();
         let mut scans = Vec::new();
         let mut power_save = Vec::new();
@@ -206,6 +280,25 @@ impl Scenario {
                 ),
             ));
         }
+        Ok(ResolvedStations {
+            stations,
+            scans,
+            power_save,
+            buses,
+            summaries,
+            space,
+        })
+    }
+
+    /// The cell: its stations with `[mac]`, the stack and `[space]`, validated.
+    fn cell_config(
+        &self,
+        std: Standard,
+        stations: Vec<StationConfig>,
+        scans: Vec<StationScan>,
+        power_save: Vec<StationPowerSave>,
+        space: Option<ResolvedSpace>,
+    ) -> Result<CellConfig, ScenarioError> {
         let m = &self.mac;
         let mut cell = if m.qos {
             CellConfig::new(std, self.phy.band, stations)
@@ -272,192 +365,22 @@ impl Scenario {
                 None => ScenarioError::new("", e),
             }
         })?;
-        let t = &self.traffic;
-        if t.tid > 7 {
-            return Err(ScenarioError::new("traffic.tid", "must be 0–7"));
-        }
-        if t.packet_bytes == 0 || t.packet_bytes > 7_900 {
-            return Err(ScenarioError::new(
-                "traffic.packet_bytes",
-                "must be 1 to 7900 bytes (an MSDU)",
-            ));
-        }
-        if t.depth > limits::MAX_DEPTH_PACKETS {
-            return Err(ScenarioError::new(
-                "traffic.depth",
-                format!(
-                    "must be 0 (automatic) to {} packets",
-                    limits::MAX_DEPTH_PACKETS
-                ),
-            ));
-        }
-        let depth = if t.depth > 0 {
-            t.depth
-        } else if cell.aggregation {
-            2 * cell.max_ampdu_subframes as u32
-        } else {
-            4
-        };
-        if t.dscp > 63 {
-            return Err(ScenarioError::new("traffic.dscp", "must be 0–63"));
-        }
-        let cbr_rate_bps = match t.kind {
-            TrafficKind::Cbr => cbr_rate_bps("traffic.rate_mbps", t.rate_mbps, t.packet_bytes)?,
-            TrafficKind::Saturated => 0,
-        };
-        if t.probe_interval_ms != 0.0 {
-            interval("traffic.probe_interval_ms", t.probe_interval_ms).map_err(|e| {
-                ScenarioError::new(e.key, format!("must be 0 (none) or {}", interval_range()))
-            })?;
-        }
-        if t.probe_interval_ms > 0.0 && (t.probe_bytes == 0 || t.probe_bytes > 7_900) {
-            return Err(ScenarioError::new(
-                "traffic.probe_bytes",
-                "must be 1 to 7900 bytes",
-            ));
-        }
-        let n = cell.stations.len() as u16;
-        let mut pairs = Vec::new();
-        for i in 1..=n {
-            let sta = NodeId(i);
-            if matches!(t.direction, Direction::Downlink | Direction::Both) {
-                pairs.push((NodeId::AP, sta));
-            }
-            if matches!(t.direction, Direction::Uplink | Direction::Both) {
-                pairs.push((sta, NodeId::AP));
-            }
-        }
-        let hash = |k: u64| (txop_core::rng::mix64(k ^ 0x7478_6f70) >> 32) as u32;
-        let mut flows = Vec::new();
-        for &(src, dst) in &pairs {
-            let index = flows.len() as u64;
-            flows.push(match t.kind {
-                TrafficKind::Saturated => Flow::Saturated(Saturated {
-                    src,
-                    dst,
-                    len_bytes: t.packet_bytes,
-                    tid: t.tid,
-                    depth,
-                }),
-                TrafficKind::Cbr => {
-                    let cbr = Cbr {
-                        src,
-                        dst,
-                        len_bytes: t.packet_bytes,
-                        tid: t.tid,
-                        dscp: t.dscp,
-                        rate_bps: cbr_rate_bps,
-                        start: Nanos::ZERO,
-                        flow_hash: hash(index),
-                    };
-                    // Independent senders: spread the flows' phases over one interval so
-                    // that no flow always arrives first at a shared queue.
-                    let phase = cbr.interval().as_ns() * index / pairs.len() as u64;
-                    Flow::Cbr(Cbr {
-                        start: Nanos(phase),
-                        ..cbr
-                    })
-                }
-            });
-        }
-        if t.probe_interval_ms > 0.0 {
-            let interval_s = t.probe_interval_ms / 1000.0;
-            for (k, &(src, dst)) in pairs.iter().enumerate() {
-                let index = flows.len() as u64;
-                flows.push(Flow::Cbr(Cbr {
-                    src,
-                    dst,
-                    len_bytes: t.probe_bytes,
-                    tid: t.tid,
-                    dscp: t.dscp,
-                    rate_bps: ((t.probe_bytes as f64 * 8.0) / interval_s).max(1.0) as u64,
-                    // Spread the probes' phases so they do not all arrive together.
-                    start: Nanos::from_secs_f64(interval_s * (k as f64 + 0.5) / pairs.len() as f64),
-                    flow_hash: hash(index),
-                }));
-            }
-        }
-        let mut duration = Nanos::from_secs_f64(self.duration_s.unwrap_or(10.0));
-        if let Some(name) = &t.test {
-            let test = self.flent_test(name)?;
-            if t.station == 0 || t.station > n {
-                return Err(ScenarioError::new(
-                    "traffic.station",
-                    format!("no station {} in this cell (1 to {n})", t.station),
-                ));
-            }
-            flows = test
-                .flows(n)
-                .map_err(|e| ScenarioError::new("traffic.test", e))?;
-            if self.duration_s.is_none() {
-                duration = test.total();
-            }
-        }
-        if !self.flows.is_empty() {
-            if t.test.is_some() {
-                return Err(ScenarioError::new(
-                    "flows",
-                    "give either [[flows]] or traffic.test, not both",
-                ));
-            }
-            flows = self
-                .flows
-                .iter()
-                .enumerate()
-                .map(|(i, f)| self.explicit_flow(i, f, n))
-                .collect::<Result<_, _>>()?;
-        }
-        if let Some(web) = &t.web {
-            flows.push(self.web_flow(web, n)?);
-        }
-        let w = &self.wired;
-        let (lo, hi) = limits::WIRED_RATE_MBPS;
-        if !(w.rate_mbps.is_finite() && (lo..=hi).contains(&w.rate_mbps)) {
-            return Err(ScenarioError::new(
-                "wired.rate_mbps",
-                format!("must be {lo} to {hi} Mbit/s"),
-            ));
-        }
-        if !(w.delay_ms.is_finite() && (0.0..=10_000.0).contains(&w.delay_ms)) {
-            return Err(ScenarioError::new(
-                "wired.delay_ms",
-                "must be 0 to 10000 ms",
-            ));
-        }
-        if w.limit_packets == 0 {
-            return Err(ScenarioError::new(
-                "wired.limit_packets",
-                "must be at least 1",
-            ));
-        }
-        self.check_offered_packets(&flows, pairs.len())?;
-        let mut cfg = SimConfig {
-            cell,
-            flows,
-            duration,
-            seed: self.seed,
-            wired: WiredConfig {
-                rate_bps: (w.rate_mbps * 1e6) as u64,
-                delay: Nanos::from_secs_f64(w.delay_ms / 1000.0),
-                limit_packets: w.limit_packets,
-            },
-            host_bus: Vec::new(),
-            remote_ends: Vec::new(),
-        };
-        for (sta, bus) in buses {
-            cfg = cfg.with_host_bus(sta, bus);
-        }
-        let mut summary = self
-            .uses_channel_keys()
-            .then(|| channel_summary(&summaries));
-        if let Some(sp) = &cfg.cell.space {
-            let map = RadioMap::new(sp, cfg.cell.band, ChannelWidth::Mhz20);
-            let text = crate::space::summary(sp, &map);
-            summary = Some(match summary {
-                Some(channels) => format!("{channels}{text}"),
-                None => text,
-            });
-        }
-        Ok((cfg, summary))
+        Ok(cell)
     }
+}
+
+/// The stations of a scenario resolved, with what the cell and the run take from them.
+struct ResolvedStations {
+    /// Each station's link, rate and channel.
+    stations: Vec<StationConfig>,
+    /// The stations that scan, and how.
+    scans: Vec<StationScan>,
+    /// The stations in power save, and how.
+    power_save: Vec<StationPowerSave>,
+    /// The stations behind a host bus (1-based station numbers).
+    buses: Vec<(u16, BusConfig)>,
+    /// Each station's channel and rate control in words, for `txop show`.
+    summaries: Vec<String>,
+    /// `[space]`, resolved for these stations.
+    space: Option<ResolvedSpace>,
 }
