@@ -245,7 +245,9 @@ pub(crate) fn station_links(s: &Stations) -> Result<Vec<(String, Link)>, Scenari
 }
 
 /// Keys a BSS's table may give in place of inherited ones: giving one of a group drops
-/// the inherited others of that group, which it could not go with.
+/// the inherited others of that group, which it could not go with. Narrower than a list
+/// entry's [`CHANNEL_KEYS`]: a BSS's `velocity_mps` moves the inherited position, its
+/// `snr_trace_interpolation` applies to the inherited trace.
 pub(crate) const STATION_ALTERNATIVES: &[&[&str]] = &[
     &["count", "list"],
     &[
