@@ -1,6 +1,5 @@
 //! The `txop` command: scenario files, built-in scenarios and reports.
 
-pub mod builtin;
 pub mod compare;
 pub mod neighbours;
 pub mod pcap;
@@ -10,4 +9,8 @@ pub mod reproduce;
 pub mod results_dir;
 pub mod run;
 pub mod runner;
-pub mod scenario;
+
+// The scenario files and the built-in scenarios live in their own crate (txop-scenario);
+// the command line reaches them by their old paths.
+pub use txop_scenario as scenario;
+pub use txop_scenario::builtin;

@@ -157,10 +157,12 @@ pub fn prepare_edited(
 ) -> Result<Prepared, String> {
     let (source, text) = load(spec)?;
     let mut scenario: Scenario =
-        scenario::parse(&text, sets).map_err(|e| format!("{source}: {e}"))?;
+        scenario::parse(&text, sets).map_err(|e| e.in_source(&source).to_string())?;
     edit(&mut scenario);
     scenario.base_dir = scenario_dir(spec);
-    let mut cfg = scenario.resolve().map_err(|e| format!("{source}: {e}"))?;
+    let mut cfg = scenario
+        .resolve()
+        .map_err(|e| e.in_source(&source).to_string())?;
     if let Some(s) = seed {
         cfg.seed = s;
     }

@@ -13,8 +13,9 @@
 //! An error names the entry's key (`bss[1].stations.count`) when the entry gives it,
 //! and otherwise the top level's key and the entry that inherits it.
 
-use super::{limits, suggest, FlowSpec, Scenario, ScenarioError, Space};
-use serde::de::DeserializeOwned;
+use super::{limits, FlowSpec, Scenario, ScenarioError, Space};
+use crate::inherit::{attribute, overlay, STATION_ALTERNATIVES};
+use crate::parse::deserialize;
 use serde::{Deserialize, Serialize};
 use txop_core::phy::mobility::Position;
 use txop_core::phy::space::{Capture, Placement, RadioMap, SpaceConfig};
@@ -99,136 +100,6 @@ pub fn channel_groups(bsss: &[ResolvedBss]) -> Vec<Vec<usize>> {
         }
     }
     groups.into_iter().map(|(_, g)| g).collect()
-}
-
-/// Keys a BSS's table may give in place of inherited ones: giving one of a group drops
-/// the inherited others of that group, which it could not go with.
-const STATION_ALTERNATIVES: &[&[&str]] = &[
-    &["count", "list"],
-    &[
-        "position_m",
-        "distance_m",
-        "snr_db",
-        "loss",
-        "snr_trace",
-        "waypoints",
-    ],
-];
-
-/// The top-level keys every BSS shares: an error in one is the top level's alone.
-const SHARED_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "phy", "space"];
-
-/// `over`'s keys laid over `base`'s: a table into a table key by key, anything else
-/// (a value, a list) replacing what was there.
-fn lay_over(base: &mut toml::Table, over: &toml::Table) {
-    for (k, v) in over {
-        match (base.get_mut(k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => lay_over(b, o),
-            _ => {
-                base.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
-
-/// `base` (a top-level table, as resolved) with the entry's table `over` laid over it;
-/// the error names the entry's key under `key` (`bss[1].stations`).
-fn overlay<T: Serialize + DeserializeOwned + Clone>(
-    base: &T,
-    over: Option<&toml::Table>,
-    key: &str,
-    alternatives: &[&[&str]],
-) -> Result<T, ScenarioError> {
-    let Some(over) = over else {
-        return Ok(base.clone());
-    };
-    let mut merged = match toml::Value::try_from(base) {
-        Ok(toml::Value::Table(t)) => t,
-        // The top level's own values do not write back as TOML (an integer beyond
-        // i64): the entry cannot be laid over them.
-        _ => {
-            return Err(ScenarioError::new(
-                key,
-                "cannot be combined with the top level's table (a value there is out of \
-                 TOML's range)",
-            ))
-        }
-    };
-    for group in alternatives {
-        if group.iter().any(|k| over.contains_key(*k)) {
-            for k in group.iter().filter(|k| !over.contains_key(**k)) {
-                merged.remove(*k);
-            }
-        }
-    }
-    lay_over(&mut merged, over);
-    deserialize(toml::Value::Table(merged), key)
-}
-
-/// `value` as a `T`; an error names its key under `key`.
-fn deserialize<T: DeserializeOwned>(value: toml::Value, key: &str) -> Result<T, ScenarioError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let key = if path == "." {
-            key.to_string()
-        } else {
-            format!("{key}.{path}")
-        };
-        ScenarioError::new(key, suggest(e.inner().message()))
-    })
-}
-
-/// Whether `entry` gives the key `key` (a dotted path, `name[i]` for a list's entry;
-/// anything after a space, as in `stations (station 3)`, ignored).
-fn entry_gives(entry: &BssSpec, key: &str) -> bool {
-    let Ok(mut cur) = toml::Value::try_from(entry) else {
-        return false;
-    };
-    let path = key.split(' ').next().unwrap_or_default();
-    if path.is_empty() {
-        return false;
-    }
-    for seg in path.split('.') {
-        let (name, index) = match seg.split_once('[') {
-            Some((n, rest)) => (
-                n,
-                rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok()),
-            ),
-            None => (seg, None),
-        };
-        let Some(next) = cur.get(name) else {
-            return false;
-        };
-        cur = match index {
-            None => next.clone(),
-            Some(i) => match next.get(i) {
-                Some(v) => v.clone(),
-                None => return false,
-            },
-        };
-    }
-    true
-}
-
-/// An error of BSS `k`'s single-BSS scenario, as the user sees it: its key in the
-/// entry (`bss[k].…`) when the entry gives it, else the top level's key, said to be
-/// inherited by the entry.
-fn attribute(e: ScenarioError, k: usize, name: &str, entry: &BssSpec) -> ScenarioError {
-    let at = format!("bss[{k}]");
-    if e.key == "phy.ap_position_m" {
-        return ScenarioError::new(format!("{at}.ap_position_m"), e.message);
-    }
-    if e.key == "space" && e.message.contains("out of range of its AP") {
-        return ScenarioError::new(format!("{at}.stations"), e.message);
-    }
-    let first = e.key.split(['.', '[', ' ']).next().unwrap_or_default();
-    if SHARED_KEYS.contains(&first) {
-        return e;
-    }
-    if entry_gives(entry, &e.key) {
-        return ScenarioError::new(format!("{at}.{}", e.key), e.message);
-    }
-    ScenarioError::new(e.key, format!("{} (in {at}, `{name}`)", e.message))
 }
 
 /// Where a flow's host, as `[[flows]]` names it, is: in the BSS that lists the flow,
@@ -908,17 +779,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_table_lays_over_key_by_key_and_lists_replace() {
-        let mut base: toml::Table =
-            toml::from_str("a = 1\nl = [1, 2]\n[t]\nx = 1\ny = 2\n").unwrap();
-        let over: toml::Table = toml::from_str("l = [3]\n[t]\ny = 5\nz = 6\n").unwrap();
-        lay_over(&mut base, &over);
-        let want: toml::Table =
-            toml::from_str("a = 1\nl = [3]\n[t]\nx = 1\ny = 5\nz = 6\n").unwrap();
-        assert_eq!(base, want);
-    }
-
-    #[test]
     fn five_ghz_channels_occupy_their_annex_e_blocks() {
         let s = |w, ch| spectrum_mhz(Band::Ghz5, Standard::N, w, ch);
         assert_eq!(s(20, 36), Ok((5170, 5190)));
@@ -930,19 +790,5 @@ mod tests {
         let b = spectrum_mhz(Band::Ghz2_4, Standard::B, 20, 6).unwrap();
         assert_eq!(b, (2426, 2448));
         assert!(spectrum_mhz(Band::Ghz2_4, Standard::N, 20, 14).is_err());
-    }
-
-    #[test]
-    fn a_key_is_the_entrys_when_it_gives_it() {
-        let entry: BssSpec = toml::from_str(
-            "name = \"a\"\n[stations]\ncount = 3\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n",
-        )
-        .unwrap();
-        assert!(entry_gives(&entry, "stations.count"));
-        assert!(entry_gives(&entry, "stations (station 2)"));
-        assert!(entry_gives(&entry, "flows[0].to"));
-        assert!(!entry_gives(&entry, "flows[1].to"));
-        assert!(!entry_gives(&entry, "traffic.test"));
-        assert!(!entry_gives(&entry, ""));
     }
 }

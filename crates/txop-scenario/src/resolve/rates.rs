@@ -1,0 +1,204 @@
+//! Rates: the SNR at a distance, the channel width, and each station's transmit vector.
+
+use crate::error::ScenarioError;
+use crate::inherit::Link;
+use crate::schema::Scenario;
+use txop_core::phy::channel::best_rate_for_snr;
+use txop_core::phy::path_loss::snr_at_distance;
+use txop_core::phy::timing::PhyTiming;
+use txop_core::phy::{ChannelWidth, DsssPreamble, Standard, TxVector};
+
+impl Scenario {
+    /// The SNR (dB) at `distance_m` from the AP: transmit power minus a log-distance
+    /// path loss (free space to 1 m at the band's centre frequency, then
+    /// `10·n·log10(d)`), over thermal noise in the channel width with a 7 dB noise
+    /// figure. Not a fading model: one mean SNR per station.
+    pub(crate) fn snr_at(
+        &self,
+        key: &str,
+        distance_m: f64,
+        width: ChannelWidth,
+    ) -> Result<f64, ScenarioError> {
+        if !(distance_m.is_finite() && distance_m > 0.0 && distance_m <= 10_000.0) {
+            return Err(ScenarioError::new(
+                key,
+                "must be more than 0 and at most 10000 m",
+            ));
+        }
+        let budget = self.path_loss(width)?;
+        Ok(snr_at_distance(
+            budget.tx_power_dbm,
+            budget.exponent,
+            budget.band,
+            budget.width,
+            distance_m,
+        ))
+    }
+
+    pub(crate) fn width(&self) -> Result<ChannelWidth, ScenarioError> {
+        match self.phy.width_mhz {
+            20 => Ok(ChannelWidth::Mhz20),
+            40 => Ok(ChannelWidth::Mhz40),
+            80 => Ok(ChannelWidth::Mhz80),
+            w => Err(ScenarioError::new(
+                "phy.width_mhz",
+                format!("{w} MHz is not supported (20, 40 or 80)"),
+            )),
+        }
+    }
+
+    /// The rates a station may use in this BSS, lowest first (for SNR-based choice).
+    pub(crate) fn candidate_rates(&self, width: ChannelWidth, nss: u8) -> Vec<TxVector> {
+        let gi = self.phy.guard_interval;
+        match self.phy.standard {
+            Standard::B => [1000, 2000, 5500, 11000]
+                .map(|r| TxVector::Dsss {
+                    rate_kbps: r,
+                    preamble: if r == 1000 {
+                        DsssPreamble::Long
+                    } else {
+                        self.phy.preamble
+                    },
+                })
+                .to_vec(),
+            Standard::A | Standard::G => [6, 9, 12, 18, 24, 36, 48, 54]
+                .map(|r| TxVector::Ofdm { rate_mbps: r })
+                .to_vec(),
+            Standard::N => (0..8u8)
+                .map(|m| TxVector::Ht {
+                    mcs: m + 8 * (nss.saturating_sub(1)),
+                    width,
+                    gi,
+                })
+                .collect(),
+            Standard::Ac => (0..10u8)
+                .map(|mcs| TxVector::Vht {
+                    mcs,
+                    nss,
+                    width,
+                    gi,
+                })
+                .filter(|t| t.validate().is_ok())
+                .collect(),
+        }
+    }
+
+    pub(crate) fn tx_vector(
+        &self,
+        key: &str,
+        l: &Link,
+        width: ChannelWidth,
+    ) -> Result<TxVector, ScenarioError> {
+        let gi = self.phy.guard_interval;
+        let std = self.phy.standard;
+        let nss = l.nss.unwrap_or(1);
+        let legacy = matches!(std, Standard::A | Standard::B | Standard::G);
+        if legacy && l.mcs.is_some() {
+            return Err(ScenarioError::new(
+                format!("{key}.mcs"),
+                "802.11a/b/g stations take rate_mbps, not an MCS",
+            ));
+        }
+        if l.mcs.is_some() && l.rate_mbps.is_some() {
+            return Err(ScenarioError::new(
+                format!("{key}.rate_mbps"),
+                "give mcs (an HT/VHT station) or rate_mbps (a legacy one), not both",
+            ));
+        }
+        if l.nss.is_some() && std != Standard::Ac {
+            return Err(ScenarioError::new(
+                format!("{key}.nss"),
+                "nss applies to 802.11ac only (HT MCS 8–15 are two streams)",
+            ));
+        }
+        if l.nss.is_some() && l.rate_mbps.is_some() {
+            return Err(ScenarioError::new(
+                format!("{key}.nss"),
+                "nss goes with mcs; a legacy (rate_mbps) station has one stream",
+            ));
+        }
+        let dsss_bss = std == Standard::B || PhyTiming::non_erp_applies(std, self.phy.band);
+        if !dsss_bss && self.phy.preamble == DsssPreamble::Short {
+            return Err(ScenarioError::new(
+                "phy.preamble",
+                "the DSSS preamble applies to DSSS rates: 802.11b, or 802.11g/n in 2.4 GHz",
+            ));
+        }
+        let explicit = match (std, l.rate_mbps) {
+            (_, Some(r)) => Some(self.legacy_vector(key, r)?),
+            (Standard::N, None) => l.mcs.map(|mcs| TxVector::Ht { mcs, width, gi }),
+            (Standard::Ac, None) => l.mcs.map(|mcs| TxVector::Vht {
+                mcs,
+                nss,
+                width,
+                gi,
+            }),
+            (Standard::A | Standard::B | Standard::G, None) => None,
+        };
+        let field = if legacy || l.rate_mbps.is_some() {
+            "rate_mbps"
+        } else {
+            "mcs"
+        };
+        let tx = match (explicit, l.snr_db) {
+            (Some(t), _) => t,
+            (None, Some(snr)) => best_rate_for_snr(&self.candidate_rates(width, nss), snr),
+            (None, None) => match std {
+                Standard::B => TxVector::Dsss {
+                    rate_kbps: 11_000,
+                    preamble: self.phy.preamble,
+                },
+                Standard::A | Standard::G => TxVector::Ofdm { rate_mbps: 54 },
+                Standard::N => TxVector::Ht { mcs: 7, width, gi },
+                Standard::Ac => TxVector::Vht {
+                    mcs: 9.min(if width == ChannelWidth::Mhz20 { 8 } else { 9 }),
+                    nss,
+                    width,
+                    gi,
+                },
+            },
+        };
+        tx.validate()
+            .map_err(|e| ScenarioError::new(format!("{key}.{field}"), e))?;
+        Ok(tx)
+    }
+
+    /// A station's legacy `rate_mbps`: DSSS/HR-DSSS (with `phy.preamble`) in an 802.11b
+    /// BSS and, at 1, 2, 5.5 and 11 Mbit/s, in a 2.4 GHz 802.11g/n BSS (an 802.11b
+    /// station: the cell turns ERP protection and the long slot on); OFDM otherwise (an
+    /// 802.11a/g station, in an 802.11n/ac BSS too). The vector is validated by the
+    /// caller.
+    pub(crate) fn legacy_vector(
+        &self,
+        key: &str,
+        rate_mbps: f64,
+    ) -> Result<TxVector, ScenarioError> {
+        let std = self.phy.standard;
+        let dsss = TxVector::Dsss {
+            rate_kbps: (rate_mbps * 1000.0).round() as u32,
+            preamble: self.phy.preamble,
+        };
+        if std == Standard::B {
+            return Ok(dsss);
+        }
+        if [1.0, 2.0, 5.5, 11.0].contains(&rate_mbps) {
+            if !PhyTiming::non_erp_applies(std, self.phy.band) {
+                return Err(ScenarioError::new(
+                    format!("{key}.rate_mbps"),
+                    format!(
+                        "{rate_mbps} Mbit/s is an 802.11b (DSSS) rate: 802.11b, g and n \
+                         carry it in 2.4 GHz only"
+                    ),
+                ));
+            }
+            return Ok(dsss);
+        }
+        Ok(TxVector::Ofdm {
+            rate_mbps: if rate_mbps.fract() == 0.0 {
+                rate_mbps as u32
+            } else {
+                0
+            },
+        })
+    }
+}

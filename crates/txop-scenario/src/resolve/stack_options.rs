@@ -1,0 +1,248 @@
+//! The stack: a preset with `[stack_options]` applied.
+
+use crate::error::ScenarioError;
+use crate::limits;
+use crate::resolve::choose_in;
+use crate::schema::Scenario;
+use txop_core::stack::{self, StackConfig};
+use txop_core::Nanos;
+
+pub(crate) fn choose<T: Copy>(
+    key: &str,
+    value: &str,
+    options: &[(&str, T)],
+) -> Result<T, ScenarioError> {
+    choose_in(&format!("stack_options.{key}"), value, options)
+}
+
+impl Scenario {
+    /// The preset named by `stack` with `[stack_options]` applied.
+    pub fn stack_config(&self) -> Result<StackConfig, ScenarioError> {
+        use txop_core::mac80211::aql::{AqlEstimator, AqlParams};
+        use txop_core::mac80211::classify::DscpMapping;
+        use txop_core::mac80211::fq::OverloadPolicy;
+        use txop_core::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
+        use txop_core::stack::{DriverKind, QdiscKind, QueueLimit};
+        let mut c = stack::preset(&self.stack).ok_or_else(|| {
+            let names: Vec<&str> = stack::PRESETS.iter().map(|(n, _)| *n).collect();
+            let near = names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(&self.stack, n), *n))
+                .min()
+                .filter(|(d, _)| *d <= 3)
+                .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            ScenarioError::new(
+                "stack",
+                format!(
+                    "unknown stack `{}`{near}; expected one of {} (`txop stacks` \
+                     describes them)",
+                    self.stack,
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let o = &self.stack_options;
+        let qlimit = o.qdisc_limit_packets.unwrap_or(1000);
+        if let Some(q) = &o.qdisc {
+            c.qdisc = match q.as_str() {
+                "noqueue" => QdiscKind::NoQueue,
+                "pfifo_fast" => QdiscKind::PfifoFast {
+                    limit_packets: qlimit,
+                },
+                "fq_codel" => QdiscKind::FqCodel,
+                "fifo" => QdiscKind::Fifo {
+                    limit_packets: qlimit,
+                },
+                other => {
+                    return Err(ScenarioError::new(
+                        "stack_options.qdisc",
+                        format!(
+                            "unknown value `{other}`; expected one of noqueue, pfifo_fast, \
+                         fq_codel, fifo"
+                        ),
+                    ))
+                }
+            };
+        } else if let Some(l) = o.qdisc_limit_packets {
+            match &mut c.qdisc {
+                QdiscKind::PfifoFast { limit_packets } | QdiscKind::Fifo { limit_packets } => {
+                    *limit_packets = l
+                }
+                _ => {
+                    return Err(ScenarioError::new(
+                        "stack_options.qdisc_limit_packets",
+                        "this stack's qdisc has no packet limit to set",
+                    ))
+                }
+            }
+        }
+        macro_rules! set {
+            ($field:ident) => {
+                if let Some(v) = o.$field {
+                    c.$field = v;
+                }
+            };
+        }
+        set!(mac80211_txqs);
+        set!(fq_flows);
+        set!(fq_quantum_bytes);
+        set!(fq_limit_packets);
+        set!(fq_memory_limit_bytes);
+        set!(codel_ecn);
+        set!(per_station_codel);
+        set!(airtime_flags);
+        set!(quantum_shift);
+        set!(driver_queue_packets);
+        set!(hw_queue_ppdus);
+        set!(max_ampdu_subframes);
+        if let Some(v) = &o.may_transmit_aql_check {
+            c.may_transmit_aql_check = choose(
+                "may_transmit_aql_check",
+                v,
+                &[
+                    ("as_written", MayTransmitAqlCheck::AsWritten),
+                    ("flipped", MayTransmitAqlCheck::Flipped),
+                ],
+            )?;
+        }
+        if let Some(v) = &o.fq_overload {
+            c.fq_overload = choose(
+                "fq_overload",
+                v,
+                &[
+                    ("one_from_fattest", OverloadPolicy::OneFromFattest),
+                    ("half_from_fattest", OverloadPolicy::HalfFromFattest),
+                ],
+            )?;
+        }
+        for (key, v, field) in [
+            ("codel_target_ms", o.codel_target_ms, &mut c.codel_target),
+            (
+                "codel_interval_ms",
+                o.codel_interval_ms,
+                &mut c.codel_interval,
+            ),
+        ] {
+            if let Some(ms) = v {
+                if !(ms.is_finite() && ms > 0.0 && ms <= 10_000.0) {
+                    return Err(ScenarioError::new(
+                        format!("stack_options.{key}"),
+                        "must be between 0 and 10000 ms",
+                    ));
+                }
+                *field = Nanos::from_secs_f64(ms / 1000.0);
+            }
+        }
+        if let Some(v) = &o.dscp_mapping {
+            c.dscp_mapping = choose(
+                "dscp_mapping",
+                v,
+                &[
+                    ("legacy", DscpMapping::Legacy),
+                    ("rfc8325", DscpMapping::Rfc8325),
+                ],
+            )?;
+        }
+        if let Some(v) = &o.scheduler {
+            c.scheduler = choose(
+                "scheduler",
+                v,
+                &[
+                    ("round_robin", SchedulerKind::RoundRobin),
+                    ("ath9k_drr", SchedulerKind::Ath9kDrr),
+                    ("drr", SchedulerKind::Drr),
+                    ("virtual_time", SchedulerKind::VirtualTime),
+                    ("drr_aql", SchedulerKind::DrrAql),
+                ],
+            )?;
+        }
+        if let Some(v) = &o.driver {
+            c.driver = choose(
+                "driver",
+                v,
+                &[
+                    ("ath9k", DriverKind::Ath9k),
+                    ("firmware", DriverKind::Firmware),
+                ],
+            )?;
+        }
+        let (mut params, mut estimator) = match c.queue_limit {
+            QueueLimit::Aql { params, estimator } => (params, estimator),
+            _ => (AqlParams::default(), AqlEstimator::AggShift),
+        };
+        if let Some(v) = o.aql_limit_low_us {
+            params.limit_low_us = [v; 4];
+        }
+        if let Some(v) = o.aql_limit_high_us {
+            params.limit_high_us = [v; 4];
+        }
+        if let Some(v) = o.aql_threshold_us {
+            params.threshold_us = v;
+        }
+        if let Some(v) = o.aql_per_ac_limit {
+            params.per_ac_limit = v;
+        }
+        if let Some(v) = &o.aql_estimator {
+            estimator = choose(
+                "aql_estimator",
+                v,
+                &[
+                    ("no_aggregation", AqlEstimator::NoAggregation),
+                    ("div16", AqlEstimator::Div16),
+                    ("agg_shift", AqlEstimator::AggShift),
+                ],
+            )?;
+        }
+        let kind = match &o.queue_limit {
+            Some(v) => choose("queue_limit", v, &[("none", 0), ("aql", 1), ("dql", 2)])?,
+            None => match c.queue_limit {
+                QueueLimit::None => 0,
+                QueueLimit::Aql { .. } => 1,
+                QueueLimit::Dql => 2,
+            },
+        };
+        c.queue_limit = match kind {
+            0 => QueueLimit::None,
+            1 => QueueLimit::Aql { params, estimator },
+            _ => QueueLimit::Dql,
+        };
+        if matches!(c.queue_limit, QueueLimit::Aql { .. }) && !c.mac80211_txqs {
+            return Err(ScenarioError::new(
+                "stack_options.queue_limit",
+                "AQL works at mac80211's TXQs: it needs mac80211_txqs = true",
+            ));
+        }
+        if c.airtime_flags > limits::MAX_AIRTIME_FLAGS {
+            return Err(ScenarioError::new(
+                "stack_options.airtime_flags",
+                "must be 0 to 3 (1: TX airtime, 2: RX airtime, 3: both)",
+            ));
+        }
+        if c.quantum_shift > limits::MAX_QUANTUM_SHIFT {
+            return Err(ScenarioError::new(
+                "stack_options.quantum_shift",
+                format!("must be 0 to {}", limits::MAX_QUANTUM_SHIFT),
+            ));
+        }
+        if c.driver_queue_packets == 0 || c.max_ampdu_subframes == 0 {
+            return Err(ScenarioError::new(
+                "stack_options",
+                "driver_queue_packets and max_ampdu_subframes must be at least 1",
+            ));
+        }
+        if c.hw_queue_ppdus == 0 && c.mac80211_txqs && c.driver == DriverKind::Ath9k {
+            return Err(ScenarioError::new(
+                "stack_options.hw_queue_ppdus",
+                "ath9k pulls from mac80211's TXQs into its hardware queue: it needs at least 1",
+            ));
+        }
+        if c.fq_flows == 0 || c.fq_quantum_bytes == 0 || c.fq_limit_packets == 0 {
+            return Err(ScenarioError::new(
+                "stack_options",
+                "fq_flows, fq_quantum_bytes and fq_limit_packets must be at least 1",
+            ));
+        }
+        Ok(c)
+    }
+}
