@@ -14,7 +14,7 @@
 //! and otherwise the top level's key and the entry that inherits it.
 
 use super::{limits, FlowSpec, Scenario, ScenarioError, Space};
-use crate::inherit::{attribute, overlay, STATION_ALTERNATIVES};
+use crate::inherit::{attribute, entry_gives, overlay, STATION_ALTERNATIVES};
 use crate::parse::deserialize;
 use serde::{Deserialize, Serialize};
 use txop_core::phy::mobility::Position;
@@ -380,6 +380,24 @@ impl Scenario {
     /// Whether the scenario lists BSSs (`[[bss]]`).
     pub fn has_bsss(&self) -> bool {
         !self.bss.is_empty()
+    }
+
+    /// The `[[bss]]` entries that give `key` (a key as `--set` addresses it:
+    /// `stations.list[1].mcs`) themselves, so that the top level's value does not reach
+    /// them: for a key entries inherit from the top level (`stack` and the tables of
+    /// `BSS_TABLES`); none for any other key (an entry's name, place and channel are
+    /// its own).
+    pub fn bss_giving(&self, key: &str) -> Vec<usize> {
+        let first = key.split(['.', '[']).next().unwrap_or_default();
+        if first != "stack" && !crate::overrides::BSS_TABLES.contains(&first) {
+            return Vec::new();
+        }
+        self.bss
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| entry_gives(entry, key))
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// Every BSS resolved, in order; errors name the key (`bss[2].stations.count: …`).

@@ -3,6 +3,7 @@
 //! Variants come from `--stack A --stack B …` and `--vary KEY=V1,V2,…` (any scenario
 //! key, as `--set` takes it); several of them multiply (every stack with every value).
 
+use crate::scenario::Scenario;
 use std::fmt::Write;
 use txop_results::results::{FlowResult, LatencySummary};
 use txop_results::Results;
@@ -99,18 +100,18 @@ pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, Stri
     Ok(out)
 }
 
-/// A variant's settings as they apply to a scenario with several BSSs (`[[bss]]`,
-/// `table` being the scenario's TOML): a setting compared holds for the whole run, so a
-/// key that a `[[bss]]` entry gives itself (which would win over the top level's, as
-/// `--set` leaves it) is set in that entry too, and at the top level only if some
-/// entry inherits it from there. `txop compare apartment-block --stack linux-4.9` runs
-/// every flat on 4.9; `--vary bss[0].stack=…` varies one BSS. Without `[[bss]]`, or
-/// for a key no entry gives, the settings are returned as they are.
-pub fn settings_for_bsss(table: &toml::Table, sets: &[(String, String)]) -> Vec<(String, String)> {
-    let entries = crate::neighbours::bss_entries(table).len();
+/// A variant's settings as they apply to `scenario` when it has several BSSs
+/// (`[[bss]]`): a setting compared holds for the whole run, so a key that a `[[bss]]`
+/// entry gives itself (which would win over the top level's, as `--set` leaves it) is
+/// set in that entry too, and at the top level only if some entry inherits it from
+/// there. `txop compare apartment-block --stack linux-4.9` runs every flat on 4.9;
+/// `--vary bss[0].stack=…` varies one BSS. Without `[[bss]]`, or for a key no entry
+/// gives, the settings are returned as they are.
+pub fn settings_for_bsss(scenario: &Scenario, sets: &[(String, String)]) -> Vec<(String, String)> {
+    let entries = scenario.bss.len();
     let mut out = Vec::with_capacity(sets.len());
     for (key, value) in sets {
-        let giving = crate::neighbours::entries_giving(table, key);
+        let giving = scenario.bss_giving(key);
         if giving.len() < entries || entries == 0 {
             out.push((key.clone(), value.clone()));
         }
@@ -325,7 +326,7 @@ mod tests {
 
     #[test]
     fn a_setting_compared_reaches_the_bsss_that_give_the_key() {
-        let table: toml::Table = toml::from_str(
+        let table = crate::scenario::parse(
             r#"
 stack = "linux-6.16"
 [[bss]]
@@ -336,6 +337,7 @@ list = [{ mcs = 3 }]
 [[bss]]
 name = "b"
 "#,
+            &[],
         )
         .unwrap();
         let set = |k: &str, v: &str| (k.to_string(), v.to_string());
@@ -345,9 +347,10 @@ name = "b"
             [set("stack", "linux-5.5"), set("bss[0].stack", "linux-5.5")]
         );
         // `mac.retry_limit`: every entry gives it, so the top level's is unused.
-        let every: toml::Table = toml::from_str(
+        let every = crate::scenario::parse(
             "[[bss]]\nname = \"a\"\nmac = { retry_limit = 4 }\n\
              [[bss]]\nname = \"b\"\nmac = { retry_limit = 5 }\n",
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -379,7 +382,7 @@ name = "b"
             assert_eq!(settings_for_bsss(&table, &sets), sets);
         }
         // Without [[bss]] nothing is added.
-        let one: toml::Table = toml::from_str("stack = \"linux-4.9\"").unwrap();
+        let one = crate::scenario::parse("stack = \"linux-4.9\"", &[]).unwrap();
         assert_eq!(
             settings_for_bsss(&one, &[set("stack", "linux-5.5")]),
             [set("stack", "linux-5.5")]

@@ -59,9 +59,7 @@ pub fn prepare(
     if !scenario.has_bsss() {
         return Ok(None);
     }
-    // The file parsed above: its entries as written.
-    let table: toml::Table = toml::from_str(&text).unwrap_or_default();
-    refuse_unused_sets(&table, sets).map_err(|e| format!("{source}: {e}"))?;
+    refuse_unused_sets(&scenario, sets).map_err(|e| format!("{source}: {e}"))?;
     scenario.base_dir = scenario_dir(spec);
     if let Some(s) = seed {
         scenario.seed = s;
@@ -85,74 +83,12 @@ pub fn prepare(
     }))
 }
 
-/// The keys a `[[bss]]` entry may give over the top level's (`BssSpec`): its stack
-/// and the tables it lays over theirs. Its name, place and channel are its own.
-const INHERITED: &[&str] = &[
-    "stack",
-    "stack_options",
-    "mac",
-    "stations",
-    "traffic",
-    "wired",
-    "flows",
-];
-
-/// The `[[bss]]` entries of `table` (a scenario's TOML as written).
-pub(crate) fn bss_entries(table: &toml::Table) -> &[toml::Value] {
-    table
-        .get("bss")
-        .and_then(toml::Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-}
-
-/// The indices of the `[[bss]]` entries of `table` that give `key` (a key as `--set`
-/// addresses it: `stations.list[1].mcs`) themselves, when it is a key entries inherit
-/// from the top level; none otherwise.
-pub(crate) fn entries_giving(table: &toml::Table, key: &str) -> Vec<usize> {
-    let first = key.split(['.', '[']).next().unwrap_or_default();
-    if !INHERITED.contains(&first) {
-        return Vec::new();
-    }
-    bss_entries(table)
-        .iter()
-        .enumerate()
-        .filter(|(_, entry)| gives_key(entry, key))
-        .map(|(i, _)| i)
-        .collect()
-}
-
-/// Whether `value` (a table) holds the dotted key `path`, with `name[N]` addressing a
-/// list's entry N.
-fn gives_key(value: &toml::Value, path: &str) -> bool {
-    let mut cur = value;
-    for part in path.split('.') {
-        let (name, index) = match part.split_once('[') {
-            Some((n, rest)) => (
-                n,
-                rest.strip_suffix(']').and_then(|x| x.parse::<usize>().ok()),
-            ),
-            None => (part, None),
-        };
-        let Some(next) = cur.as_table().and_then(|t| t.get(name)) else {
-            return false;
-        };
-        cur = match index {
-            Some(i) => match next.as_array().and_then(|a| a.get(i)) {
-                Some(v) => v,
-                None => return false,
-            },
-            None => next,
-        };
-    }
-    true
-}
-
 /// Refuse a `--set` of a top-level key that every `[[bss]]` entry gives itself: it
 /// would change nothing (each entry's own value wins), silently.
-fn refuse_unused_sets(table: &toml::Table, sets: &[(String, String)]) -> Result<(), String> {
-    let entries = bss_entries(table).len();
+fn refuse_unused_sets(scenario: &Scenario, sets: &[(String, String)]) -> Result<(), String> {
+    let entries = scenario.bss.len();
     for (key, _) in sets {
-        if entries > 0 && entries_giving(table, key).len() == entries {
+        if entries > 0 && scenario.bss_giving(key).len() == entries {
             return Err(format!(
                 "{key}: every [[bss]] entry gives its own, so this setting changes nothing; \
                  set it per BSS (bss[0].{key} … bss[{}].{key})",

@@ -438,13 +438,16 @@ pub fn plan_compare(
 ) -> Result<ComparePlan, String> {
     let variants = compare::variants(stacks, vary)?;
     let common = parse_sets(sets)?;
-    // The file as written, to see which keys its `[[bss]]` entries give themselves
-    // (bad TOML is left for `plan` to report in its words).
-    let table: toml::Table = toml::from_str(&runner::load(spec)?.1).unwrap_or_default();
+    // The scenario with the common settings, to see which keys its `[[bss]]` entries
+    // give themselves (an error is left for `plan` to report in its words).
+    let parsed = crate::scenario::parse(&runner::load(spec)?.1, &common).ok();
     let mut plans = Vec::with_capacity(variants.len());
     for v in &variants {
         let mut sets = common.clone();
-        sets.extend(compare::settings_for_bsss(&table, &v.sets));
+        sets.extend(match &parsed {
+            Some(parsed) => compare::settings_for_bsss(parsed, &v.sets),
+            None => v.sets.clone(),
+        });
         let mut p =
             plan(spec, &sets, seed).map_err(|e| format!("{e} (in setting `{}`)", v.label))?;
         p.set_setting(&v.label);
