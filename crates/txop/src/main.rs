@@ -411,19 +411,19 @@ fn show(spec: &str, sets: &[String]) -> Result<(), UserError> {
     let (source, text) = load(spec).map_err(UserError)?;
     let sets = parse_sets(sets).map_err(UserError)?;
     let mut scenario =
-        scenario::parse(&text, &sets).map_err(|e| UserError(format!("{source}: {e}")))?;
+        scenario::parse(&text, &sets).map_err(|e| UserError(e.in_source(&source).to_string()))?;
     scenario.base_dir = txop::runner::scenario_dir(spec);
     // Resolving checks every value; what is printed is the scenario itself, and (as
     // comments) each station's resolved channel when the scenario has channel keys.
     let summary = if scenario.has_bsss() {
         let (_, text) = scenario
             .resolve_bsss_with_summary()
-            .map_err(|e| UserError(format!("{source}: {e}")))?;
+            .map_err(|e| UserError(e.in_source(&source).to_string()))?;
         Some(text)
     } else {
         scenario
             .resolve_with_summary()
-            .map_err(|e| UserError(format!("{source}: {e}")))?
+            .map_err(|e| UserError(e.in_source(&source).to_string()))?
             .1
     };
     let toml = toml::to_string(&scenario)

@@ -55,7 +55,7 @@ pub fn prepare(
 ) -> Result<Option<PreparedBsss>, String> {
     let (source, text) = load(spec)?;
     let mut scenario: Scenario =
-        scenario::parse(&text, sets).map_err(|e| format!("{source}: {e}"))?;
+        scenario::parse(&text, sets).map_err(|e| e.in_source(&source).to_string())?;
     if !scenario.has_bsss() {
         return Ok(None);
     }
@@ -66,7 +66,7 @@ pub fn prepare(
     }
     let bsss = scenario
         .resolve_bsss()
-        .map_err(|e| format!("{source}: {e}"))?;
+        .map_err(|e| e.in_source(&source).to_string())?;
     let name = if scenario.name.is_empty() {
         std::path::Path::new(spec)
             .file_stem()
