@@ -11,8 +11,8 @@
 use crate::sim::{SimConfig, Simulation, Stuck};
 use crate::traffic::Host;
 use txop_core::network::Network;
-use txop_core::world::{BssDriver, BssId, Crossing, World};
-use txop_core::{DropReason, Nanos, Packet};
+use txop_core::world::{BssDriver, BssId, Carried, Crossing, Route, World};
+use txop_core::{DropReason, Nanos};
 use txop_results::Results;
 
 /// One BSS of a neighbourhood: its simulation and its channel.
@@ -67,7 +67,7 @@ impl Neighbourhood {
 
     /// Run every BSS until `until` (at most its end), in the world's order.
     pub fn run_until(&mut self, until: Nanos) {
-        self.world.run_until(until);
+        self.world.run_until(until, &mut ());
     }
 
     /// Run to the end and summarise each BSS, or say where one got stuck.
@@ -93,6 +93,9 @@ impl Neighbourhood {
 /// A simulation is one BSS of a world: its network, its own events in its agenda's
 /// order, and its end of the junction (`crate::transit`).
 impl BssDriver for Simulation {
+    type Io<'io> = ();
+    type Cargo = ();
+
     fn network_mut(&mut self) -> &mut Network {
         Simulation::network_mut(self)
     }
@@ -101,7 +104,7 @@ impl BssDriver for Simulation {
         Simulation::next_at(self)
     }
 
-    fn step(&mut self, now: Nanos) -> bool {
+    fn step(&mut self, now: Nanos, _io: &mut ()) -> bool {
         Simulation::step(self, now)
     }
 
@@ -109,12 +112,12 @@ impl BssDriver for Simulation {
         self.transits.pop_front()
     }
 
-    fn enter(&mut self, home: BssId, at: Nanos, from: Host, to: Host, packet: Packet) {
-        self.enter_from(home, at, from, to, packet);
+    fn enter(&mut self, home: BssId, at: Nanos, route: Route, c: Carried<()>, _io: &mut ()) {
+        self.enter_from(home, at, route.from, route.to, c.packet);
     }
 
-    fn come_back(&mut self, at: Nanos, packet: Packet, dropped: Option<DropReason>) {
-        Simulation::come_back(self, at, packet, dropped);
+    fn come_back(&mut self, at: Nanos, c: Carried<()>, dropped: Option<DropReason>, _io: &mut ()) {
+        Simulation::come_back(self, at, c.packet, dropped);
     }
 
     fn finish_at(&mut self, until: Nanos) {

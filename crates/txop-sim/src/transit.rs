@@ -75,6 +75,7 @@ impl Simulation {
                 to: Host::Server,
             },
             packet: p,
+            cargo: (),
         });
         None
     }
@@ -105,6 +106,7 @@ impl Simulation {
                 to: host,
             },
             packet,
+            cargo: (),
         });
         true
     }
@@ -150,6 +152,7 @@ impl Simulation {
                 dropped,
             },
             packet,
+            cargo: (),
         });
     }
 

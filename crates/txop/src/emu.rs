@@ -10,7 +10,7 @@ use txop::report;
 use txop::runner::{emulated, parse_sets, prepare};
 use txop::scenario::Scenario;
 use txop_emu::results::EmuReport;
-use txop_emu::{netns, Endpoint, Program};
+use txop_emu::{netns, Program};
 use txop_results::Results;
 
 /// `txop emu …`
@@ -31,7 +31,10 @@ use txop_results::Results;
         refused (bad input, a command that cannot be started); 1 for an internal error.\n\n\
         Addresses: the server is 198.18.0.1 (fd74:786f:7000::1), station N is 198.18.1.N\n\
         (fd74:786f:7000::1:N). Programs get TXOP_SERVER, TXOP_STA1…, TXOP_EMU_ID and TXOP_EXE\n\
-        in their environment. The scenario's cell, stack, host buses and wired link are\n\
+        in their environment. With [[bss]], BSS K (from 0) has its own server 198.18.2K.1\n\
+        and stations 198.18.(2K+1).N, named NAME.server and NAME.staN (--in, exec), and\n\
+        programs also get TXOP_<NAME>_SERVER, TXOP_<NAME>_STA1…; packets between BSSs\n\
+        cross both wired links, which meet where the servers stand. The scenario's cell, stack, host buses and wired link are\n\
         emulated; its [traffic], [[flows]] and duration_s are not used: the programs are\n\
         the traffic, and the run lasts as long as they do."
 )]
@@ -46,7 +49,8 @@ pub struct EmuArgs {
     /// Random seed of the cell.
     #[arg(long)]
     seed: Option<u64>,
-    /// Where COMMAND (or the shell) runs: `server` or `staN`.
+    /// Where COMMAND (or the shell) runs: `server` or `staN`; with `[[bss]]`,
+    /// `NAME.server` or `NAME.staN` (bare: the first BSS's).
     #[arg(long = "in", value_name = "NODE", default_value = "server")]
     node: String,
     /// Start an interactive shell instead of a command (the namespaces and addresses
@@ -93,7 +97,7 @@ enum EmuAction {
         /// (TXOP_EMU_ID), else the only one running (with several, --id is required).
         #[arg(long)]
         id: Option<u32>,
-        /// `server` or `staN`.
+        /// `server` or `staN`; with `[[bss]]`, `NAME.server` or `NAME.staN`.
         node: String,
         /// The command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -115,16 +119,26 @@ struct EmuJson<'a> {
     emulator: &'a EmuReport,
 }
 
-fn node(name: &str, stations: u16) -> Result<Endpoint, UserError> {
-    match Endpoint::parse(name) {
-        Some(Endpoint::Station(n)) if n > stations => Err(UserError(format!(
-            "--in {name}: the cell has {stations} station(s)"
-        ))),
-        Some(e) => Ok(e),
-        None => Err(UserError(format!(
-            "{name}: not a node; expected `server` or `staN`"
-        ))),
-    }
+/// results.json of an emulator run with several BSSs: each BSS's results under its
+/// name.
+#[derive(Serialize)]
+struct EmuBssJson<'a> {
+    txop_version: &'a str,
+    scenario: &'a str,
+    mode: &'a str,
+    command: Vec<String>,
+    exit_code: i32,
+    bss: Vec<BssJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct BssJson<'a> {
+    name: &'a str,
+    channel: u16,
+    resolved: &'a Scenario,
+    #[serde(flatten)]
+    results: &'a Results,
+    emulator: &'a EmuReport,
 }
 
 /// The summary printed on stderr after the command's output (and summary.txt).
@@ -144,9 +158,7 @@ fn summary(name: &str, r: &Results, e: &EmuReport) -> String {
 pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if let Some(EmuAction::Exec { id, node, command }) = args.action {
         let run = txop_emu::emulator::find_run(id).map_err(UserError)?;
-        let endpoint = Endpoint::parse(&node)
-            .ok_or_else(|| UserError(format!("{node}: not a node; expected `server` or `staN`")))?;
-        return txop_emu::emulator::exec_in(run, endpoint, &command).map_err(UserError);
+        return txop_emu::emulator::exec_in(run, &node, &command).map_err(UserError);
     }
     if args.cleanup {
         netns::check_privileges().map_err(UserError)?;
@@ -180,33 +192,51 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if args.shell && !args.command.is_empty() {
         return Err(UserError("txop emu: --shell takes no command".into()));
     }
-    let p = prepare(spec, &parse_sets(&args.set)?, args.seed)?;
-    let (scenario, cfg, name) = (p.scenario, p.cfg, p.name);
-    let stations = cfg.cell.stations.len() as u16;
-    let endpoint = node(&args.node, stations)?;
+    let sets = parse_sets(&args.set)?;
+    let (scenario, mut emu_cfg, name, bsss) =
+        match txop::neighbours::prepare(spec, &sets, args.seed).map_err(UserError)? {
+            Some(p) => {
+                let cfg = txop::neighbours::emulated(&p);
+                (p.scenario, cfg, p.name, Some(p.bsss))
+            }
+            None => {
+                let p = prepare(spec, &sets, args.seed)?;
+                (p.scenario, emulated(p.cfg), p.name, None)
+            }
+        };
+    let plan = emu_cfg.plan();
+    let site = plan
+        .parse(&args.node)
+        .map_err(|e| UserError(format!("--in {e}")))?;
     if args.pcap.pcap && args.output.is_none() {
         return Err(UserError(
             "--pcap writes air.pcapng into the results directory: give -o DIR".into(),
         ));
     }
+    if args.pcap.pcap && bsss.is_some() {
+        return Err(UserError(
+            "--pcap: txop emu captures one BSS's air; with [[bss]], use `txop run --pcap` for now"
+                .into(),
+        ));
+    }
+    let stations = plan.bsss[0].stations;
     let capture = args
         .pcap
-        .config(cfg.cell.band, stations as usize)
+        .config(emu_cfg.network.cell.band, stations as usize)
         .map_err(UserError)?;
     if let Some(dir) = &args.output {
         refuse_existing(dir, args.force)?;
     }
     let program = if args.shell {
-        Program::Shell { endpoint }
+        Program::Shell { site }
     } else {
         Program::Command {
-            endpoint,
+            site,
             argv: args.command.clone(),
             keep_log: args.output.is_some(),
         }
     };
     let (shell, quiet) = (args.shell, args.quiet);
-    let mut emu_cfg = emulated(cfg);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
     let max_bytes = capture.as_ref().map_or(0, |c| c.max_bytes);
@@ -226,25 +256,53 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         }
     })
     .map_err(UserError)?;
-    let text = summary(&name, &outcome.results, &outcome.report);
+    let text = match &bsss {
+        None => summary(&name, &outcome.bsss[0].0, &outcome.bsss[0].1),
+        Some(bsss) => bsss
+            .iter()
+            .zip(&outcome.bsss)
+            .map(|(b, (r, e))| summary(&format!("{name}: {}", b.name), r, e))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
     let code = outcome.exit_code();
     if let Some(dir) = &args.output {
-        let json = EmuJson {
-            txop_version: env!("CARGO_PKG_VERSION"),
-            scenario: &name,
-            mode: "emulation",
-            command: args
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            exit_code: code,
-            resolved: &scenario,
-            results: &outcome.results,
-            emulator: &outcome.report,
+        let command = args
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let encoded = match &bsss {
+            None => serde_json::to_vec_pretty(&EmuJson {
+                txop_version: env!("CARGO_PKG_VERSION"),
+                scenario: &name,
+                mode: "emulation",
+                command,
+                exit_code: code,
+                resolved: &scenario,
+                results: &outcome.bsss[0].0,
+                emulator: &outcome.bsss[0].1,
+            }),
+            Some(bsss) => serde_json::to_vec_pretty(&EmuBssJson {
+                txop_version: env!("CARGO_PKG_VERSION"),
+                scenario: &name,
+                mode: "emulation",
+                command,
+                exit_code: code,
+                bss: bsss
+                    .iter()
+                    .zip(&outcome.bsss)
+                    .map(|(b, (results, emulator))| BssJson {
+                        name: &b.name,
+                        channel: b.channel,
+                        resolved: &b.scenario,
+                        results,
+                        emulator,
+                    })
+                    .collect(),
+            }),
         };
-        let json_bytes = serde_json::to_vec_pretty(&json)
-            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+        let json_bytes = encoded.map_err(|e| UserError(format!("cannot encode results: {e}")))?;
         let mut files = vec![
             ("summary.txt".to_string(), text.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),

@@ -56,15 +56,19 @@ impl BssId {
     }
 }
 
-/// A packet crossing the junction from one BSS into another.
+/// A packet crossing the junction from one BSS into another, with what the drivers
+/// carry beside it (`C`: nothing in the simulator, whose packets stay home; the real
+/// bytes in the emulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Crossing {
+pub struct Crossing<C = ()> {
     /// When it crosses.
     pub at: Nanos,
     /// Which way.
     pub leg: Leg,
     /// The packet, as the BSS it leaves knows it.
     pub packet: Packet,
+    /// What the driver carries beside the packet.
+    pub cargo: C,
 }
 
 /// Which way a [`Crossing`] goes.
@@ -92,9 +96,33 @@ pub enum Leg {
     },
 }
 
+/// Where a packet entering a BSS from the junction goes in it ([`BssDriver::enter`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Where it enters: a host of the BSS, or the junction as `Host::Server`.
+    pub from: Host,
+    /// Where it is bound.
+    pub to: Host,
+}
+
+/// A packet handed across the junction, with its driver's cargo.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Carried<C> {
+    /// The packet, as the BSS it left knows it.
+    pub packet: Packet,
+    /// What the driver carries beside it.
+    pub cargo: C,
+}
+
 /// One BSS of a [`World`]: its [`Network`] and what drives it (its own events and the
 /// network's timers, in its agenda's order), and its end of the junction.
 pub trait BssDriver {
+    /// What the driver does its I/O through, handed to every call that may make a
+    /// packet leave the network (the emulator's writes to real hosts; `()` for the
+    /// simulator). Shared by every BSS of a world.
+    type Io<'io>: ?Sized;
+    /// What a crossing packet carries beside its [`Packet`] ([`Crossing::cargo`]).
+    type Cargo;
     /// Its network, for the world to couple its air to the others'.
     fn network_mut(&mut self) -> &mut Network;
     /// When it next needs [`BssDriver::step`] (its agenda's next instant); `None` when
@@ -103,16 +131,29 @@ pub trait BssDriver {
     /// Take and handle what is due at `now` (the instant [`BssDriver::next_at`] just
     /// gave), by its agenda's rule. `false` if it stopped (its watchdog found it
     /// stuck): the world stops too.
-    fn step(&mut self, now: Nanos) -> bool;
+    fn step(&mut self, now: Nanos, io: &mut Self::Io<'_>) -> bool;
     /// The next packet leaving this BSS across the junction, in the order they left.
-    fn poll_crossing(&mut self) -> Option<Crossing>;
-    /// A packet of BSS `home` enters this BSS at `at` ([`Leg::Out`]): at host `from`
-    /// (or the junction), bound for host `to`, carried like this BSS's own packets.
-    /// Its clock moves to `at` if it is behind.
-    fn enter(&mut self, home: BssId, at: Nanos, from: Host, to: Host, packet: Packet);
+    fn poll_crossing(&mut self) -> Option<Crossing<Self::Cargo>>;
+    /// A packet of BSS `home` enters this BSS at `at` ([`Leg::Out`]): at `route.from`
+    /// (a host, or the junction), bound for `route.to`, carried like this BSS's own
+    /// packets. Its clock moves to `at` if it is behind.
+    fn enter(
+        &mut self,
+        home: BssId,
+        at: Nanos,
+        route: Route,
+        c: Carried<Self::Cargo>,
+        io: &mut Self::Io<'_>,
+    );
     /// One of this BSS's packets comes back from another at `at` ([`Leg::Back`]): it
     /// reached the far host, or the junction on its way here, or was dropped.
-    fn come_back(&mut self, at: Nanos, packet: Packet, dropped: Option<DropReason>);
+    fn come_back(
+        &mut self,
+        at: Nanos,
+        c: Carried<Self::Cargo>,
+        dropped: Option<DropReason>,
+        io: &mut Self::Io<'_>,
+    );
     /// The world ran to `until`: move the clock there (at most its end).
     fn finish_at(&mut self, until: Nanos);
 }
@@ -199,22 +240,22 @@ impl<D: BssDriver> World<D> {
 
     /// Run `due` ([`World::next_due`]'s answer), then hand on what it put on the air
     /// or across the junction. `false` if the BSS stopped (stuck).
-    pub fn step(&mut self, due: WorldDue) -> bool {
+    pub fn step(&mut self, due: WorldDue, io: &mut D::Io<'_>) -> bool {
         let Some(d) = self.bsss.get_mut(due.bss.index()) else {
             return true;
         };
-        if !d.step(due.at) {
+        if !d.step(due.at, io) {
             return false;
         }
-        self.settle();
+        self.settle(io);
         true
     }
 
     /// Run every BSS until `until` (each at most to its end), then move each clock
     /// there. Stops early if a BSS stops (stuck).
-    pub fn run_until(&mut self, until: Nanos) {
+    pub fn run_until(&mut self, until: Nanos, io: &mut D::Io<'_>) {
         while let Some(due) = self.next_due(until) {
-            if !self.step(due) {
+            if !self.step(due, io) {
                 break;
             }
         }
@@ -227,7 +268,7 @@ impl<D: BssDriver> World<D> {
     /// nothing more moves: each PPDU to every other cell on its channel, each crossing
     /// packet to the BSS it names, which may answer at once. BSSs are visited in
     /// order, each drained (air, then junction) before the next.
-    pub fn settle(&mut self) {
+    pub fn settle(&mut self, io: &mut D::Io<'_>) {
         loop {
             let mut moved = false;
             for b in 0..self.bsss.len() {
@@ -242,7 +283,7 @@ impl<D: BssDriver> World<D> {
                 }
                 while let Some(c) = self.bsss[b].poll_crossing() {
                     moved = true;
-                    self.route(BssId(b as u16), c);
+                    self.route(BssId(b as u16), c, io);
                 }
             }
             if !moved {
@@ -254,7 +295,11 @@ impl<D: BssDriver> World<D> {
     /// The junction: `c`, leaving BSS `from`, goes to the BSS its leg names. A leg
     /// naming no BSS of the world is dropped (the drivers check their far ends when
     /// they are built).
-    fn route(&mut self, from: BssId, c: Crossing) {
+    fn route(&mut self, from: BssId, c: Crossing<D::Cargo>, io: &mut D::Io<'_>) {
+        let carried = Carried {
+            packet: c.packet,
+            cargo: c.cargo,
+        };
         match c.leg {
             Leg::Out {
                 bss,
@@ -262,12 +307,13 @@ impl<D: BssDriver> World<D> {
                 to,
             } => {
                 if let Some(d) = self.bsss.get_mut(bss.index()) {
-                    d.enter(from, c.at, host, to, c.packet);
+                    let route = Route { from: host, to };
+                    d.enter(from, c.at, route, carried, io);
                 }
             }
             Leg::Back { home, dropped } => {
                 if let Some(d) = self.bsss.get_mut(home.index()) {
-                    d.come_back(c.at, c.packet, dropped);
+                    d.come_back(c.at, carried, dropped, io);
                 }
             }
         }

@@ -144,7 +144,12 @@ impl Harness {
                 home,
                 dropped: None,
             };
-            self.crossings.push_back(Crossing { at, leg, packet });
+            self.crossings.push_back(Crossing {
+                at,
+                leg,
+                packet,
+                cargo: (),
+            });
             return;
         }
         if let (Host::Server, Some((bss, far))) = (to, self.far) {
@@ -153,7 +158,12 @@ impl Harness {
                 from: Host::Server,
                 to: far,
             };
-            self.crossings.push_back(Crossing { at, leg, packet });
+            self.crossings.push_back(Crossing {
+                at,
+                leg,
+                packet,
+                cargo: (),
+            });
             return;
         }
         self.seen.borrow_mut().push(Seen::Arrived { bss, at, to });
@@ -161,6 +171,9 @@ impl Harness {
 }
 
 impl BssDriver for Harness {
+    type Io<'io> = ();
+    type Cargo = ();
+
     fn network_mut(&mut self) -> &mut Network {
         &mut self.net
     }
@@ -169,7 +182,7 @@ impl BssDriver for Harness {
         self.agenda.next_at(&self.net, &self.events)
     }
 
-    fn step(&mut self, now: Nanos) -> bool {
+    fn step(&mut self, now: Nanos, _io: &mut ()) -> bool {
         let bss = self.id;
         match self.agenda.take(now, &mut self.events) {
             Some(Due::Cell) => self.net.handle_cell_timeout(now),
@@ -200,16 +213,17 @@ impl BssDriver for Harness {
         self.crossings.pop_front()
     }
 
-    fn enter(&mut self, home: BssId, at: Nanos, from: Host, to: Host, mut packet: Packet) {
+    fn enter(&mut self, home: BssId, at: Nanos, route: Route, c: Carried<()>, _io: &mut ()) {
+        let mut packet = c.packet;
         self.guests.push((packet.id, home));
-        packet.src = from.node();
-        packet.dst = to.node();
-        packet.token = token_of(to);
-        let call = self.net.handle_packet(at, from, packet);
+        packet.src = route.from.node();
+        packet.dst = route.to.node();
+        packet.token = token_of(route.to);
+        let call = self.net.handle_packet(at, route.from, packet);
         self.pump(call);
     }
 
-    fn come_back(&mut self, at: Nanos, _packet: Packet, dropped: Option<DropReason>) {
+    fn come_back(&mut self, at: Nanos, _c: Carried<()>, dropped: Option<DropReason>, _io: &mut ()) {
         let bss = self.id;
         self.seen.borrow_mut().push(Seen::Back { bss, at, dropped });
     }
@@ -229,7 +243,7 @@ fn ties_go_to_the_bss_listed_first() {
     a.events.push(t, Ev::Marker(3));
     b.events.push(Nanos::from_us(4), Ev::Marker(4));
     let mut world = World::new(vec![(a, 1), (b, 1)]).unwrap();
-    world.run_until(Nanos::from_ms(1));
+    world.run_until(Nanos::from_ms(1), &mut ());
     let markers = |bss: u16, marker: u32| Seen::Marker {
         bss: BssId(bss),
         marker,
@@ -253,7 +267,7 @@ fn a_packet_crosses_the_junction_between_two_bsss() {
     a.send(Nanos::ZERO, Host::Station(1), Host::Server, 7);
     // Different channels: the air does not couple them, only the junction does.
     let mut world = World::new(vec![(a, 36), (b, 40)]).unwrap();
-    world.run_until(Nanos::from_ms(10));
+    world.run_until(Nanos::from_ms(10), &mut ());
     let seen = seen.borrow();
     let hop = Nanos::from_ns(1_008_304);
     let [Seen::Delivered {
