@@ -253,7 +253,19 @@ impl Plan {
                     .bsss
                     .iter()
                     .position(|b| b.name.as_deref() == Some(name))
-                    .ok_or_else(|| format!("{node}: no BSS named `{name}`"))?;
+                    .ok_or_else(|| {
+                        let names: Vec<&str> =
+                            self.bsss.iter().filter_map(|b| b.name.as_deref()).collect();
+                        match names.is_empty() {
+                            true => {
+                                format!("{node}: no BSS named `{name}`: the scenario has one BSS")
+                            }
+                            false => format!(
+                                "{node}: no BSS named `{name}` (BSSs: {})",
+                                names.join(", ")
+                            ),
+                        }
+                    })?;
                 (BssId(k as u16), end)
             }
             None => (BssId(0), node),

@@ -1446,3 +1446,88 @@ fn an_emulator_capture_says_what_it_holds() {
     assert!(!err.contains("left out"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two flats (`[[bss]]` a and b, 200 m apart: out of range of each other, joined only
+/// by their wired sides, 5 ms and 20 ms one way), with the simulator's ping from a's
+/// station 1 to b's station 1, and b otherwise idle (a ping a second from its station
+/// 2: without flows of its own it would inherit the default saturated traffic).
+const TWO_FLATS: &str = r#"
+seed = 3
+duration_s = 8
+stack = "linux-6.16"
+[phy]
+standard = "n"
+band = "5"
+width_mhz = 20
+[space]
+layout = "ring"
+[stations]
+count = 2
+distance_m = 5
+[wired]
+delay_ms = 5
+[[bss]]
+name = "a"
+ap_position_m = [0, 0]
+[[bss.flows]]
+kind = "ping"
+from = "sta1"
+to = "b.sta1"
+interval_ms = 200
+[[bss]]
+name = "b"
+ap_position_m = [200, 0]
+[bss.wired]
+delay_ms = 20
+[[bss.flows]]
+kind = "ping"
+from = "sta2"
+to = "server"
+interval_ms = 1000
+"#;
+
+/// `txop emu` of two BSSs: a real ping from a station of flat a to a station of flat
+/// b crosses a's air, both wired links (they meet at the junction, where the servers
+/// stand) and b's air, and takes what the simulator's ping between the same flats
+/// takes (50.3 ms here: 2 × (5 + 20) ms of wire plus four crossings of an idle HT20
+/// air). The tolerance is the one-BSS idle ping's: the junction is inside the
+/// emulator, so the real packets still cross just two TUN devices and two network
+/// stacks on top of the model, which can only add time, and less than a millisecond.
+/// A host of the other flat is named `b.sta1` (`txop emu exec`), and everything of
+/// both flats is removed at the end.
+#[test]
+fn a_ping_between_two_flats_matches_the_simulators() {
+    require_root();
+    require_tool("ping");
+    let _g = serial();
+    let dir = scratch("two-flats");
+    let file = dir.join("two-flats.toml");
+    std::fs::write(&file, TWO_FLATS).unwrap();
+    let file = file.to_str().unwrap();
+    let sim = simulate(file, &[]);
+    let flat_a = &sim["bss"][0];
+    assert_eq!(flat_a["flows"][0]["dst"], "b.sta1");
+    let model_ms = sim_ping_median(flat_a, 0.0, 1e9);
+    let marker = "86433";
+    let script = format!(
+        "$TXOP_EXE emu exec b.sta1 -- sh -c 'echo in $TXOP_NODE at $TXOP_STA1; sleep {marker}' & \
+         sleep 0.3; ping -c 20 -i 0.2 $TXOP_B_STA1"
+    );
+    let child = txop()
+        .args(["emu", file, "--in", "a.sta1", "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = child.id();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("in b.sta1 at 198.18.3.1"), "{text}");
+    let samples = ping_samples(&text);
+    assert_eq!(samples.len(), 20, "every echo answered: {text}");
+    let emu_ms = median(samples.iter().map(|s| s.1).collect());
+    eprintln!("ping between flats: model {model_ms:.3} ms, emulated {emu_ms:.3} ms");
+    assert!(emu_ms >= model_ms - 0.01, "{emu_ms} < {model_ms}");
+    assert!(emu_ms - model_ms < 1.0, "{emu_ms} vs {model_ms}");
+    assert_nothing_left(id, marker);
+}
