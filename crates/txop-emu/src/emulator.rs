@@ -61,6 +61,8 @@ pub struct EmuBss {
     pub seed: u64,
     /// Its 20 MHz channel: BSSs on one channel share the air.
     pub channel: u16,
+    /// Capture its air within these bounds (`txop emu --pcap`); `None`: no capture.
+    pub capture: Option<txop_capture::CaptureConfig>,
 }
 
 /// With several BSSs: the first's name and channel, and the others.
@@ -84,11 +86,26 @@ pub struct EmuConfig {
     /// Packets the engine holds at most.
     pub slab_packets: usize,
     pub loop_options: LoopOptions,
-    /// Capture the air within these bounds (`txop emu --pcap`); `None`: no capture.
+    /// Capture the (first BSS's) air within these bounds (`txop emu --pcap`); `None`:
+    /// no capture.
     pub capture: Option<txop_capture::CaptureConfig>,
 }
 
 impl EmuConfig {
+    /// Capture each BSS's air within `captures`' bounds (one per BSS, in order).
+    pub fn capture_each(&mut self, captures: Vec<txop_capture::CaptureConfig>) {
+        let mut captures = captures.into_iter();
+        self.capture = captures.next();
+        for (b, c) in self
+            .world
+            .iter_mut()
+            .flat_map(|w| &mut w.others)
+            .zip(captures)
+        {
+            b.capture = Some(c);
+        }
+    }
+
     /// Its BSSs as the address plan and the names see them.
     pub fn plan(&self) -> Plan {
         world_of(self).0
@@ -113,13 +130,20 @@ pub struct Outcome {
     pub status: Option<ExitStatus>,
     /// The stop signal that ended the run early, if one did.
     pub stopped_by: Option<i32>,
-    /// Each BSS's results and the emulator's figures for it, in order (one for a lone
-    /// BSS).
-    pub bsss: Vec<(Results, EmuReport)>,
+    /// Each BSS's results, the emulator's figures and its capture, in order (one for a
+    /// lone BSS).
+    pub bsss: Vec<BssOutcome>,
     /// What the command wrote on stdout and stderr, interleaved as it came (with
     /// `keep_log`).
     pub command_log: Option<Vec<u8>>,
-    /// The capture's pcapng file and what it holds (with [`EmuConfig::capture`]).
+}
+
+/// What one BSS of a run measured.
+pub struct BssOutcome {
+    pub results: Results,
+    pub report: EmuReport,
+    /// The capture's pcapng file and what it holds (with [`EmuConfig::capture`],
+    /// [`EmuBss::capture`]).
     pub capture: Option<(Vec<u8>, txop_capture::CaptureStats)>,
 }
 
@@ -174,16 +198,22 @@ pub fn program_env(run_id: u32, plan: &Plan, here: Site) -> Vec<(String, String)
 
 /// A table of the namespaces and addresses (printed by `--shell`).
 pub fn describe_network(net: &Network) -> String {
-    let stations: u16 = net.plan().bsss.iter().map(|b| b.stations).sum();
+    let plan = net.plan();
+    let stations: u16 = plan.bsss.iter().map(|b| b.stations).sum();
+    let bsss = match plan.bsss.len() {
+        1 => String::new(),
+        n => format!("{n} BSSs, "),
+    };
     let mut s = format!(
-        "txop emulator {}: {} BSS(s), {stations} station(s); run `txop emu exec NODE -- CMD` to use another namespace\n",
+        "txop emulator {}: {bsss}{stations} station(s); run `txop emu exec NODE -- CMD` to use another namespace\n",
         net.run_id(),
-        net.plan().bsss.len(),
     );
+    // Names and namespaces are longer with several BSSs (`flat2.sta1`).
+    let (name_w, ns_w) = if bsss.is_empty() { (8, 22) } else { (16, 34) };
     for &site in net.sites() {
         s.push_str(&format!(
-            "  {:<14} {:<28} {:<16} {}\n",
-            net.plan().name(site),
+            "  {:<name_w$} {:<ns_w$} {:<16} {}\n",
+            plan.name(site),
             net.namespace(site).unwrap_or(""),
             site.ipv4(),
             site.ipv6()
@@ -319,10 +349,17 @@ pub fn emulate(
         engines.push((engine, channel));
     }
     let mut world = World::new(engines)?;
-    if let Some(c) = cfg.capture {
-        world.bsss_mut()[0]
-            .capture(c)
-            .map_err(|e| format!("cannot start the capture: {e}"))?;
+    let captures = std::iter::once(cfg.capture.clone()).chain(
+        cfg.world
+            .iter()
+            .flat_map(|w| w.others.iter().map(|b| b.capture.clone())),
+    );
+    for (engine, capture) in world.bsss_mut().iter_mut().zip(captures) {
+        if let Some(c) = capture {
+            engine
+                .capture(c)
+                .map_err(|e| format!("cannot start the capture: {e}"))?;
+        }
     }
     let mut net = Network::create(&plan, &|| signals.stop_signal().is_some())?;
     on_ready(&net);
@@ -397,28 +434,24 @@ pub fn emulate(
         }
         None => None,
     };
-    let capture = world.bsss_mut()[0]
-        .finish_capture()
-        .transpose()
-        .map_err(|e| format!("cannot write the capture: {e}"))?;
     let seeds = std::iter::once(cfg.seed).chain(
         cfg.world
             .iter()
             .flat_map(|w| w.others.iter().map(|b| b.seed)),
     );
-    let bsss = world
-        .bsss()
-        .iter()
-        .zip(seeds)
-        .map(|(engine, seed)| {
-            (
-                results::results(engine, end, seed),
-                results::emu_report(engine, loop_stats, tun_queue_drops),
-            )
-        })
-        .collect();
+    let mut bsss = Vec::new();
+    for (engine, seed) in world.bsss_mut().iter_mut().zip(seeds) {
+        let capture = engine
+            .finish_capture()
+            .transpose()
+            .map_err(|e| format!("cannot write the capture: {e}"))?;
+        bsss.push(BssOutcome {
+            results: results::results(engine, end, seed),
+            report: results::emu_report(engine, loop_stats, tun_queue_drops),
+            capture,
+        });
+    }
     Ok(Outcome {
-        capture,
         status,
         stopped_by,
         bsss,

@@ -7,7 +7,8 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use txop::report;
-use txop::runner::{emulated, parse_sets, prepare};
+use txop::run::Plan;
+use txop::runner::{emulated, parse_sets};
 use txop::scenario::Scenario;
 use txop_emu::results::EmuReport;
 use txop_emu::{netns, Program};
@@ -81,7 +82,8 @@ pub struct EmuArgs {
     /// scheduler). The programs it carries keep the normal scheduler.
     #[arg(long, value_name = "PRIO", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=99))]
     rt_priority: i32,
-    /// The air as a radiotap capture, DIR/air.pcapng, with the real packet bytes.
+    /// The air as a radiotap capture, DIR/air.pcapng, with the real packet bytes (with
+    /// `[[bss]]`, DIR/air-<name>.pcapng per BSS).
     #[command(flatten)]
     pcap: txop::pcap::PcapArgs,
     /// The command and its arguments, after `--`.
@@ -192,38 +194,33 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if args.shell && !args.command.is_empty() {
         return Err(UserError("txop emu: --shell takes no command".into()));
     }
-    let sets = parse_sets(&args.set)?;
-    let (scenario, mut emu_cfg, name, bsss) =
-        match txop::neighbours::prepare(spec, &sets, args.seed).map_err(UserError)? {
-            Some(p) => {
-                let cfg = txop::neighbours::emulated(&p);
-                (p.scenario, cfg, p.name, Some(p.bsss))
-            }
-            None => {
-                let p = prepare(spec, &sets, args.seed)?;
-                (p.scenario, emulated(p.cfg), p.name, None)
-            }
-        };
-    let plan = emu_cfg.plan();
-    let site = plan
-        .parse(&args.node)
-        .map_err(|e| UserError(format!("--in {e}")))?;
     if args.pcap.pcap && args.output.is_none() {
         return Err(UserError(
             "--pcap writes air.pcapng into the results directory: give -o DIR".into(),
         ));
     }
-    if args.pcap.pcap && bsss.is_some() {
-        return Err(UserError(
-            "--pcap: txop emu captures one BSS's air; with [[bss]], use `txop run --pcap` for now"
-                .into(),
-        ));
-    }
-    let stations = plan.bsss[0].stations;
-    let capture = args
-        .pcap
-        .config(emu_cfg.network.cell.band, stations as usize)
-        .map_err(UserError)?;
+    let plan = txop::run::plan(spec, &parse_sets(&args.set)?, args.seed).map_err(UserError)?;
+    let capture = plan.capture(&args.pcap).map_err(UserError)?;
+    let (scenario, mut emu_cfg, name, bsss) = match plan {
+        Plan::Single(p) => {
+            let p = *p;
+            (p.scenario, emulated(p.cfg), p.name, None)
+        }
+        Plan::Bsss(p) => {
+            let cfg = txop::neighbours::emulated(&p);
+            let p = *p;
+            (p.scenario, cfg, p.name, Some(p.bsss))
+        }
+    };
+    let site = emu_cfg
+        .plan()
+        .parse(&args.node)
+        .map_err(|e| UserError(format!("--in {e}")))?;
+    let max_bytes = capture
+        .as_ref()
+        .and_then(|c| c.first())
+        .map_or(0, |c| c.max_bytes);
+    emu_cfg.capture_each(capture.unwrap_or_default());
     if let Some(dir) = &args.output {
         refuse_existing(dir, args.force)?;
     }
@@ -239,8 +236,6 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     let (shell, quiet) = (args.shell, args.quiet);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
-    let max_bytes = capture.as_ref().map_or(0, |c| c.max_bytes);
-    emu_cfg.capture = capture;
     // Everything txop says while the command runs goes to stderr: stdout is the
     // command's.
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
@@ -257,15 +252,29 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     })
     .map_err(UserError)?;
     let text = match &bsss {
-        None => summary(&name, &outcome.bsss[0].0, &outcome.bsss[0].1),
+        None => summary(&name, &outcome.bsss[0].results, &outcome.bsss[0].report),
         Some(bsss) => bsss
             .iter()
             .zip(&outcome.bsss)
-            .map(|(b, (r, e))| summary(&format!("{name}: {}", b.name), r, e))
+            .map(|(b, o)| summary(&format!("{name}: {}", b.name), &o.results, &o.report))
             .collect::<Vec<_>>()
             .join("\n"),
     };
     let code = outcome.exit_code();
+    // Each capture with its file name: air.pcapng for one BSS, air-<name>.pcapng each
+    // with several (as `txop run --pcap` names them).
+    let air: Vec<(String, &(Vec<u8>, txop_capture::CaptureStats))> = outcome
+        .bsss
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| {
+            let file = match &bsss {
+                None => txop::pcap::PCAP_FILE.to_string(),
+                Some(bsss) => txop::pcap::bss_file(&bsss[k].name),
+            };
+            Some((file, o.capture.as_ref()?))
+        })
+        .collect();
     if let Some(dir) = &args.output {
         let command = args
             .command
@@ -280,8 +289,8 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
                 command,
                 exit_code: code,
                 resolved: &scenario,
-                results: &outcome.bsss[0].0,
-                emulator: &outcome.bsss[0].1,
+                results: &outcome.bsss[0].results,
+                emulator: &outcome.bsss[0].report,
             }),
             Some(bsss) => serde_json::to_vec_pretty(&EmuBssJson {
                 txop_version: env!("CARGO_PKG_VERSION"),
@@ -292,12 +301,12 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
                 bss: bsss
                     .iter()
                     .zip(&outcome.bsss)
-                    .map(|(b, (results, emulator))| BssJson {
+                    .map(|(b, o)| BssJson {
                         name: &b.name,
                         channel: b.channel,
                         resolved: &b.scenario,
-                        results,
-                        emulator,
+                        results: &o.results,
+                        emulator: &o.report,
                     })
                     .collect(),
             }),
@@ -310,16 +319,19 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         if let Some(b) = &outcome.command_log {
             files.push(("command.log".to_string(), b.clone()));
         }
-        if let Some((bytes, _)) = &outcome.capture {
-            files.push((txop::pcap::PCAP_FILE.to_string(), bytes.clone()));
+        for (file, (bytes, _)) in &air {
+            files.push((file.clone(), bytes.clone()));
         }
         write_results(dir, args.force, &files)?;
     }
-    // As `txop run --pcap` says it: what the file holds, and what its bound left out
-    // (a warning, also with --quiet).
-    if let Some((_, stats)) = &outcome.capture {
+    // As `txop run --pcap` says it: what each file holds, and what its bound left out
+    // (a warning, also with --quiet); with several BSSs, whose capture it is.
+    for (file, (_, stats)) in &air {
         for line in txop::pcap::stderr_lines(stats, max_bytes, quiet) {
-            eprintln!("{line}");
+            match bsss.is_some() {
+                true => eprintln!("{file}: {line}"),
+                false => eprintln!("{line}"),
+            }
         }
     }
     if !quiet {

@@ -84,6 +84,7 @@ pub fn emulated(p: &PreparedBsss) -> txop_emu::EmuConfig {
             network: cfg.network,
             seed: cfg.seed,
             channel: b.channel,
+            capture: None,
         }
     });
     let first = bsss.next().expect("a scenario with [[bss]] has a BSS");

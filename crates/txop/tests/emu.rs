@@ -1493,12 +1493,14 @@ interval_ms = 1000
 /// air). The tolerance is the one-BSS idle ping's: the junction is inside the
 /// emulator, so the real packets still cross just two TUN devices and two network
 /// stacks on top of the model, which can only add time, and less than a millisecond.
-/// A host of the other flat is named `b.sta1` (`txop emu exec`), and everything of
-/// both flats is removed at the end.
+/// A host of the other flat is named `b.sta1` (`txop emu exec`); each flat's capture
+/// (`air-a.pcapng`, `air-b.pcapng`) shows every request and reply crossing its own air
+/// with the real bytes; and everything of both flats is removed at the end.
 #[test]
 fn a_ping_between_two_flats_matches_the_simulators() {
     require_root();
     require_tool("ping");
+    require_tool("tshark");
     let _g = serial();
     let dir = scratch("two-flats");
     let file = dir.join("two-flats.toml");
@@ -1513,8 +1515,11 @@ fn a_ping_between_two_flats_matches_the_simulators() {
         "$TXOP_EXE emu exec b.sta1 -- sh -c 'echo in $TXOP_NODE at $TXOP_STA1; sleep {marker}' & \
          sleep 0.3; ping -c 20 -i 0.2 $TXOP_B_STA1"
     );
+    let out_dir = dir.join("out");
+    let out_dir = out_dir.to_str().unwrap();
     let child = txop()
-        .args(["emu", file, "--in", "a.sta1", "--", "sh", "-c", &script])
+        .args(["emu", file, "--in", "a.sta1", "-o", out_dir, "--pcap", "--"])
+        .args(["sh", "-c", &script])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -1530,4 +1535,29 @@ fn a_ping_between_two_flats_matches_the_simulators() {
     assert!(emu_ms >= model_ms - 0.01, "{emu_ms} < {model_ms}");
     assert!(emu_ms - model_ms < 1.0, "{emu_ms} vs {model_ms}");
     assert_nothing_left(id, marker);
+    // a.sta1 is 198.18.1.1 and b.sta1 198.18.3.1 (docs/emulator.md).
+    for flat in ["a", "b"] {
+        let file = Path::new(out_dir).join(format!("air-{flat}.pcapng"));
+        let count = |filter: &str| {
+            let o = Command::new("tshark")
+                .arg("-r")
+                .arg(&file)
+                .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+                .output()
+                .expect("tshark");
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8_lossy(&o.stdout).lines().count()
+        };
+        let first_tries = "&& wlan.fc.retry == 0";
+        let requests =
+            format!("icmp.type == 8 && ip.src == 198.18.1.1 && ip.dst == 198.18.3.1 {first_tries}");
+        let replies =
+            format!("icmp.type == 0 && ip.src == 198.18.3.1 && ip.dst == 198.18.1.1 {first_tries}");
+        assert_eq!(
+            (count(&requests), count(&replies)),
+            (20, 20),
+            "air-{flat}.pcapng"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
