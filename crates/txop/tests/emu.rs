@@ -159,6 +159,13 @@ fn start_busy_as(mut txop: Command, marker: &str) -> Child {
     child
 }
 
+/// Run `txop ARGS`, its stdout piped: its run id (its pid) and its output.
+fn emu_output(args: &[&str]) -> (u32, Output) {
+    let child = txop().args(args).stdout(Stdio::piped()).spawn().unwrap();
+    let id = child.id();
+    (id, child.wait_with_output().unwrap())
+}
+
 #[test]
 fn normal_exit_leaves_nothing() {
     require_root();
@@ -166,13 +173,7 @@ fn normal_exit_leaves_nothing() {
     let _g = serial();
     let marker = "86411";
     let cmd = busy_command(marker, "ping -c 1 -W 2 $TXOP_STA1");
-    let child = txop()
-        .args(["emu", "default", "--", "sh", "-c", &cmd])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let id = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (id, out) = emu_output(&["emu", "default", "--", "sh", "-c", &cmd]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("1 received"), "{text}");
@@ -1517,14 +1518,9 @@ fn a_ping_between_two_flats_matches_the_simulators() {
     );
     let out_dir = dir.join("out");
     let out_dir = out_dir.to_str().unwrap();
-    let child = txop()
-        .args(["emu", file, "--in", "a.sta1", "-o", out_dir, "--pcap", "--"])
-        .args(["sh", "-c", &script])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let id = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (id, out) = emu_output(&[
+        "emu", file, "--in", "a.sta1", "-o", out_dir, "--pcap", "--", "sh", "-c", &script,
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("in b.sta1 at 198.18.3.1"), "{text}");

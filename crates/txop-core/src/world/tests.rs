@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::cell::{CellConfig, Output, StationConfig};
+use crate::network::tests::Ev;
 use crate::network::{
-    Agenda, AgendaEvent, Call, Due, EventQueue, Link, NetOutput, NetworkConfig, Timer, WiredConfig,
+    Agenda, Call, Due, EventQueue, Link, NetOutput, NetworkConfig, Timer, WiredConfig,
 };
 use crate::phy::channel::ErrorModel;
 use crate::phy::{Band, Standard, TxVector};
@@ -41,27 +42,6 @@ enum Seen {
         at: Nanos,
         dropped: Option<DropReason>,
     },
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Ev {
-    Marker(u32),
-    Net(Timer),
-}
-
-impl From<Timer> for Ev {
-    fn from(t: Timer) -> Ev {
-        Ev::Net(t)
-    }
-}
-
-impl AgendaEvent for Ev {
-    fn timer(&self) -> Option<Timer> {
-        match self {
-            Ev::Net(t) => Some(*t),
-            Ev::Marker(_) => None,
-        }
-    }
 }
 
 /// The harness's record of a packet's destination host, in its token.
@@ -144,13 +124,7 @@ impl Harness {
                 home,
                 dropped: None,
             };
-            self.crossings.push_back(Crossing {
-                at,
-                leg,
-                packet,
-                cargo: (),
-            });
-            return;
+            return self.cross(at, leg, packet);
         }
         if let (Host::Server, Some((bss, far))) = (to, self.far) {
             let leg = Leg::Out {
@@ -158,15 +132,22 @@ impl Harness {
                 from: Host::Server,
                 to: far,
             };
-            self.crossings.push_back(Crossing {
-                at,
-                leg,
-                packet,
-                cargo: (),
-            });
-            return;
+            return self.cross(at, leg, packet);
         }
         self.seen.borrow_mut().push(Seen::Arrived { bss, at, to });
+    }
+}
+
+impl Harness {
+    fn cross(&mut self, at: Nanos, leg: Leg, packet: Packet) {
+        let cargo = ();
+        let c = Crossing {
+            at,
+            leg,
+            packet,
+            cargo,
+        };
+        self.crossings.push_back(c);
     }
 }
 
