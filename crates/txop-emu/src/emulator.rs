@@ -446,7 +446,7 @@ pub fn emulate(
             .transpose()
             .map_err(|e| format!("cannot write the capture: {e}"))?;
         bsss.push(BssOutcome {
-            results: results::results(engine, end, seed),
+            results: results::results(engine, end, seed, &plan),
             report: results::emu_report(engine, loop_stats, tun_queue_drops),
             capture,
         });

@@ -228,7 +228,8 @@ fn a_stations_host_bus_carries_its_packets_both_ways() {
         rep_bus - req_bus,
         rep_plain - req_plain
     );
-    let r = txop_emu::results::results(&bussed, rep_bus + Nanos::from_secs(1), 1);
+    let lone = |e: &Engine| txop_emu::addr::Plan::lone(e.stations());
+    let r = txop_emu::results::results(&bussed, rep_bus + Nanos::from_secs(1), 1, &lone(&bussed));
     assert_eq!(r.host_buses.len(), 1);
     assert_eq!(r.host_buses[0].station, 1);
     assert_eq!(r.host_buses[0].packets_to_host, 1);
@@ -236,7 +237,7 @@ fn a_stations_host_bus_carries_its_packets_both_ways() {
     assert_eq!((c.offered_packets, c.delivered_packets), (2, 2), "{c:?}");
     assert_eq!((c.dropped_packets, c.inside_packets), (0, 0), "{c:?}");
     assert!(plain.network().host_bus(1).is_none());
-    let r = txop_emu::results::results(&plain, rep_plain + Nanos::from_secs(1), 1);
+    let r = txop_emu::results::results(&plain, rep_plain + Nanos::from_secs(1), 1, &lone(&plain));
     assert!(r.host_buses.is_empty());
 }
 

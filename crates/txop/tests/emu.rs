@@ -1494,9 +1494,12 @@ interval_ms = 1000
 /// air). The tolerance is the one-BSS idle ping's: the junction is inside the
 /// emulator, so the real packets still cross just two TUN devices and two network
 /// stacks on top of the model, which can only add time, and less than a millisecond.
-/// A host of the other flat is named `b.sta1` (`txop emu exec`); each flat's capture
-/// (`air-a.pcapng`, `air-b.pcapng`) shows every request and reply crossing its own air
-/// with the real bytes; and everything of both flats is removed at the end.
+/// A host of the other flat is named `b.sta1` (`txop emu exec`, and in each flat's
+/// results, as the simulator names it); each flat's capture (`air-a.pcapng`,
+/// `air-b.pcapng`) shows every request and reply crossing its own air with the real
+/// bytes; each flat conserves packets (what entered at the junction counts as offered
+/// there, what left there as delivered); and everything of both flats is removed at
+/// the end.
 #[test]
 fn a_ping_between_two_flats_matches_the_simulators() {
     require_root();
@@ -1531,6 +1534,33 @@ fn a_ping_between_two_flats_matches_the_simulators() {
     assert!(emu_ms >= model_ms - 0.01, "{emu_ms} < {model_ms}");
     assert!(emu_ms - model_ms < 1.0, "{emu_ms} vs {model_ms}");
     assert_nothing_left(id, marker);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(Path::new(out_dir).join("results.json")).unwrap())
+            .unwrap();
+    // Flows in order of first sight: a sees the requests first, b the requests too.
+    for (k, (flat, far)) in [("a", "b.sta1"), ("b", "a.sta1")].into_iter().enumerate() {
+        let r = &json["bss"][k];
+        assert_eq!(r["name"], flat);
+        let c = &r["conservation"];
+        let n = |key: &str| c[key].as_u64().unwrap();
+        assert_eq!(
+            n("offered_packets"),
+            n("delivered_packets") + n("dropped_packets") + n("inside_packets"),
+            "flat {flat}: {c}"
+        );
+        let names: Vec<(&str, &str)> = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "icmp")
+            .map(|f| (f["src"].as_str().unwrap(), f["dst"].as_str().unwrap()))
+            .collect();
+        let expected = match flat {
+            "a" => [("sta1", far), (far, "sta1")],
+            _ => [(far, "sta1"), ("sta1", far)],
+        };
+        assert_eq!(names, expected, "flat {flat}");
+    }
     // a.sta1 is 198.18.1.1 and b.sta1 198.18.3.1 (docs/emulator.md).
     for flat in ["a", "b"] {
         let file = Path::new(out_dir).join(format!("air-{flat}.pcapng"));
