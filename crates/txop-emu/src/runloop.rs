@@ -40,8 +40,23 @@ impl Clock {
 /// Writes to the TUN devices, one per site.
 struct TunPort<'a> {
     tuns: &'a [Tun],
-    sites: &'a [Site],
+    /// Where each BSS's devices begin in `tuns` (its server's, then its stations').
+    first: Vec<usize>,
     clock: Clock,
+}
+
+impl<'a> TunPort<'a> {
+    /// A port over `tuns`, one per site of `sites` (BSS by BSS, each BSS's server
+    /// then its stations, as [`crate::addr::Plan::sites`] lists them).
+    fn new(tuns: &'a [Tun], sites: &[Site], clock: Clock) -> TunPort<'a> {
+        let mut first = Vec::new();
+        for (i, s) in sites.iter().enumerate() {
+            if s.endpoint == Endpoint::Server {
+                first.resize(s.bss.index() + 1, i);
+            }
+        }
+        TunPort { tuns, first, clock }
+    }
 }
 
 impl Port for TunPort<'_> {
@@ -52,9 +67,16 @@ impl Port for TunPort<'_> {
         self.write_at(Site::new(txop_core::world::BssId(0), to), bytes)
     }
     fn write_at(&mut self, to: Site, bytes: &[u8]) -> io::Result<()> {
-        // perf: a handful of sites; the TUN write dominates.
-        match self.sites.iter().position(|&s| s == to) {
-            Some(i) => self.tuns[i].write(bytes),
+        let k = to.bss.index();
+        let end = self.first.get(k + 1).copied().unwrap_or(self.tuns.len());
+        let tun = self
+            .first
+            .get(k)
+            .map(|&i| i + to.endpoint.index())
+            .filter(|&i| i < end)
+            .and_then(|i| self.tuns.get(i));
+        match tun {
+            Some(t) => t.write(bytes),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
@@ -241,7 +263,7 @@ pub fn run(
     }
     ep.add(wake_fd, WAKE)?;
     let mut evs = vec![libc::epoll_event { events: 0, u64: 0 }; tuns.len() + 1];
-    let mut port = TunPort { tuns, sites, clock };
+    let mut port = TunPort::new(tuns, sites, clock);
     let mut stats = LoopStats::default();
     let cpu0 = thread_cpu_s();
     let wall0 = Instant::now();
