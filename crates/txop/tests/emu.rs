@@ -1587,3 +1587,43 @@ fn a_ping_between_two_flats_matches_the_simulators() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Ctrl-C during a run of two flats: every namespace of both flats, and the processes
+/// started in the other flat through `txop emu exec`, are removed, as with one BSS.
+#[test]
+fn sigint_leaves_nothing_of_either_flat() {
+    require_root();
+    let _g = serial();
+    let dir = scratch("two-flats-sigint");
+    let file = dir.join("two-flats.toml");
+    std::fs::write(&file, TWO_FLATS).unwrap();
+    let marker = "86441";
+    let cmd = format!("$TXOP_EXE emu exec b.sta2 -- sleep {marker}1 & sleep {marker}2");
+    let mut child = txop()
+        .args(["emu", file.to_str().unwrap(), "--in", "a.sta1", "--"])
+        .args(["sh", "-c", &cmd])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = child.id();
+    assert!(
+        wait_until(Duration::from_secs(10), || processes_with(marker).len()
+            >= 2),
+        "the command's processes did not start"
+    );
+    assert_eq!(
+        namespaces(Some(id)).len(),
+        6,
+        "two flats of a server and 2 stations"
+    );
+    unsafe { libc::kill(id as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(128 + libc::SIGINT),
+        "exit code 128 + signal"
+    );
+    assert_nothing_left(id, marker);
+    let _ = std::fs::remove_dir_all(&dir);
+}
