@@ -21,6 +21,7 @@ pub mod series;
 pub mod stack;
 pub mod time;
 pub(crate) mod txpath;
+pub mod world;
 
 pub use cell::{Cell, CellConfig, Output, StationConfig};
 pub use mac80211::txq::{LinkId, Tid};

@@ -4,7 +4,7 @@
 //!
 //! Also `exec` (a command in a namespace of a running emulator) and `cleanup`.
 
-use crate::addr::{self, Endpoint};
+use crate::addr::{BssPlan, Endpoint, Plan, Site};
 use crate::engine::{Engine, DEFAULT_SLAB_PACKETS};
 use crate::netns;
 use crate::nsexec;
@@ -15,61 +15,108 @@ use std::ffi::OsString;
 use std::io::{Read, Seek, Write};
 use std::process::{Child, ExitStatus, Stdio};
 use txop_core::network::NetworkConfig;
+use txop_core::world::{BssId, World};
 use txop_results::Results;
 
 /// What to run inside the emulated network.
 #[derive(Clone, Debug)]
 pub enum Program {
-    /// A command (argv) in `endpoint`'s namespace. Its stdout and stderr are this
+    /// A command (argv) in `site`'s namespace. Its stdout and stderr are this
     /// process's; with `keep_log`, they are also copied, as they come, into
     /// [`Outcome::command_log`].
     Command {
-        endpoint: Endpoint,
+        site: Site,
         argv: Vec<OsString>,
         keep_log: bool,
     },
-    /// An interactive shell (`$SHELL`, else /bin/bash) in `endpoint`'s namespace
+    /// An interactive shell (`$SHELL`, else /bin/bash) in `site`'s namespace
     /// (Ctrl-C goes to the shell, not to the emulator).
-    Shell { endpoint: Endpoint },
+    Shell { site: Site },
 }
 
 impl Program {
-    /// The endpoint, the argv and whether to keep a log.
-    fn parts(&self) -> (Endpoint, Vec<OsString>, bool) {
+    /// The site, the argv and whether to keep a log.
+    fn parts(&self) -> (Site, Vec<OsString>, bool) {
         match self {
             Program::Command {
-                endpoint,
+                site,
                 argv,
                 keep_log,
-            } => (*endpoint, argv.clone(), *keep_log),
-            Program::Shell { endpoint } => {
+            } => (*site, argv.clone(), *keep_log),
+            Program::Shell { site } => {
                 let sh = std::env::var_os("SHELL").unwrap_or_else(|| "/bin/bash".into());
-                (*endpoint, vec![sh], false)
+                (*site, vec![sh], false)
             }
         }
     }
 }
 
+/// A BSS of an emulated world besides the first (`[[bss]]`).
+#[derive(Clone, Debug)]
+pub struct EmuBss {
+    /// Its name (`NAME.sta1`).
+    pub name: String,
+    pub network: NetworkConfig,
+    /// Its cell's seed.
+    pub seed: u64,
+    /// Its 20 MHz channel: BSSs on one channel share the air.
+    pub channel: u16,
+    /// Capture its air within these bounds (`txop emu --pcap`); `None`: no capture.
+    pub capture: Option<txop_capture::CaptureConfig>,
+}
+
+/// With several BSSs: the first's name and channel, and the others.
+#[derive(Clone, Debug)]
+pub struct EmuWorld {
+    pub name: String,
+    pub channel: u16,
+    pub others: Vec<EmuBss>,
+}
+
 /// An emulator run's configuration.
 #[derive(Clone, Debug)]
 pub struct EmuConfig {
-    /// The modelled network: the cell, the wired link, the stations' host buses.
+    /// The modelled network: the cell, the wired link, the stations' host buses (the
+    /// first BSS's, with several).
     pub network: NetworkConfig,
     /// The cell's seed.
     pub seed: u64,
+    /// With several BSSs (`[[bss]]`): the others, and the names; `None`: one BSS.
+    pub world: Option<EmuWorld>,
     /// Packets the engine holds at most.
     pub slab_packets: usize,
     pub loop_options: LoopOptions,
-    /// Capture the air within these bounds (`txop emu --pcap`); `None`: no capture.
+    /// Capture the (first BSS's) air within these bounds (`txop emu --pcap`); `None`:
+    /// no capture.
     pub capture: Option<txop_capture::CaptureConfig>,
 }
 
 impl EmuConfig {
+    /// Capture each BSS's air within `captures`' bounds (one per BSS, in order).
+    pub fn capture_each(&mut self, captures: Vec<txop_capture::CaptureConfig>) {
+        let mut captures = captures.into_iter();
+        self.capture = captures.next();
+        for (b, c) in self
+            .world
+            .iter_mut()
+            .flat_map(|w| &mut w.others)
+            .zip(captures)
+        {
+            b.capture = Some(c);
+        }
+    }
+
+    /// Its BSSs as the address plan and the names see them.
+    pub fn plan(&self) -> Plan {
+        world_of(self).0
+    }
+
     /// A run of `network` with the default slab and loop options.
     pub fn new(network: NetworkConfig, seed: u64) -> EmuConfig {
         EmuConfig {
             network,
             seed,
+            world: None,
             slab_packets: DEFAULT_SLAB_PACKETS,
             loop_options: LoopOptions::default(),
             capture: None,
@@ -83,12 +130,20 @@ pub struct Outcome {
     pub status: Option<ExitStatus>,
     /// The stop signal that ended the run early, if one did.
     pub stopped_by: Option<i32>,
-    pub results: Results,
-    pub report: EmuReport,
+    /// Each BSS's results, the emulator's figures and its capture, in order (one for a
+    /// lone BSS).
+    pub bsss: Vec<BssOutcome>,
     /// What the command wrote on stdout and stderr, interleaved as it came (with
     /// `keep_log`).
     pub command_log: Option<Vec<u8>>,
-    /// The capture's pcapng file and what it holds (with [`EmuConfig::capture`]).
+}
+
+/// What one BSS of a run measured.
+pub struct BssOutcome {
+    pub results: Results,
+    pub report: EmuReport,
+    /// The capture's pcapng file and what it holds (with [`EmuConfig::capture`],
+    /// [`EmuBss::capture`]).
     pub capture: Option<(Vec<u8>, txop_capture::CaptureStats)>,
 }
 
@@ -108,25 +163,32 @@ impl Outcome {
 }
 
 /// The environment every program inside the emulator gets: the run id (so that
-/// `txop emu exec` finds the run), which endpoint it is in, every endpoint's address,
-/// and the txop executable.
-pub fn program_env(run_id: u32, stations: u16, here: Endpoint) -> Vec<(String, String)> {
+/// `txop emu exec` finds the run), which site it is in, every site's address, and the
+/// txop executable. `TXOP_SERVER` and `TXOP_STA<n>` are the program's own BSS's; with
+/// several BSSs, `TXOP_<NAME>_SERVER` and `TXOP_<NAME>_STA<n>` are BSS `NAME`'s (its
+/// name in capitals, `-` as `_`).
+pub fn program_env(run_id: u32, plan: &Plan, here: Site) -> Vec<(String, String)> {
     let mut env = vec![
         ("TXOP_EMU_ID".to_string(), run_id.to_string()),
-        ("TXOP_NODE".to_string(), here.name()),
-        (
-            "TXOP_SERVER".to_string(),
-            Endpoint::Server.ipv4().to_string(),
-        ),
-        (
-            "TXOP_SERVER6".to_string(),
-            Endpoint::Server.ipv6().to_string(),
-        ),
+        ("TXOP_NODE".to_string(), plan.name(here)),
     ];
-    for n in 1..=stations {
-        let e = Endpoint::Station(n);
-        env.push((format!("TXOP_STA{n}"), e.ipv4().to_string()));
-        env.push((format!("TXOP_STA{n}_6"), e.ipv6().to_string()));
+    let mut addresses = |prefix: &str, bss: BssId, stations: u16| {
+        let server = Site::new(bss, Endpoint::Server);
+        env.push((format!("{prefix}SERVER"), server.ipv4().to_string()));
+        env.push((format!("{prefix}SERVER6"), server.ipv6().to_string()));
+        for n in 1..=stations {
+            let s = Site::new(bss, Endpoint::Station(n));
+            env.push((format!("{prefix}STA{n}"), s.ipv4().to_string()));
+            env.push((format!("{prefix}STA{n}_6"), s.ipv6().to_string()));
+        }
+    };
+    let own = plan.bsss.get(here.bss.index()).map_or(0, |b| b.stations);
+    addresses("TXOP_", here.bss, own);
+    for (k, b) in plan.bsss.iter().enumerate() {
+        if let Some(name) = &b.name {
+            let prefix = format!("TXOP_{}_", name.to_uppercase().replace('-', "_"));
+            addresses(&prefix, BssId(k as u16), b.stations);
+        }
     }
     if let Ok(exe) = std::env::current_exe() {
         env.push(("TXOP_EXE".to_string(), exe.display().to_string()));
@@ -136,19 +198,25 @@ pub fn program_env(run_id: u32, stations: u16, here: Endpoint) -> Vec<(String, S
 
 /// A table of the namespaces and addresses (printed by `--shell`).
 pub fn describe_network(net: &Network) -> String {
+    let plan = net.plan();
+    let stations: u16 = plan.bsss.iter().map(|b| b.stations).sum();
+    let bsss = match plan.bsss.len() {
+        1 => String::new(),
+        n => format!("{n} BSSs, "),
+    };
     let mut s = format!(
-        "txop emulator {}: {} station(s); run `txop emu exec NODE -- CMD` to use another namespace\n",
+        "txop emulator {}: {bsss}{stations} station(s); run `txop emu exec NODE -- CMD` to use another namespace\n",
         net.run_id(),
-        net.stations()
     );
-    for i in 0..=net.stations() as usize {
-        let e = Endpoint::from_index(i);
+    // Names and namespaces are longer with several BSSs (`flat2.sta1`).
+    let (name_w, ns_w) = if bsss.is_empty() { (8, 22) } else { (16, 34) };
+    for &site in net.sites() {
         s.push_str(&format!(
-            "  {:<8} {:<22} {:<16} {}\n",
-            e.name(),
-            net.namespace(e).unwrap_or(""),
-            e.ipv4(),
-            e.ipv6()
+            "  {:<name_w$} {:<ns_w$} {:<16} {}\n",
+            plan.name(site),
+            net.namespace(site).unwrap_or(""),
+            site.ipv4(),
+            site.ipv6()
         ));
     }
     s
@@ -216,15 +284,16 @@ struct Started {
 }
 
 fn spawn(net: &Network, program: &Program) -> Result<Started, String> {
-    let (endpoint, argv, keep_log) = program.parts();
+    let (site, argv, keep_log) = program.parts();
     let shell = matches!(program, Program::Shell { .. });
+    let name = net.plan().name(site);
     let ns = net
-        .namespace(endpoint)
-        .ok_or_else(|| format!("no {} in this cell", endpoint.name()))?;
+        .namespace(site)
+        .ok_or_else(|| format!("no {name} in this emulator"))?;
     let mut cmd = nsexec::command_in(ns, &argv)?;
-    cmd.envs(program_env(net.run_id(), net.stations(), endpoint));
+    cmd.envs(program_env(net.run_id(), net.plan(), site));
     if shell {
-        cmd.env("PS1", format!("[txop {}] \\w\\$ ", endpoint.name()));
+        cmd.env("PS1", format!("[txop {name}] \\w\\$ "));
     }
     let log = if keep_log {
         Some(anonymous_file()?)
@@ -267,14 +336,32 @@ pub fn emulate(
         nsexec::resolve_program(program)?;
     }
     let signals = StopSignals::register()?;
-    let stations = cfg.network.cell.stations.len() as u16;
-    let mut engine = Engine::new(cfg.network, cfg.seed, cfg.slab_packets)?;
-    if let Some(c) = cfg.capture {
-        engine
-            .capture(c)
-            .map_err(|e| format!("cannot start the capture: {e}"))?;
+    let (plan, bsss) = world_of(&cfg);
+    let world_stations = plan.stations();
+    let mut engines = Vec::with_capacity(bsss.len());
+    for (k, (network, seed, channel)) in bsss.into_iter().enumerate() {
+        let bss = BssId(k as u16);
+        let engine = Engine::in_world(network, seed, cfg.slab_packets, bss, world_stations.clone())
+            .map_err(|e| match &plan.bsss[k].name {
+                Some(name) => format!("bss {name}: {e}"),
+                None => e,
+            })?;
+        engines.push((engine, channel));
     }
-    let mut net = Network::create(stations, &|| signals.stop_signal().is_some())?;
+    let mut world = World::new(engines)?;
+    let captures = std::iter::once(cfg.capture.clone()).chain(
+        cfg.world
+            .iter()
+            .flat_map(|w| w.others.iter().map(|b| b.capture.clone())),
+    );
+    for (engine, capture) in world.bsss_mut().iter_mut().zip(captures) {
+        if let Some(c) = capture {
+            engine
+                .capture(c)
+                .map_err(|e| format!("cannot start the capture: {e}"))?;
+        }
+    }
+    let mut net = Network::create(&plan, &|| signals.stop_signal().is_some())?;
     on_ready(&net);
     let Started {
         mut child,
@@ -312,8 +399,9 @@ pub fn emulate(
         }
     };
     let loop_result = runloop::run(
-        &mut engine,
+        &mut world,
         net.tuns(),
+        net.sites(),
         signals.wake_fd(),
         &mut control,
         cfg.loop_options,
@@ -346,18 +434,53 @@ pub fn emulate(
         }
         None => None,
     };
-    let capture = engine
-        .finish_capture()
-        .transpose()
-        .map_err(|e| format!("cannot write the capture: {e}"))?;
+    let seeds = std::iter::once(cfg.seed).chain(
+        cfg.world
+            .iter()
+            .flat_map(|w| w.others.iter().map(|b| b.seed)),
+    );
+    let mut bsss = Vec::new();
+    for (engine, seed) in world.bsss_mut().iter_mut().zip(seeds) {
+        let capture = engine
+            .finish_capture()
+            .transpose()
+            .map_err(|e| format!("cannot write the capture: {e}"))?;
+        bsss.push(BssOutcome {
+            results: results::results(engine, end, seed, &plan),
+            report: results::emu_report(engine, loop_stats, tun_queue_drops),
+            capture,
+        });
+    }
     Ok(Outcome {
-        capture,
         status,
         stopped_by,
-        results: results::results(&engine, end, cfg.seed),
-        report: results::emu_report(&engine, loop_stats, tun_queue_drops),
+        bsss,
         command_log,
     })
+}
+
+/// The plan of `cfg`'s world (names, stations) and each BSS's network, seed and
+/// channel, in order.
+#[allow(clippy::type_complexity)]
+fn world_of(cfg: &EmuConfig) -> (Plan, Vec<(NetworkConfig, u64, u16)>) {
+    let stations = |n: &NetworkConfig| n.cell.stations.len().min(usize::from(u16::MAX)) as u16;
+    let Some(w) = &cfg.world else {
+        let plan = Plan::lone(stations(&cfg.network));
+        return (plan, vec![(cfg.network.clone(), cfg.seed, 0)]);
+    };
+    let mut plan = vec![BssPlan {
+        name: Some(w.name.clone()),
+        stations: stations(&cfg.network),
+    }];
+    let mut bsss = vec![(cfg.network.clone(), cfg.seed, w.channel)];
+    for b in &w.others {
+        plan.push(BssPlan {
+            name: Some(b.name.clone()),
+            stations: stations(&b.network),
+        });
+        bsss.push((b.network.clone(), b.seed, b.channel));
+    }
+    (Plan { bsss: plan }, bsss)
 }
 
 /// The ids as a list for a message: `12, 345`.
@@ -407,26 +530,29 @@ pub fn find_run(explicit: Option<u32>) -> Result<u32, String> {
     }
 }
 
-/// Replace this process with `argv` run in `endpoint`'s namespace of run `run_id`.
-/// Returns only if that fails (one line).
-pub fn exec_in(run_id: u32, endpoint: Endpoint, argv: &[OsString]) -> Result<(), String> {
+/// Replace this process with `argv` run in the namespace of `node` (`sta1`,
+/// `flat2.sta1`: [`Plan::parse`]) of run `run_id`. Returns only if that fails (one
+/// line).
+pub fn exec_in(run_id: u32, node: &str, argv: &[OsString]) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     netns::check_privileges()?;
-    let ns = addr::namespace(run_id, endpoint);
+    let names = netns::namespaces_by_run()
+        .get(&run_id)
+        .cloned()
+        .unwrap_or_default();
+    let plan = Plan::of_namespaces(&names);
+    let site = plan.parse(node)?;
+    let ns = plan.namespace(run_id, site);
     if !std::path::Path::new(netns::NETNS_DIR).join(&ns).exists() {
         return Err(format!(
-            "emulator {run_id} has no {} (no namespace {ns})",
-            endpoint.name()
+            "emulator {run_id} has no {node} (no namespace {ns})"
         ));
     }
     if argv.is_empty() {
         return Err("no command given (txop emu exec NODE -- COMMAND…)".into());
     }
-    let stations = netns::namespaces_by_run()
-        .get(&run_id)
-        .map_or(0, |names| names.len().saturating_sub(1)) as u16;
     let err = nsexec::command_in(&ns, argv)?
-        .envs(program_env(run_id, stations, endpoint))
+        .envs(program_env(run_id, &plan, site))
         .exec();
     Err(nsexec::start_error(argv, &ns, &err))
 }

@@ -14,17 +14,27 @@
 //! What runs first among things due at the same instant is the [`Agenda`]'s rule, the
 //! simulator's too: the cell's deadline, then the network's other timers in the order
 //! they were scheduled.
+//!
+//! With several BSSs, each BSS is one engine, a [`BssDriver`] of the core's
+//! [`World`](txop_core::world::World), which orders them and carries packets between
+//! them: a packet for another BSS's endpoint ([`Site`]) crosses this BSS to its server's
+//! end of the wired link (the junction, where every BSS's server stands) and is handed,
+//! bytes and all, to the other BSS's engine, which carries it from its server's end to
+//! its endpoint. A packet from a server to another BSS's station enters that BSS at
+//! once (the server stands at the junction).
 
-use crate::addr::Endpoint;
+use crate::addr::{Endpoint, Site};
 use crate::flows::FlowTable;
 use crate::parse::{self, PacketInfo, ParseError};
 use crate::slab::{PacketSlab, BUF_BYTES};
 use crate::timing::LatenessHistogram;
+use std::collections::VecDeque;
 use txop_core::cell::{Cell, Output};
 use txop_core::network::{
     Agenda, Call, DropPlace, Due, EventQueue, Host, NetOutput, Network, NetworkConfig, Timer,
 };
 use txop_core::packet::Ecn;
+use txop_core::world::{BssDriver, BssId, Carried, Crossing, Leg, Route};
 use txop_core::{DropReason, Nanos, NodeId, Packet};
 
 /// Where the engine writes packets, and the clock that timestamps the writes.
@@ -33,6 +43,15 @@ pub trait Port {
     fn now(&self) -> Nanos;
     /// Write one IP packet into `to`'s network stack.
     fn write(&mut self, to: Endpoint, bytes: &[u8]) -> std::io::Result<()>;
+    /// Write one IP packet into the network stack of `to`, an endpoint of any BSS.
+    /// By default a port has one BSS's endpoints (BSS 0's); another BSS's are not
+    /// found.
+    fn write_at(&mut self, to: Site, bytes: &[u8]) -> std::io::Result<()> {
+        match to.bss {
+            BssId(0) => self.write(to.endpoint, bytes),
+            _ => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        }
+    }
 }
 
 /// What the emulator keeps about a packet inside the network, beside its bytes.
@@ -44,6 +63,17 @@ pub struct Meta {
     pub read_at: Nanos,
     /// Its entry in the flow table.
     pub flow: u32,
+    /// Where it is bound in another BSS, if it is: it leaves this BSS at the junction
+    /// (`to` is the server's end of the wired link) and goes on there.
+    pub far: Option<Site>,
+}
+
+/// What a packet crossing into another BSS carries beside the model's [`Packet`]: its
+/// bytes and when it was read.
+pub struct Bytes {
+    buf: Box<[u8; BUF_BYTES]>,
+    len: usize,
+    read_at: Nanos,
 }
 
 /// Packet counters of a run.
@@ -75,12 +105,21 @@ pub struct Counters {
     pub bus_drops: u64,
     /// Writes that failed (EIO while a TUN device is not up yet, …): dropped.
     pub write_errors: u64,
+    /// Packets handed to another BSS at the junction (they left this BSS's network).
+    pub junction_out: u64,
+    /// Packets another BSS handed over at the junction (they entered this one).
+    pub junction_in: u64,
     /// Packets the model marked CE (rewritten in the IP header).
     pub ce_marks: u64,
 }
 
 /// The engine: the modelled network, and the packets in flight.
 pub struct Engine {
+    /// Its BSS, and every BSS's station count (index = BSS): the address plan.
+    bss: BssId,
+    world_stations: Vec<u16>,
+    /// Packets leaving for another BSS, not yet taken ([`BssDriver::poll_crossing`]).
+    crossings: VecDeque<Crossing<Bytes>>,
     net: Network,
     /// The order of what is due in `net` ([`Agenda`]).
     agenda: Agenda,
@@ -119,6 +158,19 @@ impl Engine {
     /// `slab_packets` packets. Errors name the problem (too many stations, an
     /// invalid network).
     pub fn new(network: NetworkConfig, seed: u64, slab_packets: usize) -> Result<Engine, String> {
+        let stations = network.cell.stations.len() as u16;
+        Engine::in_world(network, seed, slab_packets, BssId(0), vec![stations])
+    }
+
+    /// The engine of BSS `bss` of a world whose BSS `k` has `world_stations[k]`
+    /// stations (the address plan, [`Site`]).
+    pub fn in_world(
+        network: NetworkConfig,
+        seed: u64,
+        slab_packets: usize,
+        bss: BssId,
+        world_stations: Vec<u16>,
+    ) -> Result<Engine, String> {
         let stations = network.cell.stations.len();
         if stations > crate::addr::MAX_STATIONS as usize {
             return Err(format!(
@@ -127,6 +179,9 @@ impl Engine {
             ));
         }
         Ok(Engine {
+            bss,
+            world_stations,
+            crossings: VecDeque::new(),
             net: Network::new(network, seed)?,
             agenda: Agenda::new(),
             timers: EventQueue::default(),
@@ -176,22 +231,34 @@ impl Engine {
         self.agenda.next_at(&self.net, &self.timers)
     }
 
-    /// Run everything due up to and including `now`.
+    /// Its BSS.
+    pub fn bss(&self) -> BssId {
+        self.bss
+    }
+
+    /// Run everything due up to and including `now` (a lone engine; in a world, the
+    /// world runs it).
     pub fn advance(&mut self, now: Nanos, port: &mut dyn Port) {
         while let Some(next) = self.agenda.next_at(&self.net, &self.timers) {
             if next > now {
                 break;
             }
-            match self.agenda.take(next, &mut self.timers) {
-                Some(Due::Cell) => self.net.handle_cell_timeout(next),
-                Some(Due::Network(timer)) => {
-                    let call = self.net.handle_timeout(next, timer);
-                    self.pump(call, port);
-                }
-                Some(Due::Event(_) | Due::Superseded) | None => {}
-            }
-            self.drain(port);
+            self.step_at(next, port);
         }
+    }
+
+    /// Take and handle what is due at `next` (the agenda's next instant), then what
+    /// the cell reported.
+    fn step_at(&mut self, next: Nanos, port: &mut dyn Port) {
+        match self.agenda.take(next, &mut self.timers) {
+            Some(Due::Cell) => self.net.handle_cell_timeout(next),
+            Some(Due::Network(timer)) => {
+                let call = self.net.handle_timeout(next, timer);
+                self.pump(call, port);
+            }
+            Some(Due::Event(_) | Due::Superseded) | None => {}
+        }
+        self.drain(port);
     }
 
     /// A packet of `len` bytes in `buf` was read from `from`'s TUN device at `now`.
@@ -222,19 +289,35 @@ impl Engine {
                 return self.slab.recycle(buf);
             }
         };
-        let to = match Endpoint::of(info.dst, self.stations) {
-            Some(to) if to != from && !(to == Endpoint::Server && from == Endpoint::Server) => to,
-            _ => {
-                self.counters.unroutable += 1;
-                return self.slab.recycle(buf);
+        let (to, far) = match Site::of(info.dst, &self.world_stations) {
+            Some(s) if s.bss == self.bss => (s.endpoint, None),
+            // To another BSS from a station: up to the junction, then on there.
+            Some(s) if from != Endpoint::Server => (Endpoint::Server, Some(s)),
+            // From the server, which stands at the junction, to another BSS's
+            // station: into that BSS at once. Server to server is not modelled.
+            Some(s) if s.endpoint != Endpoint::Server => {
+                self.counters.offered_packets += 1;
+                let p = self.packet_of(&info, NodeId::AP, NodeId::AP, len);
+                let bytes = Bytes {
+                    buf,
+                    len,
+                    read_at: now,
+                };
+                return self.cross(now, s, p, bytes);
             }
+            _ => (from, None),
         };
+        if to == from {
+            self.counters.unroutable += 1;
+            return self.slab.recycle(buf);
+        }
         let flow = self.flows.flow_of(&info, from, to);
         let meta = Meta {
             from,
             to,
             read_at: now,
             flow,
+            far,
         };
         let Some(token) = self.slab.insert(buf, len, meta) else {
             self.counters.slab_full += 1;
@@ -249,12 +332,71 @@ impl Engine {
             (Endpoint::Station(n), _) => (NodeId(n), NodeId::AP),
             (Endpoint::Server, Endpoint::Server) => unreachable!("refused above"),
         };
+        let mut p = self.packet_of(&info, src, dst, len);
+        p.token = token;
+        let call = self.net.handle_packet(now, from.host(), p);
+        self.pump(call, port);
+        self.drain(port);
+    }
+
+    /// The model's packet for `len` bytes parsed as `info`, from node `src` to `dst`.
+    fn packet_of(&mut self, info: &PacketInfo, src: NodeId, dst: NodeId, len: usize) -> Packet {
         let mut p = Packet::new(self.take_id(), src, dst, len as u32);
         p.flow = info.flow_hash();
         p.dscp = info.dscp;
         p.ecn = info.ecn;
+        p
+    }
+
+    /// `packet` (its bytes in `bytes`) leaves this BSS at the junction at `at`, for
+    /// `to` in another BSS: it left this BSS's network.
+    fn cross(&mut self, at: Nanos, to: Site, packet: Packet, bytes: Bytes) {
+        self.counters.junction_out += 1;
+        let leg = Leg::Out {
+            bss: to.bss,
+            from: Host::Server,
+            to: to.endpoint.host(),
+        };
+        self.crossings.push_back(Crossing {
+            at,
+            leg,
+            packet,
+            cargo: bytes,
+        });
+    }
+
+    /// A packet of another BSS enters here at the junction at `at`, bound for `to`:
+    /// its bytes go into this engine's slab and it is carried from the server's end
+    /// of the wired link (or, for this BSS's server, which stands at the junction,
+    /// written at once).
+    fn enter_at_junction(&mut self, at: Nanos, to: Endpoint, bytes: Bytes, port: &mut dyn Port) {
+        let Bytes { buf, len, read_at } = bytes;
+        let Ok(info) = PacketInfo::parse(&buf[..len]) else {
+            // It was parsed where it was read: nothing changes its headers but a CE mark.
+            self.counters.malformed += 1;
+            return self.slab.recycle(buf);
+        };
+        let flow = self.flows.flow_of(&info, Endpoint::Server, to);
+        let meta = Meta {
+            from: Endpoint::Server,
+            to,
+            read_at,
+            flow,
+            far: None,
+        };
+        let Some(token) = self.slab.insert(buf, len, meta) else {
+            self.counters.slab_full += 1;
+            self.flows.stats(flow).dropped(DropReason::QueueFull);
+            return;
+        };
+        self.counters.junction_in += 1;
+        self.flows.stats(flow).offered += 1;
+        let Endpoint::Station(n) = to else {
+            return self.write_out(at, token, port);
+        };
+        let mut p = self.packet_of(&info, NodeId::AP, NodeId(n), len);
         p.token = token;
-        let call = self.net.handle_packet(now, from.host(), p);
+        let call = self.net.handle_packet(at, Host::Server, p);
         self.pump(call, port);
         self.drain(port);
     }
@@ -391,9 +533,23 @@ impl Engine {
         };
         let len = slot.bytes().len();
         let Meta {
-            flow, to, read_at, ..
+            flow,
+            to,
+            read_at,
+            far,
+            ..
         } = slot.meta;
-        let result = port.write(to, slot.bytes());
+        if let Some(site) = far {
+            // At the junction: on into the other BSS, bytes and all.
+            if let Some((buf, len, _)) = self.slab.take(token) {
+                self.flows.stats(flow).delivered(at, read_at, len as u32);
+                let p = Packet::new(self.take_id(), NodeId::AP, NodeId::AP, len as u32);
+                let bytes = Bytes { buf, len, read_at };
+                self.cross(at, site, p, bytes);
+            }
+            return;
+        }
+        let result = port.write_at(Site::new(self.bss, to), slot.bytes());
         let late = port.now().saturating_sub(at);
         self.lateness.record(late);
         if self.last_write_at != Some(at) {
@@ -434,6 +590,58 @@ impl Engine {
             self.flows.stats(meta.flow).dropped(reason);
         }
     }
+}
+
+/// An engine is one BSS of a world (see the module documentation). Packets are
+/// handed over whole at the junction, so none ever comes back ([`Leg::Back`]).
+impl BssDriver for Engine {
+    type Io<'io> = dyn Port + 'io;
+    type Cargo = Bytes;
+
+    fn network_mut(&mut self) -> &mut Network {
+        &mut self.net
+    }
+
+    fn next_at(&mut self) -> Option<Nanos> {
+        self.next_deadline()
+    }
+
+    fn step(&mut self, now: Nanos, io: &mut Self::Io<'_>) -> bool {
+        self.step_at(now, io);
+        true
+    }
+
+    fn poll_crossing(&mut self) -> Option<Crossing<Bytes>> {
+        self.crossings.pop_front()
+    }
+
+    fn enter(
+        &mut self,
+        _home: BssId,
+        at: Nanos,
+        route: Route,
+        c: Carried<Bytes>,
+        io: &mut Self::Io<'_>,
+    ) {
+        let to = match route.to {
+            Host::Station(n) => Endpoint::Station(n),
+            Host::Server | Host::Ap => Endpoint::Server,
+        };
+        self.enter_at_junction(at, to, c.cargo, io);
+    }
+
+    fn come_back(
+        &mut self,
+        _at: Nanos,
+        c: Carried<Bytes>,
+        _dropped: Option<DropReason>,
+        _io: &mut Self::Io<'_>,
+    ) {
+        // Never sent: a crossing packet belongs to the BSS it entered.
+        self.slab.recycle(c.cargo.buf);
+    }
+
+    fn finish_at(&mut self, _until: Nanos) {}
 }
 
 /// Where a packet was lost, as the counters tell them apart.

@@ -99,8 +99,13 @@ impl FlowTable {
 
     /// Every flow's result, in order of first sight, over `secs` seconds. The kind is
     /// the protocol (`tcp`, `udp`, `icmp`, `ip`, or `other` for the shared entry), the
-    /// label the 5-tuple.
-    pub fn results(&self, secs: f64) -> Vec<FlowResult> {
+    /// label the 5-tuple. An end whose address `far_name` names (a host of another
+    /// BSS, whose packets enter and leave here at the junction) is called so.
+    pub fn results(
+        &self,
+        secs: f64,
+        far_name: &dyn Fn(IpAddr) -> Option<String>,
+    ) -> Vec<FlowResult> {
         self.entries
             .iter()
             .enumerate()
@@ -109,8 +114,18 @@ impl FlowTable {
                     Some(k) => (proto_name(k.proto), describe(&k)),
                     None => ("other", format!("flows beyond the first {MAX_FLOWS}")),
                 };
-                e.stats
-                    .result(i, (kind, &label), e.from.host(), e.to.host(), secs)
+                let mut r = e
+                    .stats
+                    .result(i, (kind, &label), e.from.host(), e.to.host(), secs);
+                if let Some(k) = e.key {
+                    if let Some(name) = far_name(k.src) {
+                        r.src = name;
+                    }
+                    if let Some(name) = far_name(k.dst) {
+                        r.dst = name;
+                    }
+                }
+                r
             })
             .collect()
     }
@@ -162,7 +177,7 @@ mod tests {
             t.flow_of(&info(p), s, a);
         }
         assert_eq!(t.len(), MAX_FLOWS + 1, "then one shared entry");
-        let r = t.results(1.0);
+        let r = t.results(1.0, &|_| None);
         assert_eq!(r[0].label, "tcp 198.18.0.1:1 → 198.18.1.1:80");
         assert_eq!((r[0].src.as_str(), r[0].dst.as_str()), ("server", "sta1"));
         assert_eq!(r[MAX_FLOWS].kind, "other");

@@ -18,6 +18,9 @@
 //!   by the next run's start (or `txop emu --cleanup`), never a live run's ([`runs`]).
 //! - Programs get `TXOP_EMU_ID`, `TXOP_NODE`, `TXOP_SERVER`, `TXOP_STA<n>` (and `_6`
 //!   variants) and `TXOP_EXE` in their environment ([`emulator::program_env`]).
+//! - Several BSSs (`[[bss]]`): one [`Engine`] per BSS in the core's
+//!   `txop_core::world::World`, each BSS with its own server and stations and unique
+//!   addresses ([`addr::Site`]); packets between BSSs cross at the junction.
 //!
 //! Modules:
 //! - [`addr`]: txop's own address range, namespace and device names;

@@ -5,7 +5,7 @@
 //! (processes survive `ip netns del`: the namespace lives on as long as one of them
 //! does).
 
-use crate::addr::{self, Endpoint};
+use crate::addr::{self, Site};
 use crate::runs;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
@@ -145,7 +145,7 @@ pub fn add_namespace(name: &str) -> Result<(), String> {
 /// Give the TUN device in `ns` its MTU, addresses (the whole range, so the connected
 /// route covers every cell address) and bring it up. No other route is added: there
 /// is no default route, nothing outside txop's range is reachable from inside.
-pub fn configure_tun(ns: &str, endpoint: Endpoint) -> Result<(), String> {
+pub fn configure_tun(ns: &str, endpoint: Site) -> Result<(), String> {
     let dev = addr::TUN_NAME;
     let mtu = addr::MTU_BYTES.to_string();
     ip(&["-n", ns, "link", "set", dev, "mtu", &mtu, "up"])?;
@@ -259,8 +259,8 @@ pub fn delete_namespace(name: &str) -> Result<(), String> {
 pub fn namespaces_by_run() -> BTreeMap<u32, Vec<String>> {
     let mut runs: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     for n in txop_namespaces() {
-        if let Some((id, _)) = addr::parse_namespace(&n) {
-            runs.entry(id).or_default().push(n);
+        if let Some(parsed) = addr::parse_namespace(&n) {
+            runs.entry(parsed.run_id).or_default().push(n);
         }
     }
     runs

@@ -3,6 +3,7 @@
 //! per-flow latency and throughput series), plus what only the emulator has: CE marks
 //! written into real headers, packets refused at the edge, and the timing error.
 
+use crate::addr::{Plan, Site};
 use crate::engine::{Counters, Engine};
 use crate::runloop::LoopStats;
 use crate::timing::TimingSummary;
@@ -34,7 +35,11 @@ pub struct EmuReport {
 }
 
 /// Build the run's results at `end` (its duration; `seed` is the cell's).
-pub fn results(engine: &Engine, end: Nanos, seed: u64) -> Results {
+///
+/// Flows name their ends as the simulator does: this BSS's hosts `server`, `staN`;
+/// another BSS's of `plan` `NAME.staN` (a packet between BSSs is counted in both, each
+/// on its own side of the junction, [`crate::engine`]).
+pub fn results(engine: &Engine, end: Nanos, seed: u64, plan: &Plan) -> Results {
     let secs = end.as_secs_f64();
     let net = engine.network();
     let cell = net.cell();
@@ -43,6 +48,7 @@ pub fn results(engine: &Engine, end: Nanos, seed: u64) -> Results {
     host_bus_rows(net, &mut stations, &mut total_bytes, secs);
     let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
     let c = &engine.counters;
+    let world_stations = plan.stations();
     Results {
         seed,
         duration_s: secs,
@@ -57,11 +63,16 @@ pub fn results(engine: &Engine, end: Nanos, seed: u64) -> Results {
         beacon_airtime_ns: beacon_airtime(cell).0,
         beacon_airtime_share: beacon_airtime(cell).1,
         stations,
-        flows: engine.flows.results(secs),
+        flows: engine.flows.results(secs, &|addr| {
+            Site::of(addr, &world_stations)
+                .filter(|s| s.bss != engine.bss())
+                .map(|s| plan.name(s))
+        }),
         host_buses: bus_results(net, end, secs),
         conservation: Conservation {
-            offered_packets: c.offered_packets,
-            delivered_packets: c.written_packets,
+            // What entered at the junction was offered here; what left there, delivered.
+            offered_packets: c.offered_packets + c.junction_in,
+            delivered_packets: c.written_packets + c.junction_out,
             dropped_packets: c.cell_drops + c.wire_drops + c.bus_drops + c.write_errors,
             inside_packets: engine.packets_inside() as u64,
         },

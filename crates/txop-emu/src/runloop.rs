@@ -9,11 +9,12 @@
 //! arrived, up to [`READ_BATCH`] packets per device per turn so no device starves the
 //! others or the deadlines. Within `spin` of a deadline it polls without sleeping.
 
-use crate::addr::Endpoint;
+use crate::addr::{Endpoint, Site};
 use crate::engine::{Engine, Port};
 use crate::tun::Tun;
 use std::io;
 use std::time::{Duration, Instant};
+use txop_core::world::World;
 use txop_core::Nanos;
 
 /// Packets read from one device per turn.
@@ -36,10 +37,26 @@ impl Clock {
     }
 }
 
-/// Writes to the TUN devices.
+/// Writes to the TUN devices, one per site.
 struct TunPort<'a> {
     tuns: &'a [Tun],
+    /// Where each BSS's devices begin in `tuns` (its server's, then its stations').
+    first: Vec<usize>,
     clock: Clock,
+}
+
+impl<'a> TunPort<'a> {
+    /// A port over `tuns`, one per site of `sites` (BSS by BSS, each BSS's server
+    /// then its stations, as [`crate::addr::Plan::sites`] lists them).
+    fn new(tuns: &'a [Tun], sites: &[Site], clock: Clock) -> TunPort<'a> {
+        let mut first = Vec::new();
+        for (i, s) in sites.iter().enumerate() {
+            if s.endpoint == Endpoint::Server {
+                first.resize(s.bss.index() + 1, i);
+            }
+        }
+        TunPort { tuns, first, clock }
+    }
 }
 
 impl Port for TunPort<'_> {
@@ -47,11 +64,38 @@ impl Port for TunPort<'_> {
         self.clock.now()
     }
     fn write(&mut self, to: Endpoint, bytes: &[u8]) -> io::Result<()> {
-        match self.tuns.get(to.index()) {
+        self.write_at(Site::new(txop_core::world::BssId(0), to), bytes)
+    }
+    fn write_at(&mut self, to: Site, bytes: &[u8]) -> io::Result<()> {
+        let k = to.bss.index();
+        let end = self.first.get(k + 1).copied().unwrap_or(self.tuns.len());
+        let tun = self
+            .first
+            .get(k)
+            .map(|&i| i + to.endpoint.index())
+            .filter(|&i| i < end)
+            .and_then(|i| self.tuns.get(i));
+        match tun {
             Some(t) => t.write(bytes),
             None => Err(io::Error::from(io::ErrorKind::NotFound)),
         }
     }
+}
+
+/// Run everything due in `world` up to and including `now`, in the world's order.
+fn advance(world: &mut World<Engine>, now: Nanos, port: &mut dyn Port) {
+    while let Some(due) = world.next_due(now) {
+        world.step(due, port);
+    }
+}
+
+/// When anything in `world` is next due.
+fn next_deadline(world: &mut World<Engine>) -> Option<Nanos> {
+    world
+        .bsss_mut()
+        .iter_mut()
+        .filter_map(Engine::next_deadline)
+        .min()
 }
 
 /// Options of the loop.
@@ -196,12 +240,13 @@ fn set_realtime(priority: i32) -> bool {
     }
 }
 
-/// Run the engine in real time over `tuns` (indexed by endpoint) until `control`
-/// says stop. `control` is called at the start and whenever `wake_fd` turns readable
-/// (a signal arrived); it drains the fd itself.
+/// Run the world's engines (one per BSS) in real time over `tuns` (one per site of
+/// `sites`) until `control` says stop. `control` is called at the start and whenever
+/// `wake_fd` turns readable (a signal arrived); it drains the fd itself.
 pub fn run(
-    engine: &mut Engine,
+    world: &mut World<Engine>,
     tuns: &[Tun],
+    sites: &[Site],
     wake_fd: std::os::fd::RawFd,
     control: &mut dyn FnMut() -> bool,
     opts: LoopOptions,
@@ -218,15 +263,14 @@ pub fn run(
     }
     ep.add(wake_fd, WAKE)?;
     let mut evs = vec![libc::epoll_event { events: 0, u64: 0 }; tuns.len() + 1];
-    let mut port = TunPort { tuns, clock };
+    let mut port = TunPort::new(tuns, sites, clock);
     let mut stats = LoopStats::default();
     let cpu0 = thread_cpu_s();
     let wall0 = Instant::now();
     let mut stop = control();
     while !stop {
-        engine.advance(clock.now(), &mut port);
-        let timeout = engine
-            .next_deadline()
+        advance(world, clock.now(), &mut port);
+        let timeout = next_deadline(world)
             .map(|d| Duration::from_nanos(d.as_ns().saturating_sub(clock.now().as_ns())));
         // Sleep until `spin` before the deadline, then poll without sleeping: the
         // wake-up latency of a sleeping thread (tens of µs) would be timing error.
@@ -239,16 +283,25 @@ pub fn run(
                 stop |= control();
                 continue;
             }
-            let Some(tun) = tuns.get(data as usize) else {
+            let (Some(tun), Some(&from)) = (tuns.get(data as usize), sites.get(data as usize))
+            else {
                 continue;
             };
-            let from = Endpoint::from_index(data as usize);
             for _ in 0..READ_BATCH {
-                let mut buf = engine.buffer();
+                let b = from.bss.index();
+                let mut buf = world.bsss_mut()[b].buffer();
                 match tun.read(&mut buf[..]) {
-                    Ok(len) => engine.packet_in(clock.now(), from, buf, len, &mut port),
+                    Ok(len) => {
+                        // Everything due before it first, in the world's order; then
+                        // what it put across the junction.
+                        let now = clock.now();
+                        advance(world, now, &mut port);
+                        let engine = &mut world.bsss_mut()[b];
+                        engine.packet_in(now, from.endpoint, buf, len, &mut port);
+                        world.settle(&mut port);
+                    }
                     Err(e) => {
-                        engine.recycle(buf);
+                        world.bsss_mut()[b].recycle(buf);
                         if e.kind() != io::ErrorKind::WouldBlock
                             && e.kind() != io::ErrorKind::Interrupted
                         {

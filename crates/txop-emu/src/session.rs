@@ -12,7 +12,7 @@
 //! by `txop emu --cleanup`), which knows the run is dead because its lock
 //! ([`crate::runs`]) is free.
 
-use crate::addr::{self, Endpoint};
+use crate::addr::{self, Plan, Site};
 use crate::netns;
 use crate::runs::RunLock;
 use crate::tun::Tun;
@@ -159,8 +159,10 @@ impl Drop for StopSignals {
 /// down.
 pub struct Network {
     run_id: u32,
-    stations: u16,
-    /// Indexed by [`Endpoint::index`]: the server's, then station 1's, ….
+    plan: Plan,
+    /// Every site ([`Plan::sites`]: BSS by BSS, its server then its stations), and
+    /// each one's namespace and TUN device, in the same order.
+    sites: Vec<Site>,
     namespaces: Vec<String>,
     tuns: Vec<Tun>,
     /// The run's lock ([`RunLock`]): held from before the first namespace exists until
@@ -174,14 +176,24 @@ pub struct Network {
 impl Network {
     /// Check privileges, protect the root namespace, remove what dead runs left
     /// ([`netns::cleanup_leftovers`]), take this run's lock, then create the server's
-    /// and `stations` stations' namespaces with their TUN devices. `cancelled` is
-    /// polled between namespaces so that a signal during a long setup stops it. On
-    /// error everything created so far is removed.
-    pub fn create(stations: u16, cancelled: &dyn Fn() -> bool) -> Result<Network, String> {
-        if stations == 0 || stations > addr::MAX_STATIONS {
+    /// and stations' namespaces of every BSS of `plan` with their TUN devices.
+    /// `cancelled` is polled between namespaces so that a signal during a long setup
+    /// stops it. On error everything created so far is removed.
+    pub fn create(plan: &Plan, cancelled: &dyn Fn() -> bool) -> Result<Network, String> {
+        for b in &plan.bsss {
+            let stations = b.stations;
+            if stations == 0 || stations > addr::MAX_STATIONS {
+                return Err(format!(
+                    "the emulator runs 1 to {} stations per BSS, not {stations}",
+                    addr::MAX_STATIONS
+                ));
+            }
+        }
+        if plan.bsss.is_empty() || plan.bsss.len() > usize::from(addr::MAX_BSSS) {
             return Err(format!(
-                "the emulator runs 1 to {} stations, not {stations}",
-                addr::MAX_STATIONS
+                "the emulator runs 1 to {} BSSs, not {}",
+                addr::MAX_BSSS,
+                plan.bsss.len()
             ));
         }
         netns::check_privileges()?;
@@ -192,19 +204,19 @@ impl Network {
         let lock = RunLock::acquire(run_id)?;
         let mut net = Network {
             run_id,
-            stations,
+            plan: plan.clone(),
+            sites: plan.sites(),
             namespaces: Vec::new(),
             tuns: Vec::new(),
             lock: Some(lock),
             leftovers,
             torn_down: false,
         };
-        for i in 0..=stations as usize {
+        for site in net.sites.clone() {
             if cancelled() {
                 return Err("interrupted while creating the namespaces".into());
             }
-            let ep = Endpoint::from_index(i);
-            let ns = addr::namespace(run_id, ep);
+            let ns = plan.namespace(run_id, site);
             // Registered before it exists, so that every exit path removes it.
             live().push(ns.clone());
             net.namespaces.push(ns.clone());
@@ -212,7 +224,7 @@ impl Network {
             let tun = Tun::create_in(&Path::new(netns::NETNS_DIR).join(&ns), addr::TUN_NAME)
                 .map_err(|e| format!("{ns}: cannot create the TUN device: {e}"))?;
             net.tuns.push(tun);
-            netns::configure_tun(&ns, ep)?;
+            netns::configure_tun(&ns, site)?;
         }
         Ok(net)
     }
@@ -221,13 +233,20 @@ impl Network {
         self.run_id
     }
 
-    pub fn stations(&self) -> u16 {
-        self.stations
+    /// Its BSSs, their names and stations.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
-    /// The namespace of `endpoint`.
-    pub fn namespace(&self, endpoint: Endpoint) -> Option<&str> {
-        self.namespaces.get(endpoint.index()).map(|s| s.as_str())
+    /// Every site, in the order of [`Network::namespaces`] and [`Network::tuns`].
+    pub fn sites(&self) -> &[Site] {
+        &self.sites
+    }
+
+    /// The namespace of `site`.
+    pub fn namespace(&self, site: Site) -> Option<&str> {
+        let i = self.sites.iter().position(|&s| s == site)?;
+        self.namespaces.get(i).map(|s| s.as_str())
     }
 
     pub fn namespaces(&self) -> &[String] {
@@ -239,7 +258,7 @@ impl Network {
         &self.leftovers
     }
 
-    /// The TUN devices, indexed by [`Endpoint::index`].
+    /// The TUN devices, in the order of [`Network::sites`].
     pub fn tuns(&self) -> &[Tun] {
         &self.tuns
     }

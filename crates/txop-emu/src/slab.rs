@@ -116,6 +116,15 @@ impl<M> PacketSlab<M> {
         self.spare.push(slot.buf);
         Some(slot.meta)
     }
+
+    /// Free a packet's slot and hand its buffer over (a packet leaving for another
+    /// BSS's slab, [`crate::engine`]): the buffer, its length and the metadata.
+    pub fn take(&mut self, token: u64) -> Option<(Box<[u8; BUF_BYTES]>, usize, M)> {
+        let slot = self.slots.get_mut(token as usize)?.take()?;
+        self.used -= 1;
+        self.free.push(token as u32);
+        Some((slot.buf, usize::from(slot.len), slot.meta))
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@ use etherparse::PacketBuilder;
 use txop_core::cell::CellConfig;
 use txop_core::driver::bus::BusConfig;
 use txop_core::network::NetworkConfig;
+use txop_core::world::{BssId, World};
 use txop_core::Nanos;
-use txop_emu::addr::Endpoint;
-use txop_emu::engine::Engine;
+use txop_emu::addr::{Endpoint, Site};
+use txop_emu::engine::{Engine, Port};
 use txop_emu::parse::PacketInfo;
 use txop_emu::slab::BUF_BYTES;
 
@@ -228,7 +229,8 @@ fn a_stations_host_bus_carries_its_packets_both_ways() {
         rep_bus - req_bus,
         rep_plain - req_plain
     );
-    let r = txop_emu::results::results(&bussed, rep_bus + Nanos::from_secs(1), 1);
+    let lone = |e: &Engine| txop_emu::addr::Plan::lone(e.stations());
+    let r = txop_emu::results::results(&bussed, rep_bus + Nanos::from_secs(1), 1, &lone(&bussed));
     assert_eq!(r.host_buses.len(), 1);
     assert_eq!(r.host_buses[0].station, 1);
     assert_eq!(r.host_buses[0].packets_to_host, 1);
@@ -236,7 +238,7 @@ fn a_stations_host_bus_carries_its_packets_both_ways() {
     assert_eq!((c.offered_packets, c.delivered_packets), (2, 2), "{c:?}");
     assert_eq!((c.dropped_packets, c.inside_packets), (0, 0), "{c:?}");
     assert!(plain.network().host_bus(1).is_none());
-    let r = txop_emu::results::results(&plain, rep_plain + Nanos::from_secs(1), 1);
+    let r = txop_emu::results::results(&plain, rep_plain + Nanos::from_secs(1), 1, &lone(&plain));
     assert!(r.host_buses.is_empty());
 }
 
@@ -270,4 +272,88 @@ fn host_bus_drops_are_counted_and_packets_conserved() {
         "{c:?}"
     );
     assert_eq!((c.offered_packets, e.packets_inside()), (n, 0), "{c:?}");
+}
+
+/// A port on a virtual clock that records every write with its site (several BSSs).
+#[derive(Default)]
+struct SitePort {
+    now: std::cell::Cell<Nanos>,
+    writes: Vec<(Nanos, Site)>,
+}
+
+impl Port for SitePort {
+    fn now(&self) -> Nanos {
+        self.now.get()
+    }
+    fn write(&mut self, to: Endpoint, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_at(Site::new(BssId(0), to), bytes)
+    }
+    fn write_at(&mut self, to: Site, _bytes: &[u8]) -> std::io::Result<()> {
+        self.writes.push((self.now.get(), to));
+        Ok(())
+    }
+}
+
+/// An ICMP echo request between two sites' addresses.
+fn echo_between(from: Site, to: Site) -> Vec<u8> {
+    let b =
+        PacketBuilder::ipv4(from.ipv4().octets(), to.ipv4().octets(), 64).icmpv4_echo_request(7, 1);
+    let mut v = Vec::new();
+    b.write(&mut v, &[0u8; 56]).unwrap();
+    v
+}
+
+/// BSS `k` of two (2 stations each): its network seeded `seed`.
+fn bss_engine(k: u16, seed: u64) -> Engine {
+    Engine::in_world(
+        network(cell("linux-6.16", 2)),
+        seed,
+        64,
+        BssId(k),
+        vec![2, 2],
+    )
+    .unwrap()
+}
+
+/// When a packet read at `from` at time 0 is written in `world`, and where.
+fn first_write(mut world: World<Engine>, from: Site, to: Site) -> (Nanos, Site) {
+    let mut port = SitePort::default();
+    let bytes = echo_between(from, to);
+    let engine = &mut world.bsss_mut()[from.bss.index()];
+    let b = buf(&bytes, engine);
+    engine.packet_in(Nanos::ZERO, from.endpoint, b, bytes.len(), &mut port);
+    world.settle(&mut port);
+    while let Some(due) = world.next_due(Nanos::from_secs(1)) {
+        port.now.set(due.at);
+        world.step(due, &mut port);
+    }
+    assert_eq!(port.writes.len(), 1, "{:?}", port.writes);
+    port.writes[0]
+}
+
+/// The emulator's junction: a packet for another BSS crosses its own BSS up to the
+/// server's end of the wired link and the other BSS down from there, taking exactly
+/// the time of the two one-BSS legs (each measured in its BSS alone, with the same
+/// seed: the cells are idle, so a leg's time does not depend on when it starts). A
+/// server stands at the junction: from it, a packet enters the other BSS at once.
+#[test]
+fn a_packet_to_another_bss_takes_its_legs_in_both_bsss() {
+    let site = |k: u16, e: Endpoint| Site::new(BssId(k), e);
+    let two = || World::new(vec![(bss_engine(0, 1), 36), (bss_engine(1, 2), 36)]).unwrap();
+    let (sta1, server) = (Endpoint::Station(1), Endpoint::Server);
+    // The one-BSS legs, each within its own BSS: up from station 1 in BSS 0, down to
+    // station 1 in BSS 1, up from station 1 in BSS 1.
+    let up0 = first_write(two(), site(0, sta1), site(0, server)).0;
+    let down1 = first_write(two(), site(1, server), site(1, sta1)).0;
+    let up1 = first_write(two(), site(1, sta1), site(1, server));
+    assert!(
+        up0 > Nanos::from_ms(1) && down1 > Nanos::from_ms(1),
+        "each crosses a wire"
+    );
+    let (at, to) = first_write(two(), site(0, sta1), site(1, sta1));
+    assert_eq!((at, to), (up0 + down1, site(1, sta1)), "station to station");
+    let (at, to) = first_write(two(), site(0, server), site(1, sta1));
+    assert_eq!((at, to), (down1, site(1, sta1)), "from the junction");
+    let (at, to) = first_write(two(), site(1, sta1), site(0, server));
+    assert_eq!((at, to), (up1.0, site(0, server)), "to the junction");
 }

@@ -1,19 +1,18 @@
-//! Several BSSs on one channel: one [`Simulation`] per BSS, run in one time order and
-//! coupled through the air.
+//! Several BSSs simulated together: one [`Simulation`] per BSS, each a
+//! [`BssDriver`] of the core's [`World`], which runs them in its one order, couples
+//! their air and carries traffic between them through its junction (`crate::transit`).
 //!
 //! Each BSS keeps everything of its own (its cell, wired link, hosts, traffic, TCP and
-//! results) and shares only the air: every cell's space places every node of every BSS
-//! ([`SpaceConfig::first_node`](txop_core::phy::space::SpaceConfig) says where its own
-//! begin). The BSSs are stepped in one order — always the one whose next instant is
-//! earliest, the first listed at a tie — and each PPDU a cell puts on the air is handed
-//! at once to every other cell ([`txop_core::cell::Cell::handle_air`]), which senses it,
-//! suffers it and honours its Duration. Deterministic: the order depends on the
-//! scenario and seed only.
+//! results) and shares only the air and the junction: every cell's space places every
+//! node of every BSS ([`SpaceConfig::first_node`](txop_core::phy::space::SpaceConfig)
+//! says where its own begin). Deterministic: the order depends on the scenario and seed
+//! only.
 
 use crate::sim::{SimConfig, Simulation, Stuck};
 use crate::traffic::Host;
-use crate::transit::Leg;
-use txop_core::Nanos;
+use txop_core::network::Network;
+use txop_core::world::{BssDriver, BssId, Carried, Crossing, Route, World};
+use txop_core::{DropReason, Nanos};
 use txop_results::Results;
 
 /// One BSS of a neighbourhood: its simulation and its channel.
@@ -27,10 +26,9 @@ pub struct BssConfig {
     pub channel: u16,
 }
 
-/// BSSs on one or more channels, simulated together.
+/// BSSs on one or more channels, simulated together: a [`World`] of simulations.
 pub struct Neighbourhood {
-    sims: Vec<Simulation>,
-    channels: Vec<u16>,
+    world: World<Simulation>,
 }
 
 impl Neighbourhood {
@@ -40,112 +38,90 @@ impl Neighbourhood {
         if bsss.is_empty() {
             return Err("a neighbourhood needs at least one BSS".into());
         }
-        let channels = bsss.iter().map(|b| b.channel).collect();
         let mut sims = bsss
             .into_iter()
             .enumerate()
-            .map(|(b, bss)| Simulation::new(bss.sim).map_err(|e| format!("bss {}: {e}", b + 1)))
-            .collect::<Result<Vec<_>, _>>()?;
-        if sims.len() > 1 {
-            for sim in &mut sims {
-                sim.network_mut().share_air();
-            }
-        }
-        check_remote_ends(&sims)?;
-        let crossing = sims.iter().any(|s| !s.remote.is_empty());
-        for sim in &mut sims {
+            .map(|(b, bss)| {
+                let sim = Simulation::new(bss.sim).map_err(|e| format!("bss {}: {e}", b + 1))?;
+                Ok((sim, bss.channel))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let crossing = sims.iter().any(|(s, _)| !s.remote.is_empty());
+        for (sim, _) in &mut sims {
             sim.crossing = crossing;
         }
-        Ok(Neighbourhood { sims, channels })
+        let world = World::new(sims)?;
+        check_remote_ends(world.bsss())?;
+        Ok(Neighbourhood { world })
     }
 
     /// The simulations, one per BSS, in order.
     pub fn bsss(&self) -> &[Simulation] {
-        &self.sims
+        self.world.bsss()
     }
 
     /// The simulations, one per BSS, in order, to change (e.g. to capture their air).
     pub fn bsss_mut(&mut self) -> &mut [Simulation] {
-        &mut self.sims
+        self.world.bsss_mut()
     }
 
-    /// Run every BSS until `until` (at most its end).
+    /// Run every BSS until `until` (at most its end), in the world's order.
     pub fn run_until(&mut self, until: Nanos) {
-        loop {
-            let mut next: Option<(Nanos, usize)> = None;
-            for (b, sim) in self.sims.iter_mut().enumerate() {
-                if let Some(t) = sim.next_at().filter(|&t| t <= until) {
-                    if next.is_none_or(|(bt, _)| t < bt) {
-                        next = Some((t, b));
-                    }
-                }
-            }
-            let Some((t, b)) = next else {
-                break;
-            };
-            if !self.sims[b].step(t) {
-                break;
-            }
-            self.settle();
-        }
-        for sim in &mut self.sims {
-            sim.finish_at(until);
-        }
-    }
-
-    /// Hand on what the last step put on the air or across the wired sides, until
-    /// nothing more crosses: each PPDU to every other cell on its channel, each packet
-    /// crossing between BSSs (`crate::transit`) to its simulation there, which may
-    /// answer at once.
-    fn settle(&mut self) {
-        loop {
-            let mut moved = false;
-            for b in 0..self.sims.len() {
-                while let Some(ppdu) = self.sims[b].network_mut().poll_air() {
-                    moved = true;
-                    let channel = self.channels[b];
-                    for (other, sim) in self.sims.iter_mut().enumerate() {
-                        if other != b && self.channels[other] == channel {
-                            sim.network_mut().handle_air(ppdu);
-                        }
-                    }
-                }
-                while let Some(transit) = self.sims[b].poll_transit() {
-                    moved = true;
-                    let p = transit.packet;
-                    match transit.leg {
-                        Leg::Out { bss, from, to } => {
-                            self.sims[bss].enter_from(b, transit.at, from, to, p)
-                        }
-                        Leg::Back { home, dropped } => {
-                            self.sims[home].come_back(transit.at, p, dropped)
-                        }
-                    }
-                }
-            }
-            if !moved {
-                return;
-            }
-        }
+        self.world.run_until(until, &mut ());
     }
 
     /// Run to the end and summarise each BSS, or say where one got stuck.
     pub fn try_run(mut self) -> Result<Vec<Results>, Stuck> {
         let end = self
-            .sims
+            .bsss()
             .iter()
             .map(Simulation::end)
             .max()
             .unwrap_or(Nanos::ZERO);
         self.run_until(end);
-        let mut out = Vec::with_capacity(self.sims.len());
-        for sim in &self.sims {
+        let mut out = Vec::with_capacity(self.bsss().len());
+        for sim in self.bsss() {
             if let Some(stuck) = sim.stuck() {
                 return Err(stuck.clone());
             }
             out.push(sim.results());
         }
         Ok(out)
+    }
+}
+
+/// A simulation is one BSS of a world: its network, its own events in its agenda's
+/// order, and its end of the junction (`crate::transit`).
+impl BssDriver for Simulation {
+    type Io<'io> = ();
+    type Cargo = ();
+
+    fn network_mut(&mut self) -> &mut Network {
+        Simulation::network_mut(self)
+    }
+
+    fn next_at(&mut self) -> Option<Nanos> {
+        Simulation::next_at(self)
+    }
+
+    fn step(&mut self, now: Nanos, _io: &mut ()) -> bool {
+        Simulation::step(self, now)
+    }
+
+    fn poll_crossing(&mut self) -> Option<Crossing> {
+        self.transits.pop_front()
+    }
+
+    fn enter(&mut self, home: BssId, at: Nanos, route: Route, c: Carried<()>, _io: &mut ()) {
+        self.enter_from(home, at, route.from, route.to, c.packet);
+    }
+
+    fn come_back(&mut self, at: Nanos, c: Carried<()>, dropped: Option<DropReason>, _io: &mut ()) {
+        Simulation::come_back(self, at, c.packet, dropped);
+    }
+
+    fn finish_at(&mut self, until: Nanos) {
+        Simulation::finish_at(self, until);
     }
 }
 

@@ -19,7 +19,7 @@
 
 use crate::tcp::{Segment, TcpConn};
 use crate::traffic::{Arrival, ConnId, Flow, FlowCtx, Host, Marking, Message, Source, SourceEvent};
-use crate::transit::{RemoteEnd, Transit};
+use crate::transit::RemoteEnd;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use txop_core::cell::{Cell, CellConfig, Output};
@@ -28,6 +28,7 @@ use txop_core::network::{
     Agenda, AgendaEvent, Call, Due, EventQueue, NetOutput, Network, NetworkConfig, Timer,
     WiredConfig,
 };
+use txop_core::world::Crossing;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
 use txop_results::results::{bus_results, host_bus_rows, jain_index};
 use txop_results::{Conservation, FlowStats, Results};
@@ -238,7 +239,7 @@ pub struct Simulation {
     /// the crossing packets not yet taken (`crate::transit`).
     pub(crate) remote: Vec<Option<RemoteEnd>>,
     pub(crate) crossing: bool,
-    pub(crate) transits: VecDeque<Transit>,
+    pub(crate) transits: VecDeque<Crossing>,
     /// Events and cell deadlines handled since simulated time last advanced, and the
     /// bound on them (the watchdog; see [`Simulation::run_until`]).
     same_instant_steps: u64,

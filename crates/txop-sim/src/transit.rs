@@ -10,7 +10,8 @@
 //! its TCP connection and its counters live in the home BSS's [`Simulation`], where the
 //! far end appears as the server ([`RemoteEnd`] says who it really is). A packet
 //! leaves the home simulation where it would have reached or left the server, as a
-//! [`Transit`]; the neighbourhood hands it to the far BSS's simulation, which carries it
+//! [`Crossing`]; the world's junction ([`txop_core::world`]) hands it to the far BSS's
+//! simulation, which carries it
 //! like its own packet (a slab entry of kind `Payload::Transit`) between the junction and
 //! the far host, and hands it back: arrived at the far host, arrived at the junction on
 //! its way home, or dropped on the way. The home simulation then goes on as if the
@@ -23,6 +24,7 @@
 
 use crate::sim::{InFlight, Payload, Simulation};
 use txop_core::network::Host;
+use txop_core::world::{BssId, Crossing, Leg};
 use txop_core::{DropReason, Nanos, Packet};
 
 /// A flow end in another BSS of the neighbourhood: the flow's host there, which its
@@ -40,30 +42,6 @@ pub struct RemoteEnd {
     pub name: String,
 }
 
-/// A packet crossing from one BSS's simulation into another's.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Transit {
-    /// When it crosses.
-    pub(crate) at: Nanos,
-    pub(crate) leg: Leg,
-    /// The packet as its home simulation knows it (its token is the home's).
-    pub(crate) packet: Packet,
-}
-
-/// Which way a [`Transit`] crosses.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Leg {
-    /// From its home simulation into BSS `bss`, at `from` (a host there, or the
-    /// junction as `Host::Server`) towards `to`.
-    Out { bss: usize, from: Host, to: Host },
-    /// Back to its home simulation, BSS `home`: it reached the end of the far leg, or
-    /// was dropped there for `dropped`'s reason.
-    Back {
-        home: usize,
-        dropped: Option<DropReason>,
-    },
-}
-
 /// How a far simulation's flow hash is told from its own flows' (fq classifies on it):
 /// mixed with the home BSS's number.
 fn far_flow_hash(hash: u32, home: usize) -> u32 {
@@ -73,10 +51,10 @@ fn far_flow_hash(hash: u32, home: usize) -> u32 {
 impl Simulation {
     /// The far end of the flow of the packet whose slab entry is `token`, if that flow
     /// crosses into another BSS.
-    fn remote_end_of(&self, token: u64) -> Option<(usize, Host)> {
+    fn remote_end_of(&self, token: u64) -> Option<(BssId, Host)> {
         let f = self.slab.get(token as usize)?.as_ref()?;
         let far = self.remote.get(f.flow as usize)?.as_ref()?;
-        Some((far.bss, far.host))
+        Some((BssId(far.bss as u16), far.host))
     }
 
     /// Whether `from`'s packet `p`, being sent, leaves for another BSS instead: a
@@ -89,7 +67,7 @@ impl Simulation {
         let Some((bss, host)) = self.remote_end_of(p.token) else {
             return Some(p);
         };
-        self.transits.push_back(Transit {
+        self.transits.push_back(Crossing {
             at: now,
             leg: Leg::Out {
                 bss,
@@ -97,6 +75,7 @@ impl Simulation {
                 to: Host::Server,
             },
             packet: p,
+            cargo: (),
         });
         None
     }
@@ -119,7 +98,7 @@ impl Simulation {
         let Some((bss, host)) = self.remote_end_of(packet.token) else {
             return false;
         };
-        self.transits.push_back(Transit {
+        self.transits.push_back(Crossing {
             at,
             leg: Leg::Out {
                 bss,
@@ -127,6 +106,7 @@ impl Simulation {
                 to: host,
             },
             packet,
+            cargo: (),
         });
         true
     }
@@ -165,26 +145,22 @@ impl Simulation {
         packet.token = token;
         packet.flow = flow_hash;
         packet.aql_us = 0;
-        self.transits.push_back(Transit {
+        self.transits.push_back(Crossing {
             at,
             leg: Leg::Back {
-                home: home as usize,
+                home: BssId(home as u16),
                 dropped,
             },
             packet,
+            cargo: (),
         });
-    }
-
-    /// The next packet crossing out of this simulation, if any.
-    pub(crate) fn poll_transit(&mut self) -> Option<Transit> {
-        self.transits.pop_front()
     }
 
     /// A packet of home BSS `home` enters here at `from` (a host, or the junction),
     /// bound for `to`, at `at`: carried like this simulation's own.
     pub(crate) fn enter_from(
         &mut self,
-        home: usize,
+        home: BssId,
         at: Nanos,
         from: Host,
         to: Host,
@@ -197,13 +173,13 @@ impl Simulation {
             from,
             sent_at: at,
             payload: Payload::Transit {
-                home: home as u32,
+                home: u32::from(home.0),
                 token: p.token,
                 flow_hash: p.flow,
             },
         };
         p.token = self.alloc(entry);
-        p.flow = far_flow_hash(p.flow, home);
+        p.flow = far_flow_hash(p.flow, home.index());
         p.src = from.node();
         p.dst = to.node();
         p.aql_us = 0;

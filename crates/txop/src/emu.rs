@@ -7,10 +7,11 @@ use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use txop::report;
-use txop::runner::{emulated, parse_sets, prepare};
+use txop::run::Plan;
+use txop::runner::{emulated, parse_sets};
 use txop::scenario::Scenario;
 use txop_emu::results::EmuReport;
-use txop_emu::{netns, Endpoint, Program};
+use txop_emu::{netns, Program};
 use txop_results::Results;
 
 /// `txop emu …`
@@ -31,7 +32,10 @@ use txop_results::Results;
         refused (bad input, a command that cannot be started); 1 for an internal error.\n\n\
         Addresses: the server is 198.18.0.1 (fd74:786f:7000::1), station N is 198.18.1.N\n\
         (fd74:786f:7000::1:N). Programs get TXOP_SERVER, TXOP_STA1…, TXOP_EMU_ID and TXOP_EXE\n\
-        in their environment. The scenario's cell, stack, host buses and wired link are\n\
+        in their environment. With [[bss]], BSS K (from 0) has its own server 198.18.2K.1\n\
+        and stations 198.18.(2K+1).N, named NAME.server and NAME.staN (--in, exec), and\n\
+        programs also get TXOP_<NAME>_SERVER, TXOP_<NAME>_STA1…; packets between BSSs\n\
+        cross both wired links, which meet where the servers stand. The scenario's cell, stack, host buses and wired link are\n\
         emulated; its [traffic], [[flows]] and duration_s are not used: the programs are\n\
         the traffic, and the run lasts as long as they do."
 )]
@@ -46,7 +50,8 @@ pub struct EmuArgs {
     /// Random seed of the cell.
     #[arg(long)]
     seed: Option<u64>,
-    /// Where COMMAND (or the shell) runs: `server` or `staN`.
+    /// Where COMMAND (or the shell) runs: `server` or `staN`; with `[[bss]]`,
+    /// `NAME.server` or `NAME.staN` (bare: the first BSS's).
     #[arg(long = "in", value_name = "NODE", default_value = "server")]
     node: String,
     /// Start an interactive shell instead of a command (the namespaces and addresses
@@ -77,7 +82,8 @@ pub struct EmuArgs {
     /// scheduler). The programs it carries keep the normal scheduler.
     #[arg(long, value_name = "PRIO", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=99))]
     rt_priority: i32,
-    /// The air as a radiotap capture, DIR/air.pcapng, with the real packet bytes.
+    /// The air as a radiotap capture, DIR/air.pcapng, with the real packet bytes (with
+    /// `[[bss]]`, DIR/air-<name>.pcapng per BSS).
     #[command(flatten)]
     pcap: txop::pcap::PcapArgs,
     /// The command and its arguments, after `--`.
@@ -93,7 +99,7 @@ enum EmuAction {
         /// (TXOP_EMU_ID), else the only one running (with several, --id is required).
         #[arg(long)]
         id: Option<u32>,
-        /// `server` or `staN`.
+        /// `server` or `staN`; with `[[bss]]`, `NAME.server` or `NAME.staN`.
         node: String,
         /// The command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -115,16 +121,26 @@ struct EmuJson<'a> {
     emulator: &'a EmuReport,
 }
 
-fn node(name: &str, stations: u16) -> Result<Endpoint, UserError> {
-    match Endpoint::parse(name) {
-        Some(Endpoint::Station(n)) if n > stations => Err(UserError(format!(
-            "--in {name}: the cell has {stations} station(s)"
-        ))),
-        Some(e) => Ok(e),
-        None => Err(UserError(format!(
-            "{name}: not a node; expected `server` or `staN`"
-        ))),
-    }
+/// results.json of an emulator run with several BSSs: each BSS's results under its
+/// name.
+#[derive(Serialize)]
+struct EmuBssJson<'a> {
+    txop_version: &'a str,
+    scenario: &'a str,
+    mode: &'a str,
+    command: Vec<String>,
+    exit_code: i32,
+    bss: Vec<BssJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct BssJson<'a> {
+    name: &'a str,
+    channel: u16,
+    resolved: &'a Scenario,
+    #[serde(flatten)]
+    results: &'a Results,
+    emulator: &'a EmuReport,
 }
 
 /// The summary printed on stderr after the command's output (and summary.txt).
@@ -144,9 +160,7 @@ fn summary(name: &str, r: &Results, e: &EmuReport) -> String {
 pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if let Some(EmuAction::Exec { id, node, command }) = args.action {
         let run = txop_emu::emulator::find_run(id).map_err(UserError)?;
-        let endpoint = Endpoint::parse(&node)
-            .ok_or_else(|| UserError(format!("{node}: not a node; expected `server` or `staN`")))?;
-        return txop_emu::emulator::exec_in(run, endpoint, &command).map_err(UserError);
+        return txop_emu::emulator::exec_in(run, &node, &command).map_err(UserError);
     }
     if args.cleanup {
         netns::check_privileges().map_err(UserError)?;
@@ -180,37 +194,48 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
     if args.shell && !args.command.is_empty() {
         return Err(UserError("txop emu: --shell takes no command".into()));
     }
-    let p = prepare(spec, &parse_sets(&args.set)?, args.seed)?;
-    let (scenario, cfg, name) = (p.scenario, p.cfg, p.name);
-    let stations = cfg.cell.stations.len() as u16;
-    let endpoint = node(&args.node, stations)?;
     if args.pcap.pcap && args.output.is_none() {
         return Err(UserError(
             "--pcap writes air.pcapng into the results directory: give -o DIR".into(),
         ));
     }
-    let capture = args
-        .pcap
-        .config(cfg.cell.band, stations as usize)
-        .map_err(UserError)?;
+    let plan = txop::run::plan(spec, &parse_sets(&args.set)?, args.seed).map_err(UserError)?;
+    let capture = plan.capture(&args.pcap).map_err(UserError)?;
+    let (scenario, mut emu_cfg, name, bsss) = match plan {
+        Plan::Single(p) => {
+            let p = *p;
+            (p.scenario, emulated(p.cfg), p.name, None)
+        }
+        Plan::Bsss(p) => {
+            let cfg = txop::neighbours::emulated(&p);
+            let p = *p;
+            (p.scenario, cfg, p.name, Some(p.bsss))
+        }
+    };
+    let site = emu_cfg
+        .plan()
+        .parse(&args.node)
+        .map_err(|e| UserError(format!("--in {e}")))?;
+    let max_bytes = capture
+        .as_ref()
+        .and_then(|c| c.first())
+        .map_or(0, |c| c.max_bytes);
+    emu_cfg.capture_each(capture.unwrap_or_default());
     if let Some(dir) = &args.output {
         refuse_existing(dir, args.force)?;
     }
     let program = if args.shell {
-        Program::Shell { endpoint }
+        Program::Shell { site }
     } else {
         Program::Command {
-            endpoint,
+            site,
             argv: args.command.clone(),
             keep_log: args.output.is_some(),
         }
     };
     let (shell, quiet) = (args.shell, args.quiet);
-    let mut emu_cfg = emulated(cfg);
     emu_cfg.loop_options.spin = std::time::Duration::from_micros(args.spin_us);
     emu_cfg.loop_options.realtime_priority = args.rt_priority;
-    let max_bytes = capture.as_ref().map_or(0, |c| c.max_bytes);
-    emu_cfg.capture = capture;
     // Everything txop says while the command runs goes to stderr: stdout is the
     // command's.
     let outcome = txop_emu::emulate(emu_cfg, program, &mut |net| {
@@ -226,25 +251,67 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         }
     })
     .map_err(UserError)?;
-    let text = summary(&name, &outcome.results, &outcome.report);
+    let text = match &bsss {
+        None => summary(&name, &outcome.bsss[0].results, &outcome.bsss[0].report),
+        Some(bsss) => bsss
+            .iter()
+            .zip(&outcome.bsss)
+            .map(|(b, o)| summary(&format!("{name}: {}", b.name), &o.results, &o.report))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
     let code = outcome.exit_code();
+    // Each capture with its file name: air.pcapng for one BSS, air-<name>.pcapng each
+    // with several (as `txop run --pcap` names them).
+    let air: Vec<(String, &(Vec<u8>, txop_capture::CaptureStats))> = outcome
+        .bsss
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| {
+            let file = match &bsss {
+                None => txop::pcap::PCAP_FILE.to_string(),
+                Some(bsss) => txop::pcap::bss_file(&bsss[k].name),
+            };
+            Some((file, o.capture.as_ref()?))
+        })
+        .collect();
     if let Some(dir) = &args.output {
-        let json = EmuJson {
-            txop_version: env!("CARGO_PKG_VERSION"),
-            scenario: &name,
-            mode: "emulation",
-            command: args
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            exit_code: code,
-            resolved: &scenario,
-            results: &outcome.results,
-            emulator: &outcome.report,
+        let command = args
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let encoded = match &bsss {
+            None => serde_json::to_vec_pretty(&EmuJson {
+                txop_version: env!("CARGO_PKG_VERSION"),
+                scenario: &name,
+                mode: "emulation",
+                command,
+                exit_code: code,
+                resolved: &scenario,
+                results: &outcome.bsss[0].results,
+                emulator: &outcome.bsss[0].report,
+            }),
+            Some(bsss) => serde_json::to_vec_pretty(&EmuBssJson {
+                txop_version: env!("CARGO_PKG_VERSION"),
+                scenario: &name,
+                mode: "emulation",
+                command,
+                exit_code: code,
+                bss: bsss
+                    .iter()
+                    .zip(&outcome.bsss)
+                    .map(|(b, o)| BssJson {
+                        name: &b.name,
+                        channel: b.channel,
+                        resolved: &b.scenario,
+                        results: &o.results,
+                        emulator: &o.report,
+                    })
+                    .collect(),
+            }),
         };
-        let json_bytes = serde_json::to_vec_pretty(&json)
-            .map_err(|e| UserError(format!("cannot encode results: {e}")))?;
+        let json_bytes = encoded.map_err(|e| UserError(format!("cannot encode results: {e}")))?;
         let mut files = vec![
             ("summary.txt".to_string(), text.clone().into_bytes()),
             ("results.json".to_string(), json_bytes),
@@ -252,16 +319,19 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         if let Some(b) = &outcome.command_log {
             files.push(("command.log".to_string(), b.clone()));
         }
-        if let Some((bytes, _)) = &outcome.capture {
-            files.push((txop::pcap::PCAP_FILE.to_string(), bytes.clone()));
+        for (file, (bytes, _)) in &air {
+            files.push((file.clone(), bytes.clone()));
         }
         write_results(dir, args.force, &files)?;
     }
-    // As `txop run --pcap` says it: what the file holds, and what its bound left out
-    // (a warning, also with --quiet).
-    if let Some((_, stats)) = &outcome.capture {
+    // As `txop run --pcap` says it: what each file holds, and what its bound left out
+    // (a warning, also with --quiet); with several BSSs, whose capture it is.
+    for (file, (_, stats)) in &air {
         for line in txop::pcap::stderr_lines(stats, max_bytes, quiet) {
-            eprintln!("{line}");
+            match bsss.is_some() {
+                true => eprintln!("{file}: {line}"),
+                false => eprintln!("{line}"),
+            }
         }
     }
     if !quiet {

@@ -37,7 +37,8 @@ pub fn emulated(cfg: SimConfig) -> EmuConfig {
         seed,
         wired,
         host_bus,
-        // Only a scenario with `[[bss]]` has them, and `txop emu` refuses those.
+        // Only a scenario with `[[bss]]` has them; the emulator's programs are the
+        // traffic, between BSSs too (`crate::neighbours::emulated`).
         remote_ends: _,
     } = cfg;
     let network = NetworkConfig {

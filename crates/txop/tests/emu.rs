@@ -159,6 +159,13 @@ fn start_busy_as(mut txop: Command, marker: &str) -> Child {
     child
 }
 
+/// Run `txop ARGS`, its stdout piped: its run id (its pid) and its output.
+fn emu_output(args: &[&str]) -> (u32, Output) {
+    let child = txop().args(args).stdout(Stdio::piped()).spawn().unwrap();
+    let id = child.id();
+    (id, child.wait_with_output().unwrap())
+}
+
 #[test]
 fn normal_exit_leaves_nothing() {
     require_root();
@@ -166,13 +173,7 @@ fn normal_exit_leaves_nothing() {
     let _g = serial();
     let marker = "86411";
     let cmd = busy_command(marker, "ping -c 1 -W 2 $TXOP_STA1");
-    let child = txop()
-        .args(["emu", "default", "--", "sh", "-c", &cmd])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let id = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (id, out) = emu_output(&["emu", "default", "--", "sh", "-c", &cmd]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("1 received"), "{text}");
@@ -1444,5 +1445,185 @@ fn an_emulator_capture_says_what_it_holds() {
         "{line}"
     );
     assert!(!err.contains("left out"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two flats (`[[bss]]` a and b, 200 m apart: out of range of each other, joined only
+/// by their wired sides, 5 ms and 20 ms one way), with the simulator's ping from a's
+/// station 1 to b's station 1, and b otherwise idle (a ping a second from its station
+/// 2: without flows of its own it would inherit the default saturated traffic).
+const TWO_FLATS: &str = r#"
+seed = 3
+duration_s = 8
+stack = "linux-6.16"
+[phy]
+standard = "n"
+band = "5"
+width_mhz = 20
+[space]
+layout = "ring"
+[stations]
+count = 2
+distance_m = 5
+[wired]
+delay_ms = 5
+[[bss]]
+name = "a"
+ap_position_m = [0, 0]
+[[bss.flows]]
+kind = "ping"
+from = "sta1"
+to = "b.sta1"
+interval_ms = 200
+[[bss]]
+name = "b"
+ap_position_m = [200, 0]
+[bss.wired]
+delay_ms = 20
+[[bss.flows]]
+kind = "ping"
+from = "sta2"
+to = "server"
+interval_ms = 1000
+"#;
+
+/// `txop emu` of two BSSs: a real ping from a station of flat a to a station of flat
+/// b crosses a's air, both wired links (they meet at the junction, where the servers
+/// stand) and b's air, and takes what the simulator's ping between the same flats
+/// takes (50.3 ms here: 2 × (5 + 20) ms of wire plus four crossings of an idle HT20
+/// air). The tolerance is the one-BSS idle ping's: the junction is inside the
+/// emulator, so the real packets still cross just two TUN devices and two network
+/// stacks on top of the model, which can only add time, and less than a millisecond.
+/// A host of the other flat is named `b.sta1` (`txop emu exec`, and in each flat's
+/// results, as the simulator names it); each flat's capture (`air-a.pcapng`,
+/// `air-b.pcapng`) shows every request and reply crossing its own air with the real
+/// bytes; each flat conserves packets (what entered at the junction counts as offered
+/// there, what left there as delivered); and everything of both flats is removed at
+/// the end.
+#[test]
+fn a_ping_between_two_flats_matches_the_simulators() {
+    require_root();
+    require_tool("ping");
+    require_tool("tshark");
+    let _g = serial();
+    let dir = scratch("two-flats");
+    let file = dir.join("two-flats.toml");
+    std::fs::write(&file, TWO_FLATS).unwrap();
+    let file = file.to_str().unwrap();
+    let sim = simulate(file, &[]);
+    let flat_a = &sim["bss"][0];
+    assert_eq!(flat_a["flows"][0]["dst"], "b.sta1");
+    let model_ms = sim_ping_median(flat_a, 0.0, 1e9);
+    let marker = "86433";
+    let script = format!(
+        "$TXOP_EXE emu exec b.sta1 -- sh -c 'echo in $TXOP_NODE at $TXOP_STA1; sleep {marker}' & \
+         sleep 0.3; ping -c 20 -i 0.2 $TXOP_B_STA1"
+    );
+    let out_dir = dir.join("out");
+    let out_dir = out_dir.to_str().unwrap();
+    let (id, out) = emu_output(&[
+        "emu", file, "--in", "a.sta1", "-o", out_dir, "--pcap", "--", "sh", "-c", &script,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("in b.sta1 at 198.18.3.1"), "{text}");
+    let samples = ping_samples(&text);
+    assert_eq!(samples.len(), 20, "every echo answered: {text}");
+    let emu_ms = median(samples.iter().map(|s| s.1).collect());
+    eprintln!("ping between flats: model {model_ms:.3} ms, emulated {emu_ms:.3} ms");
+    assert!(emu_ms >= model_ms - 0.01, "{emu_ms} < {model_ms}");
+    assert!(emu_ms - model_ms < 1.0, "{emu_ms} vs {model_ms}");
+    assert_nothing_left(id, marker);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(Path::new(out_dir).join("results.json")).unwrap())
+            .unwrap();
+    // Flows in order of first sight: a sees the requests first, b the requests too.
+    for (k, (flat, far)) in [("a", "b.sta1"), ("b", "a.sta1")].into_iter().enumerate() {
+        let r = &json["bss"][k];
+        assert_eq!(r["name"], flat);
+        let c = &r["conservation"];
+        let n = |key: &str| c[key].as_u64().unwrap();
+        assert_eq!(
+            n("offered_packets"),
+            n("delivered_packets") + n("dropped_packets") + n("inside_packets"),
+            "flat {flat}: {c}"
+        );
+        let names: Vec<(&str, &str)> = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "icmp")
+            .map(|f| (f["src"].as_str().unwrap(), f["dst"].as_str().unwrap()))
+            .collect();
+        let expected = match flat {
+            "a" => [("sta1", far), (far, "sta1")],
+            _ => [(far, "sta1"), ("sta1", far)],
+        };
+        assert_eq!(names, expected, "flat {flat}");
+    }
+    // a.sta1 is 198.18.1.1 and b.sta1 198.18.3.1 (docs/emulator.md).
+    for flat in ["a", "b"] {
+        let file = Path::new(out_dir).join(format!("air-{flat}.pcapng"));
+        let count = |filter: &str| {
+            let o = Command::new("tshark")
+                .arg("-r")
+                .arg(&file)
+                .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+                .output()
+                .expect("tshark");
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8_lossy(&o.stdout).lines().count()
+        };
+        let first_tries = "&& wlan.fc.retry == 0";
+        let requests =
+            format!("icmp.type == 8 && ip.src == 198.18.1.1 && ip.dst == 198.18.3.1 {first_tries}");
+        let replies =
+            format!("icmp.type == 0 && ip.src == 198.18.3.1 && ip.dst == 198.18.1.1 {first_tries}");
+        assert_eq!(
+            (count(&requests), count(&replies)),
+            (20, 20),
+            "air-{flat}.pcapng"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C during a run of two flats: every namespace of both flats, and the processes
+/// started in the other flat through `txop emu exec`, are removed, as with one BSS.
+#[test]
+fn sigint_leaves_nothing_of_either_flat() {
+    require_root();
+    let _g = serial();
+    let dir = scratch("two-flats-sigint");
+    let file = dir.join("two-flats.toml");
+    std::fs::write(&file, TWO_FLATS).unwrap();
+    let marker = "86441";
+    let cmd = format!("$TXOP_EXE emu exec b.sta2 -- sleep {marker}1 & sleep {marker}2");
+    let mut child = txop()
+        .args(["emu", file.to_str().unwrap(), "--in", "a.sta1", "--"])
+        .args(["sh", "-c", &cmd])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = child.id();
+    assert!(
+        wait_until(Duration::from_secs(10), || processes_with(marker).len()
+            >= 2),
+        "the command's processes did not start"
+    );
+    assert_eq!(
+        namespaces(Some(id)).len(),
+        6,
+        "two flats of a server and 2 stations"
+    );
+    unsafe { libc::kill(id as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(128 + libc::SIGINT),
+        "exit code 128 + signal"
+    );
+    assert_nothing_left(id, marker);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -18,6 +18,9 @@
 //!    entry: it arrives exactly where an event pushed at its sending would have
 //!    popped.
 //!
+//! With several BSSs, the world (`crate::world`) extends the rule across them: the
+//! earliest instant first, at a tie the BSS listed first, each BSS by this rule.
+//!
 //! The driver's turn:
 //!
 //! ```text

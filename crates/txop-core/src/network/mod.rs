@@ -46,7 +46,7 @@ pub mod host;
 pub mod wired;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use agenda::{Agenda, AgendaEvent, Due};
 pub use event_queue::EventQueue;

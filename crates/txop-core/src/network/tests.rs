@@ -47,9 +47,10 @@ enum Seen {
     Event(u32),
 }
 
-/// The harness's events: numbered markers, and the network's timers.
+/// The harness's events: numbered markers, and the network's timers (also the world's
+/// harness's, `crate::world::tests`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Ev {
+pub(crate) enum Ev {
     Marker(u32),
     Net(Timer),
 }
