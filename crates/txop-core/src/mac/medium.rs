@@ -555,7 +555,7 @@ impl Cell {
         let m = self.medium.as_ref().expect("a cell with space");
         let first = m.first;
         let Some(link) = self.nodes[from].link_to(NodeId(to as u16)) else {
-            return m.map.rx_mw(first + from, first + to);
+            return m.map.rx_mw_at(first + from, first + to, t);
         };
         let link = self.nodes[from].link(link);
         if link.channel.is_none() {
@@ -565,7 +565,7 @@ impl Cell {
         }
         match link.error_at(t) {
             ErrorModel::Snr { snr_db } => dbm_to_mw(snr_db + m.map.noise_dbm),
-            _ => m.map.rx_mw(first + from, first + to),
+            _ => m.map.rx_mw_at(first + from, first + to, t),
         }
     }
 
@@ -625,7 +625,9 @@ impl Cell {
         let mut signals = std::mem::take(&mut m.signals);
         signals.clear();
         let first = m.first;
-        signals.extend((0..self.nodes.len()).map(|r| m.map.rx_mw(ppdu.transmitter, first + r)));
+        signals.extend(
+            (0..self.nodes.len()).map(|r| m.map.rx_mw_at(ppdu.transmitter, first + r, ppdu.start)),
+        );
         self.hear_start(ppdu.transmitter, None, &on_air, ppdu.start, &signals);
         self.medium().signals = signals;
         self.refresh_medium_timer();
@@ -657,7 +659,7 @@ impl Cell {
             // defers to what starts; its energy is still followed, so that its carrier
             // sense is right when it comes back.
             let away = self.nodes[r].away;
-            let p_mw = m.map.rx_mw(g, m.first + r);
+            let p_mw = m.map.rx_mw_at(g, m.first + r, ppdu.start);
             if p_mw < m.map.floor_mw {
                 continue;
             }
@@ -749,7 +751,8 @@ impl Cell {
             if Some(r) == own {
                 continue;
             }
-            let p_mw = m.map.rx_mw(g, m.first + r);
+            // As at its start (`hear_start`): what it added is what it takes away.
+            let p_mw = m.map.rx_mw_at(g, m.first + r, ppdu.start);
             let nm = &mut m.nodes[r];
             if nm.heard == 0 || p_mw < m.map.floor_mw {
                 continue; // away when it started, or too weak to hear
