@@ -4395,6 +4395,7 @@ mod tests {
             "rate-step-fade",
             "hidden-stations",
             "hidden-stations-rts",
+            "walk-hidden",
         ];
         for (name, text) in crate::builtin::SCENARIOS {
             if parse(text, &[]).unwrap().has_bsss() {
