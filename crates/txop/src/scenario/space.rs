@@ -320,28 +320,19 @@ impl Scenario {
                 }
             }
         }
+        let placed = "the matrix places the stations";
+        let walks = "the matrix places no one, so no one can walk; give positions instead";
         for (key, link) in links {
-            for (name, given) in [
-                ("position_m", link.position_m.is_some()),
-                ("distance_m", link.distance_m.is_some()),
+            for (name, given, why) in [
+                ("position_m", link.position_m.is_some(), placed),
+                ("distance_m", link.distance_m.is_some(), placed),
+                ("velocity_mps", link.velocity_mps.is_some(), walks),
+                ("waypoints", link.waypoints.is_some(), walks),
             ] {
                 if given {
                     return Err(ScenarioError::new(
                         format!("{key}.{name}"),
-                        "cannot be combined with space.path_loss_db (the matrix places the \
-                         stations)",
-                    ));
-                }
-            }
-            for (name, given) in [
-                ("velocity_mps", link.velocity_mps.is_some()),
-                ("waypoints", link.waypoints.is_some()),
-            ] {
-                if given {
-                    return Err(ScenarioError::new(
-                        format!("{key}.{name}"),
-                        "cannot be combined with space.path_loss_db (the matrix places no \
-                         one, so no one can walk; give positions instead)",
+                        format!("cannot be combined with space.path_loss_db ({why})"),
                     ));
                 }
             }
