@@ -166,10 +166,12 @@ fn collision_windows(
 
 /// `walk-hidden`: two stations stand 5 m either side of the AP for 5 s, walk apart at
 /// 1 m/s to 25 m (20 s), and stand there. Before they move, each window is the static
-/// cell's at ±5 m to the PPDU; once they are hidden from each other (from 18.9 s,
-/// 37.8 m apart; the window from 25 s) their collision probability per PPDU is the
-/// static `hidden-stations` cell's (±25 m, same rate), five seeds' mean within 0.05,
-/// far above the in-range one's. Walking back together undoes it.
+/// cell's at ±5 m to the PPDU; while they walk in range (to 17 s) their collision
+/// probability per PPDU stays the in-range cell's (five seeds: 0.110 against 0.109);
+/// once they are hidden from each other (from 18.9 s, 37.8 m apart) it is the static
+/// `hidden-stations` cell's (±25 m, same rate: 0.963), walking (20–25 s: 0.989) and
+/// standing (25–30 s: 1.000), each five seeds' mean within 0.05. Walking back together
+/// undoes it (0.118).
 #[test]
 fn walking_apart_turns_two_stations_hidden() {
     let walk = txop::builtin::get("walk-hidden").expect("built in");
@@ -185,8 +187,11 @@ fn walking_apart_turns_two_stations_hidden() {
         ("stations.list[0].waypoints", "[[5, -25, 0], [25, -5, 0]]"),
         ("stations.list[1].waypoints", "[[5, 25, 0], [25, 5, 0]]"),
     ];
-    let ends = [5, 25, 30];
+    // Windows: standing; walking while in range (to 17 s, 34 m apart: −80.4 dBm);
+    // losing each other (17–20 s, across 18.9 s); walking hidden; standing hidden.
+    let ends = [5, 17, 20, 25, 30];
     let (mut apart, mut back, mut p_near, mut p_far) = (vec![], vec![], vec![], vec![]);
+    let (mut walking_in_range, mut walking_hidden) = (vec![], vec![]);
     for seed in SEEDS {
         let a = collision_windows("walk-hidden", walk, &[], seed, &ends);
         let n = collision_windows("near", walk, near, seed, &ends);
@@ -195,10 +200,12 @@ fn walking_apart_turns_two_stations_hidden() {
         // Still standing: the walkers are the static stations, PPDU for PPDU.
         assert_eq!(a[0], n[0], "seed {seed}");
         assert_eq!(t[0], f[0], "seed {seed}");
-        apart.push(a[2]);
-        back.push(t[2]);
-        p_near.push(n[2]);
-        p_far.push(f[2]);
+        walking_in_range.push(a[1]);
+        walking_hidden.push(a[3]);
+        apart.push(a[4]);
+        back.push(t[4]);
+        p_near.push(n[4]);
+        p_far.push(f[4]);
     }
     let (apart, back) = (mean_range(&apart).0, mean_range(&back).0);
     let (in_range, hidden) = (mean_range(&p_near).0, mean_range(&p_far).0);
@@ -207,6 +214,20 @@ fn walking_apart_turns_two_stations_hidden() {
     assert!(
         hidden > 0.9 && in_range < 0.2,
         "static: {in_range} in range, {hidden} hidden"
+    );
+    // The rise comes where the preamble threshold says: not while they still detect
+    // each other, and in full once they are past it.
+    let (w_in, w_hidden) = (
+        mean_range(&walking_in_range).0,
+        mean_range(&walking_hidden).0,
+    );
+    assert!(
+        (w_in - in_range).abs() < 0.05,
+        "walking in range: {w_in}, standing in range: {in_range}"
+    );
+    assert!(
+        (w_hidden - hidden).abs() < 0.05,
+        "walking hidden: {w_hidden}, standing hidden: {hidden}"
     );
     assert!(
         (apart - hidden).abs() < 0.05,
