@@ -18,7 +18,7 @@ use crate::inherit::{attribute, entry_gives, overlay, STATION_ALTERNATIVES};
 use crate::parse::deserialize;
 use serde::{Deserialize, Serialize};
 use txop_core::phy::mobility::Position;
-use txop_core::phy::space::{Capture, Placement, RadioMap, SpaceConfig};
+use txop_core::phy::space::{Capture, Placement, RadioMap, SpaceConfig, Walker};
 use txop_core::phy::{Band, ChannelWidth, Standard};
 use txop_sim::SimConfig;
 
@@ -330,11 +330,16 @@ fn summary(bsss: &[ResolvedBss], channels: &[String]) -> String {
             let p = all[node];
             let at = format!("({}, {}) m", metres(p.x_m), metres(p.y_m));
             let ap = node - n;
+            let walks = if map.node_walks(node) {
+                " (walks; as at 0 s)"
+            } else {
+                ""
+            };
             lines[b].push(if n == 0 {
                 format!("# AP at {at}; {hears}\n")
             } else {
                 format!(
-                    "# station {n} at {at}: AP {:.1} dBm (SNR {:.1} dB); {hears}\n",
+                    "# station {n} at {at}{walks}: AP {:.1} dBm (SNR {:.1} dB); {hears}\n",
                     map.rx_dbm(ap, node),
                     map.snr_db(ap, node)
                 )
@@ -772,8 +777,16 @@ fn share_the_air(bsss: &mut [ResolvedBss]) -> Result<(), ScenarioError> {
     for group in groups {
         let mut all = Vec::new();
         let mut first = Vec::with_capacity(group.len());
+        // Every cell of the channel follows every walker, renumbered as it joins.
+        let mut walkers = Vec::new();
         for &b in &group {
             first.push(all.len());
+            if let Some(space) = &bsss[b].cfg.cell.space {
+                walkers.extend(space.walkers.iter().map(|w| Walker {
+                    node: all.len() + w.node,
+                    mobility: w.mobility.clone(),
+                }));
+            }
             all.extend_from_slice(positions(&bsss[b].cfg));
         }
         for (&b, &f) in group.iter().zip(&first) {
@@ -787,6 +800,7 @@ fn share_the_air(bsss: &mut [ResolvedBss]) -> Result<(), ScenarioError> {
                 *positions = all.clone();
             }
             space.first_node = f;
+            space.walkers = walkers.clone();
         }
     }
     Ok(())

@@ -85,6 +85,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/hidden-stations-rts.toml"),
     ),
     (
+        "walk-hidden",
+        include_str!("../../../scenarios/walk-hidden.toml"),
+    ),
+    (
         "neighbours-in-range",
         include_str!("../../../scenarios/neighbours-in-range.toml"),
     ),

@@ -7,14 +7,18 @@
 //! the point `[d, 0]` from the AP, or spread around the AP by `layout = "ring"`), or
 //! from a path-loss matrix. Either way a station's link SNR (its error model and
 //! channel) follows from the same path losses the space uses, so the two never
-//! disagree.
+//! disagree. A station placed by position may walk (`velocity_mps`, `waypoints`): its
+//! link's SNR follows it as without space, and the space's powers to and from it
+//! follow it PPDU by PPDU (`txop_core::phy::space::Walker`).
 
 use super::{choose_in, DirectionSpec, Link, Scenario, ScenarioError};
 use serde::{Deserialize, Serialize};
+use txop_core::phy::link_channel::{MeanSnr, StationChannel};
 use txop_core::phy::mobility::Position;
 use txop_core::phy::path_loss::noise_dbm;
 use txop_core::phy::space::{
-    Capture, Placement, RadioMap, SpaceConfig, CAPTURE_MARGIN_DB, CCA_ENERGY_DBM, CCA_PREAMBLE_DBM,
+    Capture, Placement, RadioMap, SpaceConfig, Walker, CAPTURE_MARGIN_DB, CCA_ENERGY_DBM,
+    CCA_PREAMBLE_DBM,
 };
 use txop_core::phy::ChannelWidth;
 
@@ -91,6 +95,27 @@ impl ResolvedSpace {
             });
         }
     }
+
+    /// Station `index` (0 for station 1) walks if its resolved `channel` moves it: the
+    /// space follows the same movement its link's SNR does (the downlink's receiver).
+    pub fn walk(&mut self, index: usize, channel: Option<&StationChannel>) {
+        let Some(MeanSnr::Geometry { rx, .. }) = channel.map(|c| &c.down.mean) else {
+            return;
+        };
+        if rx.is_still() {
+            return;
+        }
+        // The AP is node 0 of a cell's own space (`[[bss]]` renumbers when it joins the
+        // BSSs' spaces).
+        let node = index + 1;
+        if let Placement::Positions { positions, .. } = &mut self.config.placement {
+            positions[node] = rx.position_at(txop_core::Nanos::ZERO);
+        }
+        self.config.walkers.push(Walker {
+            node,
+            mobility: rx.clone(),
+        });
+    }
 }
 
 /// `value` (the key `key`) within `range`, in `unit`.
@@ -105,13 +130,12 @@ fn within(key: &str, value: f64, (lo, hi): (f64, f64), unit: &str) -> Result<f64
     }
 }
 
-/// The keys of a station that give its SNR or move it: none of them goes with space,
-/// where the SNR follows from the placement and nodes stand still.
+/// The keys of a station that give its SNR: none of them goes with space, where the
+/// SNR follows from the placement.
 fn refuse_unplaceable(key: &str, link: &Link) -> Result<(), ScenarioError> {
     let from_placement = "the SNR follows from where the station stands (give position_m or \
                           distance_m, or space.path_loss_db)";
-    let moving = "moving stations in space are not built yet";
-    let own: [(&str, bool, &str); 6] = [
+    let own: [(&str, bool, &str); 4] = [
         ("snr_db", link.snr_db.is_some(), from_placement),
         (
             "loss",
@@ -124,8 +148,6 @@ fn refuse_unplaceable(key: &str, link: &Link) -> Result<(), ScenarioError> {
             link.snr_trace_interpolation.is_some(),
             from_placement,
         ),
-        ("velocity_mps", link.velocity_mps.is_some(), moving),
-        ("waypoints", link.waypoints.is_some(), moving),
     ];
     for (name, given, why) in own {
         if given {
@@ -253,6 +275,7 @@ impl Scenario {
                 cca_preamble_dbm,
                 cca_energy_dbm,
                 capture,
+                walkers: Vec::new(),
             },
             matrix_snr_db,
         }))
@@ -297,16 +320,19 @@ impl Scenario {
                 }
             }
         }
+        let placed = "the matrix places the stations";
+        let walks = "the matrix places no one, so no one can walk; give positions instead";
         for (key, link) in links {
-            for (name, given) in [
-                ("position_m", link.position_m.is_some()),
-                ("distance_m", link.distance_m.is_some()),
+            for (name, given, why) in [
+                ("position_m", link.position_m.is_some(), placed),
+                ("distance_m", link.distance_m.is_some(), placed),
+                ("velocity_mps", link.velocity_mps.is_some(), walks),
+                ("waypoints", link.waypoints.is_some(), walks),
             ] {
                 if given {
                     return Err(ScenarioError::new(
                         format!("{key}.{name}"),
-                        "cannot be combined with space.path_loss_db (the matrix places the \
-                         stations)",
+                        format!("cannot be combined with space.path_loss_db ({why})"),
                     ));
                 }
             }
@@ -340,6 +366,13 @@ impl Scenario {
                     ))
                 }
                 (None, Some(d)) => {
+                    if layout == Layout::Ring && link.velocity_mps.is_some() {
+                        return Err(ScenarioError::new(
+                            format!("{key}.velocity_mps"),
+                            "cannot be combined with distance_m under space.layout = \"ring\" \
+                             (a walk starts from a point: give position_m)",
+                        ));
+                    }
                     // Checks the distance as without space.
                     self.snr_at(&format!("{key}.distance_m"), d, width)?;
                     let angle = match layout {
@@ -352,6 +385,15 @@ impl Scenario {
                     } else {
                         Position::new(ap.x_m + d * angle.cos(), ap.y_m + d * angle.sin())
                     }
+                }
+                // Where the walk starts (the waypoints are checked with the station's
+                // channel; `ResolvedSpace::walk` then places it at its position at 0 s).
+                (None, None) if link.waypoints.as_ref().is_some_and(|w| !w.is_empty()) => {
+                    let [_, x, y] = link.waypoints.as_ref().expect("waypoints")[0];
+                    let wkey = format!("{key}.waypoints");
+                    Self::position(&wkey, [x, y]).map_err(|e| {
+                        ScenarioError::new(&wkey, format!("waypoint 0: {}", e.message))
+                    })?
                 }
                 (None, None) => {
                     return Err(ScenarioError::new(
@@ -394,7 +436,8 @@ pub(super) fn runs(stations: &[usize]) -> String {
 
 /// What `txop show` says about a resolved space, as TOML comments: the radio settings,
 /// where each node stands, and for each station what it receives from the AP and
-/// which stations it cannot detect (those it is hidden from).
+/// which stations it cannot detect (those it is hidden from); for a station that
+/// walks, how, and all of that as at 0 s.
 pub(super) fn summary(space: &SpaceConfig, map: &RadioMap) -> String {
     let mut out = String::from("# Resolved space (for reading; ignored as input):\n");
     let capture = match space.capture {
@@ -436,7 +479,14 @@ pub(super) fn summary(space: &SpaceConfig, map: &RadioMap) -> String {
         } else {
             format!("hidden from: {}", runs(&hidden))
         };
-        out.push_str(&format!("# station {n}{}: {ap}; {hears}\n", at(n)));
+        let place = match space.walkers.iter().find(|w| w.node == n) {
+            Some(w) => format!(
+                " walks {}; at 0 s",
+                crate::resolve::channel::describe_mobility(&w.mobility)
+            ),
+            None => at(n),
+        };
+        out.push_str(&format!("# station {n}{place}: {ap}; {hears}\n"));
     }
     out
 }

@@ -802,6 +802,7 @@ fn show_summarises_resolved_channels() {
         "rate-step-fade",
         "hidden-stations",
         "hidden-stations-rts",
+        "walk-hidden",
     ];
     for (name, text) in builtin::SCENARIOS {
         if parse(text, &[]).unwrap().has_bsss() {

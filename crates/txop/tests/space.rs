@@ -225,19 +225,35 @@ fn every_error_names_its_key() {
             &[],
             "stations.position_m: coordinates must be",
         ),
-        // The keys that give an SNR otherwise or move a station.
+        // The keys that give an SNR otherwise.
         ("[space]\n[stations]\nsnr_db = 20\n", &[], "stations.snr_db: cannot be combined with [space]: the SNR follows"),
         ("[space]\n[stations]\nloss = 0.1\n", &[], "stations.loss: cannot be combined with [space]: losses follow from the SINR"),
         ("[space]\n[stations]\nsnr_trace = \"x.csv\"\n", &[], "stations.snr_trace: cannot be combined with [space]"),
+        // A walk needs a place to start from: a matrix places no one, a ring no point.
         (
-            "[space]\n[stations]\ndistance_m = 3\nvelocity_mps = [1, 0]\n",
+            "[space]\npath_loss_db = [[0, 80], [80, 0]]\n[stations]\nvelocity_mps = [1, 0]\n",
             &[],
-            "stations.velocity_mps: cannot be combined with [space]: moving stations in space are not built yet",
+            "stations.velocity_mps: cannot be combined with space.path_loss_db (the matrix places no one, so no one can walk",
         ),
         (
-            "[space]\n[stations]\nwaypoints = [[0, 1, 1], [5, 9, 9]]\n",
+            "[space]\npath_loss_db = [[0, 80], [80, 0]]\n[stations]\nwaypoints = [[0, 1, 1], [5, 9, 9]]\n",
             &[],
-            "stations.waypoints: cannot be combined with [space]: moving",
+            "stations.waypoints: cannot be combined with space.path_loss_db (the matrix places no one",
+        ),
+        (
+            "[space]\nlayout = \"ring\"\n[stations]\ndistance_m = 3\nvelocity_mps = [1, 0]\n",
+            &[],
+            "stations.velocity_mps: cannot be combined with distance_m under space.layout = \"ring\"",
+        ),
+        (
+            "[space]\n[stations]\nwaypoints = [[0, 1, 1], [0, 9, 9]]\n",
+            &[],
+            "stations.waypoints: waypoint 1: at 0 s, not after waypoint 0",
+        ),
+        (
+            "[space]\n[stations]\nwaypoints = [[0, 20000, 1], [5, 9, 9]]\n",
+            &[],
+            "stations.waypoints: waypoint 0: coordinates must be",
         ),
         (
             "[space]\n[stations]\ndistance_m = 3\ndownlink = { snr_db = 20 }\n",

@@ -283,7 +283,9 @@ impl CellConfig {
     }
 
     /// Space must place every node, and every station must reach its AP: the AP and
-    /// the station detect each other's preambles.
+    /// the station detect each other's preambles. A station that walks may leave its
+    /// AP's range or enter it later, as a moving station without space may lose its
+    /// link: where it starts is not checked.
     fn validate_space(&self, space: &SpaceConfig) -> Result<(), String> {
         space
             .validate(self.stations.len() + 1)
@@ -311,6 +313,9 @@ impl CellConfig {
                 ));
             }
             let n = ap + sta.node().index();
+            if map.node_walks(n) {
+                continue;
+            }
             let weakest = map.rx_dbm(ap, n).min(map.rx_dbm(n, ap));
             if weakest < map.preamble_dbm {
                 return Err(format!(

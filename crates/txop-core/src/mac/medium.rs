@@ -29,7 +29,9 @@
 //!
 //! Contention still has no per-slot events: a node's next transmission is computed from
 //! its counters, and the medium's deadline is the earliest of those of the nodes whose
-//! view is idle and of the PPDU starts and ends to come.
+//! view is idle and of the PPDU starts and ends to come. Walking adds none either: a
+//! PPDU's power at each node is the space's at the PPDU's start
+//! ([`RadioMap::rx_mw_at`]), from its start to its end.
 //!
 //! Beacons and power save run here too: the MAC's own frames are sequences like data
 //! (`FrameSequence::own`); each station's beacon reception is drawn from its lock; a
@@ -555,7 +557,7 @@ impl Cell {
         let m = self.medium.as_ref().expect("a cell with space");
         let first = m.first;
         let Some(link) = self.nodes[from].link_to(NodeId(to as u16)) else {
-            return m.map.rx_mw(first + from, first + to);
+            return m.map.rx_mw_at(first + from, first + to, t);
         };
         let link = self.nodes[from].link(link);
         if link.channel.is_none() {
@@ -565,7 +567,7 @@ impl Cell {
         }
         match link.error_at(t) {
             ErrorModel::Snr { snr_db } => dbm_to_mw(snr_db + m.map.noise_dbm),
-            _ => m.map.rx_mw(first + from, first + to),
+            _ => m.map.rx_mw_at(first + from, first + to, t),
         }
     }
 
@@ -625,7 +627,9 @@ impl Cell {
         let mut signals = std::mem::take(&mut m.signals);
         signals.clear();
         let first = m.first;
-        signals.extend((0..self.nodes.len()).map(|r| m.map.rx_mw(ppdu.transmitter, first + r)));
+        signals.extend(
+            (0..self.nodes.len()).map(|r| m.map.rx_mw_at(ppdu.transmitter, first + r, ppdu.start)),
+        );
         self.hear_start(ppdu.transmitter, None, &on_air, ppdu.start, &signals);
         self.medium().signals = signals;
         self.refresh_medium_timer();
@@ -657,7 +661,7 @@ impl Cell {
             // defers to what starts; its energy is still followed, so that its carrier
             // sense is right when it comes back.
             let away = self.nodes[r].away;
-            let p_mw = m.map.rx_mw(g, m.first + r);
+            let p_mw = m.map.rx_mw_at(g, m.first + r, ppdu.start);
             if p_mw < m.map.floor_mw {
                 continue;
             }
@@ -749,7 +753,8 @@ impl Cell {
             if Some(r) == own {
                 continue;
             }
-            let p_mw = m.map.rx_mw(g, m.first + r);
+            // As at its start (`hear_start`): what it added is what it takes away.
+            let p_mw = m.map.rx_mw_at(g, m.first + r, ppdu.start);
             let nm = &mut m.nodes[r];
             if nm.heard == 0 || p_mw < m.map.floor_mw {
                 continue; // away when it started, or too weak to hear
@@ -1335,5 +1340,105 @@ mod tests {
         let c = charges(&spans);
         assert_eq!(c.iter().sum::<u64>(), 30 + 1);
         assert_eq!(c, vec![2 + 1, (2 + 1) + (1 + 2), 1 + 20, 1]);
+    }
+
+    /// A node's energy is the sum of the powers of the PPDUs on the air at it, each as
+    /// at its start (and `heard` / `loud` count them), whatever the nodes do meanwhile:
+    /// a PPDU takes away what it added. Station 2 jumps between 30 and 45 m from
+    /// station 1 every millisecond, across the −82 dBm preamble threshold (37.8 m at
+    /// 20 dBm, exponent 3.5), far faster than anyone walks, so its powers change within
+    /// every PPDU; both stations saturate their uplinks. Checked after every step.
+    #[test]
+    fn a_ppdu_takes_away_what_it_added_while_nodes_walk() {
+        use crate::cell::{CellConfig, Output, StationConfig};
+        use crate::packet::Packet;
+        use crate::phy::mobility::{Mobility, Position, Waypoint};
+        use crate::phy::space::{Placement, SpaceConfig, Walker};
+        use crate::phy::{Band, ChannelWidth, GuardInterval, Standard};
+        let jumps: Vec<Waypoint> = (0..2000u64)
+            .flat_map(|k| {
+                let x = if k % 2 == 0 { 10.0 } else { 25.0 };
+                [Nanos::from_ms(k), Nanos::from_ms(k) + Nanos::from_us(999)].map(|at| Waypoint {
+                    at,
+                    position: Position::new(x, 0.0),
+                })
+            })
+            .collect();
+        let mut space = SpaceConfig::new(
+            Placement::Positions {
+                positions: vec![
+                    Position::default(),
+                    Position::new(-20.0, 0.0),
+                    Position::new(10.0, 0.0),
+                ],
+                exponent: 3.5,
+            },
+            20.0,
+        );
+        space.walkers = vec![Walker {
+            node: 2,
+            mobility: Mobility::Waypoints(jumps),
+        }];
+        let tx = TxVector::Ht {
+            mcs: 4,
+            width: ChannelWidth::Mhz20,
+            gi: GuardInterval::Long,
+        };
+        let sta = || StationConfig::new(tx, ErrorModel::Snr { snr_db: 30.0 });
+        let mut cfg = CellConfig::new(Standard::N, Band::Ghz5, vec![sta(), sta()]);
+        cfg.space = Some(space);
+        let mut cell = Cell::new(cfg, 3).expect("a valid cell");
+        {
+            let map = &cell.medium.as_ref().unwrap().map;
+            assert!(map.detects_at(1, 2, Nanos::ZERO));
+            assert!(!map.detects_at(1, 2, Nanos::from_ms(1)));
+        }
+        let mut id = 0;
+        for s in [1, 2] {
+            for _ in 0..64 {
+                cell.handle_packet(Nanos::ZERO, Packet::new(id, NodeId(s), NodeId::AP, 1500));
+                id += 1;
+            }
+        }
+        let (mut steps, mut overlaps) = (0, 0);
+        while let Some(t) = cell.poll_timeout().filter(|&t| t < Nanos::from_secs(2)) {
+            cell.handle_timeout(t);
+            while let Some(o) = cell.poll_output() {
+                let (at, p) = match o {
+                    Output::Delivered { at, packet } | Output::Dropped { at, packet, .. } => {
+                        (at, packet)
+                    }
+                    Output::Airtime(_) => continue,
+                };
+                cell.handle_packet(at, Packet::new(id, p.src, p.dst, 1500));
+                id += 1;
+            }
+            let m = cell.medium.as_ref().unwrap();
+            for (r, nm) in m.nodes.iter().enumerate() {
+                let on_air: Vec<f64> = m
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|&(x, _)| x != r)
+                    .filter_map(|(x, n)| n.sending.map(|p| m.map.rx_mw_at(x, r, p.start)))
+                    .filter(|&p| p >= m.map.floor_mw)
+                    .collect();
+                let energy: f64 = on_air.iter().sum();
+                let loud = on_air.iter().filter(|&&p| p >= m.map.preamble_mw).count();
+                overlaps += usize::from(on_air.len() > 1);
+                assert_eq!(nm.heard as usize, on_air.len(), "node {r} at {t:?}");
+                assert_eq!(nm.loud as usize, loud, "node {r} at {t:?}");
+                assert!(
+                    (nm.energy_mw - energy).abs() <= 1e-9 * energy,
+                    "node {r} at {t:?}: {} mW, {energy} mW on the air",
+                    nm.energy_mw
+                );
+            }
+            steps += 1;
+        }
+        assert!(
+            steps > 1000 && overlaps > 50,
+            "{steps} steps, {overlaps} overlaps"
+        );
     }
 }

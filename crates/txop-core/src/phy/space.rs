@@ -7,10 +7,17 @@
 //! log-distance model of [`super::path_loss`] or from a matrix the scenario gives), and
 //! the MAC gives every node its own view of the medium and decides each reception by
 //! its SINR (`mac/carrier_sense.rs`, `mac/reception.rs`).
+//!
+//! Placed nodes may walk ([`Walker`]): a PPDU's power at every receiver is then the
+//! log-distance loss between where its sender and the receiver stand at the PPDU's
+//! start ([`RadioMap::rx_mw_at`]), the granularity at which a link's SNR follows a
+//! moving station without space (`link_channel.rs`: the MAC evaluates it at each
+//! PPDU's start).
 
-use super::mobility::Position;
+use super::mobility::{Mobility, Position};
 use super::path_loss::{noise_dbm, path_loss_db};
 use super::{Band, ChannelWidth};
+use crate::Nanos;
 
 /// Preamble detection threshold for a 20 MHz OFDM PPDU: a receiver that is idle locks
 /// on a PPDU at least this strong and holds CCA busy for its duration (802.11-2016
@@ -63,6 +70,16 @@ pub enum Placement {
     PathLossDb(Vec<Vec<f64>>),
 }
 
+/// A placed node that moves: its index in the placement and how it moves (its entry in
+/// [`Placement::Positions`] is where it stands at 0 s).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Walker {
+    /// Its index in the placement (AP first).
+    pub node: usize,
+    /// How it moves.
+    pub mobility: Mobility,
+}
+
 /// Space for a cell: placement, transmit power and the receivers' thresholds.
 ///
 /// The placement may hold the nodes of several cells sharing one channel (several BSSs):
@@ -82,6 +99,9 @@ pub struct SpaceConfig {
     pub cca_energy_dbm: f64,
     /// The capture rule.
     pub capture: Capture,
+    /// The nodes that move (with [`Placement::Positions`] only: a matrix places no one,
+    /// so no one can walk in it).
+    pub walkers: Vec<Walker>,
 }
 
 impl SpaceConfig {
@@ -97,6 +117,7 @@ impl SpaceConfig {
             capture: Capture::Restart {
                 margin_db: CAPTURE_MARGIN_DB,
             },
+            walkers: Vec::new(),
         }
     }
 
@@ -145,6 +166,24 @@ impl SpaceConfig {
                     finite(p.x_m, &format!("node {i}'s x"))?;
                     finite(p.y_m, &format!("node {i}'s y"))?;
                 }
+                for w in &self.walkers {
+                    if w.node >= positions.len() {
+                        return Err(format!(
+                            "node {} walks, but the space places {} nodes",
+                            w.node,
+                            positions.len()
+                        ));
+                    }
+                    w.mobility
+                        .validate()
+                        .map_err(|e| format!("node {}'s walk: {e}", w.node))?;
+                }
+            }
+            Placement::PathLossDb(_) if !self.walkers.is_empty() => {
+                return Err(format!(
+                    "node {} walks, but a path-loss matrix places no one",
+                    self.walkers[0].node
+                ));
             }
             Placement::PathLossDb(m) => {
                 for (i, row) in m.iter().enumerate() {
@@ -196,6 +235,32 @@ pub struct RadioMap {
     pub capture: Capture,
     /// Under [`Capture::Restart`], its margin as a power ratio (`None`: no capture).
     pub capture_ratio: Option<f64>,
+    /// How the nodes move, when some walk (`None`: every power is in the table).
+    motion: Option<Box<Motion>>,
+}
+
+/// Where every node of a [`RadioMap`] is over time, when some walk, and the link budget
+/// that turns their distance into a received power.
+#[derive(Clone, Debug)]
+struct Motion {
+    /// Per node: whether it walks.
+    walks: Vec<bool>,
+    /// Per node: how it moves (still for those that do not walk).
+    mobility: Vec<Mobility>,
+    tx_power_dbm: f64,
+    exponent: f64,
+    band: Band,
+}
+
+impl Motion {
+    /// Node `to`'s received power from node `from` when both stand where they are at
+    /// `t`, dBm: the same log-distance loss the table holds for nodes standing still.
+    fn rx_dbm(&self, from: usize, to: usize, t: Nanos) -> f64 {
+        let d = self.mobility[from]
+            .position_at(t)
+            .distance_m(self.mobility[to].position_at(t));
+        self.tx_power_dbm - path_loss_db(self.exponent, self.band, d)
+    }
 }
 
 /// dBm to mW.
@@ -212,20 +277,49 @@ impl RadioMap {
     /// Resolve `space` for `band` and `width` (the noise floor).
     pub fn new(space: &SpaceConfig, band: Band, width: ChannelWidth) -> RadioMap {
         let n = space.nodes();
+        let motion = match &space.placement {
+            Placement::Positions {
+                positions,
+                exponent,
+            } if !space.walkers.is_empty() => {
+                let mut mobility: Vec<Mobility> =
+                    positions.iter().map(|&p| Mobility::Still(p)).collect();
+                let mut walks = vec![false; n];
+                for w in &space.walkers {
+                    mobility[w.node] = w.mobility.clone();
+                    walks[w.node] = true;
+                }
+                Some(Box::new(Motion {
+                    walks,
+                    mobility,
+                    tx_power_dbm: space.tx_power_dbm,
+                    exponent: *exponent,
+                    band,
+                }))
+            }
+            _ => None,
+        };
         let mut rx_dbm = vec![f64::NEG_INFINITY; n * n];
         for i in 0..n {
             for j in 0..n {
                 if i == j {
                     continue;
                 }
-                let loss = match &space.placement {
-                    Placement::Positions {
-                        positions,
-                        exponent,
-                    } => path_loss_db(*exponent, band, positions[i].distance_m(positions[j])),
-                    Placement::PathLossDb(m) => m[i][j],
+                rx_dbm[i * n + j] = match (&motion, &space.placement) {
+                    // A walker's entry: where it stands at 0 s.
+                    (Some(m), _) => m.rx_dbm(i, j, Nanos::ZERO),
+                    (
+                        None,
+                        Placement::Positions {
+                            positions,
+                            exponent,
+                        },
+                    ) => {
+                        space.tx_power_dbm
+                            - path_loss_db(*exponent, band, positions[i].distance_m(positions[j]))
+                    }
+                    (None, Placement::PathLossDb(m)) => space.tx_power_dbm - m[i][j],
                 };
-                rx_dbm[i * n + j] = space.tx_power_dbm - loss;
             }
         }
         let noise = noise_dbm(width);
@@ -245,7 +339,45 @@ impl RadioMap {
                 Capture::Off => None,
                 Capture::Restart { margin_db } => Some(dbm_to_mw(margin_db)),
             },
+            motion,
         }
+    }
+
+    /// Whether some node walks: then the powers involving it change over time
+    /// ([`RadioMap::rx_mw_at`]), and the table holds them as at 0 s.
+    pub fn walks(&self) -> bool {
+        self.motion.is_some()
+    }
+
+    /// Whether node `node` walks.
+    pub fn node_walks(&self, node: usize) -> bool {
+        self.motion.as_ref().is_some_and(|m| m.walks[node])
+    }
+
+    /// Node `to`'s received power from node `from` when both stand where they are at
+    /// `t`, dBm ([`RadioMap::rx_dbm`] when neither walks).
+    #[inline]
+    pub fn rx_dbm_at(&self, from: usize, to: usize, t: Nanos) -> f64 {
+        match &self.motion {
+            Some(m) if m.walks[from] || m.walks[to] => m.rx_dbm(from, to, t),
+            _ => self.rx_dbm(from, to),
+        }
+    }
+
+    /// Node `to`'s received power from node `from` when both stand where they are at
+    /// `t`, mW. The medium asks it for a PPDU at the PPDU's start, at its start and at
+    /// its end alike, so what a PPDU added to a receiver's energy is what it takes away.
+    #[inline]
+    pub fn rx_mw_at(&self, from: usize, to: usize, t: Nanos) -> f64 {
+        match &self.motion {
+            Some(m) if m.walks[from] || m.walks[to] => dbm_to_mw(m.rx_dbm(from, to, t)),
+            _ => self.rx_mw(from, to),
+        }
+    }
+
+    /// Whether node `to` detects the preamble of a frame node `from` starts at `t`.
+    pub fn detects_at(&self, from: usize, to: usize, t: Nanos) -> bool {
+        self.rx_dbm_at(from, to, t) >= self.preamble_dbm
     }
 
     /// Number of nodes.
@@ -322,6 +454,106 @@ mod tests {
         assert!(!map.all_detect_all());
         let near = RadioMap::new(&line(&[0.0, -5.0, 5.0]), Band::Ghz5, ChannelWidth::Mhz20);
         assert!(near.all_detect_all());
+    }
+
+    /// Two stations 10 m apart walk apart at 1 m/s each along x (one by velocity, one
+    /// by waypoints): at 20 s they stand at ±25 m, 50 m apart, where −86.2 dBm is under
+    /// the preamble threshold (−82 dBm is reached at 37.8 m). Every power involving a
+    /// walker is the log-distance loss between where the two stand then; the AP's
+    /// powers to the still station and the table (as at 0 s) do not move.
+    #[test]
+    fn walkers_powers_follow_where_they_stand() {
+        let mut space = line(&[0.0, -5.0, 5.0, 30.0]);
+        space.walkers = vec![
+            Walker {
+                node: 1,
+                mobility: Mobility::ConstantVelocity {
+                    start: Position::new(-5.0, 0.0),
+                    velocity_mps: (-1.0, 0.0),
+                },
+            },
+            Walker {
+                node: 2,
+                mobility: Mobility::Waypoints(vec![
+                    super::super::mobility::Waypoint {
+                        at: Nanos::ZERO,
+                        position: Position::new(5.0, 0.0),
+                    },
+                    super::super::mobility::Waypoint {
+                        at: Nanos::from_secs(20),
+                        position: Position::new(25.0, 0.0),
+                    },
+                ]),
+            },
+        ];
+        space.validate(4).unwrap();
+        let map = RadioMap::new(&space, Band::Ghz5, ChannelWidth::Mhz20);
+        assert!(map.walks() && map.node_walks(1) && map.node_walks(2));
+        assert!(!map.node_walks(0) && !map.node_walks(3));
+        let still = RadioMap::new(
+            &line(&[0.0, -5.0, 5.0, 30.0]),
+            Band::Ghz5,
+            ChannelWidth::Mhz20,
+        );
+        let budget = |d: f64| 20.0 - path_loss_db(3.5, Band::Ghz5, d);
+        let t20 = Nanos::from_secs(20);
+        for (from, to) in [(0, 1), (1, 2), (2, 3), (3, 0), (0, 3)] {
+            // At 0 s the table is the still placement's, and so is every power at 0 s.
+            assert_eq!(map.rx_dbm(from, to), still.rx_dbm(from, to));
+            assert_eq!(map.rx_dbm_at(from, to, Nanos::ZERO), still.rx_dbm(from, to));
+        }
+        assert_eq!(map.rx_dbm_at(1, 2, t20), budget(50.0));
+        assert_eq!(map.rx_dbm_at(2, 1, t20), budget(50.0));
+        assert_eq!(map.rx_dbm_at(0, 1, t20), budget(25.0));
+        assert_eq!(map.rx_dbm_at(2, 3, t20), budget(5.0));
+        assert_eq!(map.rx_dbm_at(3, 0, t20), still.rx_dbm(3, 0));
+        assert_eq!(
+            map.rx_dbm(1, 2),
+            still.rx_dbm(1, 2),
+            "the table stays at 0 s"
+        );
+        assert!((mw_to_dbm(map.rx_mw_at(1, 2, t20)) - budget(50.0)).abs() < 1e-9);
+        // Halfway (10 s, 30 m apart) they still detect each other; at 20 s they are
+        // hidden from each other but both still reach the AP.
+        assert!(map.detects_at(1, 2, Nanos::from_secs(10)));
+        assert!((budget(50.0) + 86.2).abs() < 0.05, "{}", budget(50.0));
+        assert!(!map.detects_at(1, 2, t20) && !map.detects_at(2, 1, t20));
+        assert!(map.detects_at(0, 1, t20) && map.detects_at(2, 0, t20));
+        // Waypoints hold the last point after it.
+        assert_eq!(map.rx_dbm_at(2, 3, Nanos::from_secs(99)), budget(5.0));
+        assert!(!still.walks());
+    }
+
+    #[test]
+    fn a_walk_needs_positions_and_a_node() {
+        let walker = |node| Walker {
+            node,
+            mobility: Mobility::ConstantVelocity {
+                start: Position::default(),
+                velocity_mps: (1.0, 0.0),
+            },
+        };
+        let mut matrix = SpaceConfig::new(
+            Placement::PathLossDb(vec![vec![0.0, 80.0], vec![80.0, 0.0]]),
+            20.0,
+        );
+        matrix.walkers = vec![walker(1)];
+        let e = matrix.validate(2).unwrap_err();
+        assert_eq!(e, "node 1 walks, but a path-loss matrix places no one");
+        let mut far = line(&[0.0, 1.0]);
+        far.walkers = vec![walker(2)];
+        assert_eq!(
+            far.validate(2).unwrap_err(),
+            "node 2 walks, but the space places 2 nodes"
+        );
+        far.walkers = vec![Walker {
+            node: 1,
+            mobility: Mobility::Waypoints(Vec::new()),
+        }];
+        assert!(far
+            .validate(2)
+            .unwrap_err()
+            .starts_with("node 1's walk: at least one waypoint"));
     }
 
     #[test]

@@ -193,13 +193,16 @@ impl Scenario {
         let mut trace_files = TraceFiles::default();
         let mut summaries = Vec::new();
         let links = station_links(&self.stations)?;
-        let space = self.resolve_space(&links, width)?;
+        let mut space = self.resolve_space(&links, width)?;
         for (index, (key, mut link)) in links.into_iter().enumerate() {
             if let Some(space) = &space {
                 space.place_link(index, &mut link);
             }
             let sta = stations.len() as u16 + 1;
             let resolved = self.station_channel(&key, sta, &link, width, &mut trace_files)?;
+            if let Some(space) = &mut space {
+                space.walk(index, resolved.channel.as_ref());
+            }
             if link.loss.is_none() {
                 link.snr_db = resolved.snr_db;
             }
