@@ -726,7 +726,19 @@ impl Simulation {
         let busy = cell.busy_ns();
         let (mut stations, mut total_bytes) = txop_results::results::station_results(cell, secs);
         host_bus_rows(&self.net, &mut stations, &mut total_bytes, secs);
-        let shares: Vec<f64> = stations.iter().map(|s| s.airtime_share).collect();
+        // Jain's index over the stations that had traffic to send or receive: an idle
+        // station's nil share is not unfairness (an apartment block with one loaded
+        // station of four read 0.25).
+        let active = |station: u16| {
+            cell.stats()
+                .get(usize::from(station))
+                .is_some_and(|s| s.up.offered_packets + s.down.offered_packets > 0)
+        };
+        let shares: Vec<f64> = stations
+            .iter()
+            .filter(|s| active(s.station))
+            .map(|s| s.airtime_share)
+            .collect();
         let (beacon_airtime_ns, beacon_airtime_share) = txop_results::results::beacon_airtime(cell);
         let inside_wired = self.slab.iter().flatten().count() as u64;
         Results {

@@ -224,3 +224,39 @@ fn a_long_run_reports_its_coarser_step_everywhere() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Jain's index is over the stations that had traffic: in `apartment-block` one station
+/// of four per BSS runs rrul, so each BSS's index is 1 (it read 0.25, the value of one
+/// station taking all, counting three idle ones); in `anomaly` both stations are loaded
+/// and the index is Jain's formula over both (unequal) shares.
+#[test]
+fn jain_counts_only_the_stations_with_traffic() {
+    let jain = |xs: &[f64]| {
+        let sum: f64 = xs.iter().sum();
+        let sq: f64 = xs.iter().map(|x| x * x).sum();
+        sum * sum / (xs.len() as f64 * sq)
+    };
+    let v = run_json(&["apartment-block", "--set", "traffic.length_s=2"]);
+    for b in v["bss"].as_array().unwrap() {
+        let busy: Vec<&serde_json::Value> = b["stations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["ppdus"].as_u64() > Some(0))
+            .collect();
+        assert_eq!(busy.len(), 1, "{}", b["name"]);
+        assert_eq!(b["airtime_jain_index"], 1.0, "{}", b["name"]);
+    }
+    let v = run_json(&["anomaly", "--set", "duration_s=2"]);
+    let shares: Vec<f64> = v["stations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["airtime_share"].as_f64().unwrap())
+        .collect();
+    assert_eq!(shares.len(), 2);
+    assert!(shares.iter().all(|&s| s > 0.0));
+    let got = v["airtime_jain_index"].as_f64().unwrap();
+    assert!((got - jain(&shares)).abs() < 1e-12, "{got} vs {}", jain(&shares));
+    assert!(got < 0.99, "the anomaly's shares are unequal: {shares:?}");
+}
