@@ -80,7 +80,7 @@ fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 wheels="${CARGO_TARGET_DIR:-$repo/target}/wheels"
 src_hash=$(cd "$repo" && find Cargo.toml Cargo.lock pyproject.toml python/txop crates/*/Cargo.toml \
-        crates/*/src crates/txop/assets -type f -not -name '*.pyc' -print0 \
+        crates/*/src crates/txop-report/assets -type f -not -name '*.pyc' -print0 \
     | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$wheels/txop.source-hash" 2>/dev/null)" != "$src_hash" ] \
     || ! python3 -c "import txop._txop" 2>/dev/null; then

@@ -1,6 +1,6 @@
 //! `txop._txop`: the native module of the Python package `txop` (python/txop/).
 //!
-//! A thin layer over the `txop` crate's [`txop::run`]: the very functions `txop run`
+//! A thin layer over txop-report's [`txop_report::run`]: the very functions `txop run`
 //! and `txop compare` call, so that Python gets the same bytes as the command line.
 //! Errors the command line prints as `txop: error: MESSAGE` raise `TxopError` (a
 //! `ValueError`) with MESSAGE; internal errors raise `TxopInternalError` with the line
@@ -12,8 +12,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::Path;
-use txop::results_dir::{self, Protected};
-use txop::run::{CompareOutcome, Failure, Outcome, Plan};
+use txop_report::results_dir::{self, Protected};
+use txop_report::run::{CompareOutcome, Failure, Outcome, Plan};
 
 create_exception!(
     _txop,
@@ -51,7 +51,7 @@ fn simulate(plan: Plan) -> Result<Outcome, Failure> {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "panic".into());
-            Err(Failure::Internal(txop::runner::internal_error_line(
+            Err(Failure::Internal(txop_report::runner::internal_error_line(
                 Some(&label),
                 &msg,
             )))
@@ -85,7 +85,7 @@ fn resolve(
     sets: Vec<(String, String)>,
     seed: Option<u64>,
 ) -> PyResult<(String, u64, String, f64, bool)> {
-    let plan = txop::run::plan(spec, &sets, seed).map_err(user_error)?;
+    let plan = txop_report::run::plan(spec, &sets, seed).map_err(user_error)?;
     let text = toml::to_string(plan.scenario())
         .map_err(|e| user_error(format!("cannot encode the scenario: {e}")))?;
     Ok((
@@ -139,7 +139,7 @@ fn run(
     sets: Vec<(String, String)>,
     seed: Option<u64>,
 ) -> PyResult<Run> {
-    let plan = txop::run::plan(spec, &sets, seed).map_err(user_error)?;
+    let plan = txop_report::run::plan(spec, &sets, seed).map_err(user_error)?;
     let outcome = py.detach(|| simulate(plan)).map_err(failure)?;
     Ok(Run { outcome })
 }
@@ -183,7 +183,8 @@ fn compare(
     seed: Option<u64>,
     workers: usize,
 ) -> PyResult<Compare> {
-    let plan = txop::run::plan_compare(spec, &stacks, &vary, &sets, seed).map_err(user_error)?;
+    let plan =
+        txop_report::run::plan_compare(spec, &stacks, &vary, &sets, seed).map_err(user_error)?;
     let outcome = py
         .detach(|| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -224,9 +225,9 @@ fn results_dir_exists(dir: &str) -> PyResult<bool> {
 /// The built-in scenarios: `(name, description)`.
 #[pyfunction]
 fn scenarios() -> Vec<(String, String)> {
-    txop::builtin::SCENARIOS
+    txop_scenario::builtin::SCENARIOS
         .iter()
-        .map(|(name, text)| (name.to_string(), txop::builtin::description(text)))
+        .map(|(name, text)| (name.to_string(), txop_scenario::builtin::description(text)))
         .collect()
 }
 

@@ -6,9 +6,10 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use txop::emulated;
 use txop::report;
 use txop::run::Plan;
-use txop::runner::{emulated, parse_sets};
+use txop::runner::parse_sets;
 use txop::scenario::Scenario;
 use txop_emu::results::EmuReport;
 use txop_emu::{netns, Program};
@@ -85,7 +86,7 @@ pub struct EmuArgs {
     /// The air as a radiotap capture, DIR/air.pcapng, with the real packet bytes (with
     /// `[[bss]]`, DIR/air-<name>.pcapng per BSS).
     #[command(flatten)]
-    pcap: txop::pcap::PcapArgs,
+    pcap: crate::pcap_args::PcapArgs,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -200,14 +201,14 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         ));
     }
     let plan = txop::run::plan(spec, &parse_sets(&args.set)?, args.seed).map_err(UserError)?;
-    let capture = plan.capture(&args.pcap).map_err(UserError)?;
+    let capture = plan.capture(&args.pcap.options()).map_err(UserError)?;
     let (scenario, mut emu_cfg, name, bsss) = match plan {
         Plan::Single(p) => {
             let p = *p;
-            (p.scenario, emulated(p.cfg), p.name, None)
+            (p.scenario, emulated::single(p.cfg), p.name, None)
         }
         Plan::Bsss(p) => {
-            let cfg = txop::neighbours::emulated(&p);
+            let cfg = emulated::bsss(&p);
             let p = *p;
             (p.scenario, cfg, p.name, Some(p.bsss))
         }

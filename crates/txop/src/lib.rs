@@ -1,14 +1,12 @@
 //! The `txop` command: scenario files, built-in scenarios and reports.
 
-pub mod compare;
-pub mod neighbours;
-pub mod pcap;
-pub mod plot;
-pub mod report;
+pub mod emulated;
 pub mod reproduce;
-pub mod results_dir;
-pub mod run;
-pub mod runner;
+
+// What a run or comparison gives (summary, --json, results directory, plots) lives in
+// its own crate (txop-report), which the Python package calls too; the command line
+// reaches it by its old paths.
+pub use txop_report::{compare, neighbours, pcap, plot, report, results_dir, run, runner};
 
 // The scenario files and the built-in scenarios live in their own crate (txop-scenario);
 // the command line reaches them by their old paths.

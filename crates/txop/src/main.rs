@@ -11,6 +11,7 @@ use txop::scenario;
 use txop_core::mac80211::rate_control::RateControlKind;
 
 mod emu;
+mod pcap_args;
 mod sweep;
 
 /// A lab for WiFi latency under load: a faithful 802.11 cell with the Linux transmit
@@ -43,7 +44,7 @@ enum Command {
         #[command(flatten)]
         out: Output,
         #[command(flatten)]
-        pcap: txop::pcap::PcapArgs,
+        pcap: pcap_args::PcapArgs,
     },
     /// Run one scenario under several settings and compare them side by side.
     #[command(after_help = "Examples:\n  \
@@ -311,7 +312,7 @@ fn run(
     sets: &[String],
     seed: Option<u64>,
     out: Output,
-    pcap: &txop::pcap::PcapArgs,
+    pcap: &pcap_args::PcapArgs,
 ) -> Result<(), Failure> {
     let sets = parse_sets(sets).map_err(UserError)?;
     if pcap.pcap && out.dir.is_none() {
@@ -323,7 +324,7 @@ fn run(
     let plan = txop::run::plan(spec, &sets, seed).map_err(UserError)?;
     // From here on an internal error names this run.
     let _context = enter_context(plan.label());
-    let capture = plan.capture(pcap).map_err(UserError)?;
+    let capture = plan.capture(&pcap.options()).map_err(UserError)?;
     if let Some(dir) = out.dir.as_deref() {
         refuse_existing(dir, out.force)?;
     }

@@ -173,7 +173,7 @@ fn e5_sdio_ping_through_the_engine_takes_the_simulators_round_trips() {
     let p = txop::runner::prepare("e5-sdio-ping", &[], None).unwrap();
     let cfg = p.cfg;
     let sim = Simulation::new(cfg.clone()).unwrap().run();
-    let emu = txop::runner::emulated(cfg.clone());
+    let emu = txop::emulated::single(cfg.clone());
     assert!(
         emu.network.host_bus.first().is_some_and(|b| b.is_some()),
         "station 1 has its bus in the emulator's network"

@@ -1,13 +1,11 @@
 //! Loading a scenario (built-in or file), applying overrides and running it: shared by
 //! `txop run`, `txop compare` and `txop reproduce` (and, for the network it models,
-//! `txop emu`).
+//! `txop emu`: `txop::emulated`).
 
 use crate::builtin;
 use crate::scenario::{self, Scenario};
 use std::path::Path;
-use txop_core::network::NetworkConfig;
 use txop_core::Nanos;
-use txop_emu::EmuConfig;
 use txop_results::Results;
 use txop_sim::{SimConfig, Simulation};
 
@@ -22,31 +20,6 @@ pub struct Prepared {
     pub setting: String,
     pub scenario: Scenario,
     pub cfg: SimConfig,
-}
-
-/// The emulator's run of a resolved scenario: all of it but the traffic (`[traffic]`,
-/// `[[flows]]`) and the duration, which the programs replace. Every part of
-/// [`SimConfig`] is named here, so that a part added to the simulator's runs (rate
-/// control, several cells) is either carried by the emulator or refused with its key,
-/// never left out unseen.
-pub fn emulated(cfg: SimConfig) -> EmuConfig {
-    let SimConfig {
-        cell,
-        flows: _,
-        duration: _,
-        seed,
-        wired,
-        host_bus,
-        // Only a scenario with `[[bss]]` has them; the emulator's programs are the
-        // traffic, between BSSs too (`crate::neighbours::emulated`).
-        remote_ends: _,
-    } = cfg;
-    let network = NetworkConfig {
-        cell,
-        wired,
-        host_bus,
-    };
-    EmuConfig::new(network, seed)
 }
 
 /// The largest scenario file read: 1 MiB. Scenario files are a few kB of TOML; the

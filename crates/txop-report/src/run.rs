@@ -146,7 +146,7 @@ impl Plan {
     /// for several.
     pub fn capture(
         &self,
-        pcap: &crate::pcap::PcapArgs,
+        pcap: &crate::pcap::PcapOptions,
     ) -> Result<Option<Vec<txop_capture::CaptureConfig>>, String> {
         match self {
             Plan::Single(p) => Ok(pcap

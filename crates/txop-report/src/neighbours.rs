@@ -99,29 +99,6 @@ fn refuse_unused_sets(scenario: &Scenario, sets: &[(String, String)]) -> Result<
     Ok(())
 }
 
-/// The emulator's run of `p`: every BSS's network (as [`crate::runner::emulated`]
-/// takes it from its simulation), seed and channel, under its name.
-pub fn emulated(p: &PreparedBsss) -> txop_emu::EmuConfig {
-    let mut bsss = p.bsss.iter().map(|b| {
-        let cfg = crate::runner::emulated(b.cfg.clone());
-        txop_emu::emulator::EmuBss {
-            name: b.name.clone(),
-            network: cfg.network,
-            seed: cfg.seed,
-            channel: b.channel,
-            capture: None,
-        }
-    });
-    let first = bsss.next().expect("a scenario with [[bss]] has a BSS");
-    let mut cfg = txop_emu::EmuConfig::new(first.network, first.seed);
-    cfg.world = Some(txop_emu::emulator::EmuWorld {
-        name: first.name,
-        channel: first.channel,
-        others: bsss.collect(),
-    });
-    cfg
-}
-
 /// results.json of a run with several BSSs: each BSS's results under its name.
 #[derive(Serialize)]
 pub(crate) struct NeighbourhoodReport<'a> {
