@@ -257,6 +257,10 @@ fn jain_counts_only_the_stations_with_traffic() {
     assert_eq!(shares.len(), 2);
     assert!(shares.iter().all(|&s| s > 0.0));
     let got = v["airtime_jain_index"].as_f64().unwrap();
-    assert!((got - jain(&shares)).abs() < 1e-12, "{got} vs {}", jain(&shares));
+    assert!(
+        (got - jain(&shares)).abs() < 1e-12,
+        "{got} vs {}",
+        jain(&shares)
+    );
     assert!(got < 0.99, "the anomaly's shares are unequal: {shares:?}");
 }
