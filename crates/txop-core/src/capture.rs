@@ -256,8 +256,9 @@ impl Cell {
     #[inline(never)]
     pub(crate) fn capture_exchange(&mut self) {
         let mut records = Vec::new();
-        let collision = self.exch.txs.len() > 1;
-        for tx in &self.exch.txs {
+        let txs = &self.medium.shared().exch.txs;
+        let collision = txs.len() > 1;
+        for tx in txs {
             match tx.frame {
                 Some(f) => self.capture_frame(tx, f, collision, &mut records),
                 None => self.capture_data(tx, collision, &mut records),
