@@ -14,7 +14,7 @@
 //! - one collision domain (`mac/exchange.rs`): an exchange is laid out whole when it
 //!   starts, so all its PPDUs (RTS, CTS or CTS-to-self, data, ACK or BlockAck; a
 //!   collision's overlapping PPDUs) are recorded then, in order of their ends;
-//! - with space (`mac/medium.rs`): each PPDU when it ends (its outcome is known then).
+//! - with space (`mac/medium/spatial.rs`): each PPDU when it ends (its outcome is known then).
 //!
 //! Either way a record is made before any packet it carries is reported delivered or
 //! dropped ([`Output`](crate::Output)), so a driver that drains the capture before the

@@ -1,7 +1,7 @@
-//! The medium when the cell has space: every node's own view of it, PPDU by PPDU.
+//! The spatial medium ([`Medium::Spatial`](super::Medium::Spatial)): every node's own view of it, PPDU by PPDU.
 //!
 //! Without space the cell is one collision domain and an exchange is laid out whole when
-//! it starts (`mac/contention.rs`, `mac/exchange.rs`). With space
+//! it starts (`shared.rs`, `mac/contention.rs`, `mac/exchange.rs`). With space
 //! ([`crate::phy::space`]) a node hears only what reaches it, so the medium is followed
 //! one PPDU at a time, each with a start and an end:
 //!
@@ -15,7 +15,7 @@
 //!   count again from AIFS after it — after EIFS if the last PPDU it locked on could not
 //!   be decoded, and not before the NAV it set from the Duration of a frame it decoded
 //!   for someone else (RTS, CTS, data) has run out.
-//! - **Reception** (`mac/reception.rs`): the receiver's lock is cut into pieces of
+//! - **Reception** (`reception.rs`): the receiver's lock is cut into pieces of
 //!   constant interference; data MPDUs are drawn piece by piece at their SINR; a control
 //!   frame nobody interfered with always gets through (as without space), one that was
 //!   interfered with is drawn at its SINR. A later frame takes the receiver over per the
