@@ -125,8 +125,9 @@ impl Medium {
     }
 
     /// The one-collision-domain engine's own state. Only that engine
-    /// (`mac/contention.rs`, `mac/exchange.rs`) asks, and it runs only on this variant:
-    /// the cell's access and exchange timers are never set with space.
+    /// (`mac/contention.rs`, `mac/exchange.rs`, stepped by the cell's access, delivery
+    /// and exchange-end timers) asks, and it runs only on this variant; with space the
+    /// medium's own timer steps the per-node engine instead.
     #[inline]
     pub(crate) fn shared(&self) -> &SharedMedium {
         match self {
@@ -144,8 +145,8 @@ impl Medium {
         }
     }
 
-    /// The per-node engine's own state. Only that engine (`spatial.rs`) asks, and it
-    /// runs only on this variant: the cell's medium timer is never set without space.
+    /// The per-node engine's own state. Only that engine (`spatial.rs`, stepped by the
+    /// cell's medium timer) asks, and it runs only on this variant.
     #[inline]
     pub(crate) fn spatial(&self) -> &SpatialMedium {
         match self {
