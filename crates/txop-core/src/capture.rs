@@ -14,7 +14,7 @@
 //! - one collision domain (`mac/exchange.rs`): an exchange is laid out whole when it
 //!   starts, so all its PPDUs (RTS, CTS or CTS-to-self, data, ACK or BlockAck; a
 //!   collision's overlapping PPDUs) are recorded then, in order of their ends;
-//! - with space (`mac/medium.rs`): each PPDU when it ends (its outcome is known then).
+//! - with space (`mac/medium/spatial.rs`): each PPDU when it ends (its outcome is known then).
 //!
 //! Either way a record is made before any packet it carries is reported delivered or
 //! dropped ([`Output`](crate::Output)), so a driver that drains the capture before the
@@ -256,8 +256,9 @@ impl Cell {
     #[inline(never)]
     pub(crate) fn capture_exchange(&mut self) {
         let mut records = Vec::new();
-        let collision = self.exch.txs.len() > 1;
-        for tx in &self.exch.txs {
+        let txs = &self.medium.shared().exch.txs;
+        let collision = txs.len() > 1;
+        for tx in txs {
             match tx.frame {
                 Some(f) => self.capture_frame(tx, f, collision, &mut records),
                 None => self.capture_data(tx, collision, &mut records),

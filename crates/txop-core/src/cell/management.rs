@@ -202,11 +202,7 @@ impl Cell {
                     self.sync_station(sta, t);
                 }
             }
-            if self.medium.is_some() {
-                self.refresh_medium_timer();
-            } else if !self.busy {
-                self.timers.set(Timer::Access, self.idle_timer());
-            }
+            self.contention_changed();
         }
         for sta in StationId::all(n_sta) {
             let Some(sm) = self.mgmt.as_ref().map(|m| &m.stas[sta.index()]) else {

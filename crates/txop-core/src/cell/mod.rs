@@ -9,6 +9,8 @@
 //! - `stats`: the counters ([`StationStats`], [`LinkStats`]) and [`AirtimeRecord`];
 //! - `timer`: the named deadlines [`Cell::handle_timeout`] runs;
 //! - `management`: beacons, background scanning and power save (reference §7, §9);
+//! - `mac/medium/`: the medium, chosen once when the cell is built: one collision
+//!   domain (`shared.rs`) or every node's own view of it, with space (`spatial.rs`);
 //! - `mac/contention.rs`: the EDCA contention engine (who wins the medium);
 //! - `mac/exchange.rs`: the frame exchange that follows (RTS/CTS, data, response,
 //!   TXOP continuation);
@@ -36,10 +38,10 @@ pub use crate::mac::exchange::ExchangeOutcome;
 use crate::driver::NUM_TIDS;
 use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{Ac, Backoff};
-use crate::mac::exchange::{Exchange, LinkAirtime};
+use crate::mac::exchange::LinkAirtime;
 use crate::mac::frame::Frame;
 pub use crate::mac::medium::AirPpdu;
-use crate::mac::medium::Medium;
+use crate::mac::medium::{Medium, SharedMedium, SpatialMedium};
 use crate::mac::protection::{needs_protection, Protection};
 use crate::mac80211::rate_control::{LinkRateControl, RateControlKind, RateMap};
 use crate::mac80211::txq::LinkId;
@@ -264,13 +266,8 @@ pub struct Cell {
     pub(crate) cfg: CellConfig,
     pub(crate) timing: PhyTiming,
     pub(crate) nodes: Vec<Node>,
-    /// An exchange is on the air (from the access that starts it to the end of its
-    /// busy period).
-    pub(crate) busy: bool,
     /// The deadlines of management and of the MAC's cycle.
     pub(crate) timers: TimerTable,
-    /// The exchange on the air (meaningful while `busy`).
-    pub(crate) exch: Exchange,
     /// Outputs not yet polled.
     pub(crate) out: VecDeque<Output>,
     /// Scratch: packets a reorder buffer released, before they become outputs.
@@ -295,9 +292,9 @@ pub struct Cell {
     /// Beacons, scanning and power save; `None` when none is configured.
     pub(crate) mgmt: Option<Box<Mgmt>>,
     pub(crate) beacon_airtime_ns: u64,
-    /// Every node's own view of the medium, when the cell has space (`None`: one
-    /// collision domain).
-    pub(crate) medium: Option<Box<Medium>>,
+    /// The medium, chosen when the cell is built: one collision domain, or every
+    /// node's own view of it when the cell has space.
+    pub(crate) medium: Medium,
     /// The PPDUs put on the air, while capture is on ([`Cell::capture_air`]).
     pub(crate) capture: Option<Box<crate::capture::AirCapture>>,
 }
@@ -423,23 +420,23 @@ impl Cell {
             });
         }
         let mgmt = cfg.has_mgmt().then(|| Mgmt::new(&cfg));
-        let medium = cfg.space.as_ref().map(|space| {
-            Box::new(Medium::new(
+        // The medium is chosen here, once: space gives every node its own view.
+        let medium = match cfg.space.as_ref() {
+            Some(space) => Medium::Spatial(Box::new(SpatialMedium::new(
                 RadioMap::new(space, cfg.band, crate::phy::ChannelWidth::Mhz20),
                 space.first_node,
                 n + 1,
                 seed,
-            ))
-        });
+            ))),
+            None => Medium::Shared(SharedMedium::default()),
+        };
         let mut timers = TimerTable::default();
         timers.set(Timer::Management, mgmt.as_ref().map(|m| m.next_deadline()));
         let mut cell = Cell {
             cfg,
             timing,
             nodes,
-            busy: false,
             timers,
-            exch: Exchange::default(),
             out: VecDeque::new(),
             released: Vec::new(),
             eifs_extra: timing.eifs_extra(),
@@ -510,10 +507,7 @@ impl Cell {
     /// space). With space it stays short of [`Cell::busy_ns`] by the part of the busy
     /// time whose exchanges have not ended.
     pub fn airtime_total_ns(&self) -> u64 {
-        match &self.medium {
-            Some(m) => m.charged_ns,
-            None => self.busy_ns,
-        }
+        self.medium.airtime_total_ns(self.busy_ns)
     }
 
     /// Internal (same-station, different-AC) collisions so far.
@@ -565,17 +559,7 @@ impl Cell {
                 n += link.rx.iter().map(|r| r.held() as u64).sum::<u64>();
             }
         }
-        if let Some(m) = &self.medium {
-            n += m.packets_in_air();
-        }
-        if self.busy {
-            // After the data PPDU ended, what the receiver decoded belongs to it
-            // (released or held for reordering), not to the air any more.
-            for tx in &self.exch.txs {
-                let received = |k: usize| self.exch.delivered && tx.ok.get(k) == Some(&true);
-                n += (0..tx.ppdu.mpdus.len()).filter(|&k| !received(k)).count() as u64;
-            }
-        }
+        n += self.medium.packets_in_air();
         n - self.delivered_copies.len() as u64
     }
 
@@ -584,16 +568,14 @@ impl Cell {
     /// which the caller must then drain after every call. Nothing for a cell without
     /// space.
     pub fn share_air(&mut self) {
-        if let Some(m) = self.medium.as_mut() {
-            m.share_air();
-        }
+        self.medium.share_air();
     }
 
     /// The next PPDU this cell put on an air it shares with other cells
     /// ([`Cell::share_air`]), for the caller to hand to each of them with
     /// [`Cell::handle_air`] at once. Always `None` for a cell alone on its air.
     pub fn poll_air(&mut self) -> Option<AirPpdu> {
-        self.medium.as_mut()?.poll_air()
+        self.medium.poll_air()
     }
 
     /// A PPDU of another cell sharing the air starts now (`ppdu.start`): this cell's
@@ -601,7 +583,7 @@ impl Cell {
     /// cell announced ([`Cell::poll_air`]) to every cell, at its start; each cell's own
     /// deadlines before that instant must have run. Ignored by a cell without space.
     pub fn handle_air(&mut self, ppdu: AirPpdu) {
-        if self.medium.is_some() {
+        if self.medium.is_spatial() {
             debug_assert!(self.poll_timeout().is_none_or(|t| t >= ppdu.start));
             self.foreign_ppdu(ppdu);
         }
@@ -635,15 +617,15 @@ impl Cell {
         match timer {
             Timer::Management => self.handle_mgmt(t),
             Timer::Access => {
-                debug_assert!(!self.busy);
+                debug_assert!(!self.medium.shared().busy);
                 self.start_access(t);
             }
             Timer::Delivery => {
-                debug_assert!(self.busy && !self.exch.delivered);
+                debug_assert!(self.medium.shared().busy && !self.medium.shared().exch.delivered);
                 self.deliver(t);
             }
             Timer::ExchangeEnd => {
-                debug_assert!(self.busy && self.exch.delivered);
+                debug_assert!(self.medium.shared().busy && self.medium.shared().exch.delivered);
                 self.finish_exchange(t);
             }
             Timer::Medium => self.medium_fire(t),
@@ -693,10 +675,7 @@ impl Cell {
 
     /// Whether node `n` is sending or holds an exchange (its frames are in the air).
     pub(crate) fn on_air(&self, n: usize) -> bool {
-        match &self.medium {
-            Some(m) => m.nodes[n].sending.is_some() || m.nodes[n].exchange.is_some(),
-            None => self.busy && self.exch.txs.iter().any(|x| x.node.index() == n),
-        }
+        self.medium.on_air(n)
     }
 
     /// Report what node `n`'s path dropped or gave up since the last call.
@@ -720,7 +699,7 @@ impl Cell {
         // a loss. (Without space the response always arrives when anything was
         // decoded.) The path reports each given-up MPDU as a retry-limit drop, in the
         // same order.
-        let mut delivered_anyway = self.medium.is_some().then(|| {
+        let mut delivered_anyway = self.medium.is_spatial().then(|| {
             self.nodes[n]
                 .path
                 .gave_up

@@ -21,7 +21,7 @@ use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{Frame, MgmtFrame};
-use crate::packet::NodeId;
+use crate::mac::medium::Medium;
 use crate::Nanos;
 
 /// What a node does when its contention ends ([`Cell::node_wins`]).
@@ -56,10 +56,10 @@ impl Cell {
             b.slots = 0;
             b.counted_from = now;
         }
-        if self.medium.is_some() {
+        if self.medium.is_spatial() {
             // With space the medium keeps the timer.
             self.refresh_medium_timer();
-        } else if !self.busy {
+        } else if !self.medium.view_busy(n) {
             let t = self.nodes[n].edca[ac.index()].tx_time(slot);
             let earliest = self.timers.get(Timer::Access).map_or(t, |cur| cur.min(t));
             self.timers.set(Timer::Access, Some(earliest));
@@ -70,7 +70,7 @@ impl Cell {
     /// queued for an idle EDCA function (802.11-2016 10.22.2.2 a): by physical carrier
     /// sense, by virtual carrier sense (its NAV), or because it holds an exchange. The
     /// same rule on both media: with space from the node's own view
-    /// ([`Medium::senses_busy`](crate::mac::medium::Medium::senses_busy)); in one
+    /// ([`SpatialMedium::senses_busy`](crate::mac::medium::SpatialMedium::senses_busy)); in one
     /// collision domain the exchange is laid out whole and holds every node busy except
     /// where a node's own view has a gap ([`Exchange::idle_for`]): the addressee in the
     /// SIFS before its CTS or response (a frame addressed to it sets no NAV, 10.3.2.4 —
@@ -79,10 +79,7 @@ impl Cell {
     /// ended with its response). ns-3 decides alike (`NeedBackoffUponAccess`, whose
     /// `IsBusy` is false between a reception's end and the response's start).
     pub(crate) fn senses_busy(&self, n: usize, now: Nanos) -> bool {
-        match &self.medium {
-            Some(m) => m.senses_busy(n, now),
-            None => self.busy && !self.exch.idle_for(NodeId(n as u16), now, self.timing.sifs),
-        }
+        self.medium.senses_busy(n, now, self.timing.sifs)
     }
 
     /// Start contention for the ACs of node `n` that had no frame before (`had`).
@@ -106,7 +103,7 @@ impl Cell {
                 continue;
             }
             match self.node_wins(n, window_end, beacon.filter(|_| n == 0)) {
-                Some(NodeAccess { tx: Some(tx), .. }) => self.exch.txs.push(tx),
+                Some(NodeAccess { tx: Some(tx), .. }) => self.medium.shared_mut().exch.txs.push(tx),
                 Some(_) => {}
                 None => {
                     for b in self.nodes[n].edca.iter_mut() {
@@ -115,15 +112,16 @@ impl Cell {
                 }
             }
         }
-        if self.exch.txs.is_empty() {
+        let sh = self.medium.shared_mut();
+        if sh.exch.txs.is_empty() {
             // Nothing could be built after all (defensive: has_ppdu promised a frame).
             self.reschedule();
             return;
         }
-        self.busy = true;
-        self.exch.txop_start = t;
-        self.exch.busy_from = t;
-        if self.exch.txs.len() > 1 {
+        sh.busy = true;
+        sh.exch.txop_start = t;
+        sh.exch.busy_from = t;
+        if sh.exch.txs.len() > 1 {
             self.resolve_collision();
         } else {
             self.resolve_single(None);
@@ -223,55 +221,56 @@ impl Cell {
         next
     }
 
-    /// Node `n`'s radio leaves (retunes or sleeps): its backoff counters stop.
+    /// Node `n`'s radio leaves (retunes or sleeps): its backoff counters stop, unless
+    /// its view of the medium was busy (then they stopped already); with space its
+    /// receiver lets go of what it was locked on.
     pub(crate) fn radio_gone(&mut self, n: usize, t: Nanos) {
         let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
-        if let Some(m) = self.medium.as_mut() {
-            // With space: its receiver lets go of what it was locked on; its counters
-            // stop unless its view was busy (then they stopped already).
-            m.nodes[n].locked = None;
-            let idle = !m.view_busy(n);
-            let node = &mut self.nodes[n];
-            node.away = true;
-            if idle {
-                for b in node.edca.iter_mut() {
-                    b.freeze(t, slot, rule);
-                }
-            }
-            self.refresh_medium_timer();
-            return;
-        }
+        let idle = !self.medium.view_busy(n);
+        self.medium.radio_gone(n);
         let node = &mut self.nodes[n];
         node.away = true;
-        if !self.busy {
+        if idle {
             for b in node.edca.iter_mut() {
                 b.freeze(t, slot, rule);
             }
-            self.timers.set(Timer::Access, self.idle_timer());
         }
+        self.contention_changed();
     }
 
-    /// Node `n`'s radio is back: it defers AIFS, then counts its remaining backoff.
+    /// Node `n`'s radio is back: it defers AIFS, then counts its remaining backoff. If
+    /// its view is busy it counts from when the medium turns idle; if idle, from AIFS
+    /// after its return (with space, after its interframe reference, which an EIFS or a
+    /// response timeout may hold later).
     pub(crate) fn radio_back(&mut self, n: usize, t: Nanos) {
         let node = &mut self.nodes[n];
         node.away = false;
         node.ifs_ref = node.ifs_ref.max(t);
-        if let Some(m) = self.medium.as_ref() {
-            // With space: if its view is idle it counts from AIFS after its return; if
-            // busy, from when it turns idle (`Medium`).
-            if !m.view_busy(n) {
-                for b in node.edca.iter_mut() {
-                    b.counted_from = node.ifs_ref + self.timing.aifs(b.params.aifsn);
+        if !self.medium.view_busy(n) {
+            let from = if self.medium.is_spatial() {
+                node.ifs_ref
+            } else {
+                t
+            };
+            for b in node.edca.iter_mut() {
+                b.counted_from = from + self.timing.aifs(b.params.aifsn);
+            }
+        }
+        self.contention_changed();
+    }
+
+    /// The contention of nodes changed (a radio left or came back, a beacon's
+    /// listeners woke): re-arm the next access. With space the medium keeps that timer
+    /// ([`Cell::refresh_medium_timer`]); in one collision domain the access timer, while
+    /// no exchange is on the air (its end reschedules contention).
+    pub(crate) fn contention_changed(&mut self) {
+        match &self.medium {
+            Medium::Spatial(_) => self.refresh_medium_timer(),
+            Medium::Shared(sh) => {
+                if !sh.busy {
+                    self.timers.set(Timer::Access, self.idle_timer());
                 }
             }
-            self.refresh_medium_timer();
-            return;
-        }
-        if !self.busy {
-            for b in node.edca.iter_mut() {
-                b.counted_from = t + self.timing.aifs(b.params.aifsn);
-            }
-            self.timers.set(Timer::Access, self.idle_timer());
         }
     }
 

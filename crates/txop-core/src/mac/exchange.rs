@@ -284,7 +284,7 @@ impl Cell {
 
     /// Empty the exchange's transmissions, keeping their outcome vectors.
     pub(crate) fn clear_txs(&mut self) {
-        while let Some(tx) = self.exch.txs.pop() {
+        while let Some(tx) = self.medium.shared_mut().exch.txs.pop() {
             self.recycle_ok(tx);
         }
     }
@@ -388,12 +388,13 @@ impl Cell {
     pub(crate) fn resolve_collision(&mut self) {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
-        for i in 0..self.exch.txs.len() {
-            let dur = if let Some(f) = self.exch.txs[i].frame {
-                let (v, bytes) = self.frame_vector(self.exch.txs[i].node.index(), f);
+        for i in 0..self.medium.shared().exch.txs.len() {
+            let tx = &self.medium.shared().exch.txs[i];
+            let dur = if let Some(f) = tx.frame {
+                let (v, bytes) = self.frame_vector(tx.node.index(), f);
                 v.ppdu_duration(bytes, band)
             } else {
-                let seq = self.sequence_of(&self.exch.txs[i]);
+                let seq = self.sequence_of(tx);
                 match seq.first() {
                     // Only the RTS goes out, and its CTS never comes.
                     PpduKind::Rts => seq.get(PpduKind::Rts).duration,
@@ -402,16 +403,17 @@ impl Cell {
                     _ => seq.data_offset(self.timing.sifs) + seq.get(PpduKind::Data).duration,
                 }
             };
-            let tx = &mut self.exch.txs[i];
+            let tx = &mut self.medium.shared_mut().exch.txs[i];
             tx.air_end = tx.start + dur;
             end = end.max(tx.air_end);
             tx.count_try();
             tx.ok.resize(tx.ppdu.mpdus.len(), false);
         }
-        self.exch.outcome = Some(ExchangeOutcome::Collision);
-        self.exch.addressee = None;
-        self.exch.delivered = true;
-        self.exch.end = end;
+        let exch = &mut self.medium.shared_mut().exch;
+        exch.outcome = Some(ExchangeOutcome::Collision);
+        exch.addressee = None;
+        exch.delivered = true;
+        exch.end = end;
         self.timers.set(Timer::ExchangeEnd, Some(end));
         if self.capture.is_some() {
             self.capture_exchange();
@@ -422,7 +424,7 @@ impl Cell {
     /// this PPDU's frame sequence when the caller has just built it
     /// ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
     pub(crate) fn resolve_single(&mut self, known: Option<FrameSequence>) {
-        if self.exch.txs[0].frame.is_some() {
+        if self.medium.shared().exch.txs[0].frame.is_some() {
             self.resolve_frame();
             return;
         }
@@ -430,12 +432,14 @@ impl Cell {
         let overhead = self.mpdu_overhead();
         let seq = match known {
             Some(seq) => {
-                debug_assert_eq!(seq, self.sequence_of(&self.exch.txs[0]));
+                debug_assert_eq!(seq, self.sequence_of(&self.medium.shared().exch.txs[0]));
                 seq
             }
-            None => self.sequence_of(&self.exch.txs[0]),
+            None => self.sequence_of(&self.medium.shared().exch.txs[0]),
         };
-        let tx = &mut self.exch.txs[0];
+        // The medium and the nodes' links are borrowed apart.
+        let exch = &mut self.medium.shared_mut().exch;
+        let tx = &mut exch.txs[0];
         // A receiver that is off channel or asleep decodes nothing (and answers
         // nothing): the sender retries and finally drops (the legacy scan's losses).
         let peer = self.nodes[tx.node.index()].link(tx.ppdu.link).peer;
@@ -464,18 +468,18 @@ impl Cell {
             any_ok
         };
         tx.air_end = data_end;
-        self.exch.deliver_at = data_end;
-        self.exch.delivered = false;
-        self.exch.addressee = Some(peer);
         let first = seq.ppdus()[0];
-        self.exch.rts_end = (first.kind == PpduKind::Rts).then_some(tx.start + first.duration);
-        self.exch.addressee_nav = first.kind == PpduKind::CtsToSelf;
+        exch.rts_end = (first.kind == PpduKind::Rts).then_some(tx.start + first.duration);
+        exch.deliver_at = data_end;
+        exch.delivered = false;
+        exch.addressee = Some(peer);
+        exch.addressee_nav = first.kind == PpduKind::CtsToSelf;
         if any_ok {
-            self.exch.end = data_end + sifs + seq.get(PpduKind::Response).duration;
-            self.exch.outcome = Some(ExchangeOutcome::Acked);
+            exch.end = data_end + sifs + seq.get(PpduKind::Response).duration;
+            exch.outcome = Some(ExchangeOutcome::Acked);
         } else {
-            self.exch.end = data_end;
-            self.exch.outcome = Some(ExchangeOutcome::Failed);
+            exch.end = data_end;
+            exch.outcome = Some(ExchangeOutcome::Failed);
         }
         self.timers.set(Timer::Delivery, Some(data_end));
         if self.capture.is_some() {
@@ -485,16 +489,17 @@ impl Cell {
 
     /// The data PPDU ended: the receiver releases what it decoded, in order.
     pub(crate) fn deliver(&mut self, t: Nanos) {
-        self.exch.delivered = true;
-        self.timers.set(Timer::ExchangeEnd, Some(self.exch.end));
-        if self.exch.txs[0].frame.is_some() {
+        let exch = &mut self.medium.shared_mut().exch;
+        exch.delivered = true;
+        self.timers.set(Timer::ExchangeEnd, Some(exch.end));
+        if exch.txs[0].frame.is_some() {
             self.deliver_frame(t);
             return;
         }
         // The transmission is lent out while its receiver takes what it decoded.
-        let txs = std::mem::take(&mut self.exch.txs);
+        let txs = std::mem::take(&mut self.medium.shared_mut().exch.txs);
         self.release_received(t, &txs[0]);
-        self.exch.txs = txs;
+        self.medium.shared_mut().exch.txs = txs;
     }
 
     /// `tx`'s data PPDU ended at `t`: its receiver takes the MPDUs it decoded (`tx.ok`)
@@ -564,11 +569,13 @@ impl Cell {
     /// looks at the exchange's transmissions (only `ps_timeout` does, from
     /// `handle_mgmt`), so they need not be moved out first.
     pub(crate) fn finish_exchange(&mut self, t: Nanos) {
-        let outcome = self.exch.outcome.unwrap_or(ExchangeOutcome::Failed);
-        let busy = t - self.exch.busy_from;
+        let exch = &mut self.medium.shared_mut().exch;
+        let outcome = exch.outcome.unwrap_or(ExchangeOutcome::Failed);
+        let busy_from = exch.busy_from;
+        let busy = t - busy_from;
+        let n_tx = exch.txs.len() as u64;
+        let mut txs = std::mem::take(&mut exch.txs);
         self.busy_ns += busy.as_ns();
-        let n_tx = self.exch.txs.len() as u64;
-        let mut txs = std::mem::take(&mut self.exch.txs);
         for (i, tx) in txs.iter_mut().enumerate() {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
@@ -578,16 +585,12 @@ impl Cell {
                 None => {
                     // A lone transmitter's airtime starts where its busy period does
                     // (within a TXOP, at the end of the previous exchange).
-                    let start = if n_tx == 1 {
-                        self.exch.busy_from
-                    } else {
-                        tx.start
-                    };
+                    let start = if n_tx == 1 { busy_from } else { tx.start };
                     self.settle_data(tx, start, t, outcome, share);
                 }
             }
         }
-        self.exch.txs = txs;
+        self.medium.shared_mut().exch.txs = txs;
         // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
         // continuation.
         if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
@@ -603,7 +606,7 @@ impl Cell {
             };
         }
         if outcome != ExchangeOutcome::Acked {
-            for tx in &self.exch.txs {
+            for tx in &self.medium.shared().exch.txs {
                 // A transmitter that got no response waits out its response timeout; it
                 // saw no errored frame, so it uses AIFS, not EIFS.
                 let n = tx.node.index();
@@ -616,7 +619,7 @@ impl Cell {
             }
         }
         self.clear_txs();
-        self.busy = false;
+        self.medium.shared_mut().busy = false;
         self.reschedule();
     }
 
@@ -732,23 +735,25 @@ impl Cell {
     /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
     pub(crate) fn continue_txop(&mut self, t: Nanos) -> bool {
         // An exchange of one of the MAC's own frames is not continued.
-        let Some(prev) = self.exch.txs.first().filter(|tx| tx.frame.is_none()) else {
+        let exch = &self.medium.shared().exch;
+        let Some(prev) = exch.txs.first().filter(|tx| tx.frame.is_none()) else {
             return false;
         };
-        let (n, ac) = (prev.node.index(), prev.ac);
-        let Some((ppdu, stage, seq)) = self.take_txop_ppdu(n, ac, t, self.exch.txop_start) else {
+        let (n, ac, txop_start) = (prev.node.index(), prev.ac, exch.txop_start);
+        let Some((ppdu, stage, seq)) = self.take_txop_ppdu(n, ac, t, txop_start) else {
             return false;
         };
         let start = t + self.timing.sifs;
         // An acknowledged exchange had a single transmitter (collisions are never
         // acknowledged): its record is reused in place for the next PPDU.
-        debug_assert_eq!(self.exch.txs.len(), 1);
-        let tx = &mut self.exch.txs[0];
+        let exch = &mut self.medium.shared_mut().exch;
+        debug_assert_eq!(exch.txs.len(), 1);
+        let tx = &mut exch.txs[0];
         tx.start = start;
         tx.air_end = start;
         tx.stage = stage;
         tx.ppdu = ppdu;
-        self.exch.busy_from = t;
+        exch.busy_from = t;
         self.resolve_single(Some(seq));
         true
     }
@@ -776,7 +781,7 @@ impl Cell {
     /// station is drawn when it ends).
     pub(crate) fn resolve_frame(&mut self) {
         let (n, f, start) = {
-            let tx = &self.exch.txs[0];
+            let tx = &self.medium.shared().exch.txs[0];
             (
                 tx.node.index(),
                 tx.frame.expect("one of the MAC's own frames"),
@@ -786,12 +791,13 @@ impl Cell {
         let seq = self.own_sequence(n, f);
         let frame = *seq.get(PpduKind::Own);
         let data_end = start + frame.duration;
-        self.exch.deliver_at = data_end;
-        self.exch.delivered = false;
+        let exch = &mut self.medium.shared_mut().exch;
+        exch.deliver_at = data_end;
+        exch.delivered = false;
         // A station's frame is acknowledged by the AP; a beacon by nobody.
-        self.exch.addressee = (n != 0).then_some(NodeId::AP);
-        self.exch.rts_end = None;
-        self.exch.addressee_nav = false;
+        exch.addressee = (n != 0).then_some(NodeId::AP);
+        exch.rts_end = None;
+        exch.addressee_nav = false;
         self.timers.set(Timer::Delivery, Some(data_end));
         let ok = match f {
             Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,
@@ -801,17 +807,18 @@ impl Cell {
                 !link.rng.bernoulli(per)
             }
         };
-        let tx = &mut self.exch.txs[0];
+        let exch = &mut self.medium.shared_mut().exch;
+        let tx = &mut exch.txs[0];
         tx.air_end = data_end;
         tx.ok.clear();
         tx.ok.push(ok);
         if !ok {
-            self.exch.end = data_end;
-            self.exch.outcome = Some(ExchangeOutcome::Failed);
+            exch.end = data_end;
+            exch.outcome = Some(ExchangeOutcome::Failed);
         } else {
             // The ACK, if the frame asks for one (a beacon does not).
-            self.exch.end = data_end + frame.nav_after;
-            self.exch.outcome = Some(ExchangeOutcome::Acked);
+            exch.end = data_end + frame.nav_after;
+            exch.outcome = Some(ExchangeOutcome::Acked);
         }
         if self.capture.is_some() {
             self.capture_exchange();
@@ -820,7 +827,7 @@ impl Cell {
 
     /// One of the MAC's own frames ended on the air: the receivers act on it.
     pub(crate) fn deliver_frame(&mut self, t: Nanos) {
-        let tx = &self.exch.txs[0];
+        let tx = &self.medium.shared().exch.txs[0];
         let (sender, f, ok) = (
             tx.node,
             tx.frame.expect("one of the MAC's own frames"),
@@ -843,7 +850,7 @@ impl Cell {
                 self.ap_wake(sta, t)
             }
             (Frame::Ctl(CtlFrame::PsPoll), Some(sta)) if ok => self.ap_ps_poll(sta, t),
-            (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) if self.medium.is_none() => {
+            (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) if !self.medium.is_spatial() => {
                 self.beacon_received(t)
             }
             _ => {}

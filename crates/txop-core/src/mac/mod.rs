@@ -8,5 +8,4 @@ pub(crate) mod exchange;
 pub(crate) mod frame;
 pub(crate) mod medium;
 pub mod protection;
-pub(crate) mod reception;
 pub(crate) mod sequence;

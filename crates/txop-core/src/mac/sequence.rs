@@ -4,7 +4,7 @@
 //!
 //! Both media read the same sequence: one collision domain lays it out whole when the
 //! exchange starts (`mac/exchange.rs`) and the capture records it from there
-//! (`capture.rs`); the per-node medium steps through it PPDU by PPDU (`mac/medium.rs`),
+//! (`capture.rs`); the per-node medium steps through it PPDU by PPDU (`mac/medium/spatial.rs`),
 //! each SIFS after the previous one if that one got through. A PPDU's Duration field
 //! covers the rest of the sequence (802.11-2016 9.2.5: the time to the end of the
 //! response, with its SIFS gaps), which is the NAV it sets at a third party that

@@ -1,7 +1,7 @@
-//! The medium when the cell has space: every node's own view of it, PPDU by PPDU.
+//! The spatial medium ([`Medium::Spatial`](super::Medium::Spatial)): every node's own view of it, PPDU by PPDU.
 //!
 //! Without space the cell is one collision domain and an exchange is laid out whole when
-//! it starts (`mac/contention.rs`, `mac/exchange.rs`). With space
+//! it starts (`shared.rs`, `mac/contention.rs`, `mac/exchange.rs`). With space
 //! ([`crate::phy::space`]) a node hears only what reaches it, so the medium is followed
 //! one PPDU at a time, each with a start and an end:
 //!
@@ -15,7 +15,7 @@
 //!   count again from AIFS after it — after EIFS if the last PPDU it locked on could not
 //!   be decoded, and not before the NAV it set from the Duration of a frame it decoded
 //!   for someone else (RTS, CTS, data) has run out.
-//! - **Reception** (`mac/reception.rs`): the receiver's lock is cut into pieces of
+//! - **Reception** (`reception.rs`): the receiver's lock is cut into pieces of
 //!   constant interference; data MPDUs are drawn piece by piece at their SINR; a control
 //!   frame nobody interfered with always gets through (as without space), one that was
 //!   interfered with is drawn at its SINR. A later frame takes the receiver over per the
@@ -39,6 +39,8 @@
 //! follows the air. Background scanning is not modelled with space (the configuration
 //! rejects it; §11.4 says why).
 
+use super::reception::{sync_time, RxLock};
+use super::{Medium, SharedMedium};
 use crate::capture::{
     captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
 };
@@ -46,7 +48,6 @@ use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
 use crate::mac::exchange::{ExchangeOutcome, Tx};
 use crate::mac::frame::{Frame, MgmtFrame};
-use crate::mac::reception::{sync_time, RxLock};
 use crate::mac::sequence::{FrameSequence, PpduKind};
 use crate::packet::NodeId;
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
@@ -176,7 +177,7 @@ pub struct AirPpdu {
 
 /// The medium of a cell with space.
 #[derive(Clone, Debug)]
-pub(crate) struct Medium {
+pub(crate) struct SpatialMedium {
     pub(crate) map: RadioMap,
     pub(crate) nodes: Vec<NodeMedium>,
     events: BinaryHeap<Reverse<Event>>,
@@ -189,7 +190,7 @@ pub(crate) struct Medium {
     /// The airtime charged to the exchanges so far ([`Cell::airtime_total_ns`]).
     pub(crate) charged_ns: u64,
     /// Exchanges that ended while another was under way whose span they may overlap:
-    /// what [`Medium::charge`] splits overlapping time against.
+    /// what [`SpatialMedium::charge`] splits overlapping time against.
     ended: Vec<Span>,
     /// The index of the cell's AP in the space's placement (its nodes follow it).
     pub(crate) first: usize,
@@ -215,9 +216,9 @@ pub(crate) struct Medium {
     beacon_locks: Vec<(usize, bool)>,
 }
 
-impl Medium {
+impl SpatialMedium {
     /// The medium of a cell of `nodes` nodes whose AP is node `first` of `map`.
-    pub(crate) fn new(map: RadioMap, first: usize, nodes: usize, seed: u64) -> Medium {
+    pub(crate) fn new(map: RadioMap, first: usize, nodes: usize, seed: u64) -> SpatialMedium {
         let nodes = (0..nodes)
             .map(|i| NodeMedium {
                 sending: None,
@@ -235,7 +236,7 @@ impl Medium {
                 rng: RngStream::new(seed, StreamKind::Reception, (first + i) as u64),
             })
             .collect();
-        Medium {
+        SpatialMedium {
             map,
             nodes,
             events: BinaryHeap::new(),
@@ -314,7 +315,7 @@ impl Medium {
         }));
     }
 
-    /// From now on keep the PPDUs this cell starts for [`Medium::poll_air`].
+    /// From now on keep the PPDUs this cell starts for [`SpatialMedium::poll_air`].
     pub(crate) fn share_air(&mut self) {
         self.announce.get_or_insert_with(Default::default);
     }
@@ -333,7 +334,7 @@ impl Medium {
 
     /// Whether node `n` senses the medium busy at `now`, for the backoff rule of a frame
     /// queued for an idle EDCA function (802.11-2016 10.22.2.2 a): its view is busy
-    /// ([`Medium::view_busy`]) or its NAV runs ([`Cell::senses_busy`] states the rule
+    /// ([`SpatialMedium::view_busy`]) or its NAV runs ([`Cell::senses_busy`] states the rule
     /// for both media).
     pub(crate) fn senses_busy(&self, n: usize, now: Nanos) -> bool {
         self.view_busy(n) || self.nodes[n].nav_until > now
@@ -353,14 +354,21 @@ impl Medium {
 }
 
 impl Cell {
-    fn medium(&mut self) -> &mut Medium {
-        self.medium.as_mut().expect("a cell with space")
+    /// The medium, lent out while the receiver takes a data PPDU's MPDUs
+    /// ([`Cell::release_received`], which needs the whole cell). Meanwhile the cell's
+    /// medium is one collision domain with nothing on the air; the caller puts the
+    /// medium back as soon as the receiver is done.
+    fn lend_medium(&mut self) -> Box<SpatialMedium> {
+        match std::mem::replace(&mut self.medium, Medium::Shared(SharedMedium::default())) {
+            Medium::Spatial(m) => m,
+            Medium::Shared(_) => unreachable!("the per-node engine without space"),
+        }
     }
 
     /// Work out once the power each static link delivers: its SNR over the noise (or
     /// the space's power for a link without an SNR).
     pub(crate) fn init_link_signals(&mut self) {
-        let Some(m) = self.medium.as_ref() else {
+        let Medium::Spatial(m) = &self.medium else {
             return;
         };
         let first = m.first;
@@ -380,7 +388,7 @@ impl Cell {
                 }
             })
             .collect();
-        self.medium().link_signal_mw = signals;
+        self.medium.spatial_mut().link_signal_mw = signals;
     }
 
     /// The medium's next deadline: the earliest PPDU start or end to come, or the
@@ -392,10 +400,7 @@ impl Cell {
 
     /// [`Cell::refresh_medium_timer`] with the access time already worked out.
     fn set_medium_timer(&mut self, access: Option<Nanos>) {
-        let next_event = self
-            .medium
-            .as_ref()
-            .and_then(|m| m.events.peek().map(|e| e.0.at));
+        let next_event = self.medium.spatial().events.peek().map(|e| e.0.at);
         let next = match (next_event, access) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -405,7 +410,9 @@ impl Cell {
 
     /// The earliest instant a node whose view is idle transmits, if any.
     fn medium_access_time(&self) -> Option<Nanos> {
-        let medium = self.medium.as_ref()?;
+        let Medium::Spatial(medium) = &self.medium else {
+            return None;
+        };
         let slot = self.timing.slot;
         let mut next: Option<Nanos> = None;
         for (n, node) in self.nodes.iter().enumerate() {
@@ -429,12 +436,13 @@ impl Cell {
         loop {
             let due = self
                 .medium
-                .as_ref()
-                .and_then(|m| m.events.peek())
+                .spatial()
+                .events
+                .peek()
                 .filter(|e| e.0.at <= t)
                 .map(|e| e.0);
             if let Some(ev) = due {
-                self.medium().events.pop();
+                self.medium.spatial_mut().events.pop();
                 match (ev.sender, ev.starts) {
                     (Sender::Own(n), true) => self.ppdu_start(n, ev.at),
                     (Sender::Own(n), false) => self.ppdu_end(n, ev.at),
@@ -458,7 +466,7 @@ impl Cell {
     fn medium_access(&mut self, t: Nanos) {
         let window_end = t + self.timing.cca_detect;
         for n in 0..self.nodes.len() {
-            if self.nodes[n].away || self.medium.as_ref().is_some_and(|m| m.view_busy(n)) {
+            if self.nodes[n].away || self.medium.view_busy(n) {
                 continue;
             }
             self.node_access(n, window_end);
@@ -512,7 +520,7 @@ impl Cell {
             delivered: false,
             interfered: false,
         });
-        let m = self.medium();
+        let m = self.medium.spatial_mut();
         // Nodes that win the same contention begin in node order, not in the order of
         // their starts (which differ within aCCATime): the busy period starts at the
         // earliest.
@@ -528,7 +536,7 @@ impl Cell {
 
     /// Schedule the `kind` PPDU of node `holder`'s exchange to start at `start`.
     fn schedule_ppdu(&mut self, holder: usize, kind: PpduKind, start: Nanos) {
-        let m = self.medium.as_mut().expect("a cell with space");
+        let m = self.medium.spatial_mut();
         let x = m.nodes[holder].exchange.as_ref().expect("an exchange");
         let p = *x.seq.get(kind);
         let (from, to) = if kind.sent_by_holder() {
@@ -554,7 +562,7 @@ impl Cell {
     /// at `t` when the two are the AP and one of its stations (so fading and traces
     /// apply), from the space otherwise.
     fn signal_mw(&self, from: usize, to: usize, t: Nanos) -> f64 {
-        let m = self.medium.as_ref().expect("a cell with space");
+        let m = self.medium.spatial();
         let first = m.first;
         let Some(link) = self.nodes[from].link_to(NodeId(to as u16)) else {
             return m.map.rx_mw_at(first + from, first + to, t);
@@ -573,7 +581,7 @@ impl Cell {
 
     /// Node `x`'s pending PPDU goes on the air.
     fn ppdu_start(&mut self, x: usize, s: Nanos) {
-        let m = self.medium.as_mut().expect("a cell with space");
+        let m = self.medium.spatial_mut();
         let Some(ppdu) = m.nodes[x].pending.take() else {
             return;
         };
@@ -603,13 +611,13 @@ impl Cell {
             }
         }));
         self.hear_start(g, Some(x), &ppdu, s, &signals);
-        self.medium().signals = signals;
+        self.medium.spatial_mut().signals = signals;
     }
 
     /// A PPDU of another cell sharing the air starts (at `ppdu.start`, now): this cell's
     /// nodes sense it, lock on it or suffer it.
     pub(crate) fn foreign_ppdu(&mut self, ppdu: AirPpdu) {
-        let m = self.medium.as_mut().expect("a cell with space");
+        let m = self.medium.spatial_mut();
         // Its kind, holder and addressee are the other cell's business: here it is a
         // PPDU addressed to no node of this cell.
         let on_air = OnAir {
@@ -631,7 +639,7 @@ impl Cell {
             (0..self.nodes.len()).map(|r| m.map.rx_mw_at(ppdu.transmitter, first + r, ppdu.start)),
         );
         self.hear_start(ppdu.transmitter, None, &on_air, ppdu.start, &signals);
-        self.medium().signals = signals;
+        self.medium.spatial_mut().signals = signals;
         self.refresh_medium_timer();
     }
 
@@ -651,7 +659,7 @@ impl Cell {
         let cca = self.timing.cca_detect;
         let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
         let sync = sync_time(&ppdu.txv);
-        let m = self.medium.as_mut().expect("a cell with space");
+        let m = self.medium.spatial_mut();
         let mut late = std::mem::take(&mut m.late);
         for (r, &signal) in signals.iter().enumerate() {
             if Some(r) == own {
@@ -735,7 +743,7 @@ impl Cell {
             self.node_access(r, s + cca);
         }
         late.clear();
-        self.medium().late = late;
+        self.medium.spatial_mut().late = late;
     }
 
     /// Every node of the cell but its sender hears the PPDU from node `g` of the air end
@@ -743,7 +751,7 @@ impl Cell {
     /// energy falls, CCA may turn idle. Returns what its addressee (if one of the
     /// cell's) made of it: (locked on it to the end, interfered with).
     fn hear_end(&mut self, g: usize, own: Option<usize>, ppdu: &OnAir, e: Nanos) -> (bool, bool) {
-        let m = self.medium.as_mut().expect("a cell with space");
+        let m = self.medium.spatial_mut();
         let noise_mw = m.map.noise_mw;
         let energy_threshold = m.map.energy_mw;
         let mut at_addressee = (false, false);
@@ -797,23 +805,23 @@ impl Cell {
                 idle_again.push(r);
             }
         }
-        self.medium().idle_again = idle_again;
+        self.medium.spatial_mut().idle_again = idle_again;
         at_addressee
     }
 
     /// The nodes whose CCA turned idle at `e` (gathered by `hear_end`) count from then.
     fn settle_idle(&mut self, e: Nanos) {
         let eifs_extra = self.eifs_extra;
-        let idle = std::mem::take(&mut self.medium().idle_again);
+        let idle = std::mem::take(&mut self.medium.spatial_mut().idle_again);
         for &r in &idle {
             self.view_idle(r, e, eifs_extra);
         }
-        self.medium().idle_again = idle;
+        self.medium.spatial_mut().idle_again = idle;
     }
 
     /// Node `x`'s PPDU ends at `e`.
     fn ppdu_end(&mut self, x: usize, e: Nanos) {
-        let m = self.medium.as_mut().expect("a cell with space");
+        let m = self.medium.spatial_mut();
         let Some(ppdu) = m.nodes[x].sending.take() else {
             return;
         };
@@ -826,12 +834,12 @@ impl Cell {
         if let (Some(to), PpduOutcome::Lost { .. }) = (ppdu.to, outcome) {
             // It started receiving and could not decode: EIFS.
             if locked_to_end {
-                self.medium().nodes[to].undecoded = true;
+                self.medium.spatial_mut().nodes[to].undecoded = true;
             }
         }
         self.settle_idle(e);
         // A responder (or a CTS sender) counts from the end of what it sent.
-        let m = self.medium.as_ref().expect("a cell with space");
+        let m = self.medium.spatial();
         if m.nodes[x].exchange.is_none() && !m.nodes[x].busy {
             self.set_ifs_ref(x, e);
         }
@@ -840,7 +848,7 @@ impl Cell {
 
     /// The PPDU of node `g` of another cell ends at `e`.
     fn foreign_end(&mut self, g: usize, e: Nanos) {
-        let m = self.medium();
+        let m = self.medium.spatial_mut();
         let Some(k) = m.foreign.iter().position(|(t, p)| *t == g && p.end == e) else {
             return;
         };
@@ -852,7 +860,7 @@ impl Cell {
     /// Node `r`'s CCA turned idle at `e`: its EDCA functions count from AIFS after it
     /// (EIFS after an undecoded PPDU), and not before its NAV runs out.
     fn view_idle(&mut self, r: usize, e: Nanos, eifs_extra: Nanos) {
-        let m = self.medium.as_ref().expect("a cell with space");
+        let m = self.medium.spatial();
         let nm = &m.nodes[r];
         if nm.sending.is_some() || nm.exchange.is_some() {
             return;
@@ -898,10 +906,8 @@ impl Cell {
             if !interfered {
                 return PpduOutcome::Through;
             }
-            let signal = self.medium.as_ref().expect("space").nodes[to]
-                .lock
-                .signal_mw;
-            let m = self.medium.as_mut().expect("a cell with space");
+            let signal = self.medium.spatial().nodes[to].lock.signal_mw;
+            let m = self.medium.spatial_mut();
             let noise = m.map.noise_mw;
             let nm = &mut m.nodes[to];
             let p = nm
@@ -923,7 +929,8 @@ impl Cell {
         let holder = ppdu.holder;
         let overhead = self.mpdu_overhead();
         let to = ppdu.to.expect("data has an addressee");
-        let mut medium = self.medium.take().expect("a cell with space");
+        // The medium and the nodes' links are borrowed apart.
+        let medium = self.medium.spatial_mut();
         let noise = medium.map.noise_mw;
         // The lock is lent out while the exchange's MPDUs are drawn.
         let lock = std::mem::take(&mut medium.nodes[to].lock);
@@ -954,7 +961,6 @@ impl Cell {
             tx.ok.push(ok);
         }
         medium.nodes[to].lock = lock;
-        self.medium = Some(medium);
         if any_ok {
             PpduOutcome::Through
         } else {
@@ -971,13 +977,13 @@ impl Cell {
         match (ppdu.kind, outcome) {
             (PpduKind::Rts | PpduKind::Cts | PpduKind::CtsToSelf, PpduOutcome::Through) => {
                 // Protection got through: the sequence's next PPDU, SIFS later.
-                let m = self.medium.as_ref().expect("a cell with space");
+                let m = self.medium.spatial();
                 let x = m.nodes[holder].exchange.as_ref().expect("an exchange");
                 let next = x.seq.after(ppdu.kind).expect("data follows protection");
                 self.schedule_ppdu(holder, next, e + sifs)
             }
             (PpduKind::Data, o) => {
-                let mut medium = self.medium.take().expect("a cell with space");
+                let mut medium = self.lend_medium();
                 let x = medium.nodes[holder].exchange.as_mut().expect("an exchange");
                 x.delivered = true;
                 x.interfered = interfered;
@@ -986,7 +992,7 @@ impl Cell {
                     x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
                 }
                 self.release_received(e, &x.tx);
-                self.medium = Some(medium);
+                self.medium = Medium::Spatial(medium);
                 match o {
                     PpduOutcome::Through => {
                         self.schedule_ppdu(holder, PpduKind::Response, e + sifs)
@@ -1019,7 +1025,7 @@ impl Cell {
         let (holder, e) = (ppdu.holder, ppdu.end);
         let through = outcome == PpduOutcome::Through;
         let (sender, f) = {
-            let m = self.medium.as_mut().expect("a cell with space");
+            let m = self.medium.spatial_mut();
             let x = m.nodes[holder].exchange.as_mut().expect("an exchange");
             x.tx.ok.clear();
             x.tx.ok.push(through);
@@ -1049,14 +1055,14 @@ impl Cell {
     /// otherwise.
     fn beacon_heard_in_space(&mut self, ppdu: &OnAir) {
         let t = ppdu.end;
-        let locks = std::mem::take(&mut self.medium().beacon_locks);
+        let locks = std::mem::take(&mut self.medium.spatial_mut().beacon_locks);
         self.stations_hear_beacon(t, |cell, sta| {
             let n = sta.node().index();
             match locks.iter().find(|l| l.0 == n) {
                 None => false,
                 Some(&(_, false)) => cell.beacon_through_link(sta, t),
                 Some(&(_, true)) => {
-                    let m = cell.medium.as_mut().expect("a cell with space");
+                    let m = cell.medium.spatial_mut();
                     let noise = m.map.noise_mw;
                     let nm = &mut m.nodes[n];
                     let signal = nm.lock.signal_mw;
@@ -1069,14 +1075,14 @@ impl Cell {
         });
         let mut locks = locks;
         locks.clear();
-        self.medium().beacon_locks = locks;
+        self.medium.spatial_mut().beacon_locks = locks;
     }
 
     /// Record node `x`'s PPDU `ppdu`, which just ended (`through`: its addressee
     /// decoded it; for data, at least one MPDU).
     #[inline(never)]
     fn capture_medium_ppdu(&mut self, x: usize, ppdu: &OnAir, through: bool) {
-        let m = self.medium.as_ref().expect("a cell with space");
+        let m = self.medium.spatial();
         let Some(ex) = m.nodes[ppdu.holder].exchange.as_ref() else {
             return;
         };
@@ -1144,7 +1150,7 @@ impl Cell {
     }
 
     fn medium_exchange_txv(&self, holder: usize) -> TxVector {
-        let m = self.medium.as_ref().expect("a cell with space");
+        let m = self.medium.spatial();
         m.nodes[holder]
             .exchange
             .as_ref()
@@ -1164,12 +1170,12 @@ impl Cell {
         waited: Option<TxVector>,
     ) {
         let mut x = {
-            let m = self.medium();
+            let m = self.medium.spatial_mut();
             let x = m.nodes[holder].exchange.take().expect("an exchange");
             m.active -= 1;
             x
         };
-        let m = self.medium();
+        let m = self.medium.spatial_mut();
         let share = m.charge(holder, x.busy_from, e);
         m.charged_ns += share;
         // The air has been busy without a break since `active_since`: count it up to
@@ -1205,7 +1211,7 @@ impl Cell {
             Some(v) => e + self.timing.response_timeout_for(&v),
             None => e,
         };
-        let nm = &mut self.medium().nodes[holder];
+        let nm = &mut self.medium.spatial_mut().nodes[holder];
         nm.defer_until = nm.defer_until.max(after);
         nm.undecoded = false;
         if !nm.busy {
@@ -1389,7 +1395,7 @@ mod tests {
         cfg.space = Some(space);
         let mut cell = Cell::new(cfg, 3).expect("a valid cell");
         {
-            let map = &cell.medium.as_ref().unwrap().map;
+            let map = &cell.medium.spatial().map;
             assert!(map.detects_at(1, 2, Nanos::ZERO));
             assert!(!map.detects_at(1, 2, Nanos::from_ms(1)));
         }
@@ -1413,7 +1419,7 @@ mod tests {
                 cell.handle_packet(at, Packet::new(id, p.src, p.dst, 1500));
                 id += 1;
             }
-            let m = cell.medium.as_ref().unwrap();
+            let m = cell.medium.spatial();
             for (r, nm) in m.nodes.iter().enumerate() {
                 let on_air: Vec<f64> = m
                     .nodes
