@@ -29,7 +29,7 @@
 #[path = "../../txop-core/tests/support/fq_ops.rs"]
 mod fq_ops;
 
-use fq_ops::{codel_choices, ops, setups, Op, Setup};
+use fq_ops::{apply, ops, setups, Op, Setup, Steps};
 use kernel_oracle::{
     CodelParams as KCodelParams, CodelVars as KCodelVars, EcnBits, Event, FqLimits, KernelFq,
     Removal, CODEL_DISABLED_THRESHOLD,
@@ -359,40 +359,12 @@ impl Pair {
     }
 
     fn run(&mut self, setup: &Setup, ops: &[Op]) -> Result<(), TestCaseError> {
-        let codels = codel_choices();
-        let n = setup.tins;
         for op in ops {
-            match *op {
-                Op::Enqueue {
-                    tin,
-                    hash,
-                    len_bytes,
-                    ecn,
-                    burst,
-                } => {
-                    for _ in 0..burst {
-                        let h = setup.hashes[hash % setup.hashes.len()];
-                        self.enqueue(tin % n, h, len_bytes, ecn)?;
-                    }
-                }
-                Op::Dequeue {
-                    tin,
-                    codel,
-                    count,
-                    step_us,
-                } => {
-                    for _ in 0..count {
-                        self.now += Nanos::from_us(step_us);
-                        self.dequeue(tin % n, &codels[codel % codels.len()])?;
-                    }
-                }
-                Op::Reset { tin } => self.reset(tin % n)?,
-                Op::Advance { us } => self.now += Nanos::from_us(us),
-            }
+            apply(self, setup, op)?;
         }
         // Drain every tin with mac80211's CoDel parameters.
         let codel = CodelParams::mac80211();
-        for tin in 0..n {
+        for tin in 0..setup.tins {
             while self.txop.tin_backlog(self.tins[tin]).packets > 0
                 || !self.txop.tin_idle(self.tins[tin])
             {
@@ -401,6 +373,27 @@ impl Pair {
             self.dequeue(tin, &codel)?;
         }
         Ok(())
+    }
+}
+
+impl Steps for Pair {
+    fn enqueue(
+        &mut self,
+        tin: usize,
+        hash: u32,
+        len_bytes: u32,
+        ecn: Ecn,
+    ) -> Result<(), TestCaseError> {
+        Pair::enqueue(self, tin, hash, len_bytes, ecn)
+    }
+    fn dequeue(&mut self, tin: usize, codel: &CodelParams) -> Result<(), TestCaseError> {
+        Pair::dequeue(self, tin, codel)
+    }
+    fn reset(&mut self, tin: usize) -> Result<(), TestCaseError> {
+        Pair::reset(self, tin)
+    }
+    fn advance(&mut self, by: Nanos) {
+        self.now += by;
     }
 }
 

@@ -49,7 +49,7 @@
 #[path = "support/fq_ops.rs"]
 mod fq_ops;
 
-use fq_ops::{codel_choices, ops, setups, Op, Setup};
+use fq_ops::{apply, ops, setups, Op, Setup, Steps};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
 use txop_core::aqm::codel::CodelParams;
@@ -531,36 +531,9 @@ impl Driver {
     }
 
     fn run(&mut self, ops: &[Op]) -> Result<(), TestCaseError> {
-        let codels = codel_choices();
-        let n = self.setup.tins;
-        let hashes = self.setup.hashes.clone();
+        let setup = self.setup.clone();
         for op in ops {
-            match *op {
-                Op::Enqueue {
-                    tin,
-                    hash,
-                    len_bytes,
-                    ecn,
-                    burst,
-                } => {
-                    for _ in 0..burst {
-                        self.enqueue_one(tin % n, hashes[hash % hashes.len()], len_bytes, ecn)?;
-                    }
-                }
-                Op::Dequeue {
-                    tin,
-                    codel,
-                    count,
-                    step_us,
-                } => {
-                    for _ in 0..count {
-                        self.now += Nanos::from_us(step_us);
-                        self.dequeue_one(tin % n, &codels[codel % codels.len()])?;
-                    }
-                }
-                Op::Reset { tin } => self.reset(tin % n)?,
-                Op::Advance { us } => self.now += Nanos::from_us(us),
-            }
+            apply(self, &setup, op)?;
             self.check()?;
         }
         Ok(())
@@ -587,6 +560,27 @@ impl Driver {
             }
         }
         Ok(())
+    }
+}
+
+impl Steps for Driver {
+    fn enqueue(
+        &mut self,
+        tin: usize,
+        hash: u32,
+        len_bytes: u32,
+        ecn: Ecn,
+    ) -> Result<(), TestCaseError> {
+        self.enqueue_one(tin, hash, len_bytes, ecn)
+    }
+    fn dequeue(&mut self, tin: usize, codel: &CodelParams) -> Result<(), TestCaseError> {
+        self.dequeue_one(tin, codel)
+    }
+    fn reset(&mut self, tin: usize) -> Result<(), TestCaseError> {
+        Driver::reset(self, tin)
+    }
+    fn advance(&mut self, by: Nanos) {
+        self.now += by;
     }
 }
 

@@ -141,3 +141,56 @@ pub(crate) fn ops() -> impl Strategy<Value = Vec<Op>> {
         1..60,
     )
 }
+
+/// The single steps an [`Op`] is made of, as a driver carries them out.
+pub(crate) trait Steps {
+    /// One packet of `hash` into `tin`.
+    fn enqueue(
+        &mut self,
+        tin: usize,
+        hash: u32,
+        len_bytes: u32,
+        ecn: Ecn,
+    ) -> Result<(), TestCaseError>;
+    /// One dequeue from `tin` with `codel` (the clock has advanced already).
+    fn dequeue(&mut self, tin: usize, codel: &CodelParams) -> Result<(), TestCaseError>;
+    /// `reset_tin`.
+    fn reset(&mut self, tin: usize) -> Result<(), TestCaseError>;
+    /// The clock advances by `by`.
+    fn advance(&mut self, by: Nanos);
+}
+
+/// Carry out `op` step by step: tin and hash indices modulo the setup's counts, a burst
+/// as single enqueues, a dequeue count as single dequeues each after its clock step.
+pub(crate) fn apply<S: Steps>(driver: &mut S, setup: &Setup, op: &Op) -> Result<(), TestCaseError> {
+    let codels = codel_choices();
+    let n = setup.tins;
+    match *op {
+        Op::Enqueue {
+            tin,
+            hash,
+            len_bytes,
+            ecn,
+            burst,
+        } => {
+            let h = setup.hashes[hash % setup.hashes.len()];
+            for _ in 0..burst {
+                driver.enqueue(tin % n, h, len_bytes, ecn)?;
+            }
+        }
+        Op::Dequeue {
+            tin,
+            codel,
+            count,
+            step_us,
+        } => {
+            for _ in 0..count {
+                driver.advance(Nanos::from_us(step_us));
+                driver.dequeue(tin % n, &codels[codel % codels.len()])?;
+            }
+        }
+        Op::Reset { tin } => driver.reset(tin % n)?,
+        Op::Advance { us } => driver.advance(Nanos::from_us(us)),
+    }
+    Ok(())
+}
