@@ -36,6 +36,7 @@ use kernel_oracle::{
 };
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestRunner};
+use std::sync::Mutex;
 use txop_core::aqm::codel::{CodelParams, CodelVars};
 use txop_core::mac80211::fq::{flow_index, Fq, FqParams, OverloadPolicy};
 use txop_core::mac80211::txq::TxqId;
@@ -132,7 +133,41 @@ struct Pair {
     next_id: u64,
     step: usize,
     drops: Vec<Dropped>,
+    /// Packets purged, and dequeues after which some flow's CoDel was dropping.
+    purged: u64,
+    dropping_steps: u64,
 }
+
+/// What the compared sequences exercised, summed over the campaign: the test fails if a
+/// path was never taken (the comparison would say nothing about it).
+#[derive(Debug, Default)]
+struct Coverage {
+    sequences: u64,
+    steps: u64,
+    dequeued: u64,
+    codel_drops: u64,
+    ecn_marks: u64,
+    ce_marks: u64,
+    overload_passes: u64,
+    overmemory_passes: u64,
+    collisions: u64,
+    purged: u64,
+    dropping_steps: u64,
+}
+
+static COVERAGE: Mutex<Coverage> = Mutex::new(Coverage {
+    sequences: 0,
+    steps: 0,
+    dequeued: 0,
+    codel_drops: 0,
+    ecn_marks: 0,
+    ce_marks: 0,
+    overload_passes: 0,
+    overmemory_passes: 0,
+    collisions: 0,
+    purged: 0,
+    dropping_steps: 0,
+});
 
 /// Fail with the first differing step.
 macro_rules! agree {
@@ -171,6 +206,8 @@ impl Pair {
             next_id: 0,
             step: 0,
             drops: Vec::new(),
+            purged: 0,
+            dropping_steps: 0,
         }
     }
 
@@ -235,6 +272,12 @@ impl Pair {
             txop_drops(&self.drops),
             kdrops
         );
+        let dropping = |v: kernel_oracle::FlowView| v.cvars.dropping != 0;
+        if self.flows.iter().any(|&f| dropping(self.kernel.flow(f)))
+            || (0..self.tins.len()).any(|i| dropping(self.kernel.default_flow(i as u32)))
+        {
+            self.dropping_steps += 1;
+        }
         self.compare(&what)
     }
 
@@ -251,6 +294,7 @@ impl Pair {
         let t: Vec<u64> = purged.iter().map(|p| p.id).collect();
         let what = format!("reset tin {tin}");
         agree!(self, format!("{what}: purged packets"), t, k);
+        self.purged += t.len() as u64;
         self.compare(&what)
     }
 
@@ -372,7 +416,30 @@ impl Pair {
             }
             self.dequeue(tin, &codel)?;
         }
+        self.tally();
         Ok(())
+    }
+}
+
+impl Pair {
+    /// Add this sequence's paths to [`COVERAGE`] (read from the kernel's counters).
+    fn tally(&self) {
+        let fq = self.kernel.fq();
+        let mut c = COVERAGE.lock().unwrap_or_else(|e| e.into_inner());
+        c.sequences += 1;
+        c.steps += self.step as u64;
+        for i in 0..self.tins.len() {
+            let t = self.kernel.tin(i as u32);
+            c.dequeued += t.tx_packets as u64;
+            c.codel_drops += t.drop_count as u64;
+            c.ecn_marks += t.ecn_mark as u64;
+            c.ce_marks += t.ce_mark as u64;
+        }
+        c.overload_passes += fq.overlimit as u64;
+        c.overmemory_passes += fq.overmemory as u64;
+        c.collisions += fq.collisions as u64;
+        c.purged += self.purged;
+        c.dropping_steps += self.dropping_steps;
     }
 }
 
@@ -435,5 +502,26 @@ fn txop_fq_and_codel_match_the_kernels_step_by_step() {
         Pair::new(&setup).run(&setup, &ops)
     }) {
         panic!("{e}");
+    }
+    let c = COVERAGE.lock().unwrap_or_else(|e| e.into_inner());
+    eprintln!("kernel oracle: {c:?} ({})", kernel_oracle::SOURCE);
+    for (path, n) in [
+        ("a dequeued packet", c.dequeued),
+        ("a CoDel drop", c.codel_drops),
+        ("a CoDel ECN mark", c.ecn_marks),
+        ("a CE-threshold mark", c.ce_marks),
+        ("an overload pass", c.overload_passes),
+        (
+            "an overload pass caused by the memory limit",
+            c.overmemory_passes,
+        ),
+        ("a collision (default flow)", c.collisions),
+        ("a purge", c.purged),
+        ("a step with CoDel in the dropping state", c.dropping_steps),
+    ] {
+        assert!(
+            n > 0,
+            "the sequences never reached {path}: nothing was compared there"
+        );
     }
 }
