@@ -211,93 +211,6 @@ impl Pair {
         }
     }
 
-    fn enqueue(
-        &mut self,
-        tin: usize,
-        hash: u32,
-        len_bytes: u32,
-        ecn: Ecn,
-    ) -> Result<(), TestCaseError> {
-        self.step += 1;
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut p = Packet::new(id, NodeId::AP, NodeId(1), len_bytes);
-        p.flow = hash;
-        p.ecn = ecn;
-        self.drops.clear();
-        self.txop
-            .enqueue(self.now, self.tins[tin], p, &mut self.drops);
-        let k = kernel_out(self.kernel.enqueue(
-            tin as u32,
-            self.now.as_ns(),
-            id,
-            hash,
-            len_bytes,
-            p.truesize_bytes(),
-            ecn_bits(ecn),
-        ));
-        let what = format!(
-            "enqueue packet {id} ({len_bytes} B, {ecn:?}, hash {hash:#010x}) to tin {tin} at {}",
-            self.now
-        );
-        agree!(
-            self,
-            format!("{what}: overload drops"),
-            txop_drops(&self.drops),
-            k
-        );
-        self.compare(&what)
-    }
-
-    fn dequeue(&mut self, tin: usize, codel: &CodelParams) -> Result<(), TestCaseError> {
-        self.step += 1;
-        self.drops.clear();
-        let got = self
-            .txop
-            .dequeue(self.now, self.tins[tin], codel, &mut self.drops);
-        let (kgot, kev) = self
-            .kernel
-            .dequeue(tin as u32, self.now.as_ns(), &kernel_codel(codel));
-        let kdrops = kernel_out(kev);
-        let what = format!("dequeue tin {tin} at {} with {codel:?}", self.now);
-        agree!(
-            self,
-            format!("{what}: packet out (id, ECN)"),
-            got.map(|p| (p.id, ecn_bits(p.ecn))),
-            kgot.map(|d| (d.id, d.ecn))
-        );
-        agree!(
-            self,
-            format!("{what}: CoDel drops"),
-            txop_drops(&self.drops),
-            kdrops
-        );
-        let dropping = |v: kernel_oracle::FlowView| v.cvars.dropping != 0;
-        if self.flows.iter().any(|&f| dropping(self.kernel.flow(f)))
-            || (0..self.tins.len()).any(|i| dropping(self.kernel.default_flow(i as u32)))
-        {
-            self.dropping_steps += 1;
-        }
-        self.compare(&what)
-    }
-
-    fn reset(&mut self, tin: usize) -> Result<(), TestCaseError> {
-        self.step += 1;
-        let mut purged = Vec::new();
-        self.txop.reset_tin(self.tins[tin], &mut purged);
-        let k: Vec<u64> = self
-            .kernel
-            .reset_tin(tin as u32)
-            .iter()
-            .map(|e| e.id)
-            .collect();
-        let t: Vec<u64> = purged.iter().map(|p| p.id).collect();
-        let what = format!("reset tin {tin}");
-        agree!(self, format!("{what}: purged packets"), t, k);
-        self.purged += t.len() as u64;
-        self.compare(&what)
-    }
-
     /// The state after a step.
     fn compare(&self, what: &str) -> Result<(), TestCaseError> {
         let (t, k) = (&self.txop, &self.kernel);
@@ -412,9 +325,9 @@ impl Pair {
             while self.txop.tin_backlog(self.tins[tin]).packets > 0
                 || !self.txop.tin_idle(self.tins[tin])
             {
-                self.dequeue(tin, &codel)?;
+                Steps::dequeue(self, tin, &codel)?;
             }
-            self.dequeue(tin, &codel)?;
+            Steps::dequeue(self, tin, &codel)?;
         }
         self.tally();
         Ok(())
@@ -451,14 +364,86 @@ impl Steps for Pair {
         len_bytes: u32,
         ecn: Ecn,
     ) -> Result<(), TestCaseError> {
-        Pair::enqueue(self, tin, hash, len_bytes, ecn)
+        self.step += 1;
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut p = Packet::new(id, NodeId::AP, NodeId(1), len_bytes);
+        p.flow = hash;
+        p.ecn = ecn;
+        self.drops.clear();
+        self.txop
+            .enqueue(self.now, self.tins[tin], p, &mut self.drops);
+        let k = kernel_out(self.kernel.enqueue(
+            tin as u32,
+            self.now.as_ns(),
+            id,
+            hash,
+            len_bytes,
+            p.truesize_bytes(),
+            ecn_bits(ecn),
+        ));
+        let what = format!(
+            "enqueue packet {id} ({len_bytes} B, {ecn:?}, hash {hash:#010x}) to tin {tin} at {}",
+            self.now
+        );
+        agree!(
+            self,
+            format!("{what}: overload drops"),
+            txop_drops(&self.drops),
+            k
+        );
+        self.compare(&what)
     }
+
     fn dequeue(&mut self, tin: usize, codel: &CodelParams) -> Result<(), TestCaseError> {
-        Pair::dequeue(self, tin, codel)
+        self.step += 1;
+        self.drops.clear();
+        let got = self
+            .txop
+            .dequeue(self.now, self.tins[tin], codel, &mut self.drops);
+        let (kgot, kev) = self
+            .kernel
+            .dequeue(tin as u32, self.now.as_ns(), &kernel_codel(codel));
+        let kdrops = kernel_out(kev);
+        let what = format!("dequeue tin {tin} at {} with {codel:?}", self.now);
+        agree!(
+            self,
+            format!("{what}: packet out (id, ECN)"),
+            got.map(|p| (p.id, ecn_bits(p.ecn))),
+            kgot.map(|d| (d.id, d.ecn))
+        );
+        agree!(
+            self,
+            format!("{what}: CoDel drops"),
+            txop_drops(&self.drops),
+            kdrops
+        );
+        let dropping = |v: kernel_oracle::FlowView| v.cvars.dropping != 0;
+        if self.flows.iter().any(|&f| dropping(self.kernel.flow(f)))
+            || (0..self.tins.len()).any(|i| dropping(self.kernel.default_flow(i as u32)))
+        {
+            self.dropping_steps += 1;
+        }
+        self.compare(&what)
     }
+
     fn reset(&mut self, tin: usize) -> Result<(), TestCaseError> {
-        Pair::reset(self, tin)
+        self.step += 1;
+        let mut purged = Vec::new();
+        self.txop.reset_tin(self.tins[tin], &mut purged);
+        let k: Vec<u64> = self
+            .kernel
+            .reset_tin(tin as u32)
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        let t: Vec<u64> = purged.iter().map(|p| p.id).collect();
+        let what = format!("reset tin {tin}");
+        agree!(self, format!("{what}: purged packets"), t, k);
+        self.purged += t.len() as u64;
+        self.compare(&what)
     }
+
     fn advance(&mut self, by: Nanos) {
         self.now += by;
     }
