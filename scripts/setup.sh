@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up what txop needs on a fresh machine: a Rust toolchain with rustfmt and clippy,
-# flent (with matplotlib) for the tests that open txop's flent data files, the programs
-# the emulator's tests run (iproute2, ping, iperf3, irtt, fping), and the Python package
+# the kernel source the differential test builds (linux-source-6.12), flent (with
+# matplotlib) for the tests that open txop's flent data files, the programs the
+# emulator's tests run (iproute2, ping, iperf3, irtt, fping), and the Python package
 # txop with what its sweeps and tests use.
 # Idempotent; prints what it does.
 set -euo pipefail
@@ -62,6 +63,19 @@ if ! command -v tshark >/dev/null 2>&1; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
     else
         echo "setup: warning: tshark missing (needs root and apt-get); the capture tests will fail" >&2
+    fi
+fi
+
+# The Linux kernel's source (Debian's linux-source-6.12: a tarball under /usr/src): the
+# kernel-oracle crate's differential test builds the kernel's own fq and CoDel from it
+# and runs them beside txop's.
+if [ ! -f /usr/src/linux-source-6.12.tar.xz ]; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+        echo "setup: installing linux-source-6.12 from Debian" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.12 >/dev/null
+    else
+        echo "setup: warning: linux-source-6.12 missing (needs root and apt-get); the kernel-oracle test will fail" >&2
     fi
 fi
 

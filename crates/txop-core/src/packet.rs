@@ -187,16 +187,19 @@ const _: () = assert!(size_of::<Packet>() == 64);
 const _: () = assert!(size_of::<Option<Packet>>() == 64);
 
 impl Ecn {
-    /// Set CE the way Linux's `INET_ECN_set_ce` does: ECT(0) and ECT(1) become CE and
-    /// the call returns true; Not-ECT and packets already CE return false (so an AQM
-    /// drops them instead).
+    /// Set CE the way Linux's `INET_ECN_set_ce` does: ECT(0) and ECT(1) become CE, a
+    /// packet already CE stays CE, and both return true (so CoDel counts a mark and
+    /// delivers the packet); only Not-ECT returns false (so an AQM drops it instead).
+    /// `IP_ECN_set_ce` returns `!ecn` = 1 for CE, `IP6_ECN_set_ce` refuses only
+    /// Not-ECT (`include/net/inet_ecn.h`); the kernel-oracle crate's differential test
+    /// runs that code.
     pub fn set_ce(&mut self) -> bool {
         match self {
-            Ecn::Ect0 | Ecn::Ect1 => {
+            Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce => {
                 *self = Ecn::Ce;
                 true
             }
-            Ecn::NotEct | Ecn::Ce => false,
+            Ecn::NotEct => false,
         }
     }
 }

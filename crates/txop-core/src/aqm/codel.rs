@@ -8,7 +8,8 @@
 //!   packet, with `params.mtu_bytes` (fq_codel: the device MTU; mac80211: 0);
 //! - 1/√count is a 16-bit fixed-point value refined by one Newton step per change;
 //! - ECN-capable packets are CE-marked instead of dropped when `ecn` is on (a packet
-//!   already CE is dropped, as `INET_ECN_set_ce` fails for it);
+//!   already CE too: `INET_ECN_set_ce` succeeds for it, so it counts as a mark and is
+//!   delivered; only Not-ECT packets are dropped);
 //! - the count-reuse rule: re-entering the dropping state within 16 intervals of the
 //!   last drop schedule, after more than one drop, starts at `count − lastcount`.
 
@@ -489,13 +490,14 @@ mod tests {
     }
 
     #[test]
-    fn ecn_marks_instead_of_dropping_but_drops_ce_and_not_ect() {
+    fn ecn_marks_instead_of_dropping_but_drops_not_ect() {
         let params = CodelParams::mac80211();
+        // A packet already CE is "marked" again: `IP_ECN_set_ce` returns 1 for it.
         for (ecn, expect_mark) in [
             (Ecn::Ect0, true),
             (Ecn::Ect1, true),
             (Ecn::NotEct, false),
-            (Ecn::Ce, false),
+            (Ecn::Ce, true),
         ] {
             let mut vars = CodelVars::default();
             let mut stats = CodelStats::default();

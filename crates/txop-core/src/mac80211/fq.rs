@@ -889,6 +889,25 @@ impl Fq {
         self.flow(self.default_slot(tin.index()))
             .map_or(Backlog::default(), Flow::backlog)
     }
+
+    /// CoDel state of global flow `index` (`local->cvars[index]`; zero before a packet
+    /// used the flow, as `kcalloc` leaves it). For inspection and tests.
+    pub fn flow_codel(&self, index: u32) -> CodelVars {
+        assert!(index < self.params.flows, "flow index {index} out of range");
+        self.codel_of(index)
+    }
+
+    /// CoDel state of a tin's default flow (`txqi->def_cvars`).
+    pub fn default_flow_codel(&self, tin: TxqId) -> CodelVars {
+        self.codel_of(self.default_slot(tin.index()))
+    }
+
+    fn codel_of(&self, slot: u32) -> CodelVars {
+        match self.state_of[slot as usize] {
+            NIL => CodelVars::default(),
+            i => self.cvars[i as usize],
+        }
+    }
 }
 
 #[cfg(test)]
