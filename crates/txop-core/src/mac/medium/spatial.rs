@@ -40,7 +40,7 @@
 //! rejects it; §11.4 says why).
 
 use super::reception::{sync_time, RxLock};
-use super::{Medium, SharedMedium};
+use super::Medium;
 use crate::capture::{
     captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
 };
@@ -354,17 +354,6 @@ impl SpatialMedium {
 }
 
 impl Cell {
-    /// The medium, lent out while the receiver takes a data PPDU's MPDUs
-    /// ([`Cell::release_received`], which needs the whole cell). Meanwhile the cell's
-    /// medium is one collision domain with nothing on the air; the caller puts the
-    /// medium back as soon as the receiver is done.
-    fn lend_medium(&mut self) -> Box<SpatialMedium> {
-        match std::mem::replace(&mut self.medium, Medium::Shared(SharedMedium::default())) {
-            Medium::Spatial(m) => m,
-            Medium::Shared(_) => unreachable!("the per-node engine without space"),
-        }
-    }
-
     /// Work out once the power each static link delivers: its SNR over the noise (or
     /// the space's power for a link without an SNR).
     pub(crate) fn init_link_signals(&mut self) {
@@ -983,8 +972,14 @@ impl Cell {
                 self.schedule_ppdu(holder, next, e + sifs)
             }
             (PpduKind::Data, o) => {
-                let mut medium = self.lend_medium();
-                let x = medium.nodes[holder].exchange.as_mut().expect("an exchange");
+                // The holder's exchange is lent out while its receiver takes what it
+                // decoded (`release_received` needs the whole cell). The medium stays
+                // in place: what the reception wakes (the AP's queues for a station
+                // it believed asleep) contends on it as at any other time.
+                let mut x = self.medium.spatial_mut().nodes[holder]
+                    .exchange
+                    .take()
+                    .expect("an exchange");
                 x.delivered = true;
                 x.interfered = interfered;
                 if matches!(o, PpduOutcome::Lost { .. }) {
@@ -992,7 +987,7 @@ impl Cell {
                     x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
                 }
                 self.release_received(e, &x.tx);
-                self.medium = Medium::Spatial(medium);
+                self.medium.spatial_mut().nodes[holder].exchange = Some(x);
                 match o {
                     PpduOutcome::Through => {
                         self.schedule_ppdu(holder, PpduKind::Response, e + sifs)
