@@ -54,8 +54,7 @@ struct Setup {
     scanning: bool,
     power_save: bool,
     /// With space: the path loss (dB) between every pair of nodes, AP first
-    /// (symmetric); losses then follow from the SINR, and scanning is off (space
-    /// refuses it).
+    /// (symmetric); losses then follow from the SINR.
     path_loss_db: Option<Vec<Vec<f64>>>,
 }
 
@@ -113,7 +112,7 @@ fn setups() -> impl Strategy<Value = Setup> {
                     qos,
                     mcs,
                     loss: if space { 0.0 } else { loss },
-                    scanning: scanning && !space,
+                    scanning,
                     power_save,
                     path_loss_db,
                 }

@@ -290,19 +290,6 @@ impl CellConfig {
         space
             .validate(self.stations.len() + 1)
             .map_err(|e| format!("space: {e}"))?;
-        if !self.station_scans.is_empty() {
-            // One collision domain lays an exchange out whole when it starts, so a
-            // station that tunes away in the middle of one still receives it and sends
-            // its BlockAck; with space it loses it, as a radio that retunes does. Under
-            // load the two then part (e1-scan-bulk, 5 seeds: 31.7-34.3 Mbit/s without
-            // space, 16.8-28.4 with an equal-power space) until one collision domain
-            // learns it too.
-            return Err(
-                "space: background scanning is not modelled with space yet (a station that \
-                 leaves mid-exchange)"
-                    .into(),
-            );
-        }
         let map = RadioMap::new(space, self.band, ChannelWidth::Mhz20);
         let ap = space.first_node;
         for (sta, s) in StationId::all(self.stations.len()).zip(&self.stations) {

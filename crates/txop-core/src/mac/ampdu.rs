@@ -19,6 +19,21 @@ pub const BA_WINDOW: u16 = 64;
 /// aPPDUMaxTime for HT/VHT (5.484 ms; reference §11.2 marks it \[U\]).
 pub const PPDU_MAX_TIME: Nanos = Nanos(5_484_000);
 
+/// When the last bit of a subframe reaches the receiver: the PPDU's `duration` from
+/// `start`, spread over its PSDU of `psdu_bytes` in proportion to the bytes up to the
+/// subframe's end (`end_offset_bytes`, capped at the PSDU). At least 1 ns after
+/// `start`. It places an A-MPDU's subframes in time where something happens during the
+/// PPDU: interference that covers part of it, a receiver that leaves before its end.
+pub(crate) fn subframe_end(
+    start: Nanos,
+    duration: Nanos,
+    end_offset_bytes: u64,
+    psdu_bytes: u64,
+) -> Nanos {
+    let psdu = psdu_bytes.max(1);
+    start + Nanos((duration.as_ns() * end_offset_bytes.min(psdu) / psdu).max(1))
+}
+
 /// Running PSDU length of an A-MPDU as subframes are appended: every subframe but the
 /// last is padded to a multiple of 4 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

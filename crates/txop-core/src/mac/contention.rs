@@ -227,7 +227,8 @@ impl Cell {
     pub(crate) fn radio_gone(&mut self, n: usize, t: Nanos) {
         let (slot, rule) = (self.timing.slot, self.cfg.backoff_rule);
         let idle = !self.medium.view_busy(n);
-        self.medium.radio_gone(n);
+        self.addressee_left(n, t);
+        self.medium.radio_gone(n, t);
         let node = &mut self.nodes[n];
         node.away = true;
         if idle {

@@ -16,8 +16,10 @@
 
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::Ppdu;
+use crate::mac::ampdu::subframe_end;
 use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
+use crate::mac::medium::Medium;
 use crate::mac::protection::{Protection, PROTECTION_RATE};
 use crate::mac::sequence::{FrameSequence, PpduKind};
 use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
@@ -482,9 +484,49 @@ impl Cell {
             exch.outcome = Some(ExchangeOutcome::Failed);
         }
         self.timers.set(Timer::Delivery, Some(data_end));
-        if self.capture.is_some() {
-            self.capture_exchange();
+    }
+
+    /// Node `n`'s radio left at `t` (it retunes to scan, or dozes) while a data PPDU
+    /// addressed to it may be on the air. It keeps the subframes that had arrived, as
+    /// the channel drew them, and loses the rest; it answers nothing, so the exchange
+    /// laid out when it started fails at the data's end instead. The driver takes what
+    /// the chip received before it retunes: ath9k's channel change stops the receive
+    /// DMA and flushes the completed descriptors up to mac80211 (`ath_stoprecv` →
+    /// `ath_flushrecv` → `ath_rx_tasklet(sc, 1, …)`, which still calls `ieee80211_rx`;
+    /// `drivers/net/wireless/ath/ath9k/recv.c`); nothing in mac80211 holds a scan back
+    /// for a frame being received. With space the addressee records its departure
+    /// ([`Medium::radio_gone`]) and `draw_data` applies the same rule.
+    pub(crate) fn addressee_left(&mut self, n: usize, t: Nanos) {
+        let Medium::Shared(sh) = &self.medium else {
+            return;
+        };
+        let exch = &sh.exch;
+        let receiving = sh.busy
+            && !exch.delivered
+            && t < exch.deliver_at
+            && exch.addressee == Some(NodeId(n as u16))
+            && exch.outcome == Some(ExchangeOutcome::Acked);
+        let [tx] = exch.txs.as_slice() else {
+            return;
+        };
+        if !receiving || tx.frame.is_some() {
+            return;
         }
+        let duration = self.sequence_of(tx).get(PpduKind::Data).duration;
+        let overhead = u64::from(self.mpdu_overhead());
+        let exch = &mut self.medium.shared_mut().exch;
+        let data_start = exch.deliver_at - duration;
+        let tx = &mut exch.txs[0];
+        let psdu = u64::from(tx.ppdu.psdu_bytes);
+        let mut offset = 0u64;
+        for (m, ok) in tx.ppdu.mpdus.iter().zip(tx.ok.iter_mut()) {
+            offset += u64::from(m.packet.len_bytes) + overhead;
+            if subframe_end(data_start, duration, offset, psdu) > t {
+                *ok = false;
+            }
+        }
+        exch.outcome = Some(ExchangeOutcome::Failed);
+        exch.end = exch.deliver_at;
     }
 
     /// The data PPDU ended: the receiver releases what it decoded, in order.
@@ -495,6 +537,11 @@ impl Cell {
         if exch.txs[0].frame.is_some() {
             self.deliver_frame(t);
             return;
+        }
+        // Captured when the data ends, not when the exchange starts: an
+        // addressee that leaves in between (`addressee_left`) changes its outcome.
+        if self.capture.is_some() {
+            self.capture_exchange();
         }
         // The transmission is lent out while its receiver takes what it decoded.
         let txs = std::mem::take(&mut self.medium.shared_mut().exch.txs);

@@ -28,6 +28,7 @@ pub use self::spatial::AirPpdu;
 pub(crate) use self::spatial::SpatialMedium;
 use crate::packet::NodeId;
 use crate::Nanos;
+use spatial::Departure;
 
 /// The medium of a cell: one collision domain, or every node's own view of it.
 #[derive(Clone, Debug)]
@@ -89,9 +90,13 @@ impl Medium {
 
     /// Node `n`'s radio leaves: with space its receiver lets go of what it was locked
     /// on. One collision domain has no receiver state.
-    pub(crate) fn radio_gone(&mut self, n: usize) {
+    pub(crate) fn radio_gone(&mut self, n: usize, t: Nanos) {
         if let Medium::Spatial(m) = self {
-            m.nodes[n].locked = None;
+            let nm = &mut m.nodes[n];
+            if let Some(g) = nm.locked.take() {
+                nm.lock.close(t);
+                nm.left_during = Some(Departure { ppdu: g, at: t });
+            }
         }
     }
 

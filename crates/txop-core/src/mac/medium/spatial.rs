@@ -36,8 +36,9 @@
 //! Beacons and power save run here too: the MAC's own frames are sequences like data
 //! (`FrameSequence::own`); each station's beacon reception is drawn from its lock; a
 //! node whose radio is away (dozing) neither locks on nor defers, but its carrier sense
-//! follows the air. Background scanning is not modelled with space (the configuration
-//! rejects it; §11.4 says why).
+//! follows the air. So does background scanning: a receiver whose radio leaves in the
+//! middle of a data PPDU keeps the subframes that had arrived ([`Departure`]; the rule,
+//! the same in one collision domain, is `Cell::addressee_left`'s, reference §11.4).
 
 use super::reception::{sync_time, RxLock};
 use super::Medium;
@@ -45,6 +46,7 @@ use crate::capture::{
     captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
 };
 use crate::cell::{Cell, Timer};
+use crate::mac::ampdu::subframe_end;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::{ExchangeOutcome, Tx};
 use crate::mac::frame::{Frame, MgmtFrame};
@@ -88,6 +90,8 @@ pub(crate) struct NodeMedium {
     pub(crate) exchange: Option<Box<SpatialExchange>>,
     /// Its receiver is locked on this node's PPDU.
     pub(crate) locked: Option<usize>,
+    /// Its radio left while it was locked on a PPDU; settled when that PPDU ends.
+    pub(crate) left_during: Option<Departure>,
     /// The lock's pieces (kept while not locked, for their allocation).
     pub(crate) lock: RxLock,
     /// Other nodes' PPDUs on the air it receives any power from.
@@ -108,6 +112,28 @@ pub(crate) struct NodeMedium {
     pub(crate) nav_until: Nanos,
     /// Draws for control frames received under interference.
     pub(crate) rng: RngStream,
+}
+
+/// A receiver's radio left (retuned or dozed) while it was locked on a PPDU: the
+/// subframes that had arrived by then it decoded, the rest and the response are lost
+/// ([`Cell::addressee_left`] has the rule, for both media).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Departure {
+    /// The PPDU's sender (its index in the placement).
+    pub(crate) ppdu: usize,
+    /// When the radio left.
+    pub(crate) at: Nanos,
+}
+
+/// What an ending PPDU was at its addressee.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct AtAddressee {
+    /// It stayed locked on it to its end.
+    locked_to_end: bool,
+    /// Another PPDU overlapped it there.
+    interfered: bool,
+    /// Its radio left in the middle of it, at this instant.
+    left_at: Option<Nanos>,
 }
 
 /// An exchange of one holder, PPDU by PPDU.
@@ -225,6 +251,7 @@ impl SpatialMedium {
                 pending: None,
                 exchange: None,
                 locked: None,
+                left_during: None,
                 lock: RxLock::default(),
                 heard: 0,
                 loud: 0,
@@ -739,11 +766,11 @@ impl Cell {
     /// at `e`: locks on it close (a third party that decoded it honours its Duration),
     /// energy falls, CCA may turn idle. Returns what its addressee (if one of the
     /// cell's) made of it: (locked on it to the end, interfered with).
-    fn hear_end(&mut self, g: usize, own: Option<usize>, ppdu: &OnAir, e: Nanos) -> (bool, bool) {
+    fn hear_end(&mut self, g: usize, own: Option<usize>, ppdu: &OnAir, e: Nanos) -> AtAddressee {
         let m = self.medium.spatial_mut();
         let noise_mw = m.map.noise_mw;
         let energy_threshold = m.map.energy_mw;
-        let mut at_addressee = (false, false);
+        let mut at_addressee = AtAddressee::default();
         let mut idle_again = std::mem::take(&mut m.idle_again);
         idle_again.clear();
         for r in 0..m.nodes.len() {
@@ -763,6 +790,13 @@ impl Cell {
             } else {
                 nm.energy_mw - p_mw
             };
+            if let Some(d) = nm.left_during.filter(|d| d.ppdu == g) {
+                nm.left_during = None;
+                if own.is_some() && Some(r) == ppdu.to {
+                    at_addressee.left_at = Some(d.at);
+                    at_addressee.interfered = nm.lock.interfered();
+                }
+            }
             if nm.locked == Some(g) {
                 nm.lock.close(e);
                 nm.locked = None;
@@ -772,7 +806,8 @@ impl Cell {
                     m.beacon_locks.push((r, nm.lock.interfered()));
                 }
                 if own.is_some() && Some(r) == ppdu.to {
-                    at_addressee = (true, nm.lock.interfered());
+                    at_addressee.locked_to_end = true;
+                    at_addressee.interfered = nm.lock.interfered();
                     nm.undecoded = false; // settled by the exchange
                 } else {
                     // A third party decodes it if its worst piece clears the rate's
@@ -815,8 +850,9 @@ impl Cell {
             return;
         };
         let g = m.first + x;
-        let (locked_to_end, interfered) = self.hear_end(g, Some(x), &ppdu, e);
-        let outcome = self.addressee_outcome(&ppdu, locked_to_end, interfered);
+        let at = self.hear_end(g, Some(x), &ppdu, e);
+        let (locked_to_end, interfered) = (at.locked_to_end, at.interfered);
+        let outcome = self.addressee_outcome(&ppdu, at);
         if self.capture.is_some() {
             self.capture_medium_ppdu(x, &ppdu, outcome == PpduOutcome::Through);
         }
@@ -870,10 +906,21 @@ impl Cell {
 
     /// Whether the addressee of `ppdu` got it: for data, which MPDUs (drawn into the
     /// exchange's `ok`); for a control frame, yes or no.
-    fn addressee_outcome(&mut self, ppdu: &OnAir, locked: bool, interfered: bool) -> PpduOutcome {
+    fn addressee_outcome(&mut self, ppdu: &OnAir, at: AtAddressee) -> PpduOutcome {
+        let AtAddressee {
+            locked_to_end: locked,
+            interfered,
+            left_at,
+        } = at;
         let Some(to) = ppdu.to else {
             return PpduOutcome::Through;
         };
+        if let (Some(left_at), PpduKind::Data) = (left_at, ppdu.kind) {
+            // Its radio left during the data: what had arrived it keeps, but it
+            // answers nothing.
+            self.draw_data(ppdu, interfered, Some(left_at));
+            return PpduOutcome::Lost { interfered: false };
+        }
         if !locked {
             // An addressee whose radio is away decodes nothing, with nothing to blame but
             // its absence (as in one collision domain).
@@ -908,13 +955,14 @@ impl Cell {
                 PpduOutcome::Through
             };
         }
-        self.draw_data(ppdu, interfered)
+        self.draw_data(ppdu, interfered, None)
     }
 
     /// The addressee of a data PPDU it stayed locked on draws each MPDU: at the link's
     /// own error model when nothing interfered (exactly as without space), piece by
-    /// piece at the SINR otherwise.
-    fn draw_data(&mut self, ppdu: &OnAir, interfered: bool) -> PpduOutcome {
+    /// piece at the SINR otherwise. An MPDU that arrives after `left_at` (the
+    /// addressee's radio left then) is lost, undrawn.
+    fn draw_data(&mut self, ppdu: &OnAir, interfered: bool, left_at: Option<Nanos>) -> PpduOutcome {
         let holder = ppdu.holder;
         let overhead = self.mpdu_overhead();
         let to = ppdu.to.expect("data has an addressee");
@@ -930,19 +978,21 @@ impl Cell {
         let txv = tx.stage.txv;
         tx.ok.clear();
         let mut any_ok = false;
-        let span = (ppdu.end - ppdu.start).as_ns();
+        let duration = ppdu.end - ppdu.start;
         let psdu = tx.ppdu.psdu_bytes.max(1) as u64;
         let mut offset = 0u64;
         for m in tx.ppdu.mpdus.iter() {
             let bytes = m.packet.len_bytes + overhead;
-            let ok = if !interfered {
+            // The MPDU's share of the PPDU's time, by its place in the PSDU.
+            let from = ppdu.start + Nanos(duration.as_ns() * offset / psdu);
+            offset += u64::from(bytes);
+            let to_t = subframe_end(ppdu.start, duration, offset, psdu);
+            let ok = if left_at.is_some_and(|l| to_t > l) {
+                false
+            } else if !interfered {
                 let per = error.per(&txv, bytes);
                 !link.rng.bernoulli(per)
             } else {
-                // The MPDU's share of the PPDU's time, by its place in the PSDU.
-                let from = ppdu.start + Nanos(span * offset / psdu);
-                offset += u64::from(bytes);
-                let to_t = ppdu.start + Nanos((span * offset.min(psdu) / psdu).max(1));
                 let p = lock.success(&txv, lock.signal_mw, noise, from, to_t, bytes);
                 !link.rng.bernoulli(1.0 - p)
             };
