@@ -699,7 +699,7 @@ impl Cell {
         // a loss. (Without space the response always arrives when anything was
         // decoded.) The path reports each given-up MPDU as a retry-limit drop, in the
         // same order.
-        let mut delivered_anyway = self.medium.is_spatial().then(|| {
+        let mut delivered_anyway = (!self.nodes[n].path.gave_up.is_empty()).then(|| {
             self.nodes[n]
                 .path
                 .gave_up
