@@ -847,7 +847,8 @@ fn invalid_configurations_are_rejected_naming_the_field() {
 /// subframes that had arrived (ath9k flushes the completed receive descriptors up to
 /// mac80211 when it retunes, `ath_stoprecv`), so packets are delivered at the end of a
 /// data PPDU whose exchange failed — a first part of it — and the AP's retries of them
-/// are duplicates, delivered once. On both media: one collision
+/// are duplicates, delivered once. The station's own exchanges end before its radio
+/// leaves (mac80211 flushes the driver first), so none of them fails. On both media: one collision
 /// domain lays the exchange out when it starts and revises it when the radio leaves;
 /// space records the departure at the receiver. (Before this rule one collision domain
 /// delivered the whole aggregate to a radio that had left, and space delivered none of
@@ -903,6 +904,13 @@ fn a_receiver_that_leaves_mid_ampdu_on(medium: support::cell_driver::Medium) {
     }
     let mut cut = 0;
     for r in d.airtime() {
+        // Its own exchanges are never cut: the radio leaves when the one on the air
+        // ends (mac80211 flushes the driver before it tunes away).
+        assert!(
+            !(r.uplink && r.outcome == ExchangeOutcome::Failed),
+            "{medium:?}: the scanning station's own exchange at {} failed",
+            r.start
+        );
         if r.uplink || r.outcome != ExchangeOutcome::Failed {
             continue;
         }

@@ -327,10 +327,33 @@ impl Cell {
             self.stats[sta.node().index()].scan = *sc.stats();
         }
         let away = sm.away();
-        if away && !self.nodes[sta.node().index()].away {
-            self.radio_gone(sta.node().index(), t);
-        } else if !away && self.nodes[sta.node().index()].away {
-            self.radio_back(sta.node().index(), t);
+        let n = sta.node().index();
+        self.nodes[n].leaving = false;
+        if away && !self.nodes[n].away {
+            if self.medium.holds_exchange(n) {
+                // mac80211 stops the queues and flushes the driver before it tunes away
+                // (`ieee80211_offchannel_stop_vifs`, then `drv_flush` in
+                // `ieee80211_scan_state_set_channel`; `ieee80211_offchannel_ps_enable`
+                // the same for a doze): the exchange on the air ends first.
+                self.nodes[n].leaving = true;
+            } else {
+                self.radio_gone(n, t);
+            }
+        } else if !away && self.nodes[n].away {
+            self.radio_back(n, t);
+        }
+    }
+
+    /// An exchange ended at `t`: a station whose radio waited for it to leave leaves
+    /// now (`sync_station`).
+    pub(crate) fn departures_due(&mut self, t: Nanos) {
+        if self.mgmt.is_none() {
+            return;
+        }
+        for sta in StationId::all(self.nodes.len() - 1) {
+            if self.nodes[sta.node().index()].leaving {
+                self.sync_station(sta, t);
+            }
         }
     }
 

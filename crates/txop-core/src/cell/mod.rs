@@ -122,6 +122,9 @@ pub(crate) struct Node {
     /// The radio is off the operating channel (scanning) or asleep (power save): the
     /// node neither contends nor receives.
     pub(crate) away: bool,
+    /// Its radio is to leave (its scanner or power save said so) when the exchange it
+    /// holds ends: mac80211 flushes the driver before it tunes away.
+    pub(crate) leaving: bool,
     /// The frames the MAC sends on its own (null-data, PS-Poll), waiting to be sent on
     /// AC VO ahead of the AC's data. At most
     /// [`MAX_QUEUED_FRAMES`](crate::mac::frame::MAX_QUEUED_FRAMES).
@@ -414,6 +417,7 @@ impl Cell {
                 links,
                 path: TxPath::new(&cfg.stack, cfg.qos, node_id.is_ap(), path_links, fq_memory),
                 away: false,
+                leaving: false,
                 frames: VecDeque::new(),
                 frame_in_air: false,
                 frame_attempts: 0,
@@ -694,11 +698,11 @@ impl Cell {
     #[inline(never)]
     fn report_path_losses(&mut self, n: usize, now: Nanos) {
         let mut drops = std::mem::take(&mut self.nodes[n].path.drops);
-        // With space a receiver can decode an MPDU whose BlockAck its sender then
-        // misses; if the sender gives it up it was delivered all the same, and is not
-        // a loss. (Without space the response always arrives when anything was
-        // decoded.) The path reports each given-up MPDU as a retry-limit drop, in the
-        // same order.
+        // A receiver can decode an MPDU whose BlockAck its sender then misses (with
+        // space, under interference; on both media, when the receiver's radio left
+        // before answering, `Cell::addressee_left`); if the sender gives it up it was
+        // delivered all the same, and is not a loss. The path reports each given-up
+        // MPDU as a retry-limit drop, in the same order.
         let mut delivered_anyway = (!self.nodes[n].path.gave_up.is_empty()).then(|| {
             self.nodes[n]
                 .path

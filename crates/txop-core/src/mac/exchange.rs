@@ -354,7 +354,7 @@ impl Cell {
         txop_start: Nanos,
     ) -> Option<(Ppdu, RateStage, FrameSequence)> {
         let limit = self.nodes[n].edca[ac.index()].params.txop_limit();
-        if limit == Nanos::ZERO || self.nodes[n].away {
+        if limit == Nanos::ZERO || self.nodes[n].away || self.nodes[n].leaving {
             return None;
         }
         let (link, aggregated, psdu_bytes, stage) = self.nodes[n]
@@ -667,6 +667,7 @@ impl Cell {
         }
         self.clear_txs();
         self.medium.shared_mut().busy = false;
+        self.departures_due(t);
         self.reschedule();
     }
 

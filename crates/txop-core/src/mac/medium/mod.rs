@@ -88,6 +88,15 @@ impl Medium {
         }
     }
 
+    /// Node `n` holds an exchange: from the access that started it to its end (its
+    /// response, or the timeout of one that never came).
+    pub(crate) fn holds_exchange(&self, n: usize) -> bool {
+        match self {
+            Medium::Shared(sh) => sh.busy && sh.exch.txs.iter().any(|x| x.node.index() == n),
+            Medium::Spatial(m) => m.nodes[n].exchange.is_some(),
+        }
+    }
+
     /// Node `n`'s radio leaves: with space its receiver lets go of what it was locked
     /// on. One collision domain has no receiver state.
     pub(crate) fn radio_gone(&mut self, n: usize, t: Nanos) {

@@ -1263,6 +1263,7 @@ impl Cell {
             let at = nm.defer_until;
             self.set_ifs_ref(holder, at);
         }
+        self.departures_due(e);
     }
 
     /// The next data PPDU of the holder's TXOP after an acknowledged exchange ending at
