@@ -15,6 +15,8 @@
 // as initialised (the methods are unreachable then: `KernelFq::new` fails).
 #![cfg_attr(not(kernel_oracle_built), allow(unused_mut, dead_code))]
 
+pub mod minstrel;
+
 use std::fmt;
 
 /// Which kernel code this crate was built from: the tarball or tree, its version and a
