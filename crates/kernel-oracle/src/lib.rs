@@ -9,7 +9,9 @@
 //! mac80211's glue of `net/mac80211/tx.c` (one `struct fq` per radio, a tin per TXQ,
 //! CoDel state per flow and per default flow). [`KernelFq`] is its safe interface: the
 //! same operations as [`txop_core::mac80211::fq::Fq`] (enqueue, dequeue with CoDel,
-//! purge) and views of the kernel's state after each. Test-only (`publish = false`).
+//! purge) and views of the kernel's state after each. [`minstrel::KernelMinstrel`] does
+//! the same for `net/mac80211/rc80211_minstrel_ht.c` (its own shim in `shim/minstrel/`).
+//! Test-only (`publish = false`).
 
 // Without a kernel source the FFI calls are compiled out, and what they would fill stays
 // as initialised (the methods are unreachable then: `KernelFq::new` fails).

@@ -481,3 +481,286 @@ fn txop_minstrel_ht_matches_the_kernels_step_by_step() {
         );
     }
 }
+
+/// A splitmix64 stream: the closed loop's own random draws, shared by both sides.
+struct Draws(u64);
+
+impl Draws {
+    fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What one closed-loop run measured (the kernel's code and txop's agreeing at every
+/// step).
+#[derive(Debug, Default)]
+struct LoopFigures {
+    /// Share of the time `max_tp_rate[0]` is `rate`.
+    max_tp_share: f64,
+    /// Times `max_tp_rate[0]` became `rate`.
+    episodes: u32,
+    /// Mean length of those spells, s.
+    mean_spell_s: f64,
+    /// Share of the data airtime spent at `rate` (probes included).
+    airtime_share: f64,
+    /// Delivered payload, Mbit/s.
+    throughput_mbps: f64,
+    /// PPDUs whose whole chain went without a block ack.
+    chains_exhausted: u32,
+    /// Tries that went without a block ack.
+    failed_tries: u32,
+    /// MPDUs given up after 7 attempts (txop's `retry_limit` drops).
+    retry_limit_drops: u32,
+    /// PPDUs sent.
+    ppdus: u32,
+    /// 0.2 s steps whose airtime-weighted mean PHY rate (txop's `rate_series_bps`) is
+    /// above 22 Mbit/s (MCS2 is 19.5, MCS3 26), and the steps in all.
+    steps_above_22_mbps: u32,
+    steps: u32,
+    /// Probes sent at `rate`, and how many of them got through.
+    probes_at_rate: u32,
+    probes_at_rate_ok: u32,
+}
+
+/// One saturated HT20 downlink (5 GHz, long GI, 1 stream, ath9k's 4 slots × 10 tries)
+/// where every MPDU of 1500 payload bytes (+38 B of MAC overhead) sent at MCS m is
+/// received with probability `1 − per[m]`, independently, as txop's exchange draws it.
+/// PPDUs are built as txop builds them for ath9k (`txpath.rs`, `ath_lookup_rate`): an
+/// A-MPDU of at most 64 MPDUs that fits 4 ms at the slowest rate of the chain, a probe
+/// alone. The hardware repeats the PPDU down the chain until one try gets a block ack
+/// (any MPDU received); minstrel hears `tries`, `ampdu_len` and the MPDUs acked. MPDUs
+/// not acked go back ahead of new ones and are given up after 7 attempts (each try of
+/// a PPDU is an attempt of each of its MPDUs, as txop counts them). Time
+/// advances by each try's airtime (AIFS, the mean backoff of the try's window, RTS/CTS on
+/// the stages that ask for it, data, SIFS, block ack). Both minstrels see the same
+/// statuses at the same times and must agree after every one; the figures are measured
+/// on `rate` (minstrel's number).
+fn closed_loop(
+    per: &[f64; 8],
+    seconds: f64,
+    seed: u64,
+    rate: RateIdx,
+) -> Result<LoopFigures, String> {
+    let setup = Setup {
+        caps: PeerCaps {
+            standard: Standard::N,
+            band: Band::Ghz5,
+            width: ChannelWidth::Mhz20,
+            sgi: false,
+            max_nss: 1,
+            short_preamble: false,
+        },
+        hw: HwRateCaps::ATH9K,
+        seed,
+    };
+    let mut txop = MinstrelHt::new(MinstrelEra::Linux6, &setup.caps, setup.hw, seed);
+    let mut kernel =
+        KernelMinstrel::new(&kernel_setup(&setup, &txop), 0).map_err(|e| e.to_string())?;
+    let rates: Vec<RateIdx> = txop.supported_rates().iter().map(|(r, _)| *r).collect();
+    let mut draws = Draws(seed);
+    let mpdu_bytes = 1500 + 38;
+    let subframe_bytes = (mpdu_bytes + 4u32).div_ceil(4) * 4;
+    let ctl = txop_core::phy::TxVector::Ofdm { rate_mbps: 24 };
+    let ba = ctl.ppdu_duration(32, Band::Ghz5);
+    let rts_cts = ctl.ppdu_duration(20, Band::Ghz5) + ctl.ppdu_duration(14, Band::Ghz5);
+    let (sifs, slot) = (Nanos::from_us(16), Nanos::from_us(9));
+    let aifs = sifs + slot * 3;
+    let fits_4ms = |txv: &txop_core::phy::TxVector| {
+        (1..=64u32)
+            .take_while(|n| {
+                txv.ppdu_duration(n * subframe_bytes, Band::Ghz5) <= Nanos::from_us(4_000)
+            })
+            .last()
+            .unwrap_or(1)
+    };
+    let mcs_of = |r: RateIdx| usize::from(r.0 & 0xf);
+    let end = Nanos::from_ns((seconds * 1e9) as u64);
+    let mut now = Nanos::ZERO;
+    let mut f = LoopFigures::default();
+    let (mut at_rate_ns, mut airtime_rate_ns, mut airtime_ns) = (0u64, 0u64, 0u64);
+    let mut delivered = 0u64;
+    let mut step = 0usize;
+    // Attempts so far of the MPDUs waiting for a retransmission, oldest first.
+    let mut retries: std::collections::VecDeque<u32> = std::collections::VecDeque::new();
+    // Per 0.2 s step: (Σ airtime × PHY rate, Σ airtime), by the end of each try.
+    let mut series = vec![(0f64, 0f64); (seconds / 0.2).ceil() as usize + 1];
+    while now < end {
+        step += 1;
+        let before = txop.max_tp_rates()[0];
+        let chain = txop.rates(now);
+        let ksample = kernel.get_rate(now.as_ns());
+        if chain.probe.then(|| to_kernel(chain.first().rate)) != ksample {
+            return Err(format!(
+                "step {step}: sample choice differs: txop {chain:?}, kernel {ksample:?}"
+            ));
+        }
+        let ampdu_len = if chain.probe {
+            1
+        } else {
+            chain
+                .stages()
+                .iter()
+                .map(|s| fits_4ms(&s.txv))
+                .min()
+                .unwrap_or(1)
+        };
+        let start = now;
+        let mut mpdus: Vec<u32> = (0..ampdu_len)
+            .map(|_| retries.pop_front().unwrap_or(0))
+            .collect();
+        let mut ok = vec![false; mpdus.len()];
+        let (mut tries_used, mut acked, mut cw) = (0u32, 0u32, 15u64);
+        'chain: for s in chain.stages() {
+            for _ in 0..s.tries {
+                tries_used += 1;
+                let data = s.txv.ppdu_duration(ampdu_len * subframe_bytes, Band::Ghz5);
+                let backoff = Nanos::from_ns(slot.as_ns() * cw / 2);
+                cw = (cw * 2 + 1).min(1023);
+                let protect = if s.rts {
+                    rts_cts + sifs * 2
+                } else {
+                    Nanos::ZERO
+                };
+                now += aifs + backoff + protect + data + sifs + ba;
+                airtime_ns += data.as_ns();
+                let last = series.len() - 1;
+                let bin = &mut series[((now.as_ns() / 200_000_000) as usize).min(last)];
+                bin.0 += data.as_ns() as f64 * s.txv.data_rate_bps() as f64;
+                bin.1 += data.as_ns() as f64;
+                if s.rate == rate {
+                    airtime_rate_ns += data.as_ns();
+                }
+                let p_ok = 1.0 - per[mcs_of(s.rate)];
+                mpdus.iter_mut().for_each(|a| *a += 1);
+                ok.iter_mut().for_each(|o| *o = draws.unit() < p_ok);
+                acked = ok.iter().filter(|&&o| o).count() as u32;
+                if acked > 0 {
+                    break 'chain;
+                }
+                f.failed_tries += 1;
+            }
+        }
+        for (&a, &o) in mpdus.iter().zip(&ok).rev() {
+            if o {
+                continue;
+            }
+            if a >= 7 {
+                f.retry_limit_drops += 1;
+            } else {
+                retries.push_front(a);
+            }
+        }
+        f.ppdus += 1;
+        f.chains_exhausted += u32::from(acked == 0);
+        delivered += u64::from(acked);
+        if chain.probe && chain.first().rate == rate {
+            f.probes_at_rate += 1;
+            f.probes_at_rate_ok += u32::from(acked > 0 && tries_used == 1);
+        }
+        let status = TxStatus {
+            chain: &chain,
+            tries_used,
+            acked: acked > 0,
+            ampdu_len: ampdu_len as u16,
+            ampdu_ack_len: acked as u16,
+        };
+        let stages: Vec<StatusStage> = chain
+            .stages()
+            .iter()
+            .zip(chain.tries_per_stage(tries_used))
+            .map(|(s, t)| StatusStage {
+                rate: to_kernel(s.rate),
+                tries: u32::from(t),
+            })
+            .collect();
+        txop.tx_status(now, &status);
+        kernel.tx_status(
+            now.as_ns(),
+            &stages,
+            ampdu_len as u8,
+            acked as u8,
+            chain.probe,
+        );
+        if let Err(e) = compare(step, "closed loop", &txop, &mut kernel, &rates) {
+            return Err(e.to_string());
+        }
+        if before == rate {
+            at_rate_ns += (now - start).as_ns();
+        }
+        let after = txop.max_tp_rates()[0];
+        if after == rate && before != rate {
+            f.episodes += 1;
+        }
+    }
+    let total_s = now.as_ns() as f64 / 1e9;
+    let full = &series[..(seconds / 0.2).round() as usize];
+    f.steps = full.len() as u32;
+    f.steps_above_22_mbps = full
+        .iter()
+        .filter(|(w, t)| *t > 0.0 && w / t > 22e6)
+        .count() as u32;
+    f.max_tp_share = at_rate_ns as f64 / now.as_ns() as f64;
+    f.mean_spell_s = if f.episodes > 0 {
+        at_rate_ns as f64 / 1e9 / f64::from(f.episodes)
+    } else {
+        0.0
+    };
+    f.airtime_share = airtime_rate_ns as f64 / airtime_ns as f64;
+    f.throughput_mbps = delivered as f64 * 1500.0 * 8.0 / total_s / 1e6;
+    Ok(f)
+}
+
+/// Issue 28's first question: txop's minstrel_ht 6.x at a steady 11 dB on HT20 keeps
+/// making MCS3 (which delivers about a third of its MPDUs there) its main rate for
+/// spells of about 0.2 s. The kernel's own minstrel_ht, fed the same per-MPDU success
+/// probabilities (txop's PER model at 11 dB), PPDUs built the same way and the same
+/// draws, makes the same decisions at every step, spells included: the oscillation is
+/// the kernel's algorithm on this link, not a txop departure. The figures print with
+/// `--nocapture` (docs/reference/kernel-oracle.md quotes them).
+#[test]
+fn the_kernels_minstrel_also_returns_to_mcs3_at_11_db() {
+    use txop_core::phy::channel::ErrorModel;
+    use txop_core::phy::{GuardInterval, TxVector};
+    let error = ErrorModel::Snr { snr_db: 11.0 };
+    let per: [f64; 8] = std::array::from_fn(|mcs| {
+        let txv = TxVector::Ht {
+            mcs: mcs as u8,
+            width: ChannelWidth::Mhz20,
+            gi: GuardInterval::Long,
+        };
+        error.per(&txv, 1500 + 38)
+    });
+    eprintln!(
+        "11 dB, 1538-byte MPDUs, MPDU loss per MCS 0-7: {:?}",
+        per.map(|p| (p * 1000.0).round() / 1000.0)
+    );
+    let mcs3 = RateIdx(3); // group 0 (HT20, long GI, 1 stream), MCS3
+    let seconds = env_u64("TXOP_ORACLE_LOOP_S", 6) as f64;
+    let mut shares = Vec::new();
+    for seed in 1..=5u64 {
+        let f = closed_loop(&per, seconds, seed, mcs3).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("seed {seed}, {seconds} s: {f:?}");
+        shares.push(f.max_tp_share);
+        // The spells the issue describes: MCS3 is taken up again and again, for
+        // a few statistics intervals each, although it delivers only about a third.
+        assert!(
+            f.episodes >= 2,
+            "seed {seed}: MCS3 never became the main rate twice: {f:?}"
+        );
+        assert!(
+            f.mean_spell_s > 0.05 && f.mean_spell_s < 1.0,
+            "seed {seed}: spells of {} s",
+            f.mean_spell_s
+        );
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    eprintln!(
+        "MCS3 is max_tp_rate[0] for {:.1} % of the time (mean of 5 runs)",
+        mean * 100.0
+    );
+}
