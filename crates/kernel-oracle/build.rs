@@ -1,11 +1,13 @@
 //! Builds the kernel's own fq and CoDel (`include/net/fq.h`, `fq_impl.h`, `codel.h`,
-//! `codel_impl.h`, and `IP_ECN_set_ce` from `inet_ecn.h`) and minstrel_ht
+//! `codel_impl.h`, and `IP_ECN_set_ce` from `inet_ecn.h`), minstrel_ht
 //! (`net/mac80211/rc80211_minstrel_ht.c` and `.h`, with `ieee80211_frame_duration` from
 //! `net/mac80211/util.c` and `rate_supported`/`rate_lowest_index` from
-//! `include/net/mac80211.h`) with the user-space shims in `shim/`, from the installed Debian package `linux-source-6.12` or from the kernel tree
-//! named by `TXOP_KERNEL_SRC`. The files are extracted into `OUT_DIR`, never into the
-//! repository. Without a source the crate still builds: `KernelFq::new` then returns the
-//! one-line error saying how to install it, and the test fails with it.
+//! `include/net/mac80211.h`) and `net/mac80211/airtime.c` (with `ieee80211_rate_valid`
+//! and `ieee80211_info_set_tx_time_est`) with the user-space shims in `shim/`, from the
+//! installed Debian package `linux-source-6.12` or from the kernel tree named by
+//! `TXOP_KERNEL_SRC`. The files are extracted into `OUT_DIR`, never into the
+//! repository. Without a source the crate still builds: `KernelFq::new` (and the others)
+//! then return the one-line error saying how to install it, and the tests fail with it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,10 +18,12 @@ const DEFAULT_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
 /// The kernel files the harness compiles (all of `include/net/`).
 const HEADERS: [&str; 4] = ["fq.h", "fq_impl.h", "codel.h", "codel_impl.h"];
 
-/// The minstrel_ht files the harness compiles (the first two) or takes helpers from.
-const MINSTREL_FILES: [&str; 4] = [
+/// The mac80211 files the harness compiles (minstrel_ht, airtime) or takes helpers
+/// from (the last two).
+const MAC80211_FILES: [&str; 5] = [
     "net/mac80211/rc80211_minstrel_ht.c",
     "net/mac80211/rc80211_minstrel_ht.h",
+    "net/mac80211/airtime.c",
     "net/mac80211/util.c",
     "include/net/mac80211.h",
 ];
@@ -51,7 +55,7 @@ fn main() {
                 });
             }
             std::fs::create_dir_all(kernel.join("net/mac80211")).expect("create net/mac80211");
-            for f in MINSTREL_FILES {
+            for f in MAC80211_FILES {
                 let from = dir.join(f);
                 println!("cargo::rerun-if-changed={}", from.display());
                 std::fs::copy(&from, kernel.join(f)).unwrap_or_else(|e| {
@@ -116,13 +120,15 @@ fn main() {
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-sign-compare")
         .compile("kernel_oracle");
-    build_minstrel(&kernel, &extra, &origin, &version);
+    build_mac80211(&kernel, &extra, &origin, &version);
     println!("cargo::rustc-cfg=kernel_oracle_built");
 }
 
-/// minstrel_ht: the kernel's helpers it calls (extracted into `extra/kernel_helpers.h`)
-/// and `shim/minstrel/minstrel.c`, which includes `rc80211_minstrel_ht.c` whole.
-fn build_minstrel(kernel: &Path, extra: &Path, origin: &str, version: &str) {
+/// minstrel_ht and airtime: the kernel's helpers they call (extracted into
+/// `extra/kernel_helpers.h`), `shim/mac80211/minstrel.c`, which includes
+/// `rc80211_minstrel_ht.c` whole, and `shim/mac80211/airtime_api.c`, which includes
+/// `airtime.c`.
+fn build_mac80211(kernel: &Path, extra: &Path, origin: &str, version: &str) {
     let read = |f: &str| {
         std::fs::read_to_string(kernel.join(f))
             .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: cannot read {f}: {e}"))
@@ -153,6 +159,16 @@ fn build_minstrel(kernel: &Path, extra: &Path, origin: &str, version: &str) {
             "include/net/mac80211.h",
             "static inline s8\nrate_lowest_index(",
         ),
+        take(
+            &mac80211,
+            "include/net/mac80211.h",
+            "static inline bool ieee80211_rate_valid(",
+        ),
+        take(
+            &mac80211,
+            "include/net/mac80211.h",
+            "static inline u16\nieee80211_info_set_tx_time_est(",
+        ),
     ]
     .join("\n");
     std::fs::write(
@@ -161,10 +177,18 @@ fn build_minstrel(kernel: &Path, extra: &Path, origin: &str, version: &str) {
     )
     .expect("write kernel_helpers.h");
     let mut hash = Fnv64::default();
-    for f in &MINSTREL_FILES[..2] {
+    for f in &MAC80211_FILES[..2] {
         hash.update(read(f).as_bytes());
     }
     hash.update(helpers.as_bytes());
+    let mut airtime_hash = Fnv64::default();
+    airtime_hash.update(read(MAC80211_FILES[2]).as_bytes());
+    airtime_hash.update(helpers.as_bytes());
+    println!(
+        "cargo::rustc-env=KERNEL_ORACLE_AIRTIME_SOURCE={origin} (Linux {version}; airtime.c, \
+         ieee80211_rate_valid, ieee80211_info_set_tx_time_est: fnv64 {:016x})",
+        airtime_hash.0
+    );
     println!(
         "cargo::rustc-env=KERNEL_ORACLE_MINSTREL_SOURCE={origin} (Linux {version}; \
          rc80211_minstrel_ht.c, rc80211_minstrel_ht.h, ieee80211_frame_duration, \
@@ -172,8 +196,8 @@ fn build_minstrel(kernel: &Path, extra: &Path, origin: &str, version: &str) {
         hash.0
     );
     cc::Build::new()
-        .file("shim/minstrel/minstrel.c")
-        .include("shim/minstrel/include")
+        .file("shim/mac80211/minstrel.c")
+        .include("shim/mac80211/include")
         .include(kernel.join("net/mac80211"))
         .include(extra)
         .flag("-std=gnu11")
@@ -183,6 +207,17 @@ fn build_minstrel(kernel: &Path, extra: &Path, origin: &str, version: &str) {
         .flag_if_supported("-Wno-unused-variable")
         .flag_if_supported("-Wno-unused-but-set-variable")
         .compile("kernel_oracle_minstrel");
+    cc::Build::new()
+        .file("shim/mac80211/airtime_api.c")
+        .include("shim/mac80211/include")
+        .include(kernel.join("net/mac80211"))
+        .include(extra)
+        .flag("-std=gnu11")
+        .flag_if_supported("-Wno-unused-function")
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-sign-compare")
+        .flag_if_supported("-Wno-unused-variable")
+        .compile("kernel_oracle_airtime");
 }
 
 /// The one line of "net_sched: codel: fix stale state for empty flows in fq_codel"
@@ -212,6 +247,7 @@ fn missing(message: &str) {
     println!("cargo::rustc-env=KERNEL_ORACLE_MISSING={message}");
     println!("cargo::rustc-env=KERNEL_ORACLE_SOURCE=none");
     println!("cargo::rustc-env=KERNEL_ORACLE_MINSTREL_SOURCE=none");
+    println!("cargo::rustc-env=KERNEL_ORACLE_AIRTIME_SOURCE=none");
 }
 
 /// Extract the headers (and the top Makefile, for the version) from a Debian
@@ -229,7 +265,7 @@ fn extract(tarball: &str, kernel: &Path) {
         "*/include/net/inet_ecn.h".into(),
     ];
     args.extend(HEADERS.iter().map(|h| format!("*/include/net/{h}")));
-    args.extend(MINSTREL_FILES.iter().map(|f| format!("*/{f}")));
+    args.extend(MAC80211_FILES.iter().map(|f| format!("*/{f}")));
     let status = Command::new("tar")
         .args(&args)
         .status()

@@ -1,5 +1,5 @@
 //! The kernel's own minstrel_ht (`net/mac80211/rc80211_minstrel_ht.c`, 6.x), compiled at
-//! build time from the installed kernel source with the shim in `shim/minstrel/`, as an
+//! build time from the installed kernel source with the shim in `shim/mac80211/`, as an
 //! oracle for txop's `txop_core::mac80211::minstrel_ht` (reference rate-control.md §1).
 //!
 //! [`KernelMinstrel`] is one hw with one station, driven as mac80211 drives the rate

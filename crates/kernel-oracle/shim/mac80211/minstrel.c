@@ -1,27 +1,20 @@
 /* kernel-oracle: a small C API over the kernel's own net/mac80211/rc80211_minstrel_ht.c
  * (extracted from the installed Linux source at build time, never kept in the
- * repository), compiled whole in this translation unit against minstrel_shim.h. One
+ * repository), compiled whole in this translation unit against mac80211_shim.h. One
  * struct kmin is one hw (dual-band: a 2.4 GHz band of 4 CCK + 8 ERP-OFDM rates and a
  * 5 GHz band of 8 OFDM rates) with one station, driven as mac80211 drives it: rate_init
  * (minstrel_ht_update_caps), get_rate per frame, tx_status_ext per status. The Rust side
  * (src/minstrel.rs) declares the same structs. */
-#include <minstrel_shim.h>
+#include <mac80211_shim.h>
 #include "rc80211_minstrel_ht.c"
 
 _Thread_local unsigned long oracle_jiffies;
-static _Thread_local u32 oracle_minstrel_warnings;
-
-void oracle_minstrel_warn(int line)
-{
-	(void)line;
-	oracle_minstrel_warnings++;
-}
 
 /* Never called: the harness installs the sample table txop drew (kmin_new). */
 void get_random_bytes(void *buf, size_t len)
 {
 	memset(buf, 0, len);
-	oracle_minstrel_warnings++;
+	oracle_warnings++;
 }
 
 /* What the harness sets up (the Rust side fills it from txop's PeerCaps/HwRateCaps). */
@@ -258,7 +251,7 @@ u32 kmin_get_rate(struct kmin *k, u64 now_ns, u32 *sample)
 	if (!(info->flags & IEEE80211_TX_CTL_RATE_CTRL_PROBE))
 		return 0;
 	if (info->status.rates[0].count != 1)
-		oracle_minstrel_warnings++;
+		oracle_warnings++;
 	*sample = kmin_mi_rate_of(k, &info->status.rates[0]);
 	/* A CCK probe goes out with the BSS's preamble (get_rate checked it matches). */
 	if (MI_RATE_GROUP(*sample) == MINSTREL_CCK_GROUP && k->short_preamble &&
@@ -329,7 +322,7 @@ void kmin_state(struct kmin *k, struct kmin_state_view *v)
 	for (t = 0; t < __MINSTREL_SAMPLE_TYPE_MAX; t++)
 		for (i = 0; i < MINSTREL_SAMPLE_RATES; i++)
 			v->sample_rates[t][i] = k->mi->sample[t].sample_rates[i];
-	v->warnings = oracle_minstrel_warnings;
+	v->warnings = oracle_warnings;
 }
 
 /* minstrel's statistics of rate `index` (MI_RATE). */

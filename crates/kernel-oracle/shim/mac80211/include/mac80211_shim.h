@@ -1,11 +1,12 @@
-/* kernel-oracle shim for net/mac80211/rc80211_minstrel_ht.c (6.x): the mac80211 and
- * cfg80211 structs, flags and helpers minstrel_ht reads, cut down to the fields it
- * touches, for a user-space build. Flag values are the kernel's (include/net/mac80211.h,
+/* kernel-oracle shim for net/mac80211/rc80211_minstrel_ht.c (6.x) and airtime.c: the
+ * mac80211 and cfg80211 structs, flags and helpers they read, cut down to the fields they
+ * touch, for a user-space build. Flag values are the kernel's (include/net/mac80211.h,
  * include/net/cfg80211.h, include/linux/ieee80211.h of 6.12). The stub headers next to
  * this one (linux/netdevice.h, net/mac80211.h, rate.h, sta_info.h, ...) all include it.
  * ieee80211_frame_duration (net/mac80211/util.c), rate_supported and rate_lowest_index
  * (include/net/mac80211.h) are the kernel's own, extracted by build.rs into
- * kernel_helpers.h. The clock: jiffies run at HZ = 10^9 (one jiffy a nanosecond), so
+ * kernel_helpers.h, as are ieee80211_rate_valid and ieee80211_info_set_tx_time_est for
+ * airtime.c (airtime_helpers.h). The clock: jiffies run at HZ = 10^9 (one jiffy a nanosecond), so
  * the harness's nanosecond clock is the kernel's. */
 #ifndef ORACLE_MINSTREL_SHIM_H
 #define ORACLE_MINSTREL_SHIM_H
@@ -61,22 +62,27 @@ typedef unsigned int gfp_t;
 #define U16_MAX 0xffff
 #define U32_MAX 0xffffffffU
 
-/* WARN_ON: counted; the harness fails on any (the kernel would log a backtrace). */
-void oracle_minstrel_warn(int line);
+/* WARN_ON: counted per translation unit and thread; the harness fails on any (the
+ * kernel would log a backtrace). */
+static _Thread_local u32 oracle_warnings;
 #define WARN_ON(cond)                                                          \
 	({                                                                     \
 		int __c = !!(cond);                                            \
 		if (__c)                                                       \
-			oracle_minstrel_warn(__LINE__);                        \
+			oracle_warnings++;                                     \
 		__c;                                                           \
 	})
 #define WARN_ON_ONCE(cond) WARN_ON(cond)
+#define rcu_dereference(p) (p)
+#define ffs(x) __builtin_ffs(x)
 
 #define GFP_ATOMIC 0
 #define kzalloc(size, gfp) calloc(1, (size))
 #define kfree(p) free(p)
 
-/* Module glue: nothing to register. */
+/* Module glue: nothing to register or export. */
+#define EXPORT_SYMBOL(sym)
+#define EXPORT_SYMBOL_GPL(sym)
 #define module_param(name, type, perm)
 #define MODULE_PARM_DESC(name, desc)
 
@@ -114,7 +120,11 @@ enum nl80211_band {
 /* include/net/cfg80211.h */
 enum ieee80211_rate_flags {
 	IEEE80211_RATE_SHORT_PREAMBLE = BIT(0),
+	IEEE80211_RATE_MANDATORY_B = BIT(1),
 	IEEE80211_RATE_ERP_G = BIT(4),
+};
+struct ieee80211_channel {
+	enum nl80211_band band;
 };
 struct ieee80211_rate {
 	u32 flags;
@@ -130,6 +140,7 @@ struct wiphy {
 	struct ieee80211_supported_band *bands[NUM_NL80211_BANDS];
 };
 struct cfg80211_chan_def {
+	struct ieee80211_channel *chan;
 	int width;
 };
 /* Only 5 and 10 MHz channels restrict the rates; the harness has neither. */
@@ -142,6 +153,8 @@ enum rate_info_flags {
 	RATE_INFO_FLAGS_MCS = BIT(0),
 	RATE_INFO_FLAGS_VHT_MCS = BIT(1),
 	RATE_INFO_FLAGS_SHORT_GI = BIT(2),
+	RATE_INFO_FLAGS_HE_MCS = BIT(4),
+	RATE_INFO_FLAGS_EHT_MCS = BIT(7),
 };
 enum rate_info_bw {
 	RATE_INFO_BW_20 = 0,
@@ -149,6 +162,10 @@ enum rate_info_bw {
 	RATE_INFO_BW_10,
 	RATE_INFO_BW_40,
 	RATE_INFO_BW_80,
+	RATE_INFO_BW_160,
+	RATE_INFO_BW_HE_RU,
+	RATE_INFO_BW_320,
+	RATE_INFO_BW_EHT_RU,
 };
 struct rate_info {
 	u16 flags;
@@ -156,6 +173,8 @@ struct rate_info {
 	u8 mcs;
 	u8 nss;
 	u8 bw;
+	u8 he_gi;
+	u8 eht_gi;
 };
 
 /* include/linux/ieee80211.h */
@@ -243,6 +262,7 @@ static inline u8 ieee80211_rate_get_vht_nss(const struct ieee80211_tx_rate *rate
 struct ieee80211_tx_info {
 	u32 flags;
 	u8 band;
+	u16 tx_time_est : 10;
 	struct {
 		struct ieee80211_tx_rate rates[IEEE80211_TX_MAX_RATES];
 		u32 flags;
@@ -319,8 +339,13 @@ struct ieee80211_hw {
 	u8 max_rate_tries;
 };
 #define ieee80211_hw_check(hw, flg) (!!((hw)->flags & BIT(IEEE80211_HW_##flg)))
+struct ieee80211_chanctx_conf {
+	struct cfg80211_chan_def def;
+};
 struct ieee80211_bss_conf {
 	bool use_short_preamble;
+	u32 basic_rates;
+	struct ieee80211_chanctx_conf *chanctx_conf;
 };
 struct ieee80211_tx_rate_control {
 	struct ieee80211_hw *hw;
@@ -387,9 +412,47 @@ struct ieee80211_sub_if_data {
 enum ieee80211_sta_info_flags {
 	WLAN_STA_SHORT_PREAMBLE = 4,
 };
+/* include/net/mac80211.h: struct ieee80211_rx_status, the fields airtime.c reads. */
+enum mac80211_rx_encoding {
+	RX_ENC_LEGACY = 0,
+	RX_ENC_HT,
+	RX_ENC_VHT,
+	RX_ENC_HE,
+	RX_ENC_EHT,
+};
+enum mac80211_rx_encoding_flags {
+	RX_ENC_FLAG_SHORTPRE = BIT(0),
+	RX_ENC_FLAG_SHORT_GI = BIT(2),
+};
+struct ieee80211_rx_status {
+	u8 enc_flags;
+	u8 encoding : 3, bw : 4;
+	union {
+		struct {
+			u8 he_ru : 3;
+			u8 he_gi : 2;
+			u8 he_dcm : 1;
+		};
+		struct {
+			u8 ru : 4;
+			u8 gi : 2;
+		} eht;
+	};
+	u8 rate_idx;
+	u8 nss;
+	u8 band;
+};
+/* net/mac80211/sta_info.h: struct link_sta_info's last reported tx rate. */
+struct link_sta_info {
+	struct {
+		struct ieee80211_tx_rate last_rate;
+		struct rate_info last_rate_info;
+	} tx_stats;
+};
 struct sta_info {
 	unsigned long _flags;
 	struct ieee80211_sub_if_data *sdata;
+	struct link_sta_info deflink;
 	struct ieee80211_sta sta;
 };
 #define test_sta_flag(sta, flag) (!!((sta)->_flags & BIT(flag)))
