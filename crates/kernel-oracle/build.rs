@@ -195,29 +195,24 @@ fn build_mac80211(kernel: &Path, extra: &Path, origin: &str, version: &str) {
          rate_supported, rate_lowest_index: fnv64 {:016x})",
         hash.0
     );
-    cc::Build::new()
-        .file("shim/mac80211/minstrel.c")
-        .include("shim/mac80211/include")
-        .include(kernel.join("net/mac80211"))
-        .include(extra)
-        .flag("-std=gnu11")
-        .flag_if_supported("-Wno-unused-function")
-        .flag_if_supported("-Wno-unused-parameter")
-        .flag_if_supported("-Wno-sign-compare")
-        .flag_if_supported("-Wno-unused-variable")
-        .flag_if_supported("-Wno-unused-but-set-variable")
-        .compile("kernel_oracle_minstrel");
-    cc::Build::new()
-        .file("shim/mac80211/airtime_api.c")
-        .include("shim/mac80211/include")
-        .include(kernel.join("net/mac80211"))
-        .include(extra)
-        .flag("-std=gnu11")
-        .flag_if_supported("-Wno-unused-function")
-        .flag_if_supported("-Wno-unused-parameter")
-        .flag_if_supported("-Wno-sign-compare")
-        .flag_if_supported("-Wno-unused-variable")
-        .compile("kernel_oracle_airtime");
+    for (file, lib) in [
+        ("shim/mac80211/minstrel.c", "kernel_oracle_minstrel"),
+        ("shim/mac80211/airtime_api.c", "kernel_oracle_airtime"),
+    ] {
+        cc::Build::new()
+            .file(file)
+            .include("shim/mac80211/include")
+            .include(kernel.join("net/mac80211"))
+            .include(extra)
+            .flag("-std=gnu11")
+            .flag_if_supported("-Wno-unused-function")
+            // The kernel builds without -Wextra (these come with W=1).
+            .flag_if_supported("-Wno-unused-parameter")
+            .flag_if_supported("-Wno-sign-compare")
+            .flag_if_supported("-Wno-unused-variable")
+            .flag_if_supported("-Wno-unused-but-set-variable")
+            .compile(lib);
+    }
 }
 
 /// The one line of "net_sched: codel: fix stale state for empty flows in fq_codel"

@@ -31,11 +31,13 @@ use kernel_oracle::minstrel::{
     KernelMinstrel, MinstrelSetup, StatusStage, CCK_GROUP, GROUPS, OFDM_GROUP, RC_USE_RTS_CTS,
     VHT_GROUP_0,
 };
+mod support;
+
 use proptest::prelude::*;
-use proptest::test_runner::{RngSeed, TestRunner};
+use proptest::test_runner::TestRunner;
 use std::sync::Mutex;
 use txop_core::mac80211::minstrel_ht::{MinstrelHt, PeerCaps};
-use txop_core::mac80211::rate_chain::{RateIdx, TxStatus};
+use txop_core::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
 use txop_core::mac80211::rate_control::{HwRateCaps, MinstrelEra};
 use txop_core::phy::{Band, ChannelWidth, Standard};
 use txop_core::Nanos;
@@ -188,6 +190,36 @@ fn kernel_setup(s: &Setup, txop: &MinstrelHt) -> MinstrelSetup {
         max_rate_tries: u32::from(s.hw.max_rate_tries),
         sample_table: txop.sample_table(),
     }
+}
+
+/// One single-stream HT20 peer in 5 GHz, long GI, on ath9k (4 slots, 10 tries).
+fn ht20_ath9k(seed: u64) -> Setup {
+    Setup {
+        caps: PeerCaps {
+            standard: Standard::N,
+            band: Band::Ghz5,
+            width: ChannelWidth::Mhz20,
+            sgi: false,
+            max_nss: 1,
+            short_preamble: false,
+        },
+        hw: HwRateCaps::ATH9K,
+        seed,
+    }
+}
+
+/// The stages of `chain`'s status as the kernel gets them: each stage's rate and the
+/// tries it took of `tries_used`.
+fn status_stages(chain: &RateChain, tries_used: u32) -> Vec<StatusStage> {
+    chain
+        .stages()
+        .iter()
+        .zip(chain.tries_per_stage(tries_used))
+        .map(|(s, t)| StatusStage {
+            rate: to_kernel(s.rate),
+            tries: u32::from(t),
+        })
+        .collect()
 }
 
 #[derive(Debug, Default)]
@@ -385,17 +417,8 @@ fn run(setup: &Setup, steps: &[Step]) -> Result<(), TestCaseError> {
             ampdu_len: u16::from(ampdu_len),
             ampdu_ack_len: u16::from(ack_len),
         };
-        let per_stage = chain.tries_per_stage(tries_used);
-        let stages: Vec<StatusStage> = chain
-            .stages()
-            .iter()
-            .zip(per_stage)
-            .map(|(s, t)| StatusStage {
-                rate: to_kernel(s.rate),
-                tries: u32::from(t),
-            })
-            .collect();
-        if per_stage.iter().filter(|&&t| t > 0).count() > 1 {
+        let stages = status_stages(&chain, tries_used);
+        if stages.iter().filter(|s| s.tries > 0).count() > 1 {
             cov.multi_stage_statuses += 1;
         }
         txop.tx_status(now, &status);
@@ -424,40 +447,15 @@ fn run(setup: &Setup, steps: &[Step]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v}: not a whole number")),
-        Err(_) => default,
-    }
-}
-
 #[test]
 fn txop_minstrel_ht_matches_the_kernels_step_by_step() {
-    let probe_setup = Setup {
-        caps: PeerCaps {
-            standard: Standard::N,
-            band: Band::Ghz5,
-            width: ChannelWidth::Mhz20,
-            sgi: false,
-            max_nss: 1,
-            short_preamble: false,
-        },
-        hw: HwRateCaps::ATH9K,
-        seed: 1,
-    };
+    let probe_setup = ht20_ath9k(1);
     let txop = MinstrelHt::new(MinstrelEra::Linux6, &probe_setup.caps, probe_setup.hw, 1);
     // No kernel source: one line saying how to install it, before any case runs.
     if let Err(e) = KernelMinstrel::new(&kernel_setup(&probe_setup, &txop), 0) {
         panic!("{e}");
     }
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases: env_u64("TXOP_ORACLE_CASES", 10_000) as u32,
-        rng_seed: RngSeed::Fixed(env_u64("TXOP_ORACLE_SEED", 28)),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    });
+    let mut runner = TestRunner::new(support::config());
     if let Err(e) = runner.run(&(setups(), steps()), |(setup, steps)| run(&setup, &steps)) {
         panic!("{e}\n({})", kernel_oracle::minstrel::MINSTREL_SOURCE);
     }
@@ -466,7 +464,7 @@ fn txop_minstrel_ht_matches_the_kernels_step_by_step() {
         "minstrel oracle: {c:?} ({})",
         kernel_oracle::minstrel::MINSTREL_SOURCE
     );
-    for (path, n) in [
+    support::assert_reached(&[
         ("a probe", c.probes),
         ("a statistics update", c.stats_updates),
         ("a change of max_tp_rate[0]", c.max_tp_changes),
@@ -474,12 +472,7 @@ fn txop_minstrel_ht_matches_the_kernels_step_by_step() {
         ("a status spanning several stages", c.multi_stage_statuses),
         ("a legacy (non-HT) peer", c.legacy_sequences),
         ("a VHT peer", c.vht_sequences),
-    ] {
-        assert!(
-            n > 0,
-            "the sequences never reached {path}: nothing was compared there"
-        );
-    }
+    ]);
 }
 
 /// A splitmix64 stream: the closed loop's own random draws, shared by both sides.
@@ -546,18 +539,7 @@ fn closed_loop(
     seed: u64,
     rate: RateIdx,
 ) -> Result<LoopFigures, String> {
-    let setup = Setup {
-        caps: PeerCaps {
-            standard: Standard::N,
-            band: Band::Ghz5,
-            width: ChannelWidth::Mhz20,
-            sgi: false,
-            max_nss: 1,
-            short_preamble: false,
-        },
-        hw: HwRateCaps::ATH9K,
-        seed,
-    };
+    let setup = ht20_ath9k(seed);
     let mut txop = MinstrelHt::new(MinstrelEra::Linux6, &setup.caps, setup.hw, seed);
     let mut kernel =
         KernelMinstrel::new(&kernel_setup(&setup, &txop), 0).map_err(|e| e.to_string())?;
@@ -669,15 +651,7 @@ fn closed_loop(
             ampdu_len: ampdu_len as u16,
             ampdu_ack_len: acked as u16,
         };
-        let stages: Vec<StatusStage> = chain
-            .stages()
-            .iter()
-            .zip(chain.tries_per_stage(tries_used))
-            .map(|(s, t)| StatusStage {
-                rate: to_kernel(s.rate),
-                tries: u32::from(t),
-            })
-            .collect();
+        let stages = status_stages(&chain, tries_used);
         txop.tx_status(now, &status);
         kernel.tx_status(
             now.as_ns(),
@@ -740,7 +714,7 @@ fn the_kernels_minstrel_also_returns_to_mcs3_at_11_db() {
         per.map(|p| (p * 1000.0).round() / 1000.0)
     );
     let mcs3 = RateIdx(3); // group 0 (HT20, long GI, 1 stream), MCS3
-    let seconds = env_u64("TXOP_ORACLE_LOOP_S", 6) as f64;
+    let seconds = support::env_u64("TXOP_ORACLE_LOOP_S", 6) as f64;
     let mut shares = Vec::new();
     for seed in 1..=5u64 {
         let f = closed_loop(&per, seconds, seed, mcs3).unwrap_or_else(|e| panic!("{e}"));

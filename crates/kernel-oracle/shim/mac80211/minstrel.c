@@ -231,19 +231,28 @@ static void kmin_tx_rate(struct kmin *k, u32 index, struct ieee80211_tx_rate *r)
 	r->flags = flags;
 }
 
+/* Enters the kernel's code at now_ns with a fresh frame: no rates set (idx -1). */
+static struct ieee80211_tx_info *kmin_frame(struct kmin *k, u64 now_ns,
+					    struct sk_buff *skb)
+{
+	struct ieee80211_tx_info *info = IEEE80211_SKB_CB(skb);
+	int i;
+
+	kmin_enter(k, now_ns);
+	memset(skb, 0, sizeof(*skb));
+	for (i = 0; i < IEEE80211_TX_MAX_RATES; i++)
+		info->status.rates[i].idx = -1;
+	return info;
+}
+
 /* minstrel_ht_get_rate for the next frame at now_ns: returns 1 and the sample rate
  * (MI_RATE) in *sample when minstrel marks the frame as a probe, else 0. */
 u32 kmin_get_rate(struct kmin *k, u64 now_ns, u32 *sample)
 {
 	struct sk_buff skb;
-	struct ieee80211_tx_info *info = IEEE80211_SKB_CB(&skb);
+	struct ieee80211_tx_info *info = kmin_frame(k, now_ns, &skb);
 	struct ieee80211_tx_rate_control txrc = { 0 };
-	int i;
 
-	kmin_enter(k, now_ns);
-	memset(&skb, 0, sizeof(skb));
-	for (i = 0; i < IEEE80211_TX_MAX_RATES; i++)
-		info->status.rates[i].idx = -1;
 	txrc.hw = &k->hw;
 	txrc.skb = &skb;
 	txrc.short_preamble = k->short_preamble;
@@ -267,14 +276,10 @@ void kmin_tx_status(struct kmin *k, u64 now_ns, const u32 *rates, const u32 *cou
 		    u32 n, u32 ampdu_len, u32 ampdu_ack_len, u32 probe)
 {
 	struct sk_buff skb;
-	struct ieee80211_tx_info *info = IEEE80211_SKB_CB(&skb);
+	struct ieee80211_tx_info *info = kmin_frame(k, now_ns, &skb);
 	struct ieee80211_tx_status st = { 0 };
 	u32 i;
 
-	kmin_enter(k, now_ns);
-	memset(&skb, 0, sizeof(skb));
-	for (i = 0; i < IEEE80211_TX_MAX_RATES; i++)
-		info->status.rates[i].idx = -1;
 	for (i = 0; i < n && i < IEEE80211_TX_MAX_RATES && counts[i]; i++) {
 		kmin_tx_rate(k, rates[i], &info->status.rates[i]);
 		info->status.rates[i].count = counts[i];
