@@ -67,8 +67,8 @@ if ! command -v tshark >/dev/null 2>&1; then
 fi
 
 # The Linux kernel's source (Debian's linux-source-6.12: a tarball under /usr/src): the
-# kernel-oracle crate's differential test builds the kernel's own fq and CoDel from it
-# and runs them beside txop's.
+# kernel-oracle crate's differential tests build the kernel's own fq, CoDel and
+# minstrel_ht from it and run them beside txop's.
 if [ ! -f /usr/src/linux-source-6.12.tar.xz ]; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
         echo "setup: installing linux-source-6.12 from Debian" >&2

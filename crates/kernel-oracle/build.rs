@@ -1,9 +1,13 @@
 //! Builds the kernel's own fq and CoDel (`include/net/fq.h`, `fq_impl.h`, `codel.h`,
-//! `codel_impl.h`, and `IP_ECN_set_ce` from `inet_ecn.h`) with the user-space shim in
-//! `shim/`, from the installed Debian package `linux-source-6.12` or from the kernel tree
-//! named by `TXOP_KERNEL_SRC`. The files are extracted into `OUT_DIR`, never into the
-//! repository. Without a source the crate still builds: `KernelFq::new` then returns the
-//! one-line error saying how to install it, and the test fails with it.
+//! `codel_impl.h`, and `IP_ECN_set_ce` from `inet_ecn.h`), minstrel_ht
+//! (`net/mac80211/rc80211_minstrel_ht.c` and `.h`, with `ieee80211_frame_duration` from
+//! `net/mac80211/util.c` and `rate_supported`/`rate_lowest_index` from
+//! `include/net/mac80211.h`) and `net/mac80211/airtime.c` (with `ieee80211_rate_valid`
+//! and `ieee80211_info_set_tx_time_est`) with the user-space shims in `shim/`, from the
+//! installed Debian package `linux-source-6.12` or from the kernel tree named by
+//! `TXOP_KERNEL_SRC`. The files are extracted into `OUT_DIR`, never into the
+//! repository. Without a source the crate still builds: `KernelFq::new` (and the others)
+//! then return the one-line error saying how to install it, and the tests fail with it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,6 +17,16 @@ const DEFAULT_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
 
 /// The kernel files the harness compiles (all of `include/net/`).
 const HEADERS: [&str; 4] = ["fq.h", "fq_impl.h", "codel.h", "codel_impl.h"];
+
+/// The mac80211 files the harness compiles (minstrel_ht, airtime) or takes helpers
+/// from (the last two).
+const MAC80211_FILES: [&str; 5] = [
+    "net/mac80211/rc80211_minstrel_ht.c",
+    "net/mac80211/rc80211_minstrel_ht.h",
+    "net/mac80211/airtime.c",
+    "net/mac80211/util.c",
+    "include/net/mac80211.h",
+];
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(kernel_oracle_built)");
@@ -37,6 +51,14 @@ fn main() {
             for f in HEADERS.iter().chain(["inet_ecn.h"].iter()) {
                 let from = dir.join("include/net").join(f);
                 std::fs::copy(&from, kernel.join("include/net").join(f)).unwrap_or_else(|e| {
+                    panic!("TXOP_KERNEL_SRC: cannot read {}: {e}", from.display())
+                });
+            }
+            std::fs::create_dir_all(kernel.join("net/mac80211")).expect("create net/mac80211");
+            for f in MAC80211_FILES {
+                let from = dir.join(f);
+                println!("cargo::rerun-if-changed={}", from.display());
+                std::fs::copy(&from, kernel.join(f)).unwrap_or_else(|e| {
                     panic!("TXOP_KERNEL_SRC: cannot read {}: {e}", from.display())
                 });
             }
@@ -98,7 +120,99 @@ fn main() {
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-sign-compare")
         .compile("kernel_oracle");
+    build_mac80211(&kernel, &extra, &origin, &version);
     println!("cargo::rustc-cfg=kernel_oracle_built");
+}
+
+/// minstrel_ht and airtime: the kernel's helpers they call (extracted into
+/// `extra/kernel_helpers.h`), `shim/mac80211/minstrel.c`, which includes
+/// `rc80211_minstrel_ht.c` whole, and `shim/mac80211/airtime_api.c`, which includes
+/// `airtime.c`.
+fn build_mac80211(kernel: &Path, extra: &Path, origin: &str, version: &str) {
+    let read = |f: &str| {
+        std::fs::read_to_string(kernel.join(f))
+            .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: cannot read {f}: {e}"))
+    };
+    let util = read("net/mac80211/util.c");
+    let mac80211 = read("include/net/mac80211.h");
+    let take = |text: &str, file: &str, signature: &str| -> String {
+        function(text, signature)
+            .unwrap_or_else(|| panic!("kernel-oracle: {origin}: {file}: no `{signature}`"))
+            .to_string()
+    };
+    let helpers = [
+        format!(
+            "static {}",
+            take(
+                &util,
+                "net/mac80211/util.c",
+                "int ieee80211_frame_duration("
+            )
+        ),
+        take(
+            &mac80211,
+            "include/net/mac80211.h",
+            "static inline int rate_supported(",
+        ),
+        take(
+            &mac80211,
+            "include/net/mac80211.h",
+            "static inline s8\nrate_lowest_index(",
+        ),
+        take(
+            &mac80211,
+            "include/net/mac80211.h",
+            "static inline bool ieee80211_rate_valid(",
+        ),
+        take(
+            &mac80211,
+            "include/net/mac80211.h",
+            "static inline u16\nieee80211_info_set_tx_time_est(",
+        ),
+    ]
+    .join("\n");
+    std::fs::write(
+        extra.join("kernel_helpers.h"),
+        format!("/* Extracted by kernel-oracle's build.rs from {origin}. */\n{helpers}"),
+    )
+    .expect("write kernel_helpers.h");
+    let mut hash = Fnv64::default();
+    for f in &MAC80211_FILES[..2] {
+        hash.update(read(f).as_bytes());
+    }
+    hash.update(helpers.as_bytes());
+    let mut airtime_hash = Fnv64::default();
+    airtime_hash.update(read(MAC80211_FILES[2]).as_bytes());
+    airtime_hash.update(helpers.as_bytes());
+    println!(
+        "cargo::rustc-env=KERNEL_ORACLE_AIRTIME_SOURCE={origin} (Linux {version}; airtime.c, \
+         ieee80211_rate_valid, ieee80211_info_set_tx_time_est: fnv64 {:016x})",
+        airtime_hash.0
+    );
+    println!(
+        "cargo::rustc-env=KERNEL_ORACLE_MINSTREL_SOURCE={origin} (Linux {version}; \
+         rc80211_minstrel_ht.c, rc80211_minstrel_ht.h, ieee80211_frame_duration, \
+         rate_supported, rate_lowest_index: fnv64 {:016x})",
+        hash.0
+    );
+    for (file, lib) in [
+        ("shim/mac80211/minstrel.c", "kernel_oracle_minstrel"),
+        ("shim/mac80211/airtime_api.c", "kernel_oracle_airtime"),
+    ] {
+        cc::Build::new()
+            .file(file)
+            .include("shim/mac80211/include")
+            .include(kernel.join("net/mac80211"))
+            .include(extra)
+            .flag("-std=gnu11")
+            .flag_if_supported("-Wno-unused-function")
+            // The kernel builds without -Wextra (these come with W=1).
+            .flag_if_supported("-Wno-unused-parameter")
+            .flag_if_supported("-Wno-sign-compare")
+            .flag_if_supported("-Wno-unused-variable")
+            .flag_if_supported("-Wno-unused-but-set-variable")
+            .compile(lib);
+    }
 }
 
 /// The one line of "net_sched: codel: fix stale state for empty flows in fq_codel"
@@ -127,6 +241,8 @@ fn revert_empty_flow_fix(codel_impl: &Path) -> &'static str {
 fn missing(message: &str) {
     println!("cargo::rustc-env=KERNEL_ORACLE_MISSING={message}");
     println!("cargo::rustc-env=KERNEL_ORACLE_SOURCE=none");
+    println!("cargo::rustc-env=KERNEL_ORACLE_MINSTREL_SOURCE=none");
+    println!("cargo::rustc-env=KERNEL_ORACLE_AIRTIME_SOURCE=none");
 }
 
 /// Extract the headers (and the top Makefile, for the version) from a Debian
@@ -144,6 +260,7 @@ fn extract(tarball: &str, kernel: &Path) {
         "*/include/net/inet_ecn.h".into(),
     ];
     args.extend(HEADERS.iter().map(|h| format!("*/include/net/{h}")));
+    args.extend(MAC80211_FILES.iter().map(|f| format!("*/{f}")));
     let status = Command::new("tar")
         .args(&args)
         .status()

@@ -9,11 +9,17 @@
 //! mac80211's glue of `net/mac80211/tx.c` (one `struct fq` per radio, a tin per TXQ,
 //! CoDel state per flow and per default flow). [`KernelFq`] is its safe interface: the
 //! same operations as [`txop_core::mac80211::fq::Fq`] (enqueue, dequeue with CoDel,
-//! purge) and views of the kernel's state after each. Test-only (`publish = false`).
+//! purge) and views of the kernel's state after each. [`minstrel::KernelMinstrel`] does
+//! the same for `net/mac80211/rc80211_minstrel_ht.c` and [`airtime::KernelAirtime`] for
+//! `net/mac80211/airtime.c` (their own shim in `shim/mac80211/`).
+//! Test-only (`publish = false`).
 
 // Without a kernel source the FFI calls are compiled out, and what they would fill stays
 // as initialised (the methods are unreachable then: `KernelFq::new` fails).
 #![cfg_attr(not(kernel_oracle_built), allow(unused_mut, dead_code))]
+
+pub mod airtime;
+pub mod minstrel;
 
 use std::fmt;
 

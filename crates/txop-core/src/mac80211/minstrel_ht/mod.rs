@@ -100,6 +100,34 @@ pub struct PeerCaps {
     pub short_preamble: bool,
 }
 
+/// minstrel's record of one rate (`struct minstrel_rate_stats`), as
+/// [`MinstrelHt::rate_counters`] reports it. Probabilities are fixed point, 4096 = 100 %.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateCounters {
+    /// MPDU attempts in the current statistics interval.
+    pub attempts: u32,
+    /// MPDUs acknowledged in the current interval.
+    pub success: u32,
+    /// `attempts` of the previous interval.
+    pub last_attempts: u32,
+    /// `success` of the previous interval.
+    pub last_success: u32,
+    /// All attempts since the station was set up.
+    pub att_hist: u64,
+    /// All successes since the station was set up.
+    pub succ_hist: u64,
+    /// The averaged success probability (`prob_avg`).
+    pub prob_avg: u16,
+    /// The noise filter's previous output (`prob_avg_1`, 6.x).
+    pub prob_avg_1: u16,
+    /// Tries of a chain stage at this rate without RTS/CTS (`retry_count`).
+    pub retry_count: u8,
+    /// Tries with RTS/CTS (`retry_count_rtscts`).
+    pub retry_count_rtscts: u8,
+    /// `retry_count` is up to date for this interval (`retry_updated`).
+    pub retry_updated: bool,
+}
+
 /// Per-group state (`struct minstrel_mcs_group_data`).
 #[derive(Clone, Copy, Debug, Default)]
 struct GroupData {
@@ -358,6 +386,40 @@ impl MinstrelHt {
     /// The average A-MPDU length minstrel assumes (`minstrel_ht_avg_ampdu_len`).
     pub fn avg_ampdu_len(&self) -> u32 {
         self.avg_ampdu_len_mpdus()
+    }
+
+    /// The counters and estimates minstrel keeps for `rate`
+    /// (`struct minstrel_rate_stats`), if the peer supports it: what the kernel-oracle
+    /// harness compares with the kernel's own code.
+    pub fn rate_counters(&self, rate: RateIdx) -> Option<RateCounters> {
+        self.is_supported(rate.0).then(|| {
+            let s = self.stats(rate.0);
+            RateCounters {
+                attempts: s.attempts,
+                success: s.success,
+                last_attempts: s.last_attempts,
+                last_success: s.last_success,
+                att_hist: s.att_hist,
+                succ_hist: s.succ_hist,
+                prob_avg: s.prob_avg,
+                prob_avg_1: s.prob_avg_1,
+                retry_count: s.retry_count,
+                retry_count_rtscts: s.retry_count_rtscts,
+                retry_updated: s.retry_updated,
+            }
+        })
+    }
+
+    /// The random sample table this station draws from (`sample_table[column][i]`,
+    /// a permutation of 0..10 per column): the kernel-oracle harness installs it in
+    /// the kernel's code, whose module-wide table is drawn differently.
+    pub fn sample_table(&self) -> [[u8; GROUP_RATES]; SAMPLE_COLUMNS] {
+        self.sample_table
+    }
+
+    /// The fixed-point average A-MPDU length (`mi->avg_ampdu_len`, 4096 = 1 MPDU).
+    pub fn avg_ampdu_len_frac(&self) -> i32 {
+        self.avg_ampdu_len
     }
 
     // ---- helpers shared by the submodules ----
