@@ -108,15 +108,14 @@ pub fn variants(stacks: &[String], vary: &[String]) -> Result<Vec<Variant>, Stri
 /// `--vary bss[0].stack=…` varies one BSS. Without `[[bss]]`, or for a key no entry
 /// gives, the settings are returned as they are.
 pub fn settings_for_bsss(scenario: &Scenario, sets: &[(String, String)]) -> Vec<(String, String)> {
-    let entries = scenario.bss.len();
     let mut out = Vec::with_capacity(sets.len());
     for (key, value) in sets {
-        let giving = scenario.bss_giving(key);
-        if giving.len() < entries || entries == 0 {
+        if !scenario.every_bss_gives(key) {
             out.push((key.clone(), value.clone()));
         }
         out.extend(
-            giving
+            scenario
+                .bss_giving(key)
                 .iter()
                 .map(|i| (format!("bss[{i}].{key}"), value.clone())),
         );

@@ -86,13 +86,12 @@ pub fn prepare(
 /// Refuse a `--set` of a top-level key that every `[[bss]]` entry gives itself: it
 /// would change nothing (each entry's own value wins), silently.
 fn refuse_unused_sets(scenario: &Scenario, sets: &[(String, String)]) -> Result<(), String> {
-    let entries = scenario.bss.len();
     for (key, _) in sets {
-        if entries > 0 && scenario.bss_giving(key).len() == entries {
+        if scenario.every_bss_gives(key) {
             return Err(format!(
                 "{key}: every [[bss]] entry gives its own, so this setting changes nothing; \
                  set it per BSS (bss[0].{key} … bss[{}].{key})",
-                entries - 1
+                scenario.bss.len() - 1
             ));
         }
     }

@@ -405,6 +405,12 @@ impl Scenario {
             .collect()
     }
 
+    /// Every `[[bss]]` entry gives `key` itself (there is at least one entry): a value
+    /// set for the whole scenario reaches none of them.
+    pub fn every_bss_gives(&self, key: &str) -> bool {
+        !self.bss.is_empty() && self.bss_giving(key).len() == self.bss.len()
+    }
+
     /// Every BSS resolved, in order; errors name the key (`bss[2].stations.count: …`).
     pub fn resolve_bsss(&self) -> Result<Vec<ResolvedBss>, ScenarioError> {
         self.resolve_bsss_with_summary().map(|(bsss, _)| bsss)
