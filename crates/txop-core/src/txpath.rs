@@ -1195,6 +1195,11 @@ impl TxPath {
         q as u64 + fq + self.drv.packets()
     }
 
+    /// The driver below this path.
+    pub(crate) fn driver(&self) -> DriverKind {
+        self.cfg.driver
+    }
+
     /// Pending AQL airtime of a station's AC (0 without AQL).
     pub(crate) fn aql_pending_us(&self, link: LinkId, ac: Ac) -> u32 {
         self.aql

@@ -933,3 +933,81 @@ fn a_receiver_that_leaves_mid_ampdu_on(medium: support::cell_driver::Medium) {
         "{medium:?}: only {cut} aggregates were cut by a departure and delivered in part"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// What the ath9k driver charges the airtime scheduler
+// ---------------------------------------------------------------------------------------
+
+/// ath9k charges the airtime scheduler with each try's data PPDU alone
+/// (`ath_tx_count_airtime`), not the exchange's protection, SIFS and ACK. Two saturated
+/// downlinks without aggregation, one at MCS 7 (a 228 µs frame, about as long again in
+/// SIFS, ACK and contention) and one at MCS 0 (1.9 ms, a small overhead), share the
+/// air under the deficit scheduler so that their *data* airtime is equal: each frame's
+/// TXTIME (802.11-2016 19.4.3, computed here) summed over the exchanges the airtime
+/// records list comes out even within 3 %, while the busy time charged to them parts by
+/// the overhead's share (the MCS 7 station's busy time is over 10 % above its data
+/// airtime, the MCS 0 one's under 5 %), under ath9k's own deficit scheduler (4.11). The
+/// firmware driver (5.5's preset) is still charged the busy time: there the busy times
+/// come out even. (5.5's scheduler over the ath9k driver is not a test of the charge:
+/// its AQL limit holds the MCS 0 station to two or three frames in flight, and it then
+/// gets about 13 % less data airtime than the other.)
+#[test]
+fn the_ath9k_scheduler_is_charged_the_data_ppdus_alone() {
+    use txop_core::stack::DriverKind;
+    for (stack, ath9k) in [("linux-4.11-ath9k", true), ("linux-5.5", false)] {
+        let mut cfg = CellConfig::new(
+            Standard::N,
+            Band::Ghz5,
+            vec![
+                sta(ht20(7), ErrorModel::None),
+                sta(ht20(0), ErrorModel::None),
+            ],
+        );
+        cfg.stack = txop_core::stack::preset(stack).expect("a preset");
+        assert_eq!(cfg.stack.driver == DriverKind::Ath9k, ath9k);
+        cfg.aggregation = false;
+        cfg.airtime_records = true;
+        let mut d = Driver::new(cfg, 3, &[down(1, 0, 64), down(2, 0, 64)]);
+        d.run_until(Nanos::from_secs(4));
+        // HT20 long GI: N_DBPS 260 at MCS 7, 26 at MCS 0.
+        let data_us = [
+            ppdu::ht_us(260, 1, false, ppdu::mpdu_bytes(u64::from(MSDU))),
+            ppdu::ht_us(26, 1, false, ppdu::mpdu_bytes(u64::from(MSDU))),
+        ];
+        let (mut data, mut busy) = ([0u64; 2], [0u64; 2]);
+        for r in d.airtime() {
+            if r.uplink {
+                continue;
+            }
+            let k = usize::from(r.station.0) - 1;
+            data[k] += data_us[k] * u64::from(r.mpdus);
+            busy[k] += r.airtime.as_ns() / 1000;
+        }
+        if !ath9k {
+            let even = busy[0] as f64 / busy[1] as f64;
+            assert!(
+                (even - 1.0).abs() < 0.03,
+                "{stack} firmware: busy MCS 7 {} µs, MCS 0 {} µs",
+                busy[0],
+                busy[1]
+            );
+            continue;
+        }
+        let even = data[0] as f64 / data[1] as f64;
+        assert!(
+            (even - 1.0).abs() < 0.03,
+            "{stack}: data airtime MCS 7 {} µs, MCS 0 {} µs (busy {} and {} µs)",
+            data[0],
+            data[1],
+            busy[0],
+            busy[1]
+        );
+        let overhead = |k: usize| busy[k] as f64 / data[k] as f64 - 1.0;
+        assert!(
+            overhead(0) > 0.10 && overhead(1) < 0.05,
+            "{stack}: busy over data {:.3} (MCS 7), {:.3} (MCS 0)",
+            overhead(0),
+            overhead(1)
+        );
+    }
+}

@@ -7,6 +7,7 @@
 //!
 //! [`bus`] is the host bus between a station's host CPU and its WLAN chip.
 
+pub(crate) mod airtime_report;
 pub mod bus;
 
 use crate::mac::ampdu::{AmpduLength, BA_WINDOW};

@@ -15,6 +15,7 @@
 //! Like `mac/contention.rs`, these are `impl Cell` blocks over the state the cell owns.
 
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
+use crate::driver::airtime_report::ath9k_frame_us;
 use crate::driver::Ppdu;
 use crate::mac::ampdu::subframe_end;
 use crate::mac::edca::Ac;
@@ -32,6 +33,7 @@ use crate::phy::rates::{
 };
 use crate::phy::timing::PhyTiming;
 use crate::phy::TxVector;
+use crate::stack::DriverKind;
 use crate::txpath::TxReport;
 use crate::Nanos;
 
@@ -586,6 +588,31 @@ impl Cell {
         self.count_delivered(txn, link, pkts, bytes);
     }
 
+    /// The airtime the AP's driver reports for transmission `tx` (charged `share_ns`
+    /// of the busy period), µs, as (TX, RX) (`driver/airtime_report.rs`): ath9k reports
+    /// the data PPDU alone for its own transmissions and each received data MPDU as if
+    /// sent alone; other drivers are charged the busy time, to the transmitter's side.
+    fn reported_airtime_us(&self, tx: &Tx, uplink: bool, share_ns: u64) -> (u32, u32) {
+        if self.nodes[0].path.driver() != DriverKind::Ath9k {
+            let share_us = (share_ns / 1000) as u32;
+            return if uplink { (0, share_us) } else { (share_us, 0) };
+        }
+        let txv = tx.stage.txv;
+        if !uplink {
+            return (ath9k_frame_us(&txv, tx.ppdu.psdu_bytes) as u32, 0);
+        }
+        let overhead = self.mpdu_overhead();
+        let rx_us: u64 = tx
+            .ppdu
+            .mpdus
+            .iter()
+            .zip(&tx.ok)
+            .filter(|(_, &ok)| ok)
+            .map(|(m, _)| ath9k_frame_us(&txv, m.packet.len_bytes + overhead))
+            .sum();
+        (0, rx_us as u32)
+    }
+
     /// Report the packets a reorder buffer just released as delivered (they came from
     /// node `txn` over its link `link`).
     pub(crate) fn emit_released(&mut self, t: Nanos, txn: usize, link: LinkId) {
@@ -686,6 +713,7 @@ impl Cell {
         let n = tx.node.index();
         let station = self.station_of(n, tx.link());
         let uplink = n != 0;
+        let (tx_us, rx_us) = self.reported_airtime_us(tx, uplink, share);
         if outcome != ExchangeOutcome::Acked {
             // What the addressee decoded it has, though the response never came: the
             // copies the path keeps for their retries are duplicates.
@@ -744,9 +772,8 @@ impl Cell {
                 outcome,
             }));
         }
-        // The AP's scheduler is charged: TX airtime for downlink, RX for uplink.
-        let share_us = (share / 1000) as u32;
-        let (tx_us, rx_us) = if uplink { (0, share_us) } else { (share_us, 0) };
+        // The AP's scheduler is charged what its driver reports: TX airtime for
+        // downlink, RX for uplink.
         self.nodes[0]
             .path
             .register_airtime(t, station.ap_link(), tid, tx_us, rx_us);
