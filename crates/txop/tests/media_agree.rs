@@ -271,39 +271,21 @@ fn power_save_agrees_on_both_media() {
         "doze s",
         "throughput Mbit/s",
     ];
-    let on = |space: bool| -> Vec<[f64; 6]> {
-        let sets = if space {
-            owned(&[("space.path_loss_db", "[[0,60],[60,0]]")])
-        } else {
-            Vec::new()
-        };
-        SEEDS
-            .iter()
-            .map(|&seed| {
-                let case = format!("power save, space {space}, seed {seed}");
-                let r = results(&case, POWER_SAVE, &sets, seed);
-                let ps = r.stations[0]
-                    .power_save
-                    .as_ref()
-                    .unwrap_or_else(|| panic!("{case}: no power-save statistics"));
-                let rtt = r.flows[0].rtt_ms.as_ref().expect("the ping's RTT");
-                [
-                    rtt.p50,
-                    rtt.max,
-                    ps.beacons_heard as f64,
-                    ps.dozes as f64,
-                    ps.doze_ns as f64 / 1e9,
-                    r.total_throughput_bps / 1e6,
-                ]
-            })
-            .collect()
-    };
-    let failures = compare("power save", names, &on(false), &on(true));
-    assert!(
-        failures.is_empty(),
-        "the media disagree:\n{}",
-        failures.join("\n")
-    );
+    assert_one_station_cell_agrees("power save", names, POWER_SAVE, |case, r| {
+        let ps = r.stations[0]
+            .power_save
+            .as_ref()
+            .unwrap_or_else(|| panic!("{case}: no power-save statistics"));
+        let rtt = r.flows[0].rtt_ms.as_ref().expect("the ping's RTT");
+        [
+            rtt.p50,
+            rtt.max,
+            ps.beacons_heard as f64,
+            ps.dozes as f64,
+            ps.doze_ns as f64 / 1e9,
+            r.total_throughput_bps / 1e6,
+        ]
+    });
 }
 
 /// Background scanning on both media (`e1-scan-bulk`: a TCP download to a station that
@@ -323,7 +305,30 @@ fn scanning_agrees_on_both_media() {
         "channels scanned",
     ];
     let text = txop::builtin::get("e1-scan-bulk").expect("built-in");
-    let on = |space: bool| -> Vec<[f64; 4]> {
+    assert_one_station_cell_agrees("scanning", names, text, |case, r| {
+        let scan = r.stations[0]
+            .scan
+            .unwrap_or_else(|| panic!("{case}: no scan statistics"));
+        [
+            r.total_throughput_bps / 1e6,
+            scan.off_channel_ns as f64 / 1e9,
+            scan.excursions as f64,
+            scan.channels_scanned as f64,
+        ]
+    });
+}
+
+/// `text`, a cell of one station, run with every seed in one collision domain and in
+/// an equal-power space, each run reduced to its figures by `figures` (given the case's
+/// name and the results); fails listing every figure whose means part by more than the
+/// seeds' spread.
+fn assert_one_station_cell_agrees<const N: usize>(
+    what: &str,
+    names: [&str; N],
+    text: &str,
+    figures: impl Fn(&str, &Results) -> [f64; N],
+) {
+    let on = |space: bool| -> Vec<[f64; N]> {
         let sets = if space {
             owned(&[("space.path_loss_db", "[[0,60],[60,0]]")])
         } else {
@@ -332,21 +337,12 @@ fn scanning_agrees_on_both_media() {
         SEEDS
             .iter()
             .map(|&seed| {
-                let case = format!("scanning, space {space}, seed {seed}");
-                let r = results(&case, text, &sets, seed);
-                let scan = r.stations[0]
-                    .scan
-                    .unwrap_or_else(|| panic!("{case}: no scan statistics"));
-                [
-                    r.total_throughput_bps / 1e6,
-                    scan.off_channel_ns as f64 / 1e9,
-                    scan.excursions as f64,
-                    scan.channels_scanned as f64,
-                ]
+                let case = format!("{what}, space {space}, seed {seed}");
+                figures(&case, &results(&case, text, &sets, seed))
             })
             .collect()
     };
-    let failures = compare("scanning", names, &on(false), &on(true));
+    let failures = compare(what, names, &on(false), &on(true));
     assert!(
         failures.is_empty(),
         "the media disagree:\n{}",
