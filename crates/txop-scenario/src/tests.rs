@@ -1158,3 +1158,68 @@ fn table_keys_are_complete() {
     want.sort();
     assert_eq!(found, want);
 }
+
+/// Every host receives with its stack preset's kernel's window; a station's `tcp`
+/// and `[server] tcp` change theirs; bad values are refused naming their key.
+#[test]
+fn tcp_receive_keys_resolve_per_host_and_name_their_key() {
+    use txop_sim::tcp::{LinuxReceive, WindowShare};
+    use txop_sim::HostWindow;
+    let text = "stack = \"linux-4.8-bloated\"\n[stations]\n\
+                [[stations.list]]\n[[stations.list]]\ntcp = { kernel = \"6.12\", read_rate_mbps = 8 }\n\
+                [server]\ntcp = { rmem_bytes = [4096, 87380, 4194304], adv_win_scale = 2 }\n";
+    let cfg = parse(text, &[]).unwrap().resolve().unwrap();
+    let h = &cfg.tcp_hosts;
+    assert_eq!(h.ap, Some(HostWindow::Linux(LinuxReceive::linux_4_9())));
+    assert_eq!(
+        h.stations[0],
+        Some(HostWindow::Linux(LinuxReceive::linux_4_9()))
+    );
+    let want = LinuxReceive {
+        read_rate_bytes_per_s: Some(1_000_000),
+        ..LinuxReceive::linux_6_12()
+    };
+    assert_eq!(h.stations[1], Some(HostWindow::Linux(want)));
+    let Some(HostWindow::Linux(server)) = h.server else {
+        panic!("server: {:?}", h.server)
+    };
+    assert_eq!(server.rmem.max_bytes, 4_194_304);
+    assert_eq!(server.share, WindowShare::AdvWinScale(2));
+    let six = parse("[stations]\ncount = 1\n", &[])
+        .unwrap()
+        .resolve()
+        .unwrap();
+    assert_eq!(
+        six.tcp_hosts.server,
+        Some(HostWindow::Linux(LinuxReceive::linux_6_12()))
+    );
+
+    let bad = |k: &str, v: &str| err("[stations]\ncount = 1\n", &[(k, v)]);
+    assert_eq!(
+        bad("stations.tcp", "{ kernel = \"3.2\" }"),
+        "stations.tcp.kernel: unknown value `3.2`; expected one of 4.9, 5.4, 6.12"
+    );
+    assert_eq!(
+        bad("stations.tcp", "{ rmem_bytes = [4096, 131072, 65536] }"),
+        "stations.tcp.rmem_bytes: must be [min, default, max] with min ≤ default ≤ max"
+    );
+    assert_eq!(
+        bad("stations.tcp", "{ adv_win_scale = 1, scaling_ratio = 128 }"),
+        "stations.tcp.scaling_ratio: give adv_win_scale (before 6.6) or scaling_ratio (6.6 on), not both"
+    );
+    assert_eq!(
+        bad("server.tcp", "{ read_rate_mbps = 0 }"),
+        "server.tcp.read_rate_mbps: must be above 0 and at most 100000 Mbit/s"
+    );
+    assert_eq!(
+        bad(
+            "stations.tcp",
+            "{ fixed_window_bytes = 65536, kernel = \"4.9\" }"
+        ),
+        "stations.tcp.fixed_window_bytes: a fixed window takes none of the other tcp keys"
+    );
+    assert_eq!(
+        bad("stations.tcp", "{ scaling_ratio = 0 }"),
+        "stations.tcp.scaling_ratio: must be 1 to 255"
+    );
+}
