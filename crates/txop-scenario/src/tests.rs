@@ -1111,11 +1111,11 @@ fn table_keys_are_complete() {
         .flat_map(|ac| ["ap", "sta"].map(|who| format!("[mac.edca_{who}.{ac}]\naifsn = 2\n")))
         .collect::<String>();
     let machinery = "scan = {}\npower_save = {}\nbus = { preset = \"sdio-generic\", \
-                         clock_hz = 1000000 }\ndownlink = {}\nuplink = {}\n";
+                         clock_hz = 1000000 }\ndownlink = {}\nuplink = {}\ntcp = {}\n";
     let bss_edca = edca.replace("[mac.", "[bss.mac.");
     let text = format!(
         "{edca}[stations]\n{machinery}[[stations.list]]\n{machinery}[traffic.web]\n\
-             [space]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n\
+             [server.tcp]\n[space]\n[[flows]]\nkind = \"ping\"\nfrom = \"sta1\"\nto = \"server\"\n\
              [[bss]]\n[bss.stack_options]\n{bss_edca}[bss.stations]\n{machinery}\
              [[bss.stations.list]]\n{machinery}[bss.traffic.web]\n[bss.wired]\n\
              [[bss.flows]]\nkind = \"ping\"\n"

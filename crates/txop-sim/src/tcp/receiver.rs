@@ -111,30 +111,36 @@ impl TcpReceiver {
         self.rwnd.as_deref()
     }
 
-    /// Bytes that take buffer memory: in order but not read, and out of order.
-    fn held_bytes(&self, rw: &LinuxRcvWindow) -> u64 {
-        (self.rcv_nxt - rw.copied_seq()) + self.ooo.bytes()
+    /// Bytes that take buffer memory: in order but not read (up to `rcv_nxt`), and
+    /// out of order.
+    fn held_bytes(rcv_nxt: u64, ooo: &OooQueue, rw: &LinuxRcvWindow) -> u64 {
+        let ooo = if ooo.is_empty() { 0 } else { ooo.bytes() };
+        (rcv_nxt - rw.copied_seq()) + ooo
     }
 
     /// What the last advertised window still allows beyond `rcv_nxt`
     /// (`tcp_receive_window`).
-    fn receive_window(&self, rw: &LinuxRcvWindow) -> u64 {
-        (self.rcv_wup + rw.rcv_wnd_bytes()).saturating_sub(self.rcv_nxt)
+    fn receive_window(rcv_wup: u64, rcv_nxt: u64, rw: &LinuxRcvWindow) -> u64 {
+        (rcv_wup + rw.rcv_wnd_bytes()).saturating_sub(rcv_nxt)
     }
 
     /// The application reads what it can at `now`; an ACK goes out if that opened
     /// the window enough (`__tcp_cleanup_rbuf`).
+    #[inline]
     fn app_read(&mut self, now: Nanos) {
-        let Some(mut rw) = self.rwnd.take() else {
+        let Some(rw) = self.rwnd.as_deref_mut() else {
             return;
         };
-        if rw.read(now, self.rcv_nxt) > 0 {
-            let (cur, held) = (self.receive_window(&rw), self.held_bytes(&rw));
-            if rw.window_update_due(cur, held) {
-                self.ack_now = true;
+        if rw.read(now, self.rcv_nxt) > 0 && !self.ack_now {
+            let cur = Self::receive_window(self.rcv_wup, self.rcv_nxt, rw);
+            // perf: the test's first condition, before the free space is computed.
+            if 2 * cur <= rw.window_clamp_bytes() {
+                let held = Self::held_bytes(self.rcv_nxt, &self.ooo, rw);
+                if rw.window_update_due(cur, held) {
+                    self.ack_now = true;
+                }
             }
         }
-        self.rwnd = Some(rw);
     }
 
     /// `tcp_incr_quickack`.
@@ -185,13 +191,12 @@ impl TcpReceiver {
             if had_ooo {
                 self.ack_now = true;
             }
-            if let Some(mut rw) = self.rwnd.take() {
+            if let Some(rw) = self.rwnd.as_deref_mut() {
                 if rw.copied_seq() == prev_nxt {
                     rw.reader_idle_until(now);
                 }
-                let held = self.held_bytes(&rw);
+                let held = Self::held_bytes(self.rcv_nxt, &self.ooo, rw);
                 rw.on_data(now, seg.len, seg.ts_ecr, self.rcv_nxt, held);
-                self.rwnd = Some(rw);
                 self.app_read(now);
             }
             fin_in_order = seg.fin && self.rcv_nxt == end;
@@ -225,7 +230,7 @@ impl TcpReceiver {
     fn window_limit(&self) -> u64 {
         match &self.rwnd {
             None => self.cfg.rwnd_bytes,
-            Some(rw) => self.receive_window(rw),
+            Some(rw) => Self::receive_window(self.rcv_wup, self.rcv_nxt, rw),
         }
     }
 
@@ -253,13 +258,12 @@ impl TcpReceiver {
         self.ack_now = false;
         self.delack_at = None;
         self.quick = self.quick.saturating_sub(1);
-        let wnd = match self.rwnd.take() {
+        let wnd = match self.rwnd.as_deref_mut() {
             None => self.cfg.rwnd_bytes.min(u32::MAX as u64) as u32,
-            Some(mut rw) => {
-                let (cur, held) = (self.receive_window(&rw), self.held_bytes(&rw));
-                let w = rw.select_window(cur, held);
-                self.rwnd = Some(rw);
-                w.min(u32::MAX as u64) as u32
+            Some(rw) => {
+                let cur = Self::receive_window(self.rcv_wup, self.rcv_nxt, rw);
+                let held = Self::held_bytes(self.rcv_nxt, &self.ooo, rw);
+                rw.select_window(cur, held).min(u32::MAX as u64) as u32
             }
         };
         self.rcv_wup = self.rcv_nxt;
@@ -289,16 +293,22 @@ impl TcpReceiver {
         if self.ack_now {
             return None;
         }
-        let read = self.rwnd.as_ref().and_then(|rw| {
-            let unread = self.rcv_nxt - rw.copied_seq();
-            (unread > 0)
-                .then(|| rw.read_due(unread.min(rw.rcv_mss() as u64)))
-                .flatten()
-        });
-        match (self.delack_at, read) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        match self.rwnd.as_deref() {
+            Some(rw) if rw.slow_reader() => match (self.delack_at, self.next_read(rw)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            _ => self.delack_at,
         }
+    }
+
+    /// When a slow reader can next read a segment's worth (or the rest), if anything
+    /// is unread.
+    fn next_read(&self, rw: &LinuxRcvWindow) -> Option<Nanos> {
+        let unread = self.rcv_nxt - rw.copied_seq();
+        (unread > 0)
+            .then(|| rw.read_due(unread.min(rw.rcv_mss() as u64)))
+            .flatten()
     }
 
     /// Time passed to `now` (the delayed-ACK timer, a slow reader's next read;
@@ -308,7 +318,11 @@ impl TcpReceiver {
             self.stats.delayed_acks += 1;
             self.ack_now = true;
         }
-        if self.rwnd.is_some() {
+        if self
+            .rwnd
+            .as_deref()
+            .is_some_and(LinuxRcvWindow::slow_reader)
+        {
             self.app_read(now);
         }
     }

@@ -144,6 +144,7 @@ impl LinuxReceive {
     }
 
     /// `tcp_win_from_space`: the window `space_bytes` of buffer holds.
+    #[inline]
     pub fn win_from_space(&self, space_bytes: u64) -> u64 {
         match self.share {
             WindowShare::AdvWinScale(n) if n <= 0 => space_bytes >> (-n as u32).min(63),
@@ -192,6 +193,7 @@ fn skb_truesize(advmss: u32) -> u64 {
 }
 
 /// Round `v` up to a multiple of `1 << shift` (`ALIGN`).
+#[inline]
 fn align_up(v: u64, shift: u8) -> u64 {
     let m = (1u64 << shift) - 1;
     (v + m) & !m
@@ -218,8 +220,9 @@ pub struct LinuxRcvWindow {
     /// `icsk_ack.rcv_mss`: the payload of a full segment.
     rcv_mss: u32,
     wscale: u8,
-    /// `sk_rcvbuf`.
+    /// `sk_rcvbuf`, and the window it holds (`tcp_full_space`).
     rcvbuf: u64,
+    full_space: u64,
     window_clamp: u64,
     rcv_ssthresh: u64,
     /// The window last advertised, unscaled (`rcv_wnd`).
@@ -234,6 +237,9 @@ pub struct LinuxRcvWindow {
     rcvq_time: Nanos,
     /// `rcv_rtt_est.rtt_us` (× 8, µs) and the window-based measurement's mark.
     rtt_us_x8: u64,
+    /// `rtt_us_x8 >> 3` in ns (0 before a sample): `tcp_rcv_space_adjust`'s period.
+    // perf: kept beside the estimate so that the check on every read is a compare.
+    rtt_period_ns: u64,
     rtt_seq: u64,
     rtt_time: Option<Nanos>,
     /// `rcv_rtt_last_tsecr`.
@@ -287,6 +293,7 @@ impl LinuxRcvWindow {
             rcv_mss: mss_bytes,
             wscale: init.wscale,
             rcvbuf,
+            full_space,
             window_clamp,
             rcv_ssthresh,
             rcv_wnd: init.rcv_wnd_bytes,
@@ -296,6 +303,7 @@ impl LinuxRcvWindow {
             rcvq_seq: 0,
             rcvq_time: Nanos::ZERO,
             rtt_us_x8: 0,
+            rtt_period_ns: 0,
             rtt_seq: 0,
             rtt_time: None,
             last_tsecr: None,
@@ -337,6 +345,7 @@ impl LinuxRcvWindow {
         } else if !win_dep {
             self.rtt_us_x8 = old - (old >> 3) + sample_us;
         }
+        self.rtt_period_ns = (self.rtt_us_x8 >> 3) * 1000;
     }
 
     /// A data segment of `len` bytes with TSecr `ts_ecr` arrived in order at `now`,
@@ -344,6 +353,7 @@ impl LinuxRcvWindow {
     /// queued; `tcp_rcv_rtt_measure` and `tcp_grow_window` in
     /// `tcp_event_data_recv`). `held_bytes`: in-order bytes not yet read plus
     /// out-of-order bytes held.
+    #[inline]
     pub fn on_data(&mut self, now: Nanos, len: u32, ts_ecr: Nanos, rcv_nxt: u64, held_bytes: u64) {
         // tcp_rcv_rtt_measure_ts: the timestamp clock ticks in ms (TCP_TS_HZ).
         if self.last_tsecr != Some(ts_ecr) {
@@ -366,7 +376,9 @@ impl LinuxRcvWindow {
             self.rtt_time = Some(now);
         }
         // tcp_grow_window (segments of 128 bytes or more).
-        if len >= 128 {
+        // perf: once rcv_ssthresh has reached the clamp (most segments) there is no
+        // room whatever the free space, so that is not computed.
+        if len >= 128 && self.rcv_ssthresh < self.window_clamp {
             let room = self
                 .window_clamp
                 .min(self.free_space(held_bytes))
@@ -379,7 +391,11 @@ impl LinuxRcvWindow {
     }
 
     /// `tcp_space`: the window the free part of the buffer holds.
+    #[inline]
     fn free_space(&self, held_bytes: u64) -> u64 {
+        if held_bytes == 0 {
+            return self.full_space;
+        }
         let used = self.cfg.space_for_held(held_bytes);
         self.cfg.win_from_space(self.rcvbuf.saturating_sub(used))
     }
@@ -393,7 +409,18 @@ impl LinuxRcvWindow {
     /// The application reads at `now` what it can of the in-order bytes up to
     /// `rcv_nxt`, then `tcp_rcv_space_adjust` runs (it runs on every read). Returns
     /// the bytes read.
+    #[inline]
     pub fn read(&mut self, now: Nanos, rcv_nxt: u64) -> u64 {
+        if self.cfg.read_rate_bytes_per_s.is_none() {
+            // perf: the common reader, which takes everything at once.
+            let n = rcv_nxt - self.copied_seq;
+            if n > 0 {
+                self.copied_seq = rcv_nxt;
+                self.read_at = now;
+                self.rcv_space_adjust(now, rcv_nxt);
+            }
+            return n;
+        }
         let can = match self.cfg.read_rate_bytes_per_s {
             None => u64::MAX,
             Some(rate) => {
@@ -419,11 +446,19 @@ impl LinuxRcvWindow {
 
     /// `tcp_rcv_space_adjust`: at most once per receiver RTT, grow the buffer (and the
     /// window clamp with it) for twice what was read in that RTT, plus the growth.
+    #[inline]
     fn rcv_space_adjust(&mut self, now: Nanos, rcv_nxt: u64) {
-        let time_us = now.saturating_sub(self.rcvq_time).as_ns() / 1000;
-        if self.rtt_us_x8 == 0 || time_us < self.rtt_us_x8 >> 3 {
+        // ⌊Δ / 1 µs⌋ < rtt_us ⇔ Δ < rtt_us × 1000 ns.
+        if self.rtt_period_ns == 0
+            || now.saturating_sub(self.rcvq_time).as_ns() < self.rtt_period_ns
+        {
             return;
         }
+        self.grow_rcvbuf(now, rcv_nxt);
+    }
+
+    /// The rest of `tcp_rcv_space_adjust`, once an RTT has passed.
+    fn grow_rcvbuf(&mut self, now: Nanos, rcv_nxt: u64) {
         let mut copied = self.copied_seq - self.rcvq_seq;
         if self.cfg.copied_excludes_queued {
             copied = copied.saturating_sub(rcv_nxt - self.copied_seq);
@@ -454,7 +489,8 @@ impl LinuxRcvWindow {
                     .min(self.cfg.rmem.max_bytes as u64);
                 if rcvbuf > self.rcvbuf {
                     self.rcvbuf = rcvbuf;
-                    self.window_clamp = self.cfg.win_from_space(rcvbuf);
+                    self.full_space = self.cfg.win_from_space(rcvbuf);
+                    self.window_clamp = self.full_space;
                 }
             }
             self.rcvq_space = copied;
@@ -473,6 +509,7 @@ impl LinuxRcvWindow {
     /// (`tcp_select_window` over `__tcp_select_window`, shrinking not allowed).
     /// `cur_win_bytes`: what the last advertisement still allows beyond `rcv_nxt`
     /// (`tcp_receive_window`).
+    #[inline]
     pub fn select_window(&mut self, cur_win_bytes: u64, held_bytes: u64) -> u64 {
         let mut new_win = self.raw_select_window(held_bytes);
         if new_win < cur_win_bytes {
@@ -485,8 +522,9 @@ impl LinuxRcvWindow {
     }
 
     /// `__tcp_select_window` (the branch of `tcp_shrink_window` = 0).
+    #[inline]
     fn raw_select_window(&self, held_bytes: u64) -> u64 {
-        let allowed = self.cfg.win_from_space(self.rcvbuf);
+        let allowed = self.full_space;
         let mut free = self.free_space(held_bytes);
         let full = self.window_clamp.min(allowed);
         let mut mss = self.rcv_mss as u64;
@@ -520,6 +558,11 @@ impl LinuxRcvWindow {
         }
         let w = self.raw_select_window(held_bytes);
         w > 0 && w >= 2 * cur_win_bytes
+    }
+
+    /// The application reads at a limited rate.
+    pub fn slow_reader(&self) -> bool {
+        self.cfg.read_rate_bytes_per_s.is_some()
     }
 
     /// When a slow reader will next have read `bytes` more (`None`: it reads at once).
