@@ -241,9 +241,12 @@ pub struct LinuxRcvWindow {
     // perf: kept beside the estimate so that the check on every read is a compare.
     rtt_period_ns: u64,
     rtt_seq: u64,
-    rtt_time: Option<Nanos>,
-    /// `rcv_rtt_last_tsecr`.
-    last_tsecr: Option<Nanos>,
+    /// When the window-based measurement started (`rcv_rtt_est.time`; zero: none
+    /// yet, as in the kernel).
+    rtt_time: Nanos,
+    /// `rcv_rtt_last_tsecr` (zero at first, as in the kernel: a segment echoing
+    /// nothing gives no sample).
+    last_tsecr: Nanos,
 }
 
 impl LinuxRcvWindow {
@@ -305,8 +308,8 @@ impl LinuxRcvWindow {
             rtt_us_x8: 0,
             rtt_period_ns: 0,
             rtt_seq: 0,
-            rtt_time: None,
-            last_tsecr: None,
+            rtt_time: Nanos::ZERO,
+            last_tsecr: Nanos::ZERO,
         }
     }
 
@@ -356,8 +359,8 @@ impl LinuxRcvWindow {
     #[inline]
     pub fn on_data(&mut self, now: Nanos, len: u32, ts_ecr: Nanos, rcv_nxt: u64, held_bytes: u64) {
         // tcp_rcv_rtt_measure_ts: the timestamp clock ticks in ms (TCP_TS_HZ).
-        if self.last_tsecr != Some(ts_ecr) {
-            self.last_tsecr = Some(ts_ecr);
+        if self.last_tsecr != ts_ecr {
+            self.last_tsecr = ts_ecr;
             if len >= self.rcv_mss {
                 let delta_ms = (now.as_ns() / 1_000_000).saturating_sub(ts_ecr.as_ns() / 1_000_000);
                 if delta_ms > 0 {
@@ -366,14 +369,13 @@ impl LinuxRcvWindow {
             }
         }
         // tcp_rcv_rtt_measure: the time to receive one window's worth.
-        let measure_due = self.rtt_time.is_none() || rcv_nxt >= self.rtt_seq;
-        if measure_due {
-            if let Some(t) = self.rtt_time {
-                let us = (now.saturating_sub(t).as_ns() / 1000).max(1);
+        if rcv_nxt >= self.rtt_seq {
+            if self.rtt_time != Nanos::ZERO {
+                let us = (now.saturating_sub(self.rtt_time).as_ns() / 1000).max(1);
                 self.rtt_update(us, true);
             }
             self.rtt_seq = rcv_nxt + self.rcv_wnd;
-            self.rtt_time = Some(now);
+            self.rtt_time = now;
         }
         // tcp_grow_window (segments of 128 bytes or more).
         // perf: once rcv_ssthresh has reached the clamp (most segments) there is no
@@ -390,14 +392,12 @@ impl LinuxRcvWindow {
         }
     }
 
-    /// `tcp_space`: the window the free part of the buffer holds.
+    /// `tcp_space`: the window the free part of the buffer holds. Each byte held
+    /// takes as much buffer as the window counts for it (`tcp_win_from_space`'s
+    /// share), so the free window is the buffer's window less the bytes held.
     #[inline]
     fn free_space(&self, held_bytes: u64) -> u64 {
-        if held_bytes == 0 {
-            return self.full_space;
-        }
-        let used = self.cfg.space_for_held(held_bytes);
-        self.cfg.win_from_space(self.rcvbuf.saturating_sub(used))
+        self.full_space.saturating_sub(held_bytes)
     }
 
     /// Nothing was left to read until `now`: a slow reader's time starts again (it
@@ -575,23 +575,6 @@ impl LinuxRcvWindow {
     /// The segment payload this receiver expects (`rcv_mss`).
     pub fn rcv_mss(&self) -> u32 {
         self.rcv_mss
-    }
-}
-
-impl LinuxReceive {
-    /// Buffer memory that `held_bytes` of payload take (the inverse of
-    /// `tcp_win_from_space`: the overhead the window leaves room for).
-    fn space_for_held(&self, held_bytes: u64) -> u64 {
-        match self.share {
-            WindowShare::ScalingRatio(r) => {
-                (held_bytes << TCP_RMEM_TO_WIN_SCALE) / (r.max(1) as u64)
-            }
-            WindowShare::AdvWinScale(n) if n <= 0 => held_bytes << (-n as u32).min(32),
-            WindowShare::AdvWinScale(n) => {
-                let d = 1u64 << (n as u32).min(32);
-                held_bytes * d / (d - 1)
-            }
-        }
     }
 }
 

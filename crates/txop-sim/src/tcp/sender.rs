@@ -454,15 +454,16 @@ impl TcpSender {
     /// within the congestion window, the receive window and the pacing rate; `None`
     /// if nothing may go now. Call until `None`.
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<Segment> {
-        if self.send_probe {
-            self.send_probe = false;
-            return Some(self.window_probe(now));
-        }
         let next = match self.next_candidate() {
             Ok(n) => n,
             Err(Blocked::Cwnd) => {
                 self.cwnd_validate(true);
                 return None;
+            }
+            // A probe is due only with nothing in flight and the window closed.
+            Err(Blocked::Nothing) if self.send_probe => {
+                self.send_probe = false;
+                return Some(self.window_probe(now));
             }
             Err(Blocked::Nothing) => {
                 self.arm_window_probe(now);
