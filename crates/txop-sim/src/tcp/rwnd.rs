@@ -12,7 +12,7 @@
 //! [`LinuxReceive::linux_6_12`]) differ in `tcp_rmem[1]`, in how the window is
 //! counted against the buffer, in the initial window and in the auto-tuning rule:
 //!
-//! | | 4.9 (≤ 4.19) | 5.4 (4.20 – 6.5) | 6.12 (≥ 6.6) |
+//! | | 4.9 | 5.4 (4.20 – 6.5) | 6.12 (≥ 6.6) |
 //! |---|---|---|---|
 //! | `tcp_rmem` | 4096 87380 6291456 | 4096 131072 6291456 | 4096 131072 6291456 |
 //! | window of the buffer | `tcp_adv_win_scale` 1: ½ | `tcp_adv_win_scale` 1: ½ | `scaling_ratio` 128/256: ½ |
@@ -22,11 +22,11 @@
 //!
 //! (`a337531b942b`, "tcp: up initial rmem to 128KB and SYN rwin to around 64KB",
 //! 4.20, removed `tcp_fixup_rcvbuf` and the 20-segment cap and raised `tcp_rmem[1]`;
-//! "tcp: smoother receiver autotuning", 4.16, made the growth proportional — the 4.9
-//! preset keeps 4.9's steps; `dfa2f0483360`, 6.6, replaced `tcp_adv_win_scale` by the
-//! per-socket `scaling_ratio`. `tcp_rmem[2]` has been 6 MiB since 3.4, "between 87380B
-//! and 6MB, depending on RAM size" in `ip-sysctl` — the machines measured had the RAM
-//! for 6 MiB.)
+//! a later 4.x, "tcp: smoother receiver autotuning", made the growth proportional —
+//! the 4.9 preset keeps 4.9's steps; 6.6 replaced `tcp_adv_win_scale` by the
+//! per-socket `scaling_ratio` (`ip-sysctl`: "Obsolete since linux-6.6").
+//! `tcp_rmem[2]` is "between 87380B and 6MB, depending on RAM size" in 4.x's
+//! `ip-sysctl`, 6 MiB on any machine of a few GB: the presets take 6 MiB.)
 //!
 //! Simplifications: the driver's skb `truesize` is not modelled — the window is
 //! counted against the buffer at the era's fixed ratio (½, which 6.x's
@@ -67,11 +67,12 @@ pub enum WindowShare {
 /// the RTT before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AutotuneRule {
-    /// Up to 4.15: `rcvwin = 2·copied + 16·advmss`, × 1.5 if `copied` grew by a
-    /// quarter, × 2 if by a half.
+    /// 4.9 (until "tcp: smoother receiver autotuning"): `rcvwin = 2·copied +
+    /// 16·advmss`, × 1.5 if `copied` grew by a quarter, × 2 if by a half; the window
+    /// clamp becomes `rcvwin` itself.
     Stepped,
-    /// 4.16 on ("tcp: smoother receiver autotuning"): `rcvwin = 2·copied + 16·advmss`,
-    /// plus twice `rcvwin × growth / previous`.
+    /// From "tcp: smoother receiver autotuning" (late 4.x) on: `rcvwin = 2·copied +
+    /// 16·advmss`, plus twice `rcvwin × growth / previous`.
     Proportional,
 }
 
@@ -490,7 +491,12 @@ impl LinuxRcvWindow {
                 if rcvbuf > self.rcvbuf {
                     self.rcvbuf = rcvbuf;
                     self.full_space = self.cfg.win_from_space(rcvbuf);
-                    self.window_clamp = self.full_space;
+                    // The clamp follows: the window asked for with the steps (4.9's
+                    // `tp->window_clamp = rcvwin`), the buffer's window after it.
+                    self.window_clamp = match self.cfg.autotune {
+                        AutotuneRule::Stepped => rcvwin,
+                        AutotuneRule::Proportional => self.full_space,
+                    };
                 }
             }
             self.rcvq_space = copied;
@@ -686,8 +692,9 @@ mod tests {
     /// rcvwin = 2 × 28960 + 16 × 1460 = 81280, plus twice ⌊81280 × 14360 / 14600⌋ =
     /// 79943 → 241166; the 6.12 buffer is 241166 × 256 / 128 = 482332, the clamp half
     /// of it. In 4.9's steps, 57920 read against 28960 (≥ 1.5 ×) doubles rcvwin
-    /// (2 × 57920 + 23360 = 139200 → 278400) and sizes the buffer as 278400 / 1460 =
-    /// 190 segments of 2980 B (2340 raised by 128 until half of it holds 1460).
+    /// (2 × 57920 + 23360 = 139200 → 278400), sizes the buffer as 278400 / 1460 =
+    /// 190 segments of 2980 B (2340 raised by 128 until half of it holds 1460) and
+    /// clamps the window at 278400.
     #[test]
     fn autotuning_growth_per_rtt_by_hand() {
         let mut w = LinuxRcvWindow::new(LinuxReceive::linux_6_12(), MSS);
@@ -710,7 +717,7 @@ mod tests {
         }
         w.read(ms(100), 40 * MSS as u64);
         assert_eq!(w.rcvbuf_bytes(), 190 * 2_980);
-        assert_eq!(w.window_clamp_bytes(), 190 * 2_980 / 2);
+        assert_eq!(w.window_clamp_bytes(), 278_400);
     }
 
     /// A slow reader reads `rate × time`, banks nothing while idle, and its read that
