@@ -44,6 +44,9 @@ pub struct Scenario {
     pub traffic: Traffic,
     #[serde(default)]
     pub wired: Wired,
+    /// `[server]`: the wired host's own settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSpec>,
     /// `[space]`: where the nodes stand and what their radios hear; its presence turns
     /// space on (per-node carrier sense, reception by SINR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,6 +84,48 @@ impl Default for Wired {
             limit_packets: 1000,
         }
     }
+}
+
+/// `[server]`: the host behind the wired link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// Its TCP receive settings (as a station's `tcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpHostSpec>,
+}
+
+/// `tcp = { … }` of a host (a station, or `[server]`): how its kernel sizes the TCP
+/// receive window (`tcp_rmem`, window scaling, the buffer's auto-tuning) and how fast
+/// its application reads. Keys left out take the defaults of `kernel`, itself by
+/// default the stack preset's era (`docs/scenarios.md` lists which).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpHostSpec {
+    /// "4.9", "5.4" or "6.12": whose receive defaults the host has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// `net.ipv4.tcp_rmem`: `[min, default, max]` bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rmem_bytes: Option<[u32; 3]>,
+    /// `net.ipv4.tcp_adv_win_scale` (−31 to 31; kernels before 6.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adv_win_scale: Option<i8>,
+    /// 6.6+'s `scaling_ratio` (1–255, in 256ths of the buffer offered as window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling_ratio: Option<u8>,
+    /// `net.ipv4.tcp_moderate_rcvbuf`: the receive buffer's auto-tuning (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderate_rcvbuf: Option<bool>,
+    /// The receiving application reads at most this fast (a slow reader); absent: it
+    /// reads everything at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rate_mbps: Option<f64>,
+    /// A fixed window of this many bytes instead of Linux's (txop before the receive
+    /// window was modelled: 16777216); excludes the other keys but `read_rate_mbps`'s
+    /// absence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_window_bytes: Option<u64>,
 }
 
 pub(crate) fn default_stack() -> String {
@@ -378,6 +423,9 @@ macro_rules! station_keys {
             /// Dynamic power save (`power_save = {}` for the defaults).
             #[serde(skip_serializing_if = "Option::is_none")]
             power_save: Option<PowerSaveSpec>,
+            /// The station host's TCP receive settings (`tcp = { kernel = "4.9" }`).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            tcp: Option<TcpHostSpec>,
             /// A host bus between the station's CPU and its chip: a preset name or a
             /// table.
             #[serde(

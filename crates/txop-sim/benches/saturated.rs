@@ -91,6 +91,7 @@ fn config(cell: CellConfig, depth: u32) -> SimConfig {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     }
 }
 

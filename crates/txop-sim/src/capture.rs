@@ -156,6 +156,10 @@ impl Simulation {
                 } else {
                     t.seq = 1;
                     t.ack = seq32(seg.ack);
+                    if let crate::tcp::ReceiveWindow::Linux(_) = c.snd.config().receive {
+                        let a = self.advert(conn);
+                        t.window = (seg.wnd >> a.wscale).min(u16::MAX as u32) as u16;
+                    }
                     if seg.ece {
                         t.flags |= tcp_flags::ECE;
                     }

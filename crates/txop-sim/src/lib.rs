@@ -10,7 +10,7 @@ pub mod traffic;
 pub mod transit;
 
 pub use neighbourhood::{bss_seed, BssConfig, Neighbourhood};
-pub use sim::{SimConfig, Simulation, Stuck};
+pub use sim::{HostWindow, SimConfig, Simulation, Stuck, TcpHosts};
 pub use transit::RemoteEnd;
 pub use txop_core::driver::bus::{BusConfig, Completion, DataMode};
 pub use txop_core::network::WiredConfig;

@@ -48,6 +48,70 @@ pub struct SimConfig {
     /// The flows whose far end is in another BSS of a [`crate::Neighbourhood`]
     /// (`crate::transit`): there the flow's end is [`Host::Server`]. Empty by default.
     pub remote_ends: Vec<RemoteEnd>,
+    /// Each host's TCP receive window, given to the connections it receives on
+    /// ([`TcpHosts`]); empty by default (each flow keeps its own configuration's).
+    pub tcp_hosts: TcpHosts,
+}
+
+/// The TCP receive settings of the hosts (their kernels' `tcp_rmem`, window scaling
+/// and auto-tuning, their applications' read rate): a connection takes its
+/// receiving host's, when that host has them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TcpHosts {
+    pub server: Option<HostWindow>,
+    pub ap: Option<HostWindow>,
+    /// Entry `i` is station `i + 1`'s; a missing entry is `None`.
+    pub stations: Vec<Option<HostWindow>>,
+}
+
+/// A host's receive window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostWindow {
+    /// A fixed window of `window_bytes` ([`crate::tcp::ReceiveWindow::Fixed`]).
+    Fixed { window_bytes: u64 },
+    /// Linux's ([`crate::tcp::ReceiveWindow::Linux`]).
+    Linux(crate::tcp::LinuxReceive),
+}
+
+impl HostWindow {
+    /// `cfg` with this receive window.
+    pub fn apply(self, cfg: crate::tcp::TcpConfig) -> crate::tcp::TcpConfig {
+        match self {
+            HostWindow::Fixed { window_bytes } => crate::tcp::TcpConfig {
+                receive: crate::tcp::ReceiveWindow::Fixed,
+                rwnd_bytes: window_bytes,
+                ..cfg
+            },
+            HostWindow::Linux(l) => crate::tcp::TcpConfig {
+                receive: crate::tcp::ReceiveWindow::Linux(l),
+                ..cfg
+            },
+        }
+    }
+}
+
+impl TcpHosts {
+    /// Every host with `r`, for `stations` stations.
+    pub fn all(r: HostWindow, stations: u16) -> TcpHosts {
+        TcpHosts {
+            server: Some(r),
+            ap: Some(r),
+            stations: vec![Some(r); stations as usize],
+        }
+    }
+
+    /// The receive window of host `h`, if it has its own.
+    pub fn receive_of(&self, h: Host) -> Option<HostWindow> {
+        match h {
+            Host::Server => self.server,
+            Host::Ap => self.ap,
+            Host::Station(n) => self
+                .stations
+                .get((n as usize).wrapping_sub(1))
+                .copied()
+                .flatten(),
+        }
+    }
 }
 
 impl SimConfig {
@@ -61,6 +125,7 @@ impl SimConfig {
             wired: WiredConfig::default(),
             host_bus: Vec::new(),
             remote_ends: Vec::new(),
+            tcp_hosts: TcpHosts::default(),
         }
     }
 
@@ -244,6 +309,8 @@ pub struct Simulation {
     /// bound on them (the watchdog; see [`Simulation::run_until`]).
     same_instant_steps: u64,
     stuck: Option<Stuck>,
+    /// Each host's TCP receive settings ([`SimConfig::tcp_hosts`]).
+    pub(crate) tcp_hosts: TcpHosts,
     next_id: u64,
     now: Nanos,
     end: Nanos,
@@ -319,6 +386,7 @@ impl Simulation {
             delivered: 0,
             dropped: 0,
             seed: cfg.seed,
+            tcp_hosts: cfg.tcp_hosts,
         };
         for flow in 0..sim.sources.len() {
             sim.with_source(flow, Nanos::ZERO, |s, ctx| s.start(ctx));

@@ -82,6 +82,7 @@ fn simulate(c: &Case, n: u32, seed: u64) -> f64 {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     };
     let r = Simulation::new(cfg).expect("valid config").run();
     r.total_throughput_bps / 1e6

@@ -71,6 +71,7 @@ fn idle_ping_rtt_on(space: bool) {
         wired,
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .unwrap()
     .run();

@@ -470,6 +470,7 @@ fn bianchi_with_cts_to_self_and_the_long_slot() {
             wired: Default::default(),
             host_bus: Vec::new(),
             remote_ends: Vec::new(),
+            tcp_hosts: Default::default(),
         })
         .expect("valid")
         .run();

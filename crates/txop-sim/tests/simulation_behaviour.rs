@@ -80,6 +80,7 @@ fn check_throughput(name: &str, standard: Standard, tx: TxVector, uplink: bool, 
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .expect("valid config")
     .run();
@@ -153,6 +154,7 @@ fn conservation_is_exact_when_a_run_ends_during_the_response() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .expect("valid config");
     for t in 1..=2000 {
@@ -182,6 +184,7 @@ fn simulation_survives_queue_full_drops() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(10));
     assert!(
@@ -213,6 +216,7 @@ fn simulation_conservation_with_both_drop_kinds() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     };
     let r = run_with_watchdog(cfg, Duration::from_secs(20)).expect("simulation finished");
     let c = r.conservation;
@@ -244,6 +248,7 @@ fn airtime_shares_sum_to_one_including_collisions() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .expect("valid config")
     .run();
@@ -285,6 +290,7 @@ fn determinism_config(seed: u64) -> SimConfig {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     }
 }
 
@@ -376,6 +382,7 @@ fn performance_anomaly_without_airtime_fairness() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .expect("valid config")
     .run();
@@ -446,6 +453,7 @@ fn simulation_rejects_an_invalid_cell_naming_the_field() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .err()
     .expect("rejected");

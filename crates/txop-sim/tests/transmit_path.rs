@@ -56,6 +56,7 @@ fn run(cell: CellConfig, flows: Vec<Flow>, secs: u64) -> Results {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .expect("valid config")
     .run()
@@ -429,6 +430,7 @@ fn memory_stays_bounded_under_overload() {
             wired: Default::default(),
             host_bus: Vec::new(),
             remote_ends: Vec::new(),
+            tcp_hosts: Default::default(),
         })
         .expect("valid config");
         let mut samples = Vec::new();
@@ -524,6 +526,7 @@ fn a_chain_with_cck_does_not_fill_the_ath9k_hardware_queue() {
         wired: Default::default(),
         host_bus: Vec::new(),
         remote_ends: Vec::new(),
+        tcp_hosts: Default::default(),
     })
     .expect("valid config");
     let mut inside = Vec::new();

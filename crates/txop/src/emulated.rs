@@ -24,6 +24,8 @@ pub fn single(cfg: SimConfig) -> EmuConfig {
         // Only a scenario with `[[bss]]` has them; the emulator's programs are the
         // traffic, between BSSs too ([`bsss`]).
         remote_ends: _,
+        // The emulator's hosts run real kernels, with their own TCP settings.
+        tcp_hosts: _,
     } = cfg;
     let network = NetworkConfig {
         cell,

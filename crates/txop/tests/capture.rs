@@ -593,20 +593,29 @@ fn syns_carry_linuxs_options_and_the_first_segments_are_no_retransmissions() {
     assert!(tcp_flows >= 8, "{tcp_flows} TCP flows");
     // Every SYN and SYN-ACK on the air, retries included, in Linux's layout
     // (`tcp_syn_options`): MSS 1460 for a 1500-byte MTU, SACK permitted,
-    // timestamps, window scale 9 (the modelled 16 MiB receive window), no payload.
+    // timestamps, window scale 7 (`tcp_rmem[2]`, 6 MiB, of the 6.12 hosts of
+    // linux-6.16), the initial window 45 × 1448 = 65160, no payload.
     let syns = tshark_count(&file, "tcp.flags.syn == 1");
     assert!(syns >= tcp_flows + 4, "{syns} SYNs and SYN-ACKs");
     let linux = "tcp.flags.syn == 1 && ip.len == 60 && tcp.hdr_len == 40 && tcp.len == 0 \
                  && tcp.options.mss_val == 1460 && tcp.options.sack_perm \
-                 && tcp.options.wscale.shift == 9 && tcp.options.timestamp.tsval \
-                 && tcp.window_size_value == 64240";
+                 && tcp.options.wscale.shift == 7 && tcp.options.timestamp.tsval \
+                 && tcp.window_size_value == 65160";
     assert_eq!(tshark_count(&file, linux), syns);
-    // The windows Wireshark scales with that shift are the model's receive window.
+    // The windows Wireshark scales with that shift are the model's: data segments
+    // carry the initial window (65160 → field 509 → 65152), ACKs the receiver's
+    // advertised one, which auto-tuning grows past it.
     let data = tshark_count(&file, "tcp.len > 0");
     assert!(data > 1000, "{data} data segments");
     assert_eq!(
-        tshark_count(&file, "tcp.len > 0 && tcp.window_size == 16777216"),
+        tshark_count(&file, "tcp.len > 0 && tcp.window_size == 65152"),
         data
+    );
+    assert!(
+        tshark_count(
+            &file,
+            "tcp.len == 0 && tcp.flags.syn == 0 && tcp.window_size > 65152"
+        ) > 0
     );
     // Each direction's first segment with data is new data: a TCP retransmission
     // comes after an original, and the capture has the whole run.

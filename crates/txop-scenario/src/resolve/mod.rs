@@ -23,6 +23,7 @@ pub(crate) mod flows;
 pub(crate) mod machinery;
 pub(crate) mod rates;
 pub(crate) mod stack_options;
+pub(crate) mod tcp_hosts;
 
 /// `value` must name one of `options`; the error names `key` and lists them.
 pub(crate) fn choose_in<T: Copy>(
@@ -70,7 +71,9 @@ impl Scenario {
             buses,
             summaries,
             space,
+            tcp,
         } = self.resolve_stations(width)?;
+        let tcp_hosts = self.tcp_hosts(stations.len() as u16, tcp)?;
         let cell = self.cell_config(std, stations, scans, power_save, space)?;
         let ResolvedTraffic {
             flows,
@@ -110,6 +113,7 @@ impl Scenario {
             },
             host_bus: Vec::new(),
             remote_ends: Vec::new(),
+            tcp_hosts,
         };
         for (sta, bus) in buses {
             cfg = cfg.with_host_bus(sta, bus);
@@ -190,6 +194,8 @@ impl Scenario {
         let mut scans = Vec::new();
         let mut power_save = Vec::new();
         let mut buses = Vec::new();
+        let mut tcp = Vec::new();
+        let era = self.receive_era();
         let mut trace_files = TraceFiles::default();
         let mut summaries = Vec::new();
         let links = station_links(&self.stations)?;
@@ -223,6 +229,12 @@ impl Scenario {
                     power_save: ps
                         .resolve(&format!("{}.power_save", link.owner(&key, "power_save")))?,
                 });
+            }
+            if let Some(t) = &link.tcp {
+                tcp.push((
+                    sta,
+                    t.resolve(&format!("{}.tcp", link.owner(&key, "tcp")), era)?,
+                ));
             }
             if let Some(b) = &link.bus {
                 buses.push((sta, b.resolve(&format!("{}.bus", link.owner(&key, "bus")))?));
@@ -290,6 +302,7 @@ impl Scenario {
             buses,
             summaries,
             space,
+            tcp,
         })
     }
 
@@ -386,4 +399,6 @@ struct ResolvedStations {
     summaries: Vec<String>,
     /// `[space]`, resolved for these stations.
     space: Option<ResolvedSpace>,
+    /// The stations with their own `tcp` keys (1-based station numbers).
+    tcp: Vec<(u16, txop_sim::HostWindow)>,
 }

@@ -85,7 +85,10 @@ impl Simulation {
     /// Open a TCP connection of flow `flow`; the client's SYN goes first
     /// ([`Simulation::send_syn`]).
     pub(crate) fn open_conn(&mut self, now: Nanos, flow: usize, spec: ConnSpec) -> usize {
-        let cfg = spec.cfg;
+        let mut cfg = spec.cfg;
+        if let Some(r) = self.tcp_hosts.receive_of(spec.receiver) {
+            cfg = r.apply(cfg);
+        }
         self.conns.push(TcpConn {
             flow,
             sender: spec.sender,

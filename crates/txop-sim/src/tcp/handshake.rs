@@ -61,21 +61,31 @@ pub(crate) struct SynAdvert {
     /// MTU − 40 and its `mss_cache` takes the timestamp option off it.
     pub(crate) mss_bytes: u16,
     /// The window scale shift: `tcp_select_initial_window`'s `ilog2(space) − 15`
-    /// (clamped to 0–14) for the modelled receive window (`rwnd_bytes`, 16 MiB: 9;
-    /// Linux's default `tcp_rmem[2]` of 6 MiB would give 7, which could not advertise
-    /// the window the model's receiver grants).
+    /// (clamped to 0–14): for a fixed window of `rwnd_bytes` (16 MiB: 9), or for
+    /// Linux's receiver the larger of `tcp_rmem[2]` and `rmem_max` (6 MiB: 7).
     pub(crate) wscale: u8,
     /// The window field of the SYN and SYN-ACK (never scaled, RFC 7323 2.2): the
     /// window up to 65535, rounded down to a whole MSS (`tcp_select_initial_window`;
     /// 64240 for MSS 1460, as a Linux SYN shows).
     pub(crate) syn_window: u16,
-    /// The window field of every later segment: `rwnd_bytes` scaled, at most 65535.
+    /// The window field of the data segments (and, with a fixed window, of every
+    /// later segment): the window scaled, at most 65535. A Linux receiver's ACKs carry
+    /// their own ([`super::Segment::wnd`] scaled).
     pub(crate) window: u16,
 }
 
 /// What the SYNs of a connection of `cfg` advertise ([`SynAdvert`]).
 pub(crate) fn syn_advert(cfg: &TcpConfig) -> SynAdvert {
     let mss = (cfg.mss_bytes + super::HEADER_BYTES - 40).min(u16::MAX as u32);
+    if let super::ReceiveWindow::Linux(_) = cfg.receive {
+        let w = cfg.initial_rcv_window();
+        return SynAdvert {
+            mss_bytes: mss as u16,
+            wscale: w.wscale,
+            syn_window: w.rcv_wnd_bytes.min(u16::MAX as u64) as u16,
+            window: (w.rcv_wnd_bytes >> w.wscale).min(u16::MAX as u64) as u16,
+        };
+    }
     let rwnd = cfg.rwnd_bytes.max(1);
     let wscale = (rwnd.ilog2() as i64 - 15).clamp(0, 14) as u8;
     let unscaled = rwnd.min(u16::MAX as u64) as u32;
@@ -215,5 +225,11 @@ mod tests {
             ..TcpConfig::default()
         });
         assert_eq!((small.wscale, small.window), (0, 4 * 1448));
+        // A 6.12 receiver: its initial window (45 × 1448) and the scale of 6 MiB.
+        let linux = syn_advert(&TcpConfig {
+            receive: super::super::ReceiveWindow::Linux(super::super::LinuxReceive::linux_6_12()),
+            ..TcpConfig::default()
+        });
+        assert_eq!((linux.wscale, linux.syn_window), (7, 65_160));
     }
 }

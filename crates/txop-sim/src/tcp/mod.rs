@@ -45,8 +45,12 @@
 //! Not modelled (documented where it matters): connection teardown (FIN is a flag on
 //! the last segment and takes no sequence space), RACK-TLP, F-RTO, undo of spurious
 //! reductions, D-SACK, SACK compression, TSO/GSO, Nagle (segments are sent as soon as
-//! the window allows, as with `TCP_NODELAY`), receive-window autotuning (the window is
-//! fixed and large).
+//! the window allows, as with `TCP_NODELAY`).
+//!
+//! The receive window is either fixed ([`ReceiveWindow::Fixed`], `rwnd_bytes`, 16 MiB
+//! by default: it never limits) or Linux's ([`ReceiveWindow::Linux`], the `rwnd`
+//! module: `tcp_rmem`, window scaling, `tcp_grow_window` and the buffer's
+//! auto-tuning), which each ACK advertises and the sender obeys.
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 0 and never wrap.
 
@@ -61,6 +65,7 @@ mod rate;
 mod reassembly;
 mod receiver;
 mod rtt;
+mod rwnd;
 mod sack;
 mod segment;
 mod sender;
@@ -74,6 +79,10 @@ pub use bbr::{BbrInfo, BbrMode};
 pub(crate) use conn::{ConnSpec, TcpConn};
 pub(crate) use handshake::{syn_advert, SynAdvert};
 pub use receiver::{TcpReceiver, TcpReceiverStats};
+pub use rwnd::{
+    initial_window, AutotuneRule, InitialWindow, LinuxRcvWindow, LinuxReceive, TcpRmem,
+    WindowShare, TCP_DEFAULT_SCALING_RATIO,
+};
 pub use segment::{Segment, MAX_SACK_BLOCKS};
 pub use sender::{CaState, TcpSender, TcpSenderStats};
 
@@ -150,9 +159,26 @@ pub struct TcpConfig {
     /// 16, threshold clamp(min_rtt/8, 4 ms, 16 ms), 8 samples per round). Ignored by
     /// NewReno.
     pub hystart: bool,
-    /// Receive window in bytes; the sender never has more than this beyond `snd_una`.
-    /// Large by default (16 MiB) so that it never limits.
+    /// Receive window in bytes with [`ReceiveWindow::Fixed`]; the sender never has
+    /// more than this beyond `snd_una`. Large by default (16 MiB) so that it never
+    /// limits.
     pub rwnd_bytes: u64,
+    /// The receiver's window: fixed at `rwnd_bytes`, or Linux's. The receiving host's
+    /// settings (both ends take this configuration: the sender reads the window the
+    /// handshake offers from it).
+    pub receive: ReceiveWindow,
+}
+
+/// How the receiver sizes the window it advertises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReceiveWindow {
+    /// Always [`TcpConfig::rwnd_bytes`], from the first segment; ACKs' window is not
+    /// read.
+    #[default]
+    Fixed,
+    /// Linux's receive buffer and window ([`LinuxRcvWindow`]): the sender starts
+    /// with the window of the handshake and takes each ACK's.
+    Linux(LinuxReceive),
 }
 
 impl Default for TcpConfig {
@@ -169,6 +195,7 @@ impl Default for TcpConfig {
             pacing: false,
             hystart: true,
             rwnd_bytes: 16 << 20,
+            receive: ReceiveWindow::Fixed,
         }
     }
 }
@@ -181,6 +208,25 @@ impl TcpConfig {
         TcpConfig {
             mss_bytes: mtu_bytes - HEADER_BYTES,
             ..TcpConfig::default()
+        }
+    }
+
+    /// The window the receiver's SYN or SYN-ACK offers, what the sender may send
+    /// before the first ACK (`tcp_select_initial_window`; at most 65535, the SYN's
+    /// window being unscaled, RFC 7323 §2.2), and the scale of later windows.
+    pub fn initial_rcv_window(&self) -> InitialWindow {
+        match self.receive {
+            ReceiveWindow::Fixed => InitialWindow {
+                rcv_wnd_bytes: self.rwnd_bytes,
+                wscale: (self.rwnd_bytes.max(1).ilog2() as i64 - 15).clamp(0, 14) as u8,
+            },
+            ReceiveWindow::Linux(l) => {
+                let w = initial_window(&l, self.mss_bytes, l.rmem.default_bytes as u64);
+                InitialWindow {
+                    rcv_wnd_bytes: w.rcv_wnd_bytes.min(u16::MAX as u64),
+                    ..w
+                }
+            }
         }
     }
 

@@ -29,6 +29,11 @@ impl OooQueue {
         self.ranges.len()
     }
 
+    /// Bytes held above `rcv_nxt` (they take receive-buffer memory).
+    pub fn bytes(&self) -> u64 {
+        self.ranges.iter().map(|r| r.1 - r.0).sum()
+    }
+
     /// Add `[start, end)` (above `rcv_nxt`); its block becomes the most recent one.
     /// Returns whether any byte was new.
     pub fn insert(&mut self, start: u64, end: u64) -> bool {

@@ -18,16 +18,23 @@
 //!   by the first unacknowledged segment fires (`ato` = `TCP_ATO_MIN`; Linux adapts
 //!   it, but it stays at 40 ms for a stream of data).
 //!
+//! The window each ACK advertises: `rwnd_bytes` with [`ReceiveWindow::Fixed`] (and
+//! the application reads every byte at once); with [`ReceiveWindow::Linux`], Linux's
+//! (the `rwnd` module), the application reading each in-order byte at once or at its
+//! read rate. A slow reader is woken when it can read another segment's worth; when
+//! its read opens the window at least twofold, an ACK says so at once
+//! (`__tcp_cleanup_rbuf`).
+//!
 //! Not modelled: SACK compression of `tcp_sack_compress` (Linux may hold ACKs for
-//! out-of-order data up to 1 ms), D-SACK, receive-window autotuning (the window is the
-//! configured `rwnd_bytes`, and data is handed to the application at once).
+//! out-of-order data up to 1 ms), D-SACK.
 //! Timestamps: `TS.Recent` is updated by segments that start at or below the last
 //! acknowledged sequence (RFC 7323 §4.3), so an ACK echoes the earliest unacknowledged
 //! segment's TSval.
 
 use super::reassembly::OooQueue;
+use super::rwnd::LinuxRcvWindow;
 use super::segment::Segment;
-use super::{TcpConfig, TCP_DELACK_MIN, TCP_MAX_QUICKACKS, TCP_TIMEOUT_INIT};
+use super::{ReceiveWindow, TcpConfig, TCP_DELACK_MIN, TCP_MAX_QUICKACKS, TCP_TIMEOUT_INIT};
 use txop_core::Nanos;
 
 /// Counters of a receiver.
@@ -72,6 +79,10 @@ pub struct TcpReceiver {
     ack_now: bool,
     /// Delayed-ACK timer (`ICSK_ACK_TIMER`).
     delack_at: Option<Nanos>,
+    /// Linux's window and buffer ([`ReceiveWindow::Linux`]); `None`: fixed.
+    rwnd: Option<Box<LinuxRcvWindow>>,
+    /// Its application reads at a limited rate (wakes to read on its own).
+    slow_reader: bool,
     stats: TcpReceiverStats,
 }
 
@@ -89,7 +100,51 @@ impl TcpReceiver {
             lrcvtime: None,
             ack_now: false,
             delack_at: None,
+            rwnd: match cfg.receive {
+                ReceiveWindow::Fixed => None,
+                ReceiveWindow::Linux(l) => Some(Box::new(LinuxRcvWindow::new(l, cfg.mss_bytes))),
+            },
+            slow_reader: matches!(cfg.receive, ReceiveWindow::Linux(l) if l.read_rate_bytes_per_s.is_some()),
             stats: TcpReceiverStats::default(),
+        }
+    }
+
+    /// Linux's window state, when the receiver models it.
+    pub fn linux_window(&self) -> Option<&LinuxRcvWindow> {
+        self.rwnd.as_deref()
+    }
+
+    /// Bytes that take buffer memory: in order but not read (up to `rcv_nxt`), and
+    /// out of order.
+    fn held_bytes(rcv_nxt: u64, ooo: &OooQueue, rw: &LinuxRcvWindow) -> u64 {
+        let ooo = if ooo.is_empty() { 0 } else { ooo.bytes() };
+        (rcv_nxt - rw.copied_seq()) + ooo
+    }
+
+    /// What the last advertised window still allows beyond `rcv_nxt`
+    /// (`tcp_receive_window`).
+    fn receive_window(rcv_wup: u64, rcv_nxt: u64, rw: &LinuxRcvWindow) -> u64 {
+        (rcv_wup + rw.rcv_wnd_bytes()).saturating_sub(rcv_nxt)
+    }
+
+    /// The application reads what it can at `now`; an ACK goes out if that opened
+    /// the window enough (`__tcp_cleanup_rbuf`).
+    // perf: inlined into on_segment, where it runs once per in-order segment (a call
+    // saved and restored more registers than it does work).
+    #[inline(always)]
+    fn app_read(&mut self, now: Nanos) {
+        let Some(rw) = self.rwnd.as_deref_mut() else {
+            return;
+        };
+        if rw.read(now, self.rcv_nxt) > 0 && !self.ack_now {
+            let cur = Self::receive_window(self.rcv_wup, self.rcv_nxt, rw);
+            // perf: the test's first condition, before the free space is computed.
+            if 2 * cur <= rw.window_clamp_bytes() {
+                let held = Self::held_bytes(self.rcv_nxt, &self.ooo, rw);
+                if rw.window_update_due(cur, held) {
+                    self.ack_now = true;
+                }
+            }
         }
     }
 
@@ -125,7 +180,7 @@ impl TcpReceiver {
             self.stats.duplicate_segments += 1;
             self.ack_now = true;
             fin_in_order = false;
-        } else if start > self.rcv_nxt.saturating_add(self.cfg.rwnd_bytes) {
+        } else if start > self.rcv_nxt.saturating_add(self.window_limit()) {
             // Out of window: drop, ACK.
             self.ack_now = true;
             fin_in_order = false;
@@ -136,9 +191,18 @@ impl TcpReceiver {
             }
             self.event_data_recv(now);
             let had_ooo = !self.ooo.is_empty();
+            let prev_nxt = self.rcv_nxt;
             self.rcv_nxt = self.ooo.advance(end.max(self.rcv_nxt));
             if had_ooo {
                 self.ack_now = true;
+            }
+            if let Some(rw) = self.rwnd.as_deref_mut() {
+                if rw.copied_seq() == prev_nxt {
+                    rw.reader_idle_until(now);
+                }
+                let held = Self::held_bytes(self.rcv_nxt, &self.ooo, rw);
+                rw.on_data(now, seg.len, seg.ts_ecr, self.rcv_nxt, held);
+                self.app_read(now);
             }
             fin_in_order = seg.fin && self.rcv_nxt == end;
         } else {
@@ -167,6 +231,14 @@ impl TcpReceiver {
         }
     }
 
+    /// How far beyond `rcv_nxt` a segment may start and be taken.
+    fn window_limit(&self) -> u64 {
+        match &self.rwnd {
+            None => self.cfg.rwnd_bytes,
+            Some(rw) => Self::receive_window(self.rcv_wup, self.rcv_nxt, rw),
+        }
+    }
+
     /// `tcp_event_data_recv`'s quick-ack part.
     fn event_data_recv(&mut self, now: Nanos) {
         match self.lrcvtime {
@@ -191,6 +263,14 @@ impl TcpReceiver {
         self.ack_now = false;
         self.delack_at = None;
         self.quick = self.quick.saturating_sub(1);
+        let wnd = match self.rwnd.as_deref_mut() {
+            None => self.cfg.rwnd_bytes.min(u32::MAX as u64) as u32,
+            Some(rw) => {
+                let cur = Self::receive_window(self.rcv_wup, self.rcv_nxt, rw);
+                let held = Self::held_bytes(self.rcv_nxt, &self.ooo, rw);
+                rw.select_window(cur, held).min(u32::MAX as u64) as u32
+            }
+        };
         self.rcv_wup = self.rcv_nxt;
         self.stats.acks_sent += 1;
         let (sack, sack_len) = self.ooo.sack_blocks();
@@ -207,25 +287,44 @@ impl TcpReceiver {
             ts_val: now,
             ts_ecr: self.ts_recent,
             fin: false,
+            wnd,
             ..Segment::default()
         })
     }
 
-    /// The delayed-ACK deadline, if an ACK is being delayed.
+    /// The delayed-ACK deadline, if an ACK is being delayed, or when a slow reader
+    /// can next read a segment's worth.
     pub fn poll_timeout(&self) -> Option<Nanos> {
         if self.ack_now {
-            None
-        } else {
-            self.delack_at
+            return None;
+        }
+        match self.rwnd.as_deref() {
+            Some(rw) if self.slow_reader => match (self.delack_at, self.next_read(rw)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            _ => self.delack_at,
         }
     }
 
-    /// Time passed to `now` (the delayed-ACK timer; [`TcpReceiver::poll_ack`] then
-    /// returns the ACK).
+    /// When a slow reader can next read a segment's worth (or the rest), if anything
+    /// is unread.
+    fn next_read(&self, rw: &LinuxRcvWindow) -> Option<Nanos> {
+        let unread = self.rcv_nxt - rw.copied_seq();
+        (unread > 0)
+            .then(|| rw.read_due(unread.min(rw.rcv_mss() as u64)))
+            .flatten()
+    }
+
+    /// Time passed to `now` (the delayed-ACK timer, a slow reader's next read;
+    /// [`TcpReceiver::poll_ack`] then returns the ACK if one is due).
     pub fn handle_timeout(&mut self, now: Nanos) {
         if self.delack_at.is_some_and(|t| now >= t) && !self.ack_now {
             self.stats.delayed_acks += 1;
             self.ack_now = true;
+        }
+        if self.slow_reader {
+            self.app_read(now);
         }
     }
 

@@ -37,8 +37,13 @@ pub struct Segment {
     pub ts_ecr: Nanos,
     /// Last segment of the stream (informational: takes no sequence space here).
     pub fin: bool,
+    /// The receive window an ACK advertises, in bytes: the window field shifted by
+    /// the scale the handshake agreed (RFC 7323 §2.3), so a multiple of `1 << wscale`.
+    /// Read by the sender only when the receiver models Linux's window
+    /// ([`super::ReceiveWindow::Linux`]).
+    pub wnd: u32,
     /// Layout only (always zero): see [`PadWord`].
-    pub(crate) _pad: [u8; 6],
+    pub(crate) _pad: [u8; 2],
     pub(crate) _tag: PadWord,
 }
 

@@ -33,8 +33,15 @@
 //!
 //! Simplifications: no F-RTO, no undo of spurious reductions, no RACK/TLP (a lost
 //! retransmission or a tail loss waits for the RTO), no `tcp_cwnd_application_limited`
-//! decay (slow start after idle, `tcp_cwnd_restart`, is modelled), the peer's window
-//! is taken to be the configured `rwnd_bytes`.
+//! decay (slow start after idle, `tcp_cwnd_restart`, is modelled).
+//!
+//! The peer's window: the configured `rwnd_bytes` with [`ReceiveWindow::Fixed`]; with
+//! [`ReceiveWindow::Linux`], the handshake's ([`TcpConfig::initial_rcv_window`]) and
+//! then each ACK's that does not acknowledge less than an earlier one
+//! (`tcp_ack_update_window`); an ACK that changes the window is no duplicate
+//! (`tcp_ack`'s `FLAG_WIN_UPDATE`). A window closed with nothing in flight is probed
+//! at the RTO, doubling (`tcp_probe_timer`, `tcp_xmit_probe_skb`: a segment below
+//! `snd_una` that the receiver must acknowledge with its window).
 
 use super::bbr::BbrInfo;
 use super::cc::{AckedSample, Cc, ConnInfo, Window, TCP_INFINITE_SSTHRESH};
@@ -43,6 +50,7 @@ use super::rate::{RateEstimator, RateSample};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::segment::Segment;
+use super::ReceiveWindow;
 use super::{TcpConfig, DUP_THRESH};
 use txop_core::Nanos;
 
@@ -168,6 +176,16 @@ pub struct TcpSender {
     delivered: u64,
     /// Delivery-rate sampling (`tcp_rate.c`).
     rate: RateEstimator,
+    /// The peer's window (`snd_wnd`): data may go up to `snd_una + snd_wnd`.
+    snd_wnd: u64,
+    /// The peer's window is read from its ACKs ([`ReceiveWindow::Linux`]).
+    reads_window: bool,
+    /// The zero-window probe timer (`ICSK_TIME_PROBE0`) and probes sent since the
+    /// window last opened (`icsk_probes_out`).
+    probe_at: Option<Nanos>,
+    probes: u32,
+    /// A probe is due.
+    send_probe: bool,
     stats: TcpSenderStats,
 }
 
@@ -189,7 +207,14 @@ impl TcpSender {
     /// A sender that starts at `now` with `bytes_to_send` bytes (`None` = unlimited).
     pub fn new(cfg: TcpConfig, now: Nanos, bytes_to_send: Option<u64>) -> TcpSender {
         assert!(cfg.mss_bytes > 0 && cfg.initial_cwnd_segments > 0);
-        let clamp = (cfg.rwnd_bytes / cfg.mss_bytes as u64).clamp(2, u32::MAX as u64 / 2) as u32;
+        let reads_window = matches!(cfg.receive, ReceiveWindow::Linux(_));
+        // Linux's snd_cwnd_clamp is unlimited (~0); the fixed model clamps the window to
+        // the receive window it never reads.
+        let clamp = if reads_window {
+            u32::MAX / 2
+        } else {
+            (cfg.rwnd_bytes / cfg.mss_bytes as u64).clamp(2, u32::MAX as u64 / 2) as u32
+        };
         let win = Window {
             cwnd: cfg.initial_cwnd_segments.min(clamp),
             cwnd_cnt: 0,
@@ -225,6 +250,11 @@ impl TcpSender {
             peer_ts: Nanos::ZERO,
             delivered: 0,
             rate: RateEstimator::default(),
+            snd_wnd: cfg.initial_rcv_window().rcv_wnd_bytes,
+            reads_window,
+            probe_at: None,
+            probes: 0,
+            send_probe: false,
             stats: TcpSenderStats::default(),
         };
         s.sync_cc_pacing_rate();
@@ -370,7 +400,7 @@ impl TcpSender {
         };
         let len = avail.min(self.mss as u64);
         // tcp_snd_wnd_test: the whole segment must fit in the receive window.
-        if len == 0 || self.snd_nxt + len > self.snd_una + self.cfg.rwnd_bytes {
+        if len == 0 || self.snd_nxt + len > self.snd_una + self.snd_wnd {
             0
         } else {
             len as u32
@@ -430,7 +460,15 @@ impl TcpSender {
                 self.cwnd_validate(true);
                 return None;
             }
-            Err(Blocked::Nothing) => return None,
+            // A probe is due only with nothing in flight and the window closed.
+            Err(Blocked::Nothing) if self.send_probe => {
+                self.send_probe = false;
+                return Some(self.window_probe(now));
+            }
+            Err(Blocked::Nothing) => {
+                self.arm_window_probe(now);
+                return None;
+            }
         };
         if self.paces() && !self.pacer.may_send(now) {
             return None;
@@ -501,6 +539,9 @@ impl TcpSender {
     #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         let mut t = self.rto_at;
+        if let Some(p) = self.probe_at {
+            t = Some(t.map_or(p, |r| r.min(p)));
+        }
         if self.paces() && self.next_candidate().is_ok() {
             let p = self.pacer.next_send();
             t = Some(t.map_or(p, |r| r.min(p)));
@@ -513,6 +554,39 @@ impl TcpSender {
     pub fn handle_timeout(&mut self, now: Nanos) {
         if self.rto_at.is_some_and(|t| now >= t) {
             self.on_rto(now);
+        }
+        if self.probe_at.is_some_and(|t| now >= t) {
+            self.probe_at = None;
+            self.probes += 1;
+            self.send_probe = true;
+        }
+    }
+
+    /// Nothing in flight, data to send and the peer's window closed: arm the
+    /// zero-window probe (`tcp_check_probe_timer`) at the RTO, doubling per probe.
+    fn arm_window_probe(&mut self, now: Nanos) {
+        let closed = self.reads_window
+            && self.sb.is_empty()
+            && self.snd_una > 0
+            && self.write_end.is_none_or(|e| e > self.snd_nxt)
+            && !self.send_probe;
+        if closed && self.probe_at.is_none() {
+            let rto = Nanos(self.current_rto().as_ns() << self.probes.min(10));
+            self.probe_at = Some(now + rto.min(super::TCP_RTO_MAX));
+        } else if !closed {
+            self.probe_at = None;
+        }
+    }
+
+    /// `tcp_xmit_probe_skb`: the last acknowledged byte again, which the receiver
+    /// takes as a duplicate and answers with an ACK carrying its window.
+    fn window_probe(&self, now: Nanos) -> Segment {
+        Segment {
+            seq: self.snd_una - 1,
+            len: 1,
+            ts_val: now,
+            ts_ecr: self.peer_ts,
+            ..Segment::default()
         }
     }
 
@@ -618,6 +692,16 @@ impl TcpSender {
             return; // acknowledges data never sent
         }
         self.peer_ts = ack.ts_val;
+        // tcp_ack_update_window (ACKs arrive in order here: any ACK not behind
+        // snd_una is the newest).
+        let window_update =
+            self.reads_window && ack.ack >= self.snd_una && ack.wnd as u64 != self.snd_wnd;
+        if window_update {
+            self.snd_wnd = ack.wnd as u64;
+            if self.snd_wnd > 0 {
+                self.probes = 0;
+            }
+        }
         let prior_delivered = self.delivered;
         let mut rs = RateSample::new(self.sb.in_flight());
         let ece = self.cfg.ecn && ack.ece;
@@ -663,6 +747,7 @@ impl TcpSender {
         } else if ack.ack == self.snd_una
             && ack.is_pure_ack()
             && ack.sack_len == 0
+            && !window_update
             && !self.sb.is_empty()
         {
             self.dupacks += 1;
@@ -758,7 +843,9 @@ impl TcpSender {
         self.sb.check();
         assert_eq!(self.sb.is_empty(), self.snd_una == self.snd_nxt);
         assert!(self.win.cwnd >= 1);
-        assert!(self.snd_nxt - self.snd_una <= self.cfg.rwnd_bytes);
+        if !self.reads_window {
+            assert!(self.snd_nxt - self.snd_una <= self.cfg.rwnd_bytes);
+        }
     }
 }
 

@@ -829,3 +829,73 @@ fn bbr_is_deterministic() {
     let c = run(bbr_cfg(), Path { seed: 2, ..path }, None, secs(12));
     assert_ne!(a.run.sent, c.run.sent);
 }
+
+/// A Linux receiver's window bounds what is in flight: without auto-tuning
+/// (`tcp_moderate_rcvbuf` 0) a 6.12 receiver offers at most its clamp, 64076 B
+/// rounded to the scale (64128 B = 44.3 segments), so a 1000-packet FIFO behind a
+/// 6 Mbit/s link never holds more than that window's packets; with auto-tuning the
+/// buffer grows with what is read per receiver RTT and the queue grows past it, over
+/// several RTTs rather than at once.
+#[test]
+fn linux_receive_window_bounds_the_queue_until_autotuning_grows_it() {
+    use super::{LinuxReceive, ReceiveWindow};
+    let path = Path {
+        rate_bps: 6_000_000,
+        buffer_pkts: 1000,
+        one_way: Nanos::from_ms(2),
+        ..Path::default_10m()
+    };
+    let cfg = |moderate_rcvbuf| TcpConfig {
+        receive: ReceiveWindow::Linux(LinuxReceive {
+            moderate_rcvbuf,
+            ..LinuxReceive::linux_6_12()
+        }),
+        ..TcpConfig::default()
+    };
+    let fixed = run(cfg(false), path.clone(), None, secs(10));
+    let window_pkts = 64_128usize.div_ceil(1448);
+    assert!(
+        fixed.run.max_queue <= window_pkts,
+        "queue {} beyond the window's {window_pkts} packets",
+        fixed.run.max_queue
+    );
+    assert_eq!(fixed.run.drops, 0);
+    let rw = fixed.receiver.linux_window().expect("a Linux receiver");
+    assert_eq!(rw.window_clamp_bytes(), 64_076);
+    // The window-limited flow still fills the link (64 KB ≫ 6 Mbit/s × 4 ms).
+    let g = goodput(fixed.receiver.bytes_received(), secs(10), path.rate_bps);
+    assert!(g > 0.9, "goodput {g}");
+
+    let tuned = run(cfg(true), path.clone(), None, secs(10));
+    let rw = tuned.receiver.linux_window().unwrap();
+    assert!(
+        rw.window_clamp_bytes() > 64_076 * 4,
+        "clamp {}",
+        rw.window_clamp_bytes()
+    );
+    assert!(tuned.run.max_queue > 4 * window_pkts);
+    // What is in flight never exceeds what the receiver last offered.
+    for s in &tuned.run.samples {
+        assert!(s.in_flight as u64 * 1448 <= rw.rcvbuf_bytes());
+    }
+    // The queue at 0.5 s is a fraction of its peak: it grew over several RTTs.
+    let at = |t: Nanos| {
+        tuned
+            .run
+            .samples
+            .iter()
+            .take_while(|s| s.t <= t)
+            .last()
+            .map_or(0, |s| s.queue_pkts)
+    };
+    eprintln!(
+        "6.12 receiver, 6 Mbit/s, 1000-packet FIFO: queue at 0.25 s {}, 0.5 s {}, 1 s {}, 2 s {}, peak {}; clamp {} B",
+        at(Nanos::from_ms(250)),
+        at(Nanos::from_ms(500)),
+        at(secs(1)),
+        at(secs(2)),
+        tuned.run.max_queue,
+        rw.window_clamp_bytes()
+    );
+    assert!(at(Nanos::from_ms(250)) < tuned.run.max_queue / 4);
+}

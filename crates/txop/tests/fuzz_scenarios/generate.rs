@@ -382,6 +382,12 @@ impl Gen {
             let w = self.wired();
             top.insert("wired".into(), Value::Table(w));
         }
+        if self.chance(0.2) {
+            let mut server = Table::new();
+            let h = self.tcp_host();
+            server.insert("tcp".into(), Value::Table(h));
+            top.insert("server".into(), Value::Table(server));
+        }
         // The simulated time: at most 1 s, and short enough for the open-loop budget.
         let budget_s = if ctx.offered_pps > 0.0 {
             OFFERED_PACKETS_BUDGET / ctx.offered_pps
@@ -769,6 +775,10 @@ impl Gen {
             let b = self.bus();
             t.insert("bus".into(), b);
         }
+        if self.chance(p * 0.4) {
+            let h = self.tcp_host();
+            t.insert("tcp".into(), Value::Table(h));
+        }
     }
 
     /// Sometimes a `[space]` table, every key of it at random, and the stations placed
@@ -1114,6 +1124,43 @@ impl Gen {
             if self.chance(p) {
                 self.set_bool(&mut t, key);
             }
+        }
+        t
+    }
+
+    /// A host's `tcp` table: each key now and then, `adv_win_scale` and
+    /// `scaling_ratio` apart, `fixed_window_bytes` alone.
+    fn tcp_host(&mut self) -> Table {
+        let mut t = Table::new();
+        if self.chance(0.15) {
+            let v = self.int(8192, 1 << 30);
+            self.set_int(&mut t, "fixed_window_bytes", v);
+            return t;
+        }
+        if self.chance(0.5) {
+            let k = self.pick(&["4.9", "5.4", "6.12"]);
+            self.set_str(&mut t, "kernel", k);
+        }
+        if self.chance(0.3) {
+            let min = self.int(1, 8192);
+            let default = self.int(8192, 1 << 20);
+            let max = self.int(1 << 20, 1 << 30);
+            let v = [min, default, max].map(Value::Integer).to_vec();
+            t.insert("rmem_bytes".into(), Value::Array(v));
+        }
+        if self.chance(0.5) {
+            let v = self.int(-31, 31);
+            self.set_int(&mut t, "adv_win_scale", v);
+        } else if self.chance(0.5) {
+            let v = self.int(1, 255);
+            self.set_int(&mut t, "scaling_ratio", v);
+        }
+        if self.chance(0.3) {
+            self.set_bool(&mut t, "moderate_rcvbuf");
+        }
+        if self.chance(0.3) {
+            let v = self.num(0.1, 1000.0);
+            self.set_num(&mut t, "read_rate_mbps", v);
         }
         t
     }
