@@ -147,20 +147,15 @@ struct Row {
     cells: Vec<String>,
 }
 
+/// A flow's row name: its index and [`FlowResult::name`] (`flow 4 probe (AP → sta1)`).
 fn flow_name(f: &FlowResult) -> String {
-    let what = if f.label.is_empty() {
-        f.kind.clone()
-    } else {
-        f.label.clone()
-    };
-    format!("flow {} {} {}→{}", f.flow, what, f.src, f.dst)
+    format!("flow {} {}", f.flow, f.name)
 }
 
 /// The latency a flow reports: round-trip time for echo flows, one-way otherwise.
 fn flow_latency(f: &FlowResult) -> Option<(&'static str, LatencySummary)> {
-    f.rtt_ms
-        .map(|l| ("RTT", l))
-        .or(f.latency_ms.map(|l| ("delay", l)))
+    let which = if f.is_echo() { "RTT" } else { "delay" };
+    f.delay_ms().map(|l| (which, l))
 }
 
 /// The comparison table: one column per run, one row per metric. Flows are matched
@@ -226,7 +221,7 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
                 same(r).and_then(|f| flow_latency(&f).map(|(_, l)| format!("{:.1}", l.p99)))
             });
         }
-        if first.kind != "ping" && first.kind != "udp_ping" {
+        if !first.is_measurement() {
             row(format!("{fname} Mbit/s"), &|r| {
                 same(r).map(|f| format!("{:.2}", f.throughput_bps / 1e6))
             });

@@ -217,14 +217,14 @@ fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
 }
 
 /// Names for a run's flows, by position: flent's series name when it has one, else
-/// "kind src→dst"; a name shared by several flows gets the flow number.
+/// its name (`probe (AP → sta1)`); a name shared by several flows gets the flow number.
 fn flow_names(results: &Results) -> Vec<String> {
     let base: Vec<String> = results
         .flows
         .iter()
         .map(|f| {
             if f.label.is_empty() {
-                format!("{} {}→{}", f.kind, f.src, f.dst)
+                f.name.clone()
             } else {
                 f.label.clone()
             }
@@ -270,7 +270,7 @@ fn bulk_flows(results: &Results) -> Vec<usize> {
     (0..results.flows.len())
         .filter(|&i| {
             let f = &results.flows[i];
-            !matches!(f.kind.as_str(), "ping" | "udp_ping")
+            !f.is_measurement()
                 && f.rtt_samples.is_empty()
                 && f.throughput_bps >= PROBE_THROUGHPUT_SHARE * busiest
                 && f.throughput_series_bps.iter().any(|&b| b > 0.0)
@@ -1952,7 +1952,13 @@ mod tests {
         assert_eq!(cdf.panels.len(), 8);
         assert!(cdf.panels.iter().all(|p| p.series.len() == 2));
         let cdf = std::fs::read_to_string(dir.join("latency-cdf.svg")).unwrap();
-        for needle in ["cbr AP→sta4 #3", "cbr AP→sta4 #7", "one-way latency (ms)"] {
+        // The load and the probe beside it are told apart by their names (both were
+        // "cbr AP→sta4", numbered #3 and #7).
+        for needle in [
+            "constant-rate UDP (AP → sta4)",
+            "probe (AP → sta4)",
+            "one-way latency (ms)",
+        ] {
             assert!(cdf.contains(needle), "latency-cdf.svg lacks {needle:?}");
         }
         let stations = std::fs::read_to_string(dir.join("stations.svg")).unwrap();

@@ -92,16 +92,22 @@ pub fn summary(title: &str, r: &Results) -> String {
         );
         let _ = writeln!(s, "\n{}", header.trim_end());
         for f in &r.flows {
-            // Echo flows report round-trip times, the others one-way delays. A flow
-            // that delivered nothing has no latency: "-", not a number.
-            let lat = f.rtt_ms.or(f.latency_ms);
+            // Echo flows report round-trip times, the others one-way delays; the bytes
+            // of echo flows and probes are no load, so their Mbit/s is "-". A flow that delivered
+            // nothing has no latency: "-", not a number (docs/results.md, "Flow kinds").
+            let lat = f.delay_ms();
+            let rate = if f.is_measurement() {
+                "-".to_string()
+            } else {
+                mbps(f.throughput_bps)
+            };
             let line = format!(
                 "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
                 f.flow,
                 f.kind,
                 f.src,
                 f.dst,
-                mbps(f.throughput_bps),
+                rate,
                 ms(lat.map(|l| l.p50)),
                 ms(lat.map(|l| l.p99)),
                 ms(f.driver_latency_ms.map(|l| l.p50)),

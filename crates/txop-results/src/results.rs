@@ -75,13 +75,21 @@ pub struct BusResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
     pub flow: u32,
-    /// "saturated", "cbr", "ping", "udp_ping", "tcp" or "web".
+    /// What the flow is (docs/results.md, "Flow kinds"): "saturated", "cbr"
+    /// (constant-rate UDP), "probe" (sparse constant-rate probes), "ping" (ICMP echo),
+    /// "udp_ping" (irtt-like UDP echo), "tcp" (bulk TCP) or "web" (page loads); the
+    /// emulator's flows by protocol ("tcp", "udp", "icmp", "ip", "other").
     pub kind: String,
-    /// The flent series it fills ("" outside flent tests).
+    /// The flent series it fills ("" outside flent tests); in the emulator, the
+    /// 5-tuple.
     pub label: String,
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
     pub dst: String,
+    /// What the flow is and where it runs, for tables, legends and datasets: its label
+    /// (or its kind in words) and its ends, `TCP download BE (server → sta1)`,
+    /// `probe (AP → sta1)` ([`flow_name`]).
+    pub name: String,
     /// Packets handed to the network: data, echo requests, TCP data segments
     /// (retransmissions included; not the handshake, pure ACKs or web requests).
     pub offered_packets: u64,
@@ -124,6 +132,61 @@ pub struct FlowResult {
     pub ipdv_ms: Option<f64>,
     /// Fraction of echo requests (up to the last one answered) never answered.
     pub echo_loss: Option<f64>,
+}
+
+impl FlowResult {
+    /// Whether the flow measures round trips (ping, UDP echo): its delay is `rtt_ms`
+    /// and its throughput (the echoes' bytes) is not a load.
+    pub fn is_echo(&self) -> bool {
+        self.kind == "ping" || self.kind == "udp_ping"
+    }
+
+    /// Whether the flow measures delay rather than carrying a load (echo flows and
+    /// probes): tables show its delay and no throughput.
+    pub fn is_measurement(&self) -> bool {
+        self.is_echo() || self.kind == "probe"
+    }
+
+    /// The delay a reader compares across flows: the round-trip time of an echo flow,
+    /// the one-way delay of any other (docs/results.md, "Flow kinds").
+    pub fn delay_ms(&self) -> Option<LatencySummary> {
+        if self.is_echo() {
+            self.rtt_ms
+        } else {
+            self.latency_ms
+        }
+    }
+
+    /// Sets [`FlowResult::name`] again after `src` or `dst` changed (an end in another
+    /// BSS, known by its name only to the caller).
+    pub fn rename(&mut self) {
+        self.name = flow_name(&self.kind, &self.label, &self.src, &self.dst);
+    }
+}
+
+/// A flow's kind in words, for its name when it has no label.
+pub fn kind_words(kind: &str) -> &str {
+    match kind {
+        "saturated" => "saturated",
+        "cbr" => "constant-rate UDP",
+        "probe" => "probe",
+        "ping" => "ICMP ping",
+        "udp_ping" => "UDP echo",
+        "tcp" => "bulk TCP",
+        "web" => "web page loads",
+        other => other,
+    }
+}
+
+/// A flow's name: its label (the flent series, or the emulator's 5-tuple), or else its
+/// kind in words, then its ends: `TCP download BE (server → sta1)`, `probe (AP → sta1)`.
+pub fn flow_name(kind: &str, label: &str, src: &str, dst: &str) -> String {
+    let what = if label.is_empty() {
+        kind_words(kind)
+    } else {
+        label
+    };
+    format!("{what} ({src} → {dst})")
 }
 
 /// A latency distribution, ms: the exact minimum, mean and maximum, and percentiles

@@ -769,6 +769,7 @@ impl Simulation {
                             &mut r.dst
                         };
                         end.clone_from(&far.name);
+                        r.rename();
                     }
                     r
                 })
