@@ -755,6 +755,7 @@ impl Simulation {
             beacon_airtime_ns,
             beacon_airtime_share,
             stations,
+            groups: Vec::new(),
             flows: self
                 .sources
                 .iter()

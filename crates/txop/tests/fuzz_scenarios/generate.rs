@@ -769,6 +769,11 @@ impl Gen {
             let b = self.bus();
             t.insert("bus".into(), b);
         }
+        if self.chance(p * 0.3) {
+            // Reporting only: entries that share a name make one group.
+            let g = self.pick(&["near", "far", "laptops"]);
+            self.set_str(t, "group", g);
+        }
     }
 
     /// Sometimes a `[space]` table, every key of it at random, and the stations placed
