@@ -316,6 +316,29 @@ mod grouped {
         out
     }
 
+    /// A panel per flow group (at most [`MAX_GROUPS`]), titled with its name and size,
+    /// holding `series_of(run, its flows in that run)` for every run.
+    fn group_panels<'a>(
+        table: &[(String, Vec<Vec<&'a FlowResult>>)],
+        series_of: impl Fn(usize, &[&'a FlowResult]) -> Vec<Series>,
+    ) -> Vec<Panel> {
+        table
+            .iter()
+            .take(MAX_GROUPS)
+            .map(|(name, per_run)| {
+                let n = per_run.iter().map(Vec::len).max().unwrap_or(0);
+                Panel {
+                    title: Some(format!("{name}: {n} flows")),
+                    series: per_run
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(j, flows)| series_of(j, flows))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
     fn band_legend(name: String, note: String, colour: RGBColor) -> LegendEntry {
         LegendEntry {
             name,
@@ -329,24 +352,16 @@ mod grouped {
     /// every reply of the group's flows. One panel per group, a colour per run.
     pub(super) fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
         let table = flow_group_table(runs, |f| !f.rtt_samples.is_empty());
-        let mut panels = Vec::new();
-        for (name, per_run) in table.iter().take(MAX_GROUPS) {
-            let mut series = Vec::new();
-            for (j, flows) in per_run.iter().enumerate() {
-                let points: Vec<(f64, f64)> = flows
-                    .iter()
-                    .flat_map(|f| f.rtt_samples.iter().copied())
-                    .collect();
-                if !points.is_empty() {
-                    series.extend(band(&points, runs[j].results.series_step_s, colour(j)));
-                }
+        let panels = group_panels(&table, |j, flows| {
+            let points: Vec<(f64, f64)> = flows
+                .iter()
+                .flat_map(|f| f.rtt_samples.iter().copied())
+                .collect();
+            if points.is_empty() {
+                return Vec::new();
             }
-            let n = per_run.iter().map(Vec::len).max().unwrap_or(0);
-            panels.push(Panel {
-                title: Some(format!("{name}: {n} flows")),
-                series,
-            });
-        }
+            band(&points, runs[j].results.series_step_s, colour(j))
+        });
         if panels.is_empty() {
             return None;
         }
@@ -383,34 +398,26 @@ mod grouped {
             points.extend(xs.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)));
             points
         };
-        let mut panels = Vec::new();
-        for (name, per_run) in table.iter().take(MAX_GROUPS) {
-            let mut series = Vec::new();
-            for (j, flows) in per_run.iter().enumerate() {
-                let delays: Vec<_> = flows.iter().filter_map(|f| f.delay_ms()).collect();
-                if delays.is_empty() {
-                    continue;
-                }
-                for (pick, mark) in [
-                    (|d: &LatencySummary| d.p50) as fn(&LatencySummary) -> f64,
-                    |d: &LatencySummary| d.p99,
-                ]
-                .into_iter()
-                .zip([Mark::Line, Mark::Thin])
-                {
-                    series.push(Series {
-                        colour: colour(j),
-                        points: cdf(delays.iter().map(pick).collect()),
-                        mark,
-                    });
-                }
+        let panels = group_panels(&table, |j, flows| {
+            let delays: Vec<_> = flows.iter().filter_map(|f| f.delay_ms()).collect();
+            if delays.is_empty() {
+                return Vec::new();
             }
-            let n = per_run.iter().map(Vec::len).max().unwrap_or(0);
-            panels.push(Panel {
-                title: Some(format!("{name}: {n} flows")),
-                series,
-            });
-        }
+            let p50 = |d: &LatencySummary| d.p50;
+            let p99 = |d: &LatencySummary| d.p99;
+            vec![
+                Series {
+                    colour: colour(j),
+                    points: cdf(delays.iter().map(p50).collect()),
+                    mark: Mark::Line,
+                },
+                Series {
+                    colour: colour(j),
+                    points: cdf(delays.iter().map(p99).collect()),
+                    mark: Mark::Thin,
+                },
+            ]
+        });
         if panels.is_empty() {
             return None;
         }
