@@ -225,10 +225,11 @@ fn a_long_run_reports_its_coarser_step_everywhere() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Jain's index is over the stations that had traffic: in `apartment-block` one station
-/// of four per BSS runs rrul, so each BSS's index is 1 (it read 0.25, the value of one
-/// station taking all, counting three idle ones); in `anomaly` both stations are loaded
-/// and the index is Jain's formula over both (unequal) shares.
+/// Jain's index is over the stations that had traffic: in `apartment-block` with rrul
+/// (from station 1 only) one station of four per BSS is loaded, so each BSS's index is 1
+/// (it read 0.25, the value of one station taking all, counting three idle ones); in
+/// `anomaly` both stations are loaded and the index is Jain's formula over both
+/// (unequal) shares.
 #[test]
 fn jain_counts_only_the_stations_with_traffic() {
     let jain = |xs: &[f64]| {
@@ -236,7 +237,13 @@ fn jain_counts_only_the_stations_with_traffic() {
         let sq: f64 = xs.iter().map(|x| x * x).sum();
         sum * sum / (xs.len() as f64 * sq)
     };
-    let v = run_json(&["apartment-block", "--set", "traffic.length_s=2"]);
+    let v = run_json(&[
+        "apartment-block",
+        "--set",
+        "traffic.test=rrul",
+        "--set",
+        "traffic.length_s=2",
+    ]);
     for b in v["bss"].as_array().unwrap() {
         let busy: Vec<&serde_json::Value> = b["stations"]
             .as_array()
