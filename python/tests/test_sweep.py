@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import gzip
 import json
+import math
 import os
 import pathlib
 import signal
@@ -534,3 +535,30 @@ def test_a_sweep_over_one_bss_key_equals_txop_run_per_bss(cli, tmp_path):
             assert got == b["total_throughput_bps"], (point, got)
             per_stack[(stack, b["name"])] = got
     assert any(per_stack[(stacks[0], b)] != per_stack[(stacks[1], b)] for b in ["a", "b"])
+
+
+def test_the_flow_dimension_names_every_flow_and_gives_pings_their_rtt(cli):
+    """Each flow of a point carries its kind, name and ends (issue 27: a bare index
+    before), as ``txop run --json`` gives them; an echo flow's ``flow_delay_*`` is its
+    RTT (its one-way ``flow_latency_*`` is NaN), a TCP flow's its one-way latency."""
+    sets = {"traffic.test": "rrul", "traffic.length_s": 2}
+    ds = txop.sweep("tcp-ndown-6mbit", grid={"stack": ["linux-6.16"]}, seeds=[1],
+                    workers=1, progress=False, **sets)
+    code, out, err = cli("run", "tcp-ndown-6mbit", "--set", "traffic.test=rrul",
+                         "--set", "traffic.length_s=2", "--set", "stack=linux-6.16", "--json")
+    assert code == 0, err
+    flows = json.loads(out)["flows"]
+    point = ds.isel(stack=0, seed=0)
+    assert point.flow_name.values.tolist() == [f["name"] for f in flows]
+    assert point.flow_kind.values.tolist() == [f["kind"] for f in flows]
+    assert point.flow_src.values.tolist() == [f["src"] for f in flows]
+    assert point.flow_dst.values.tolist() == [f["dst"] for f in flows]
+    kinds = set(point.flow_kind.values.tolist())
+    assert {"tcp", "ping", "udp_ping"} <= kinds, kinds
+    for i, f in enumerate(flows):
+        delay = float(point.flow_delay_p50_ms[i])
+        if f["kind"] in ("ping", "udp_ping"):
+            assert delay == f["rtt_ms"]["p50"]
+            assert math.isnan(float(point.flow_latency_p50_ms[i]))
+        elif f["latency_ms"] is not None:
+            assert delay == f["latency_ms"]["p50"]

@@ -284,10 +284,16 @@ def station_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
     return rows
 
 
+#: Flows whose delay is a round trip (docs/results.md, "Flow kinds").
+_ECHO_KINDS = ("ping", "udp_ping")
+
+
 def flow_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
-    """One dict per flow (per BSS): its scalar results, with the latency summaries
-    flattened (``latency_p50_ms``, ``rtt_p99_ms``, ``driver_latency_max_ms``; NaN where
-    the flow has none)."""
+    """One dict per flow (per BSS): its scalar results (``kind``, ``name``, ``src``,
+    ``dst``…), with the latency summaries flattened (``latency_p50_ms``,
+    ``rtt_p99_ms``, ``driver_latency_max_ms``; NaN where the flow has none) and
+    ``delay_*_ms``, the delay a reader compares: an echo flow's RTT, any other flow's
+    one-way latency."""
     rows = []
     for bss, cell in _cells(results):
         for f in cell["flows"]:
@@ -303,6 +309,9 @@ def flow_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
                 summary = f.get(m) or {}
                 for q in _QUANTILES:
                     row[f"{m[:-3]}_{q}_ms"] = summary.get(q, math.nan)
+            delay = "rtt" if f["kind"] in _ECHO_KINDS else "latency"
+            for q in _QUANTILES:
+                row[f"delay_{q}_ms"] = row[f"{delay}_{q}_ms"]
             rows.append(row)
     return rows
 

@@ -480,7 +480,17 @@ _STATION = ("throughput_bps", "uplink_bps", "downlink_bps", "airtime_share", "co
             "mpdu_retries", "drops")
 _FLOW = ("throughput_bps", "delivered_packets", "dropped_packets", "latency_p50_ms",
          "latency_p90_ms", "latency_p99_ms", "latency_mean_ms", "latency_max_ms",
-         "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms", "rtt_mean_ms", "rtt_max_ms")
+         "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms", "rtt_mean_ms", "rtt_max_ms",
+         "delay_p50_ms", "delay_p90_ms", "delay_p99_ms", "delay_mean_ms", "delay_max_ms")
+#: The flows' words in the dataset: what each is and where it runs.
+_FLOW_TEXT = ("kind", "label", "name", "src", "dst")
+_FLOW_TEXT_DESCRIPTIONS = {
+    "kind": "what the flow is (saturated, cbr, probe, ping, udp_ping, tcp, web); empty where none",
+    "label": "flent's series name, where the traffic has one",
+    "name": "the label (or the kind in words) and the ends, e.g. 'probe (AP → sta1)'",
+    "src": "the sending host (server, AP, sta1…); for an echo flow, the one that measures",
+    "dst": "the receiving host",
+}
 
 
 @dataclass
@@ -507,8 +517,7 @@ def _metrics(results: Mapping[str, Any]) -> _Metrics:
                 "station_ids": [s["station"] for s in sts],
                 "stations": {k: [s[k] for s in sts] for k in _STATION},
                 "flow_ids": [f["flow"] for f in fls],
-                "flow_kinds": [f["kind"] for f in fls],
-                "flow_labels": [f["label"] for f in fls],
+                "flow_text": {k: [f[k] for f in fls] for k in _FLOW_TEXT},
                 "flows": {k: [f[k] for f in fls] for k in _FLOW},
                 "series": [fl["throughput_series_bps"] for fl in c["flows"]],
                 "step_s": c["series_step_s"],
@@ -563,8 +572,7 @@ def _dataset(
     series = full((n_fl, n_t))
     station_ids = np.arange(1, n_st + 1)
     flow_ids = np.arange(n_fl)
-    flow_kind = np.full(shape + cshape + (n_fl,), "", dtype=object)
-    flow_label = np.full(shape + cshape + (n_fl,), "", dtype=object)
+    flow_text = {k: np.full(shape + cshape + (n_fl,), "", dtype=object) for k in _FLOW_TEXT}
     bss_names = [""] * n_cells
     step = 0.2
     for idx, m in metrics.items():
@@ -576,8 +584,8 @@ def _dataset(
                 stat[k][at][: len(vs)] = vs
             for k, vs in c["flows"].items():
                 flow[k][at][: len(vs)] = vs
-            flow_kind[at][: len(c["flow_kinds"])] = c["flow_kinds"]
-            flow_label[at][: len(c["flow_labels"])] = c["flow_labels"]
+            for k, vs in c["flow_text"].items():
+                flow_text[k][at][: len(vs)] = vs
             for fi, s in enumerate(c["series"]):
                 series[at][fi, : len(s)] = s
             if len(c["station_ids"]) == n_st and n_st:
@@ -601,10 +609,13 @@ def _dataset(
         data_vars[f"station_{k}"] = (base + ("station",), v)
     for k, v in flow.items():
         data_vars[f"flow_{k}"] = (base + ("flow",), v)
-    data_vars["flow_kind"] = (base + ("flow",), flow_kind.astype(str),
-                              {"description": "the flow's kind (cbr, saturated, tcp, ping…); empty where none"})
-    data_vars["flow_label"] = (base + ("flow",), flow_label.astype(str),
-                               {"description": "flent's series name, where the traffic has one"})
+    for k, v in flow_text.items():
+        data_vars[f"flow_{k}"] = (base + ("flow",), v.astype(str),
+                                  {"description": _FLOW_TEXT_DESCRIPTIONS[k]})
+    for q in ("p50", "p90", "p99", "mean", "max"):
+        data_vars[f"flow_delay_{q}_ms"] = (
+            base + ("flow",), flow[f"delay_{q}_ms"],
+            {"units": "ms", "description": "an echo flow's RTT, any other flow's one-way latency"})
     data_vars["flow_throughput_series_bps"] = (base + ("flow", "time"), series, {"units": "bit/s"})
     data_vars["error"] = (dims, error.astype(str), {"description": "empty where the point ran"})
     coords: dict[str, Any] = {k: _coord(v) for k, v in zip(keys, values)}

@@ -124,6 +124,7 @@ impl FlowTable {
                     if let Some(name) = far_name(k.dst) {
                         r.dst = name;
                     }
+                    r.rename();
                 }
                 r
             })

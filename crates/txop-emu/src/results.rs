@@ -63,6 +63,7 @@ pub fn results(engine: &Engine, end: Nanos, seed: u64, plan: &Plan) -> Results {
         beacon_airtime_ns: beacon_airtime(cell).0,
         beacon_airtime_share: beacon_airtime(cell).1,
         stations,
+        groups: Vec::new(),
         flows: engine.flows.results(secs, &|addr| {
             Site::of(addr, &world_stations)
                 .filter(|s| s.bss != engine.bss())

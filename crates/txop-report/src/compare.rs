@@ -3,10 +3,12 @@
 //! Variants come from `--stack A --stack B …` and `--vary KEY=V1,V2,…` (any scenario
 //! key, as `--set` takes it); several of them multiply (every stack with every value).
 
+use crate::report;
 use crate::scenario::Scenario;
 use std::fmt::Write;
 use txop_results::results::{FlowResult, LatencySummary};
 use txop_results::Results;
+use txop_results::Spread;
 
 /// One setting of the comparison: a label for tables and legends, and the `--set`
 /// overrides that make it.
@@ -146,20 +148,15 @@ struct Row {
     cells: Vec<String>,
 }
 
+/// A flow's row name: its index and [`FlowResult::name`] (`flow 4 probe (AP → sta1)`).
 fn flow_name(f: &FlowResult) -> String {
-    let what = if f.label.is_empty() {
-        f.kind.clone()
-    } else {
-        f.label.clone()
-    };
-    format!("flow {} {} {}→{}", f.flow, what, f.src, f.dst)
+    format!("flow {} {}", f.flow, f.name)
 }
 
 /// The latency a flow reports: round-trip time for echo flows, one-way otherwise.
 fn flow_latency(f: &FlowResult) -> Option<(&'static str, LatencySummary)> {
-    f.rtt_ms
-        .map(|l| ("RTT", l))
-        .or(f.latency_ms.map(|l| ("delay", l)))
+    let which = if f.is_echo() { "RTT" } else { "delay" };
+    f.delay_ms().map(|l| (which, l))
 }
 
 /// The comparison table: one column per run, one row per metric. Flows are matched
@@ -195,6 +192,38 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
         .map(|(_, r)| r.stations.len())
         .max()
         .unwrap_or(0);
+    // Beyond a screenful of stations, their groups' spreads instead of a row each (as
+    // the run's summary, `report::SCREEN_STATIONS`).
+    let grouped =
+        stations > report::SCREEN_STATIONS && runs.iter().all(|(_, r)| !r.groups.is_empty());
+    let mut group_names: Vec<String> = Vec::new();
+    if grouped {
+        for g in runs.iter().flat_map(|(_, r)| &r.groups) {
+            if !group_names.contains(&g.name) {
+                group_names.push(g.name.clone());
+            }
+        }
+    }
+    for name in &group_names {
+        let g = |r: &Results| r.groups.iter().find(|g| g.name == *name).cloned();
+        let spread = |x: Spread, f: &dyn Fn(f64) -> String| {
+            format!("{} [{}–{}]", f(x.p50), f(x.p10), f(x.p90))
+        };
+        row(format!("group {name}: stations"), &|r| {
+            g(r).map(|g| g.stations.len().to_string())
+        });
+        row(format!("group {name}: Mbit/s p50 [p10–p90]"), &|r| {
+            g(r).map(|g| spread(g.throughput_bps, &|v| format!("{:.2}", v / 1e6)))
+        });
+        row(format!("group {name}: airtime p50 [p10–p90]"), &|r| {
+            g(r).map(|g| spread(g.airtime_share, &|v| format!("{:.1}%", v * 100.0)))
+        });
+        row(format!("group {name}: delay ms p50 [p10–p90]"), &|r| {
+            g(r).and_then(|g| g.latency_ms)
+                .map(|l| spread(l, &|v| format!("{v:.1}")))
+        });
+    }
+    let stations = if grouped { 0 } else { stations };
     for i in 0..stations {
         let st = move |r: &Results| r.stations.get(i).cloned();
         let id = runs
@@ -209,6 +238,51 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
         });
     }
     let flows = runs.iter().map(|(_, r)| r.flows.len()).max().unwrap_or(0);
+    if flows > report::SCREEN_FLOWS {
+        let mut names: Vec<String> = Vec::new();
+        for (_, r) in runs {
+            for g in report::flow_groups(r) {
+                if !names.contains(&g.name) {
+                    names.push(g.name);
+                }
+            }
+        }
+        for name in &names {
+            let members = |r: &Results| -> Option<Vec<FlowResult>> {
+                report::flow_groups(r)
+                    .into_iter()
+                    .find(|g| g.name == *name)
+                    .map(|g| g.flows.into_iter().cloned().collect())
+            };
+            row(format!("{name}: flows"), &|r| {
+                members(r).map(|f| f.len().to_string())
+            });
+            row(
+                format!("{name}: delay p50 ms, p50 [p10–p90] of flows"),
+                &|r| {
+                    let delays: Vec<f64> = members(r)?
+                        .iter()
+                        .filter_map(|f| f.delay_ms().map(|d| d.p50))
+                        .collect();
+                    Spread::of(&delays).map(|x| format!("{:.1} [{:.1}–{:.1}]", x.p50, x.p10, x.p90))
+                },
+            );
+            row(format!("{name}: Mbit/s total"), &|r| {
+                let f = members(r)?;
+                (!f.iter().all(|f| f.is_measurement())).then(|| {
+                    format!(
+                        "{:.2}",
+                        f.iter().map(|f| f.throughput_bps).sum::<f64>() / 1e6
+                    )
+                })
+            });
+        }
+    }
+    let flows = if flows > report::SCREEN_FLOWS {
+        0
+    } else {
+        flows
+    };
     for i in 0..flows {
         let Some(first) = runs.iter().find_map(|(_, r)| r.flows.get(i)) else {
             continue;
@@ -225,7 +299,7 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
                 same(r).and_then(|f| flow_latency(&f).map(|(_, l)| format!("{:.1}", l.p99)))
             });
         }
-        if first.kind != "ping" && first.kind != "udp_ping" {
+        if !first.is_measurement() {
             row(format!("{fname} Mbit/s"), &|r| {
                 same(r).map(|f| format!("{:.2}", f.throughput_bps / 1e6))
             });

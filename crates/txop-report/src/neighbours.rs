@@ -167,7 +167,14 @@ pub fn simulate_captured(
             air.push(captured.map_err(capture_error)?);
         }
     }
-    Ok((hood.bsss().iter().map(|s| s.results()).collect(), air))
+    let results = hood
+        .bsss()
+        .iter()
+        .zip(&p.bsss)
+        .map(|(s, b)| crate::runner::with_groups(s.results(), &b.scenario))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::Internal(internal_error_line(Some(&p.label()), &e)))?;
+    Ok((results, air))
 }
 
 /// The summary: the table with a column per BSS, then each BSS's stations.

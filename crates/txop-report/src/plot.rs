@@ -22,7 +22,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_backend::{BackendColor, BackendCoord, DrawingErrorKind};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use txop_results::results::{FlowResult, Results};
+use txop_results::results::{FlowResult, LatencySummary, Results};
 
 /// One run to draw, named as the legend should name it (a scenario name, or for `txop
 /// compare` the setting that differs, e.g. `stack=linux-4.8-bloated`).
@@ -208,6 +208,16 @@ struct BarPanel {
 
 fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
     let mut out = Vec::new();
+    if many_stations(runs) {
+        // A line per flow or station, a panel per flow, a bar per station stop being
+        // readable: groups and percentile bands instead (report::SCREEN_STATIONS).
+        out.extend(grouped::latency_time_figure(title, runs).map(Figure::Lines));
+        out.extend(grouped::latency_cdf_figure(title, runs).map(Figure::Lines));
+        out.extend(grouped::throughput_figure(title, runs).map(Figure::Lines));
+        out.extend(grouped::rate_figure(title, runs).map(Figure::Lines));
+        out.extend(grouped::stations_figure(title, runs).map(Figure::Bars));
+        return out;
+    }
     out.extend(latency_time_figure(title, runs).map(Figure::Lines));
     out.extend(latency_cdf_figure(title, runs).map(Figure::Lines));
     out.extend(throughput_figure(title, runs).map(Figure::Lines));
@@ -216,15 +226,444 @@ fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
     out
 }
 
+/// Whether the plots show groups and bands: some run has more stations than the
+/// summary lists one by one, and its station groups.
+fn many_stations(runs: &[PlotRun<'_>]) -> bool {
+    runs.iter().any(|r| {
+        r.results.stations.len() > crate::report::SCREEN_STATIONS && !r.results.groups.is_empty()
+    })
+}
+
+/// The plots of many stations: flows by group ([`crate::report::flow_groups`]),
+/// stations by group (`Results::groups`), spreads as percentile bands.
+mod grouped {
+    use super::*;
+    use crate::report::{flow_groups, FlowGroup};
+    use txop_results::Spread;
+
+    /// Panels (or series) at most: groups beyond are left out and counted in the
+    /// heading.
+    const MAX_GROUPS: usize = 12;
+
+    /// The percentiles a band draws: p10 and p90 thin, p50 full.
+    const BAND: [(f64, Mark); 3] = [(0.1, Mark::Thin), (0.5, Mark::Line), (0.9, Mark::Thin)];
+
+    /// Value of nearest rank ⌈q·n⌉ of `sorted` (ascending, not empty).
+    fn rank(sorted: &[f64], q: f64) -> f64 {
+        sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1]
+    }
+
+    /// A band over time: per step of `step_s`, the [`BAND`] percentiles of the values
+    /// that fall in it (`(time s, value)` pairs, from any member); steps without a
+    /// value are left out.
+    fn band(points: &[(f64, f64)], step_s: f64, colour: RGBColor) -> Vec<Series> {
+        let mut bins: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+        for &(t, v) in points {
+            bins.entry((t / step_s).floor().max(0.0) as u64)
+                .or_default()
+                .push(v);
+        }
+        for v in bins.values_mut() {
+            v.sort_by(f64::total_cmp);
+        }
+        BAND.iter()
+            .map(|&(q, mark)| Series {
+                colour,
+                points: envelope(
+                    &bins
+                        .iter()
+                        .map(|(&k, v)| ((k + 1) as f64 * step_s, rank(v, q)))
+                        .collect::<Vec<_>>(),
+                    SERIES_MAX_POINTS,
+                ),
+                mark,
+            })
+            .collect()
+    }
+
+    /// `n` groups of which `shown` are drawn: "" or ", first 12 of 40 groups".
+    fn shown_of(shown: usize, n: usize) -> String {
+        if n > shown {
+            format!(", first {shown} of {n} groups")
+        } else {
+            String::new()
+        }
+    }
+
+    /// The flow groups of the first run that has them, by name, with each run's
+    /// members: `(name, per run: its flows of that group)`.
+    fn flow_group_table<'a>(
+        runs: &[PlotRun<'a>],
+        keep: impl Fn(&FlowResult) -> bool,
+    ) -> Vec<(String, Vec<Vec<&'a FlowResult>>)> {
+        let mut out: Vec<(String, Vec<Vec<&'a FlowResult>>)> = Vec::new();
+        for (j, run) in runs.iter().enumerate() {
+            for FlowGroup { name, flows } in flow_groups(run.results) {
+                let flows: Vec<&FlowResult> = flows.into_iter().filter(|f| keep(f)).collect();
+                if flows.is_empty() {
+                    continue;
+                }
+                let at = match out.iter().position(|(n, _)| *n == name) {
+                    Some(at) => at,
+                    None => {
+                        out.push((name, vec![Vec::new(); runs.len()]));
+                        out.len() - 1
+                    }
+                };
+                out[at].1[j] = flows;
+            }
+        }
+        out
+    }
+
+    /// A panel per flow group (at most [`MAX_GROUPS`]), titled with its name and size,
+    /// holding `series_of(run, its flows in that run)` for every run.
+    fn group_panels<'a>(
+        table: &[(String, Vec<Vec<&'a FlowResult>>)],
+        series_of: impl Fn(usize, &[&'a FlowResult]) -> Vec<Series>,
+    ) -> Vec<Panel> {
+        table
+            .iter()
+            .take(MAX_GROUPS)
+            .map(|(name, per_run)| {
+                let n = per_run.iter().map(Vec::len).max().unwrap_or(0);
+                Panel {
+                    title: Some(format!("{name}: {n} flows")),
+                    series: per_run
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(j, flows)| series_of(j, flows))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    fn band_legend(name: String, note: String, colour: RGBColor) -> LegendEntry {
+        LegendEntry {
+            name,
+            note,
+            colour,
+            mark: Mark::Line,
+        }
+    }
+
+    /// Echo RTTs over time by flow group: per step, the median and the p10–p90 band of
+    /// every reply of the group's flows. One panel per group, a colour per run.
+    pub(super) fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+        let table = flow_group_table(runs, |f| !f.rtt_samples.is_empty());
+        let panels = group_panels(&table, |j, flows| {
+            let points: Vec<(f64, f64)> = flows
+                .iter()
+                .flat_map(|f| f.rtt_samples.iter().copied())
+                .collect();
+            if points.is_empty() {
+                return Vec::new();
+            }
+            band(&points, runs[j].results.series_step_s, colour(j))
+        });
+        if panels.is_empty() {
+            return None;
+        }
+        let mut legend = runs_legend(runs);
+        legend.header = "median; thin: p10, p90".into();
+        Some(LineFigure {
+            stem: "latency-time",
+            heading: format!(
+                "{title}: RTT over time by flow group{}",
+                shown_of(panels.len(), table.len())
+            ),
+            x: Axis {
+                label: "time (s)".into(),
+                min: 0.0,
+                max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
+                scale: Scale::Linear,
+            },
+            y: latency_axis("round-trip time (ms), replies per step", &panels),
+            panels,
+            legend,
+        })
+    }
+
+    /// The CDF across each flow group's flows of their median delay (an echo flow's
+    /// RTT, any other's one-way delay), thick, and of their p99, thin: one panel per
+    /// group, a colour per run.
+    pub(super) fn latency_cdf_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+        let table = flow_group_table(runs, |f| f.delay_ms().is_some());
+        let cdf = |xs: Vec<f64>| -> Vec<(f64, f64)> {
+            let mut xs = xs;
+            xs.sort_by(f64::total_cmp);
+            let n = xs.len() as f64;
+            let mut points = vec![(xs[0], 0.0)];
+            points.extend(xs.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)));
+            points
+        };
+        let panels = group_panels(&table, |j, flows| {
+            let delays: Vec<_> = flows.iter().filter_map(|f| f.delay_ms()).collect();
+            if delays.is_empty() {
+                return Vec::new();
+            }
+            let p50 = |d: &LatencySummary| d.p50;
+            let p99 = |d: &LatencySummary| d.p99;
+            vec![
+                Series {
+                    colour: colour(j),
+                    points: cdf(delays.iter().map(p50).collect()),
+                    mark: Mark::Line,
+                },
+                Series {
+                    colour: colour(j),
+                    points: cdf(delays.iter().map(p99).collect()),
+                    mark: Mark::Thin,
+                },
+            ]
+        });
+        if panels.is_empty() {
+            return None;
+        }
+        let mut legend = runs_legend(runs);
+        legend.header = "p50 per flow; thin: p99".into();
+        let x = latency_axis(
+            "delay per flow (ms): RTT for pings, one way for other flows",
+            &transpose(&panels),
+        );
+        Some(LineFigure {
+            stem: "latency-cdf",
+            heading: format!(
+                "{title}: latency across flows, by flow group{}",
+                shown_of(panels.len(), table.len())
+            ),
+            x,
+            y: Axis {
+                label: "fraction of flows ≤ delay".into(),
+                min: 0.0,
+                max: 1.04,
+                scale: Scale::Linear,
+            },
+            panels,
+            legend,
+        })
+    }
+
+    /// Throughput over time by flow group: per step, the median and p10–p90 band
+    /// across the group's bulk flows; one run: a colour per group; several: each
+    /// run's total (as for few stations).
+    pub(super) fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+        let [run] = runs else {
+            return super::throughput_figure(title, runs);
+        };
+        let r = run.results;
+        let bulk = bulk_flows(r);
+        let table = flow_group_table(runs, |f| bulk.iter().any(|&i| std::ptr::eq(&r.flows[i], f)));
+        let mut series = Vec::new();
+        let mut entries = Vec::new();
+        for (g, (name, per_run)) in table.iter().take(MAX_GROUPS).enumerate() {
+            let flows = &per_run[0];
+            let points: Vec<(f64, f64)> = flows
+                .iter()
+                .flat_map(|f| {
+                    f.throughput_series_bps
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &bps)| ((k as f64 + 0.5) * r.series_step_s, bps / 1e6))
+                })
+                .collect();
+            series.extend(band(&points, r.series_step_s, colour(g)));
+            let mean: f64 =
+                flows.iter().map(|f| f.throughput_bps).sum::<f64>() / flows.len() as f64;
+            entries.push(band_legend(
+                name.clone(),
+                format!("{} flows, mean {} each", flows.len(), format_rate(mean)),
+                colour(g),
+            ));
+        }
+        time_series_figure(
+            "throughput",
+            format!(
+                "{title}: throughput per flow over time, by flow group{}",
+                shown_of(entries.len(), table.len())
+            ),
+            format!(
+                "throughput per flow (Mbit/s per {} s): median, thin p10 and p90",
+                r.series_step_s
+            ),
+            runs,
+            series,
+            Legend {
+                header: run.label.to_string(),
+                entries,
+            },
+        )
+    }
+
+    /// The PHY rate over time by station group and direction: per step, the median and
+    /// p10–p90 band across the group's stations that sent data in it.
+    pub(super) fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+        let mut series = Vec::new();
+        let mut entries = Vec::new();
+        let mut total = 0;
+        for (j, run) in runs.iter().enumerate() {
+            let r = run.results;
+            for g in &r.groups {
+                for (dir, down) in [("down", true), ("up", false)] {
+                    let mut points = Vec::new();
+                    let mut kind = None;
+                    for st in r
+                        .stations
+                        .iter()
+                        .filter(|s| g.stations.contains(&s.station))
+                    {
+                        let Some(rc) = st.rate_control.as_ref() else {
+                            continue;
+                        };
+                        kind.get_or_insert(rc.kind.clone());
+                        let link = if down { &rc.downlink } else { &rc.uplink };
+                        points.extend(
+                            link.rate_series_bps
+                                .iter()
+                                .enumerate()
+                                .filter(|&(_, &bps)| bps > 0.0)
+                                .map(|(k, &bps)| ((k as f64 + 0.5) * r.series_step_s, bps / 1e6)),
+                        );
+                    }
+                    let Some(kind) = kind.filter(|_| !points.is_empty()) else {
+                        continue;
+                    };
+                    total += 1;
+                    if entries.len() >= MAX_GROUPS {
+                        continue;
+                    }
+                    let c = colour(entries.len());
+                    series.extend(band(&points, r.series_step_s, c));
+                    let run_name = if runs.len() > 1 {
+                        format!("{}: ", runs[j].label)
+                    } else {
+                        String::new()
+                    };
+                    entries.push(band_legend(
+                        format!("{run_name}{} {dir}", g.name),
+                        format!("{kind}, {} stations", g.stations.len()),
+                        c,
+                    ));
+                }
+            }
+        }
+        let header = if let [run] = runs {
+            run.label.to_string()
+        } else {
+            "runs".to_string()
+        };
+        time_series_figure(
+            "rate",
+            format!(
+                "{title}: PHY rate over time, by station group{}",
+                shown_of(entries.len(), total)
+            ),
+            "PHY rate (Mbit/s) across stations: median, thin p10 and p90".into(),
+            runs,
+            series,
+            Legend { header, entries },
+        )
+    }
+
+    /// Throughput and airtime across each station group's stations: its min, p10,
+    /// p50, p90 and max as five bars (one per run), the group under them.
+    pub(super) fn stations_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<BarFigure> {
+        let mut names: Vec<String> = Vec::new();
+        for g in runs.iter().flat_map(|r| &r.results.groups) {
+            if !names.contains(&g.name) {
+                names.push(g.name.clone());
+            }
+        }
+        let total = names.len();
+        names.truncate(MAX_GROUPS);
+        if names.is_empty() {
+            return None;
+        }
+        const QS: [&str; 5] = ["min", "p10", "p50", "p90", "max"];
+        let five = |x: &Spread| [x.min, x.p10, x.p50, x.p90, x.max];
+        let column = |value: &dyn Fn(&txop_results::GroupResult) -> [f64; 5],
+                      scale: f64|
+         -> Vec<Vec<Option<f64>>> {
+            runs.iter()
+                .map(|r| {
+                    names
+                        .iter()
+                        .flat_map(|n| {
+                            let g = r.results.groups.iter().find(|g| g.name == *n);
+                            (0..QS.len()).map(move |q| g.map(|g| value(g)[q] * scale))
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let size_of_group = |n: &String| {
+            runs.iter()
+                .flat_map(|r| &r.results.groups)
+                .find(|g| g.name == *n)
+                .map_or(0, |g| g.stations.len())
+        };
+        Some(BarFigure {
+            stem: "stations",
+            heading: format!(
+                "{title}: throughput and airtime across stations, by group{}",
+                shown_of(names.len(), total)
+            ),
+            groups: names
+                .iter()
+                .flat_map(|_| QS.iter().map(|q| q.to_string()))
+                .collect(),
+            group_notes: Some(
+                names
+                    .iter()
+                    .flat_map(|n| {
+                        let note = format!("{n} ({})", size_of_group(n));
+                        QS.iter().map(move |&q| {
+                            if q == "p50" {
+                                note.clone()
+                            } else {
+                                String::new()
+                            }
+                        })
+                    })
+                    .collect(),
+            ),
+            x_label: "across the group's stations: min, p10, p50, p90, max (stations in the group)"
+                .into(),
+            runs: runs
+                .iter()
+                .enumerate()
+                .map(|(j, r)| (r.label.to_string(), colour(j)))
+                .collect(),
+            panels: vec![
+                BarPanel {
+                    title: "throughput per station (both directions)".into(),
+                    y_label: "throughput (Mbit/s)".into(),
+                    values: column(&|g| five(&g.throughput_bps), 1e-6),
+                    unit: "",
+                    reference: None,
+                },
+                BarPanel {
+                    title: "airtime share per station".into(),
+                    y_label: "airtime share (%)".into(),
+                    values: column(&|g| five(&g.airtime_share), 100.0),
+                    unit: " %",
+                    reference: None,
+                },
+            ],
+        })
+    }
+}
+
 /// Names for a run's flows, by position: flent's series name when it has one, else
-/// "kind src→dst"; a name shared by several flows gets the flow number.
+/// its name (`probe (AP → sta1)`); a name shared by several flows gets the flow number.
 fn flow_names(results: &Results) -> Vec<String> {
     let base: Vec<String> = results
         .flows
         .iter()
         .map(|f| {
             if f.label.is_empty() {
-                format!("{} {}→{}", f.kind, f.src, f.dst)
+                f.name.clone()
             } else {
                 f.label.clone()
             }
@@ -270,7 +709,7 @@ fn bulk_flows(results: &Results) -> Vec<usize> {
     (0..results.flows.len())
         .filter(|&i| {
             let f = &results.flows[i];
-            !matches!(f.kind.as_str(), "ping" | "udp_ping")
+            !f.is_measurement()
                 && f.rtt_samples.is_empty()
                 && f.throughput_bps >= PROBE_THROUGHPUT_SHARE * busiest
                 && f.throughput_series_bps.iter().any(|&b| b > 0.0)
@@ -1551,6 +1990,122 @@ fn value_label(v: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A run through the report's runner, with its station groups.
+    fn grouped_run(name: &str, sets: &[(&str, &str)]) -> Results {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let p = crate::runner::prepare(name, &sets, None).unwrap();
+        crate::runner::simulate(&p, &|_| {}).unwrap()
+    }
+
+    /// A PNG's width and height, from its IHDR chunk.
+    fn png_size(png: &[u8]) -> (u32, u32) {
+        assert_eq!(&png[1..4], b"PNG");
+        let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        (be(&png[16..20]), be(&png[20..24]))
+    }
+
+    /// At 30, 100 and 1000 stations, alone and compared (issue 27: a 30-station
+    /// compare's CDF was 1100 × 12646 px of 60 panels, rate.png had 180 lines), every
+    /// plot keeps its natural size (at most two rows of panels), at most 12 panels and
+    /// 12 legend entries, and draws groups: no panel or legend entry names a station.
+    #[test]
+    fn plots_of_many_stations_stay_readable() {
+        let rtt_fair = |n: &'static str, stack: &'static str| {
+            grouped_run(
+                "e3-rtt-fair-up-n",
+                &[
+                    ("stations.count", n),
+                    ("traffic.length_s", "1"),
+                    ("stack", stack),
+                ],
+            )
+        };
+        let cases: Vec<Vec<(&str, Results)>> = vec![
+            vec![("30", rtt_fair("30", "linux-6.16"))],
+            vec![
+                ("4.8", rtt_fair("30", "linux-4.8-bloated")),
+                ("6.16", rtt_fair("30", "linux-6.16")),
+            ],
+            vec![(
+                "100 minstrel",
+                grouped_run(
+                    "atf-30-stations-minstrel",
+                    &[("stations.list[0].count", "99"), ("duration_s", "0.6")],
+                ),
+            )],
+            vec![(
+                "1000",
+                grouped_run(
+                    "default",
+                    &[("stations.list[0].count", "999"), ("duration_s", "0.2")],
+                ),
+            )],
+        ];
+        for case in &cases {
+            let runs: Vec<PlotRun<'_>> = case
+                .iter()
+                .map(|(label, results)| PlotRun { label, results })
+                .collect();
+            let what = format!("{:?}", case.iter().map(|c| c.0).collect::<Vec<_>>());
+            let figs = figures("many", &runs);
+            let stems: Vec<&str> = figs.iter().map(Figure::stem).collect();
+            assert!(stems.contains(&"stations"), "{what}: {stems:?}");
+            assert!(stems.contains(&"latency-cdf"), "{what}: {stems:?}");
+            for f in &figs {
+                let (names, panels): (Vec<String>, usize) = match f {
+                    Figure::Lines(l) => (
+                        l.legend
+                            .entries
+                            .iter()
+                            .map(|e| e.name.clone())
+                            .chain(l.panels.iter().filter_map(|p| p.title.clone()))
+                            .collect(),
+                        l.panels.len(),
+                    ),
+                    Figure::Bars(b) => (b.groups.clone(), b.panels.len()),
+                };
+                assert!(panels <= 12, "{what} {}: {panels} panels", f.stem());
+                let entries = match f {
+                    Figure::Lines(l) => l.legend.entries.len(),
+                    Figure::Bars(b) => b.groups.len() / 5,
+                };
+                assert!(entries <= 12, "{what} {}: {entries} entries", f.stem());
+                for n in &names {
+                    assert!(
+                        !n.split([' ', '(']).any(|w| w.starts_with("sta")
+                            && w[3..].chars().next().is_some_and(|c| c.is_ascii_digit())),
+                        "{what} {}: names a station: {n}",
+                        f.stem()
+                    );
+                }
+            }
+            for (stem, png) in render_plots("many", &runs).unwrap() {
+                if !stem.ends_with(".png") {
+                    continue;
+                }
+                let (w, h) = png_size(&png);
+                assert!(w <= WIDTH_PX && h <= 900, "{what} {stem}: {w} × {h} px");
+            }
+        }
+        // rate.png where a rate control runs: one band per group and direction.
+        let Figure::Lines(rate) = figures(
+            "m",
+            &[PlotRun {
+                label: "m",
+                results: &cases[2][0].1,
+            }],
+        )
+        .into_iter()
+        .find(|f| f.stem() == "rate")
+        .expect("rate.png at 100 minstrel stations") else {
+            panic!("rate is lines")
+        };
+        assert_eq!(rate.panels[0].series.len(), 3 * rate.legend.entries.len());
+    }
+
     /// Labels that differ only at the end stay apart when shortened.
     #[test]
     fn a_shortened_label_keeps_its_end() {
@@ -1952,7 +2507,13 @@ mod tests {
         assert_eq!(cdf.panels.len(), 8);
         assert!(cdf.panels.iter().all(|p| p.series.len() == 2));
         let cdf = std::fs::read_to_string(dir.join("latency-cdf.svg")).unwrap();
-        for needle in ["cbr AP→sta4 #3", "cbr AP→sta4 #7", "one-way latency (ms)"] {
+        // The load and the probe beside it are told apart by their names (both were
+        // "cbr AP→sta4", numbered #3 and #7).
+        for needle in [
+            "constant-rate UDP (AP → sta4)",
+            "probe (AP → sta4)",
+            "one-way latency (ms)",
+        ] {
             assert!(cdf.contains(needle), "latency-cdf.svg lacks {needle:?}");
         }
         let stations = std::fs::read_to_string(dir.join("stations.svg")).unwrap();

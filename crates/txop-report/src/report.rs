@@ -3,7 +3,8 @@
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::fmt::Write;
-use txop_results::Results;
+use txop_results::results::flow_name;
+use txop_results::{FlowResult, Results, Spread};
 
 /// The `--json` object: the run's results plus what produced them; with `resolved`,
 /// results.json.
@@ -27,16 +28,94 @@ fn ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}ms"))
 }
 
+/// Beyond this many stations the summary shows the station groups (`groups`) instead
+/// of a row per station, so that it fits a screen; results.json keeps every station.
+pub const SCREEN_STATIONS: usize = 20;
+
+/// Beyond this many flows the summary shows them grouped by kind, label and the groups
+/// of their ends ([`flow_groups`]).
+pub const SCREEN_FLOWS: usize = 40;
+
+/// Groups shown in the grouped views; the rest are counted on one line.
+const SCREEN_GROUPS: usize = 12;
+
 /// The summary table printed after a run (also `summary.txt`).
 pub fn summary(title: &str, r: &Results) -> String {
     let mut s = String::new();
+    let grouped = r.stations.len() > SCREEN_STATIONS && !r.groups.is_empty();
+    let groups = if grouped {
+        format!(" in {} groups", r.groups.len())
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{title}: {} stations, {:.1} s simulated, seed {}",
+        "{title}: {} stations{groups}, {:.1} s simulated, seed {}",
         r.stations.len(),
         r.duration_s,
         r.seed
     );
+    if grouped {
+        group_table(&mut s, r);
+    } else {
+        station_table(&mut s, r);
+    }
+    let _ = writeln!(
+        s,
+        "{:>7}  {:<20} {:>10}   medium busy {:.1}%, Jain's index over airtime {:.3}",
+        "total",
+        "",
+        mbps(r.total_throughput_bps),
+        r.busy_fraction * 100.0,
+        r.airtime_jain_index
+    );
+    if r.flows.len() > SCREEN_FLOWS {
+        grouped_flow_table(&mut s, r);
+    } else {
+        flow_table(&mut s, r);
+    }
+    let web: Vec<&FlowResult> = r
+        .flows
+        .iter()
+        .filter(|f| !f.page_load_times_s.is_empty())
+        .collect();
+    // Page loads list every load: a few flows' worth, the rest in results.json.
+    let shown = if r.flows.len() > SCREEN_FLOWS {
+        3
+    } else {
+        web.len()
+    };
+    for f in web.iter().take(shown) {
+        let times: Vec<String> = f
+            .page_load_times_s
+            .iter()
+            .map(|t| format!("{t:.2} s"))
+            .collect();
+        // A long run keeps every `sample_stride`-th load (docs/results.md).
+        let which = if f.sample_stride > 1 {
+            format!(" (one in {} kept)", f.sample_stride)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "\nweb page loads by {}{which}: {}",
+            f.src,
+            times.join(", ")
+        );
+    }
+    if web.len() > shown {
+        let _ = writeln!(
+            s,
+            "\nweb page loads of {} more flows in results.json",
+            web.len() - shown
+        );
+    }
+    s
+}
+
+/// A row per station.
+fn station_table(s: &mut String, r: &Results) {
     let _ = writeln!(
         s,
         "{:>7}  {:<20} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9} {:>8}",
@@ -57,15 +136,47 @@ pub fn summary(title: &str, r: &Results) -> String {
             st.dropped_queue_full + st.dropped_retry_limit + st.dropped_aqm
         );
     }
+}
+
+/// Three rows per station group: the spread across its stations (min, p10, median,
+/// p90, max) of throughput, airtime share and latency (docs/results.md, "Station
+/// groups").
+fn group_table(s: &mut String, r: &Results) {
     let _ = writeln!(
         s,
-        "{:>7}  {:<20} {:>10}   medium busy {:.1}%, Jain's index over airtime {:.3}",
-        "total",
-        "",
-        mbps(r.total_throughput_bps),
-        r.busy_fraction * 100.0,
-        r.airtime_jain_index
+        "{:<16} {:>8}  {:<10}{:>8}{:>8}{:>8}{:>8}{:>8}",
+        "group", "stations", "", "min", "p10", "p50", "p90", "max"
     );
+    let row = |s: &mut String, name: &str, n: &str, what: &str, v: [String; 5]| {
+        let line = format!(
+            "{name:<16} {n:>8}  {what:<10}{:>8}{:>8}{:>8}{:>8}{:>8}",
+            v[0], v[1], v[2], v[3], v[4]
+        );
+        let _ = writeln!(s, "{}", line.trim_end());
+    };
+    let five = |x: &Spread, f: &dyn Fn(f64) -> String| [x.min, x.p10, x.p50, x.p90, x.max].map(f);
+    for g in r.groups.iter().take(SCREEN_GROUPS) {
+        let n = g.stations.len().to_string();
+        row(s, &g.name, &n, "Mbit/s", five(&g.throughput_bps, &mbps));
+        let pct = |v: f64| format!("{:.1}%", v * 100.0);
+        row(s, "", "", "airtime", five(&g.airtime_share, &pct));
+        if let Some(l) = &g.latency_ms {
+            let what = format!("delay({})", g.latency_stations);
+            let ms = |v: f64| format!("{v:.1}");
+            row(s, "", "", &what, five(l, &ms));
+        }
+    }
+    if r.groups.len() > SCREEN_GROUPS {
+        let _ = writeln!(
+            s,
+            "… {} more groups in results.json",
+            r.groups.len() - SCREEN_GROUPS
+        );
+    }
+}
+
+/// A row per flow.
+fn flow_table(s: &mut String, r: &Results) {
     if r.flows
         .iter()
         .any(|f| f.latency_ms.is_some() || f.rtt_ms.is_some())
@@ -92,16 +203,22 @@ pub fn summary(title: &str, r: &Results) -> String {
         );
         let _ = writeln!(s, "\n{}", header.trim_end());
         for f in &r.flows {
-            // Echo flows report round-trip times, the others one-way delays. A flow
-            // that delivered nothing has no latency: "-", not a number.
-            let lat = f.rtt_ms.or(f.latency_ms);
+            // Echo flows report round-trip times, the others one-way delays; the bytes
+            // of echo flows and probes are no load, so their Mbit/s is "-". A flow that delivered
+            // nothing has no latency: "-", not a number (docs/results.md, "Flow kinds").
+            let lat = f.delay_ms();
+            let rate = if f.is_measurement() {
+                "-".to_string()
+            } else {
+                mbps(f.throughput_bps)
+            };
             let line = format!(
                 "{:>5}  {:<9} {:>4} → {:<4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
                 f.flow,
                 f.kind,
                 f.src,
                 f.dst,
-                mbps(f.throughput_bps),
+                rate,
                 ms(lat.map(|l| l.p50)),
                 ms(lat.map(|l| l.p99)),
                 ms(f.driver_latency_ms.map(|l| l.p50)),
@@ -112,31 +229,223 @@ pub fn summary(title: &str, r: &Results) -> String {
             let _ = writeln!(s, "{}", line.trim_end());
         }
     }
-    for f in r.flows.iter().filter(|f| !f.page_load_times_s.is_empty()) {
-        let times: Vec<String> = f
-            .page_load_times_s
-            .iter()
-            .map(|t| format!("{t:.2} s"))
-            .collect();
-        // A long run keeps every `sample_stride`-th load (docs/results.md).
-        let which = if f.sample_stride > 1 {
-            format!(" (one in {} kept)", f.sample_stride)
+}
+
+/// Flows of one kind and label between the same groups of ends.
+pub struct FlowGroup<'a> {
+    /// The flows' label (or kind in words) and their ends, a station given by its
+    /// group: `probe (AP → list[0])`.
+    pub name: String,
+    pub flows: Vec<&'a FlowResult>,
+}
+
+/// `r`'s flows grouped by kind, label and the groups of their ends (a station's end is
+/// its group's name; the server, the AP and another BSS's stations stay as they are),
+/// in order of first appearance.
+pub fn flow_groups(r: &Results) -> Vec<FlowGroup<'_>> {
+    let group_of = |end: &str| -> String {
+        end.strip_prefix("sta")
+            .and_then(|n| n.parse::<u16>().ok())
+            .and_then(|n| r.groups.iter().find(|g| g.stations.contains(&n)))
+            .map_or_else(|| end.to_string(), |g| g.name.clone())
+    };
+    let mut out: Vec<(String, FlowGroup<'_>)> = Vec::new();
+    for f in &r.flows {
+        let (src, dst) = (group_of(&f.src), group_of(&f.dst));
+        let label = [&f.src, &f.dst]
+            .into_iter()
+            .find(|end| end.starts_with("sta"))
+            .map_or_else(|| f.label.clone(), |sta| label_without(&f.label, sta));
+        let name = flow_name(&f.kind, &label, &src, &dst);
+        let key = format!("{}\u{0}{name}", f.kind);
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.flows.push(f),
+            None => out.push((
+                key,
+                FlowGroup {
+                    name,
+                    flows: vec![f],
+                },
+            )),
+        }
+    }
+    out.into_iter().map(|(_, g)| g).collect()
+}
+
+/// A flent label without the station it names (rtt_fair's `TCP upload BE15 sta15` →
+/// `TCP upload BE`), so that every station's flow of one series is one group.
+fn label_without(label: &str, sta: &str) -> String {
+    let number = sta.trim_start_matches("sta");
+    if !label.split(' ').any(|t| t == sta) {
+        return label.to_string();
+    }
+    label
+        .split(' ')
+        .filter(|t| *t != sta)
+        .map(|t| {
+            t.strip_suffix(number)
+                .filter(|r| !r.is_empty())
+                .unwrap_or(t)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A row per group of flows ([`flow_groups`]): how many, their total throughput, and
+/// the spread across them of their median delay (RTT for echo flows).
+fn grouped_flow_table(s: &mut String, r: &Results) {
+    let groups = flow_groups(r);
+    let _ = writeln!(
+        s,
+        "\n{} flows in {} groups; delay = each flow's p50 (RTT for pings), ms",
+        r.flows.len(),
+        groups.len()
+    );
+    let _ = writeln!(
+        s,
+        "{:>5} {:>9} {:>8} {:>8} {:>8}  what",
+        "flows", "Mbit/s", "delay10", "delay50", "delay90"
+    );
+    for g in groups.iter().take(SCREEN_GROUPS * 2) {
+        let measurement = g.flows.iter().all(|f| f.is_measurement());
+        let rate = if measurement {
+            "-".to_string()
         } else {
-            String::new()
+            mbps(g.flows.iter().map(|f| f.throughput_bps).sum())
         };
+        let delays: Vec<f64> = g
+            .flows
+            .iter()
+            .filter_map(|f| f.delay_ms().map(|d| d.p50))
+            .collect();
+        let spread = Spread::of(&delays);
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
         let _ = writeln!(
             s,
-            "\nweb page loads by {}{which}: {}",
-            f.src,
-            times.join(", ")
+            "{:>5} {:>9} {:>8} {:>8} {:>8}  {}",
+            g.flows.len(),
+            rate,
+            ms(spread.map(|x| x.p10)),
+            ms(spread.map(|x| x.p50)),
+            ms(spread.map(|x| x.p90)),
+            g.name
         );
     }
-    s
+    if groups.len() > SCREEN_GROUPS * 2 {
+        let _ = writeln!(
+            s,
+            "… {} more groups of flows in results.json",
+            groups.len() - SCREEN_GROUPS * 2
+        );
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::runner::{prepare, simulate};
+
+    /// Lines `text` takes on a terminal of `width` columns (a longer line wraps).
+    fn screen_lines(text: &str, width: usize) -> usize {
+        text.lines()
+            .map(|l| l.chars().count().div_ceil(width).max(1))
+            .sum()
+    }
+
+    /// At 30, 100 and 1000 stations (issue 27: a 30-station compare printed 245 lines)
+    /// the summary fits 60 lines of an 80-column terminal: the stations by group, the
+    /// flows by group when there are more than 40. results.json keeps every station, and
+    /// the groups hold every station once. A run of few stations keeps its row per
+    /// station.
+    #[test]
+    fn the_summary_fits_a_screen_at_any_station_count() {
+        type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, usize);
+        let cases: [Case<'_>; 5] = [
+            ("default", vec![("stations.list[0].count", "29")], 30),
+            ("default", vec![("stations.list[0].count", "99")], 100),
+            ("default", vec![("stations.list[0].count", "999")], 1000),
+            // 2 flows a station: 200 flows, grouped.
+            (
+                "e3-rtt-fair-up-n",
+                vec![("stations.count", "100"), ("traffic.length_s", "0.3")],
+                100,
+            ),
+            ("e2-100-stations", vec![("traffic.length_s", "0.3")], 100),
+        ];
+        for (name, sets, n) in cases {
+            let mut sets: Vec<(String, String)> = sets
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            if name == "default" {
+                sets.push(("duration_s".into(), "0.2".into()));
+            }
+            let p = prepare(name, &sets, None).unwrap();
+            let r = simulate(&p, &|_| {}).unwrap();
+            assert_eq!(r.stations.len(), n, "{name}");
+            let mut members: Vec<u16> = r.groups.iter().flat_map(|g| g.stations.clone()).collect();
+            members.sort_unstable();
+            assert_eq!(members, (1..=n as u16).collect::<Vec<_>>(), "{name}");
+            let text = super::summary(name, &r);
+            let lines = screen_lines(&text, 80);
+            assert!(lines <= 60, "{name} at {n} stations: {lines} lines\n{text}");
+            assert!(text.contains(&format!("{n} stations in ")), "{text}");
+            if name == "e3-rtt-fair-up-n" {
+                // rtt_fair names each station's series (`TCP upload BE15 sta15`): one
+                // group per series all the same, not one per station.
+                let groups: Vec<(String, usize)> = super::flow_groups(&r)
+                    .iter()
+                    .map(|g| (g.name.clone(), g.flows.len()))
+                    .collect();
+                assert_eq!(
+                    groups,
+                    [
+                        ("TCP upload BE (stations → server)".to_string(), 100),
+                        ("Ping (ms) ICMP (stations → server)".to_string(), 100)
+                    ]
+                );
+            }
+        }
+        // Few stations: a row each, as before.
+        let p = prepare("default", &[("duration_s".into(), "0.2".into())], None).unwrap();
+        let r = simulate(&p, &|_| {}).unwrap();
+        let text = super::summary("default", &r);
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .trim_start()
+                .starts_with("station"),
+            "{text}"
+        );
+    }
+
+    /// A group's spread is across its own stations: `default`'s three MCS 7 stations
+    /// (`list[0]`) and its MCS 0 one (`list[1]`), each figure one station's value from
+    /// `stations`, the latency the largest median delay of the station's flows.
+    #[test]
+    fn groups_spread_their_own_stations() {
+        let p = prepare("default", &[("duration_s".into(), "1".into())], None).unwrap();
+        let r = simulate(&p, &|_| {}).unwrap();
+        let names: Vec<&str> = r.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["list[0]", "list[1]"]);
+        assert_eq!(r.groups[0].stations, [1, 2, 3]);
+        assert_eq!(r.groups[1].stations, [4]);
+        let mut fast: Vec<f64> = r.stations[..3].iter().map(|s| s.throughput_bps).collect();
+        fast.sort_by(f64::total_cmp);
+        let t = r.groups[0].throughput_bps;
+        assert_eq!((t.min, t.p50, t.max), (fast[0], fast[1], fast[2]));
+        let slow = &r.groups[1];
+        assert_eq!(slow.airtime_share.p50, r.stations[3].airtime_share);
+        // sta4's flows: the load (one-way ~250 ms) and the probe (~50 ms).
+        let worst = r
+            .flows
+            .iter()
+            .filter(|f| f.dst == "sta4")
+            .map(|f| f.latency_ms.unwrap().p50)
+            .fold(0.0, f64::max);
+        assert_eq!(slow.latency_ms.unwrap().p50, worst);
+        assert_eq!(slow.latency_stations, 1);
+    }
 
     /// A page loaded ~2600 times keeps one load in 2 (docs/results.md, "Long runs"):
     /// the summary lists those and says so.

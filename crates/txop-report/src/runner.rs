@@ -354,7 +354,22 @@ fn run_to_end(
         .transpose()
         .map_err(|e| p.internal_error(format!("capture: {e}")))?;
     observe(&sim);
-    Ok((sim.results(), air))
+    let results = with_groups(sim.results(), &p.scenario).map_err(|e| p.internal_error(e))?;
+    Ok((results, air))
+}
+
+/// `results` with their station groups ([`txop_results::results::group_results`]) as
+/// `scenario` makes them (its `[[stations.list]]` entries and `group` keys).
+pub fn with_groups(mut results: Results, scenario: &Scenario) -> Result<Results, String> {
+    let groups: Vec<(String, Vec<u16>)> = scenario
+        .station_groups()
+        .map_err(|e| format!("station groups: {e}"))?
+        .into_iter()
+        .map(|g| (g.name, g.stations))
+        .collect();
+    results.groups =
+        txop_results::results::group_results(&results.stations, &results.flows, &groups);
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -420,12 +420,14 @@ impl FlowStats {
         let steps = (secs / step_s).ceil() as usize;
         let bytes = self.bytes_per_step.at_shift(shift, sum_bytes);
         let echoes = &self.echoes.kept;
+        let (src, dst) = (src.name(), dst.name());
         FlowResult {
             flow: id as u32,
             kind: kind.to_string(),
             label: label.to_string(),
-            src: src.name(),
-            dst: dst.name(),
+            name: crate::results::flow_name(kind, label, &src, &dst),
+            src,
+            dst,
             offered_packets: self.offered,
             delivered_packets: self.delivered,
             dropped_packets: self.dropped,

@@ -7,4 +7,7 @@ pub mod flowstats;
 pub mod results;
 
 pub use flowstats::FlowStats;
-pub use results::{BusResult, Conservation, FlowResult, LatencySummary, Results, StationResult};
+pub use results::{
+    BusResult, Conservation, FlowResult, GroupResult, LatencySummary, Results, Spread,
+    StationResult,
+};

@@ -30,6 +30,11 @@ pub struct Results {
     pub beacon_airtime_ns: u64,
     pub beacon_airtime_share: f64,
     pub stations: Vec<StationResult>,
+    /// The stations by group (a `[[stations.list]]` entry or a `group` key): per group,
+    /// the spread across its stations ([`group_results`]). Filled in by whoever knows
+    /// the scenario (txop-report); absent when nobody did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupResult>,
     pub flows: Vec<FlowResult>,
     pub conservation: Conservation,
     /// The host buses of the stations that have one (absent when none has).
@@ -75,13 +80,21 @@ pub struct BusResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
     pub flow: u32,
-    /// "saturated", "cbr", "ping", "udp_ping", "tcp" or "web".
+    /// What the flow is (docs/results.md, "Flow kinds"): "saturated", "cbr"
+    /// (constant-rate UDP), "probe" (sparse constant-rate probes), "ping" (ICMP echo),
+    /// "udp_ping" (irtt-like UDP echo), "tcp" (bulk TCP) or "web" (page loads); the
+    /// emulator's flows by protocol ("tcp", "udp", "icmp", "ip", "other").
     pub kind: String,
-    /// The flent series it fills ("" outside flent tests).
+    /// The flent series it fills ("" outside flent tests); in the emulator, the
+    /// 5-tuple.
     pub label: String,
     /// Hosts: "server", "AP" (injected at the AP), "sta1"…
     pub src: String,
     pub dst: String,
+    /// What the flow is and where it runs, for tables, legends and datasets: its label
+    /// (or its kind in words) and its ends, `TCP download BE (server → sta1)`,
+    /// `probe (AP → sta1)` ([`flow_name`]).
+    pub name: String,
     /// Packets handed to the network: data, echo requests, TCP data segments
     /// (retransmissions included; not the handshake, pure ACKs or web requests).
     pub offered_packets: u64,
@@ -126,6 +139,61 @@ pub struct FlowResult {
     pub echo_loss: Option<f64>,
 }
 
+impl FlowResult {
+    /// Whether the flow measures round trips (ping, UDP echo): its delay is `rtt_ms`
+    /// and its throughput (the echoes' bytes) is not a load.
+    pub fn is_echo(&self) -> bool {
+        self.kind == "ping" || self.kind == "udp_ping"
+    }
+
+    /// Whether the flow measures delay rather than carrying a load (echo flows and
+    /// probes): tables show its delay and no throughput.
+    pub fn is_measurement(&self) -> bool {
+        self.is_echo() || self.kind == "probe"
+    }
+
+    /// The delay a reader compares across flows: the round-trip time of an echo flow,
+    /// the one-way delay of any other (docs/results.md, "Flow kinds").
+    pub fn delay_ms(&self) -> Option<LatencySummary> {
+        if self.is_echo() {
+            self.rtt_ms
+        } else {
+            self.latency_ms
+        }
+    }
+
+    /// Sets [`FlowResult::name`] again after `src` or `dst` changed (an end in another
+    /// BSS, known by its name only to the caller).
+    pub fn rename(&mut self) {
+        self.name = flow_name(&self.kind, &self.label, &self.src, &self.dst);
+    }
+}
+
+/// A flow's kind in words, for its name when it has no label.
+pub fn kind_words(kind: &str) -> &str {
+    match kind {
+        "saturated" => "saturated",
+        "cbr" => "constant-rate UDP",
+        "probe" => "probe",
+        "ping" => "ICMP ping",
+        "udp_ping" => "UDP echo",
+        "tcp" => "bulk TCP",
+        "web" => "web page loads",
+        other => other,
+    }
+}
+
+/// A flow's name: its label (the flent series, or the emulator's 5-tuple), or else its
+/// kind in words, then its ends: `TCP download BE (server → sta1)`, `probe (AP → sta1)`.
+pub fn flow_name(kind: &str, label: &str, src: &str, dst: &str) -> String {
+    let what = if label.is_empty() {
+        kind_words(kind)
+    } else {
+        label
+    };
+    format!("{what} ({src} → {dst})")
+}
+
 /// A latency distribution, ms: the exact minimum, mean and maximum, and percentiles
 /// from a histogram (hdrhistogram's layout, 2 significant digits: each the highest
 /// value of its bucket, at most 1 % above the true percentile, and never outside
@@ -138,6 +206,122 @@ pub struct LatencySummary {
     pub p90: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+/// Stations reported together: their spread of throughput, airtime and latency
+/// (docs/results.md, "Station groups").
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupResult {
+    /// The `group` key, else the `[[stations.list]]` entry (`list[0]` for `stations.list[0]`).
+    pub name: String,
+    /// Its stations' numbers.
+    pub stations: Vec<u16>,
+    /// Across its stations: [`StationResult::throughput_bps`].
+    pub throughput_bps: Spread,
+    /// Across its stations: [`StationResult::airtime_share`].
+    pub airtime_share: Spread,
+    /// Across its stations that have a flow with a delay: each station's latency, the
+    /// largest median delay ([`FlowResult::delay_ms`] p50) of the flows it sends or
+    /// receives, ms; `None` when none has one.
+    pub latency_ms: Option<Spread>,
+    /// How many of its stations `latency_ms` covers.
+    pub latency_stations: usize,
+}
+
+/// A spread across stations: the smallest, the 10th, 50th and 90th percentiles (nearest
+/// rank: each is one station's value) and the largest.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values` (`None` if there are none): percentile q is the value of
+    /// rank ⌈q·n⌉ in ascending order (nearest rank), so a group of one is that value
+    /// five times.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Some(Spread {
+            min: v[0],
+            p10: rank(0.1),
+            p50: rank(0.5),
+            p90: rank(0.9),
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// The station `sta` of a flow's end (`"sta7"` → 7), if that end is one of this BSS's
+/// stations (not the server, the AP or another BSS's `NAME.staN`).
+fn station_of(end: &str) -> Option<u16> {
+    end.strip_prefix("sta").and_then(|n| n.parse().ok())
+}
+
+/// Each station's latency, ms, indexed by station number: the largest p50 of
+/// [`FlowResult::delay_ms`] among the flows that start or end at it.
+pub fn station_latencies_ms(flows: &[FlowResult]) -> std::collections::BTreeMap<u16, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for f in flows {
+        let Some(d) = f.delay_ms() else { continue };
+        for sta in [station_of(&f.src), station_of(&f.dst)]
+            .into_iter()
+            .flatten()
+        {
+            let e = out.entry(sta).or_insert(d.p50);
+            *e = f64::max(*e, d.p50);
+        }
+    }
+    out
+}
+
+/// The groups' results: `groups` are (name, station numbers) as the scenario makes
+/// them; a station number with no row in `stations` is left out.
+pub fn group_results(
+    stations: &[StationResult],
+    flows: &[FlowResult],
+    groups: &[(String, Vec<u16>)],
+) -> Vec<GroupResult> {
+    let latency = station_latencies_ms(flows);
+    groups
+        .iter()
+        .map(|(name, members)| {
+            let rows: Vec<&StationResult> = members
+                .iter()
+                .filter_map(|&n| stations.iter().find(|s| s.station == n))
+                .collect();
+            let col = |f: &dyn Fn(&StationResult) -> f64| -> Vec<f64> {
+                rows.iter().map(|s| f(s)).collect()
+            };
+            let lat: Vec<f64> = rows
+                .iter()
+                .filter_map(|s| latency.get(&s.station).copied())
+                .collect();
+            let zero = Spread {
+                min: 0.0,
+                p10: 0.0,
+                p50: 0.0,
+                p90: 0.0,
+                max: 0.0,
+            };
+            GroupResult {
+                name: name.clone(),
+                stations: rows.iter().map(|s| s.station).collect(),
+                throughput_bps: Spread::of(&col(&|s| s.throughput_bps)).unwrap_or(zero),
+                airtime_share: Spread::of(&col(&|s| s.airtime_share)).unwrap_or(zero),
+                latency_ms: Spread::of(&lat),
+                latency_stations: lat.len(),
+            }
+        })
+        .collect()
 }
 
 /// One station's share of the run.
@@ -430,6 +614,27 @@ pub fn bus_results(net: &Network, now: Nanos, secs: f64) -> Vec<BusResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nearest rank over 1…10: p10 is the 1st value, p50 the 5th, p90 the 9th; one
+    /// value is all five; none is none.
+    #[test]
+    fn spread_is_nearest_rank() {
+        let v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        let s = Spread::of(&v).unwrap();
+        assert_eq!(
+            (s.min, s.p10, s.p50, s.p90, s.max),
+            (1.0, 1.0, 5.0, 9.0, 10.0)
+        );
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = Spread::of(&hundred).unwrap();
+        assert_eq!((s.p10, s.p50, s.p90), (10.0, 50.0, 90.0));
+        let one = Spread::of(&[3.5]).unwrap();
+        assert_eq!(
+            (one.min, one.p10, one.p50, one.p90, one.max),
+            (3.5, 3.5, 3.5, 3.5, 3.5)
+        );
+        assert!(Spread::of(&[]).is_none());
+    }
 
     #[test]
     fn jain_index_bounds() {

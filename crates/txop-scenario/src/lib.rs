@@ -36,6 +36,16 @@ pub use schema::{
 };
 pub use space::Space;
 
+/// Stations reported together ([`Scenario::station_groups`]): a `[[stations.list]]`
+/// entry, or every entry that gives the same `group`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StationGroup {
+    /// The `group` key, else the entry (`list[0]` for `stations.list[0]`).
+    pub name: String,
+    /// Its stations, numbered from 1 as in results.
+    pub stations: Vec<u16>,
+}
+
 // What `bss` and `space` take from their parent.
 use inherit::Link;
 use resolve::choose_in;
@@ -91,6 +101,9 @@ pub mod limits {
     /// Longest BSS name, characters (letters, digits, `-`, `_`): it labels the BSS in
     /// the summary and the results.
     pub const MAX_BSS_NAME_CHARS: usize = 32;
+    /// Longest station group name (`stations.group`), characters: it heads a row of
+    /// the summary.
+    pub const GROUP_NAME_CHARS: usize = 24;
     /// Received powers the BSSs' cells keep in all: each cell one per ordered pair of
     /// the nodes on its channel (16 bytes each), so 2^24 is 256 MiB; one cell of
     /// [`MAX_STATIONS`] stations keeps a quarter of it.

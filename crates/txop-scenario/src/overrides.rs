@@ -408,6 +408,7 @@ mod tests {
         "name",
         "description",
         "stations.snr_trace",
+        "stations.group",
         "stations.downlink.snr_trace",
         "flows[0].from",
         "flows[0].to",

@@ -435,6 +435,12 @@ macro_rules! station_keys {
                 serialize_with = "bus_as_name_or_table"
             )]
             bus: Option<BusSpec>,
+            /// The station group it is reported in (results' `groups`, the summary
+            /// beyond 20 stations, the plots): by default its `[[stations.list]]`
+            /// entry (`list[0]` for `stations.list[0]`, or `stations` without a list); entries
+            /// that give the same name make one group. Changes nothing in the model.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            group: Option<String>,
         }
     };
 }

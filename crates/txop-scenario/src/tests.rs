@@ -1256,3 +1256,62 @@ fn bloated_ap_queue_grows_over_seconds_as_measured() {
     }
     assert!(ten > 3.0 * early, "{early:.0} ms then {ten:.0} ms");
 }
+
+/// Station groups: an entry is its own group (`list[N]`), entries that give the same
+/// `group` make one (in order of first appearance, `--set` and inheritance from
+/// `[stations]` as for any station key), and a bad name is an error naming the key.
+#[test]
+fn station_groups_follow_the_list_and_the_group_key() {
+    let groups = |text: &str, sets: &[(&str, &str)]| -> Vec<(String, Vec<u16>)> {
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parse(text, &sets)
+            .unwrap()
+            .station_groups()
+            .unwrap()
+            .into_iter()
+            .map(|g| (g.name, g.stations))
+            .collect()
+    };
+    let g = |name: &str, s: &[u16]| (name.to_string(), s.to_vec());
+    assert_eq!(
+        groups("[stations]\ncount = 3\n", &[]),
+        [g("stations", &[1, 2, 3])]
+    );
+    let list = "[[stations.list]]\ncount = 2\n[[stations.list]]\nmcs = 0\n\
+                [[stations.list]]\ncount = 2\nmcs = 3\n";
+    assert_eq!(
+        groups(list, &[]),
+        [
+            g("list[0]", &[1, 2]),
+            g("list[1]", &[3]),
+            g("list[2]", &[4, 5])
+        ]
+    );
+    // Entries 0 and 2 share a name; entry 1 keeps its own.
+    assert_eq!(
+        groups(
+            list,
+            &[
+                ("stations.list[0].group", "far"),
+                ("stations.list[2].group", "far")
+            ]
+        ),
+        [g("far", &[1, 2, 4, 5]), g("list[1]", &[3])]
+    );
+    // Given on [stations], every entry inherits it: one group.
+    assert_eq!(
+        groups(list, &[("stations.group", "all")]),
+        [g("all", &[1, 2, 3, 4, 5])]
+    );
+    assert_eq!(
+        err(list, &[("stations.list[1].group", "\"\"")]),
+        "stations.list[1].group: must be a name of 1 to 24 characters"
+    );
+    assert_eq!(
+        err("[stations]\ngroup = \"abcdefghijklmnopqrstuvwxyz\"\n", &[]),
+        "stations.group: must be a name of 1 to 24 characters"
+    );
+}

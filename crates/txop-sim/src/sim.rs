@@ -823,6 +823,7 @@ impl Simulation {
             beacon_airtime_ns,
             beacon_airtime_share,
             stations,
+            groups: Vec::new(),
             flows: self
                 .sources
                 .iter()
@@ -837,6 +838,7 @@ impl Simulation {
                             &mut r.dst
                         };
                         end.clone_from(&far.name);
+                        r.rename();
                     }
                     r
                 })

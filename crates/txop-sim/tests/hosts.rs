@@ -111,6 +111,7 @@ fn ping_under_load_per_era() {
             rate_bps: 10_000_000,
             start: Nanos::ZERO,
             flow_hash: 0xdead_beef,
+            probe: false,
         };
         let flows = vec![
             Flow::Cbr(flood),

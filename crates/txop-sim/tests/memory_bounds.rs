@@ -42,6 +42,7 @@ fn a_long_run_keeps_every_series_and_sample_list_under_its_cap() {
         rate_bps: 8_000,
         start: Nanos::ZERO,
         flow_hash: 2,
+        probe: false,
     };
     let mut page = WebPage::seed_page(Host::Station(1), 1, 3);
     page.objects_bytes = vec![3000];

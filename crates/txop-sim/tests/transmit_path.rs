@@ -40,6 +40,7 @@ fn downlink_cbr(n: usize, rate_bps: u64, len_bytes: u32) -> Vec<Flow> {
                 rate_bps,
                 start: Nanos::ZERO,
                 flow_hash: (txop_core::rng::mix64(i as u64) >> 32) as u32,
+                probe: false,
             };
             let start = Nanos(c.interval().as_ns() * i as u64 / n as u64);
             Flow::Cbr(Cbr { start, ..c })
@@ -208,6 +209,7 @@ fn latency_run(st: StackConfig) -> (FlowResult, FlowResult) {
         rate_bps: 6_200_000,
         start: Nanos::ZERO,
         flow_hash: 0x1234_5678,
+        probe: false,
     };
     let sparse = Cbr {
         len_bytes: 100,
@@ -515,6 +517,7 @@ fn a_chain_with_cck_does_not_fill_the_ath9k_hardware_queue() {
                 rate_bps: 50_000_000,
                 start: Nanos::from_us(37 * i as u64),
                 flow_hash: (txop_core::rng::mix64(i as u64) >> 32) as u32,
+                probe: false,
             })
         })
         .collect();

@@ -195,3 +195,52 @@ fn list_names_scenarios_tests_and_stacks() {
         assert!(t.contains(needle), "{needle} missing from:\n{t}");
     }
 }
+
+/// A 30-station comparison (issue 27: 245 lines, a row per station and flow) shows its
+/// station groups' spreads and its groups of flows: 14 lines, each run's group p50
+/// throughput the median of that run's stations in its results.json.
+#[test]
+fn compare_of_many_stations_shows_groups() {
+    let dir = scratch("compare-many");
+    let out = dir.join("cmp");
+    let o = txop(&[
+        "compare",
+        "e3-rtt-fair-up-n",
+        "--set",
+        "stations.count=30",
+        "--set",
+        "traffic.length_s=1",
+        "--stack",
+        "linux-4.8-bloated",
+        "--stack",
+        "linux-6.16",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.lines().count() <= 20, "{table}");
+    assert!(!table.contains("sta1 "), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("group stations: Mbit/s p50"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    for run in json["runs"].as_array().unwrap() {
+        let mut t: Vec<f64> = run["stations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["throughput_bps"].as_f64().unwrap())
+            .collect();
+        t.sort_by(f64::total_cmp);
+        // Nearest rank: the 15th of 30.
+        let p50 = format!("{:.2} [", t[14] / 1e6);
+        assert!(row.contains(&p50), "{p50} not in {row}");
+    }
+    assert!(
+        table.contains("Ping (ms) ICMP (stations → server): flows"),
+        "{table}"
+    );
+}

@@ -249,7 +249,9 @@ fn run_bsss(scenario: scenario::Scenario, twice: bool, watch: &Watch) -> Stage {
                 t = next;
             }
             for (&b, sim) in group.iter().zip(n.bsss()) {
-                out[b] = Some(sim.results());
+                let r = runner::with_groups(sim.results(), &bsss[b].scenario)
+                    .map_err(|e| format!("fuzz.toml: {e}"))?;
+                out[b] = Some(r);
                 occupancy.extend(sim.cell().queue_occupancy());
             }
         }

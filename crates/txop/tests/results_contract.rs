@@ -225,10 +225,11 @@ fn a_long_run_reports_its_coarser_step_everywhere() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Jain's index is over the stations that had traffic: in `apartment-block` one station
-/// of four per BSS runs rrul, so each BSS's index is 1 (it read 0.25, the value of one
-/// station taking all, counting three idle ones); in `anomaly` both stations are loaded
-/// and the index is Jain's formula over both (unequal) shares.
+/// Jain's index is over the stations that had traffic: in `apartment-block` with rrul
+/// (from station 1 only) one station of four per BSS is loaded, so each BSS's index is 1
+/// (it read 0.25, the value of one station taking all, counting three idle ones); in
+/// `anomaly` both stations are loaded and the index is Jain's formula over both
+/// (unequal) shares.
 #[test]
 fn jain_counts_only_the_stations_with_traffic() {
     let jain = |xs: &[f64]| {
@@ -236,7 +237,13 @@ fn jain_counts_only_the_stations_with_traffic() {
         let sq: f64 = xs.iter().map(|x| x * x).sum();
         sum * sum / (xs.len() as f64 * sq)
     };
-    let v = run_json(&["apartment-block", "--set", "traffic.length_s=2"]);
+    let v = run_json(&[
+        "apartment-block",
+        "--set",
+        "traffic.test=rrul",
+        "--set",
+        "traffic.length_s=2",
+    ]);
     for b in v["bss"].as_array().unwrap() {
         let busy: Vec<&serde_json::Value> = b["stations"]
             .as_array()
@@ -263,4 +270,69 @@ fn jain_counts_only_the_stations_with_traffic() {
         jain(&shares)
     );
     assert!(got < 0.99, "the anomaly's shares are unequal: {shares:?}");
+}
+
+/// Every flow says what it is and where it runs: `default`'s sparse probes
+/// (`traffic.probe_interval_ms`, one per station after the four loads) are kind `probe`,
+/// not `cbr` like the loads beside them, at the rate the scenario gives them (100 bytes
+/// every 100 ms: 8 kbit/s); rrul's pings are `ping` and `udp_ping`; every name is the
+/// label (or the kind in words) followed by `(src → dst)`. The summary shows the
+/// measurement flows' delay (an echo flow's RTT) and `-` for their throughput.
+#[test]
+fn flows_are_named_by_kind_and_ends() {
+    let v = run_json(&["default", "--set", "duration_s=2"]);
+    let flows = v["flows"].as_array().unwrap();
+    let kinds: Vec<&str> = flows.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["cbr", "cbr", "cbr", "cbr", "probe", "probe", "probe", "probe"]
+    );
+    for (i, f) in flows.iter().enumerate() {
+        let sta = format!("sta{}", i % 4 + 1);
+        let what = if i < 4 { "constant-rate UDP" } else { "probe" };
+        assert_eq!(f["name"], format!("{what} (AP → {sta})"), "flow {i}");
+        if i >= 4 {
+            let bps = f["throughput_bps"].as_f64().unwrap();
+            assert!((bps - 8_000.0).abs() < 800.0, "probe {i}: {bps} bit/s");
+        }
+    }
+    let args = [
+        "tcp-ndown-6mbit",
+        "--set",
+        "traffic.test=rrul",
+        "--set",
+        "traffic.length_s=2",
+    ];
+    let v = run_json(&args);
+    let o = txop(&[&["run"][..], &args[..]].concat());
+    let summary = String::from_utf8(o.stdout).unwrap();
+    for f in v["flows"].as_array().unwrap() {
+        let (kind, label) = (f["kind"].as_str().unwrap(), f["label"].as_str().unwrap());
+        let ends = format!(
+            "({} → {})",
+            f["src"].as_str().unwrap(),
+            f["dst"].as_str().unwrap()
+        );
+        assert_eq!(f["name"], format!("{label} {ends}"));
+        let echo = label.starts_with("Ping");
+        assert_eq!(
+            echo,
+            kind == "ping" || kind == "udp_ping",
+            "{label}: {kind}"
+        );
+        if echo {
+            // The row of this echo flow: `-` for Mbit/s, its RTT p50 as the latency.
+            let id = f["flow"].as_u64().unwrap();
+            let row = summary
+                .lines()
+                .find(|l| {
+                    l.ends_with(label) && l.split_whitespace().next() == Some(&id.to_string())
+                })
+                .unwrap_or_else(|| panic!("no row for {label}:\n{summary}"));
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            let p50 = f["rtt_ms"]["p50"].as_f64().unwrap();
+            assert_eq!(cols[5], "-", "{row}");
+            assert_eq!(cols[6], format!("{p50:.1}ms"), "{row}");
+        }
+    }
 }

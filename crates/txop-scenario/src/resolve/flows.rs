@@ -254,6 +254,7 @@ impl Scenario {
                     rate_bps: cbr_rate_bps(&key("rate_mbps"), rate, len_bytes)?,
                     start,
                     flow_hash: hash,
+                    probe: false,
                 })
             }
         })
@@ -424,6 +425,7 @@ impl Scenario {
                         rate_bps: cbr_rate_bps,
                         start: Nanos::ZERO,
                         flow_hash: hash(index),
+                        probe: false,
                     };
                     // Independent senders: spread the flows' phases over one interval so
                     // that no flow always arrives first at a shared queue.
@@ -449,6 +451,7 @@ impl Scenario {
                     // Spread the probes' phases so they do not all arrive together.
                     start: Nanos::from_secs_f64(interval_s * (k as f64 + 0.5) / pairs.len() as f64),
                     flow_hash: hash(index),
+                    probe: true,
                 }));
             }
         }

@@ -8,6 +8,7 @@ use crate::resolve::channel::{channel_summary, TraceFiles};
 use crate::resolve::flows::ResolvedTraffic;
 use crate::schema::Scenario;
 use crate::space::ResolvedSpace;
+use crate::StationGroup;
 use txop_core::cell::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use txop_core::mac::edca::{Ac, EdcaParams};
 use txop_core::mac80211::rate_control::RateControlKind;
@@ -187,6 +188,31 @@ impl Scenario {
         Ok((std, width))
     }
 
+    /// The station groups results are reported by, in order of first appearance: each
+    /// station's `group` key, else the key of the `[stations]` table or
+    /// `[[stations.list]]` entry it comes from (`stations`, `list[1]` for
+    /// `stations.list[1]`).
+    /// Stations are numbered from 1, as in results.
+    pub fn station_groups(&self) -> Result<Vec<StationGroup>, ScenarioError> {
+        let mut groups: Vec<StationGroup> = Vec::new();
+        for (i, (key, link)) in station_links(&self.stations)?.into_iter().enumerate() {
+            // `stations.list[1]` → `list[1]`: short enough to head a row.
+            let entry = key
+                .strip_prefix("stations.")
+                .map_or(key.clone(), str::to_string);
+            let name = link.group.clone().unwrap_or(entry);
+            let station = i as u16 + 1;
+            match groups.iter_mut().find(|g| g.name == name) {
+                Some(g) => g.stations.push(station),
+                None => groups.push(StationGroup {
+                    name,
+                    stations: vec![station],
+                }),
+            }
+        }
+        Ok(groups)
+    }
+
     /// Every station resolved from its inherited keys ([`station_links`]), placed in
     /// `[space]` when there is one, in order.
     fn resolve_stations(&self, width: ChannelWidth) -> Result<ResolvedStations, ScenarioError> {
@@ -265,6 +291,18 @@ impl Scenario {
                     format!("{}.weight", link.owner(&key, "weight")),
                     "must be 1 to 65535",
                 ));
+            }
+            if let Some(group) = &link.group {
+                let n = group.chars().count();
+                if group.trim().is_empty() || n > limits::GROUP_NAME_CHARS {
+                    return Err(ScenarioError::new(
+                        format!("{}.group", link.owner(&key, "group")),
+                        format!(
+                            "must be a name of 1 to {} characters",
+                            limits::GROUP_NAME_CHARS
+                        ),
+                    ));
+                }
             }
             summaries.push(format!(
                 "{}; rate control {}{}",

@@ -19,6 +19,10 @@ pub struct Cbr {
     pub start: Nanos,
     /// Flow hash (what fq classifies on).
     pub flow_hash: u32,
+    /// A sparse latency probe (`traffic.probe_interval_ms`) rather than a load: the
+    /// same packets, reported as kind `probe` so that a reader does not take it for
+    /// bulk traffic.
+    pub probe: bool,
 }
 
 impl Cbr {
@@ -48,7 +52,11 @@ impl Source for Cbr {
     }
 
     fn kind(&self) -> &'static str {
-        "cbr"
+        if self.probe {
+            "probe"
+        } else {
+            "cbr"
+        }
     }
 
     fn start(&self, ctx: &mut FlowCtx<'_>) {

@@ -70,7 +70,8 @@ pub(crate) trait Source {
     /// The host it sends to.
     fn dst(&self) -> Host;
 
-    /// Its kind in results (`saturated`, `cbr`, `ping`, `udp_ping`, `tcp`, `web`).
+    /// Its kind in results (`saturated`, `cbr`, `probe`, `ping`, `udp_ping`, `tcp`, `web`;
+    /// docs/results.md, "Flow kinds").
     fn kind(&self) -> &'static str;
 
     /// The flent series name of the flow, if it belongs to a flent test.

@@ -779,6 +779,11 @@ impl Gen {
             let h = self.tcp_host();
             t.insert("tcp".into(), Value::Table(h));
         }
+        if self.chance(p * 0.3) {
+            // Reporting only: entries that share a name make one group.
+            let g = self.pick(&["near", "far", "laptops"]);
+            self.set_str(t, "group", g);
+        }
     }
 
     /// Sometimes a `[space]` table, every key of it at random, and the stations placed
