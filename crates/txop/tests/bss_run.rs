@@ -174,7 +174,9 @@ fn compare_stacks_on_an_apartment_block() {
                 assert_eq!(printed["runs"][k]["bss"][i][key], bss[key], "{b}: {key}");
             }
             // A flent file per setting and BSS.
-            let flent = out.join(format!("rtt_fair_down-apartment-block-{stack}_{b}.flent.gz"));
+            let flent = out.join(format!(
+                "rtt_fair_down-apartment-block-{stack}_{b}.flent.gz"
+            ));
             assert!(flent.is_file(), "missing {}", flent.display());
         }
     }
