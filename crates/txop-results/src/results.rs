@@ -475,14 +475,24 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
             let bytes = s.up.delivered_bytes + s.down.delivered_bytes;
             total_bytes += bytes;
             let sta = i as u16;
-            let rc = cfg.stations[i - 1]
-                .rate_control
-                .resolved(cfg.stack.minstrel_era);
+            let sc = &cfg.stations[i - 1];
+            let rc = sc.rate_control.resolved(cfg.stack.minstrel_era);
+            let own = match rc {
+                RateControlKind::Fixed => sc.tx.modulation_label(),
+                _ => rc.name().to_string(),
+            };
             StationResult {
                 station: sta,
-                rate: match rc {
-                    RateControlKind::Fixed => cfg.stations[i - 1].tx.modulation_label(),
-                    _ => rc.name().to_string(),
+                // A direction with a rate of its own says so: `down HT20 MCS3 LGI, up
+                // minstrel_ht-6`.
+                rate: match (sc.fixed_downlink, sc.fixed_uplink) {
+                    (None, None) => own,
+                    (down, up) => {
+                        let label = |t: Option<txop_core::phy::TxVector>| {
+                            t.map_or(own.clone(), |t| t.modulation_label())
+                        };
+                        format!("down {}, up {}", label(down), label(up))
+                    }
                 },
                 throughput_bps: rate(bytes),
                 uplink_bps: rate(s.up.delivered_bytes),

@@ -344,6 +344,14 @@ pub struct DirectionSpec {
     /// How long a fade holds, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coherence_ms: Option<f64>,
+    /// A rate fixed for this direction, as the station's `mcs` (HT/VHT; `nss` is the
+    /// station's): the AP's `iw dev … set bitrates` for the downlink while the station
+    /// keeps its own rate control, or the reverse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcs: Option<u8>,
+    /// A legacy rate fixed for this direction, Mbit/s (as the station's `rate_mbps`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
 }
 
 /// The keys of one station, declared once: `[stations]` gives them to every station,

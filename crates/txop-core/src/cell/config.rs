@@ -45,6 +45,21 @@ pub struct StationConfig {
     /// [`RateControlKind::Fixed`]: `tx` for every PPDU); `tx` gives the station's
     /// capabilities (family, width, guard interval, streams).
     pub rate_control: RateControlKind,
+    /// A rate fixed for the AP's frames to the station, whatever `rate_control` picks
+    /// for the station's own: the AP's `iw dev … set bitrates` while the client runs
+    /// its rate control, as the bufferbloat project's ath10k runs were made (issue 29).
+    /// `None`: the downlink follows `tx` and `rate_control`.
+    pub fixed_downlink: Option<TxVector>,
+    /// The same for the station's frames to the AP.
+    pub fixed_uplink: Option<TxVector>,
+}
+
+/// The rate of one direction of a station's link: a fixed vector, or the rate control
+/// that picks one (with `tx` as the station's capabilities).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct DirectionRate {
+    pub(crate) tx: TxVector,
+    pub(crate) rate_control: RateControlKind,
 }
 
 impl StationConfig {
@@ -57,6 +72,29 @@ impl StationConfig {
             weight: crate::mac80211::scheduler::DEFAULT_AIRTIME_WEIGHT,
             channel: None,
             rate_control: RateControlKind::Fixed,
+            fixed_downlink: None,
+            fixed_uplink: None,
+        }
+    }
+
+    /// The rate of the link's direction `from_ap` (the AP's frames to the station),
+    /// else the station's to the AP: its fixed rate if it has one, else `tx` and
+    /// `rate_control`.
+    pub(crate) fn direction_rate(&self, from_ap: bool) -> DirectionRate {
+        let fixed = if from_ap {
+            self.fixed_downlink
+        } else {
+            self.fixed_uplink
+        };
+        match fixed {
+            Some(tx) => DirectionRate {
+                tx,
+                rate_control: RateControlKind::Fixed,
+            },
+            None => DirectionRate {
+                tx: self.tx,
+                rate_control: self.rate_control,
+            },
         }
     }
 }
@@ -230,6 +268,17 @@ impl CellConfig {
         for (sta, s) in StationId::all(self.stations.len()).zip(&self.stations) {
             let key = format!("stations[{}]", sta.0);
             s.tx.validate().map_err(|e| format!("{key}: {e}"))?;
+            for (dir, fixed) in [("downlink", s.fixed_downlink), ("uplink", s.fixed_uplink)] {
+                let Some(tx) = fixed else { continue };
+                tx.validate().map_err(|e| format!("{key}.{dir}: {e}"))?;
+                if !tx_allowed(self.standard, &tx) || (tx.is_dsss() && self.band != Band::Ghz2_4) {
+                    return Err(format!(
+                        "{key}.{dir}: {} cannot be used in an 802.11{} BSS",
+                        tx.modulation_label(),
+                        self.standard.name()
+                    ));
+                }
+            }
             s.error.validate().map_err(|e| format!("{key}: {e}"))?;
             if let Some(ch) = &s.channel {
                 ch.validate().map_err(|e| format!("{key}: channel: {e}"))?;
@@ -346,9 +395,10 @@ pub(super) fn mpdu_overhead(qos: bool) -> u32 {
 /// Rate control's expected throughput of a station's link in kbit/s (what mac80211
 /// compares with 6 Mbit/s × stations for the slow-station CoDel rule): the PHY rate
 /// times the 1500-byte frame success probability.
-pub(super) fn expected_kbps(sc: &StationConfig) -> u64 {
-    let per = sc.error.per(&sc.tx, 1500 + QOS_DATA_OVERHEAD_BYTES);
-    (sc.tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
+pub(super) fn expected_kbps(sc: &StationConfig, from_ap: bool) -> u64 {
+    let tx = sc.direction_rate(from_ap).tx;
+    let per = sc.error.per(&tx, 1500 + QOS_DATA_OVERHEAD_BYTES);
+    (tx.data_rate_bps() as f64 * (1.0 - per) / 1000.0) as u64
 }
 
 /// The rate control a node runs for its link to a station configured as `sc`
@@ -361,9 +411,10 @@ pub(super) fn link_rate_control(
     seed: u64,
 ) -> LinkRateControl {
     let retry_limit = cfg.retry_limit;
-    match sc.rate_control {
+    let rate = sc.direction_rate(from_ap);
+    match rate.rate_control {
         RateControlKind::Fixed => LinkRateControl::Fixed {
-            txv: sc.tx,
+            txv: rate.tx,
             retry_limit,
         },
         RateControlKind::MinstrelHt(era) => {

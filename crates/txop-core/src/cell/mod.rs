@@ -366,6 +366,7 @@ impl Cell {
                 .zip(rcs)
                 .zip(&rate_sets)
                 .map(|(((_, sc), rc), rates)| {
+                    let rate = sc.direction_rate(node_id.is_ap());
                     let limits = RateMap::new(rates, |txv| {
                         let air = LinkAirtime::new(txv, &timing, protection_of(txv));
                         Ac::ALL.map(|ac| build_limits(&cfg, &timing, table, ac, txv, &air))
@@ -373,10 +374,10 @@ impl Cell {
                     PathLink {
                         weight: sc.weight,
                         limits,
-                        aggregated: Ac::ALL.map(|ac| aggregates(&cfg, ac, &sc.tx)),
+                        aggregated: Ac::ALL.map(|ac| aggregates(&cfg, ac, &rate.tx)),
                         last_rate: rates[0].0,
                         rc,
-                        slow_station: expected_kbps(sc) < 6_000 * num_sta,
+                        slow_station: expected_kbps(sc, node_id.is_ap()) < 6_000 * num_sta,
                     }
                 })
                 .collect();
@@ -386,11 +387,12 @@ impl Cell {
                 .map(|((peer, sc), rates)| Link {
                     peer,
                     rx: Default::default(),
-                    txv: sc.tx,
+                    txv: sc.direction_rate(node_id.is_ap()).tx,
                     air: RateMap::new(rates, |txv| {
                         LinkAirtime::new(txv, &timing, protection_of(txv))
                     }),
-                    rate_series: (sc.rate_control != RateControlKind::Fixed)
+                    rate_series: (sc.direction_rate(node_id.is_ap()).rate_control
+                        != RateControlKind::Fixed)
                         .then(RateSeries::default),
                     rate_use: RateMap::new(rates, |txv| RateUse {
                         txv: *txv,

@@ -285,6 +285,8 @@ impl Scenario {
                 ScenarioError::new(format!("{}.{field}", link.owner(&key, "channel")), e)
             })?;
             let tx = self.tx_vector(link.owner(&key, "rate"), &link, width)?;
+            let fixed_downlink = self.fixed_direction_rate(&key, "downlink", &link, width)?;
+            let fixed_uplink = self.fixed_direction_rate(&key, "uplink", &link, width)?;
             let weight = link.weight.unwrap_or(256);
             if weight == 0 {
                 return Err(ScenarioError::new(
@@ -304,8 +306,14 @@ impl Scenario {
                     ));
                 }
             }
+            let fixed_summary = [("downlink", fixed_downlink), ("uplink", fixed_uplink)]
+                .iter()
+                .filter_map(|(dir, t)| {
+                    t.map(|t| format!("; {dir} fixed at {}", t.modulation_label()))
+                })
+                .collect::<String>();
             summaries.push(format!(
-                "{}; rate control {}{}",
+                "{}; rate control {}{}{fixed_summary}",
                 resolved.summary,
                 rate_control.name(),
                 if rate_control == RateControlKind::Fixed {
@@ -320,6 +328,8 @@ impl Scenario {
                 weight,
                 channel: resolved.channel,
                 rate_control,
+                fixed_downlink,
+                fixed_uplink,
             });
         }
         trace_files.refuse_absent_stations(stations.len())?;

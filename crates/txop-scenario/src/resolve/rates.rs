@@ -83,6 +83,31 @@ impl Scenario {
         }
     }
 
+    /// The rate fixed for one direction of a station's link (`dir`: `downlink` or
+    /// `uplink`), if its table gives `mcs` or `rate_mbps`: resolved as the station's own
+    /// rate is, with the station's streams and the BSS's width and guard interval.
+    pub(crate) fn fixed_direction_rate(
+        &self,
+        key: &str,
+        dir: &str,
+        l: &Link,
+        width: ChannelWidth,
+    ) -> Result<Option<TxVector>, ScenarioError> {
+        let spec = if dir == "downlink" {
+            l.downlink.as_ref()
+        } else {
+            l.uplink.as_ref()
+        };
+        let Some(spec) = spec.filter(|d| d.mcs.is_some() || d.rate_mbps.is_some()) else {
+            return Ok(None);
+        };
+        let mut own = l.clone();
+        own.keys.mcs = spec.mcs;
+        own.keys.rate_mbps = spec.rate_mbps;
+        let dkey = format!("{}.{dir}", l.owner(key, dir));
+        self.tx_vector(&dkey, &own, width).map(Some)
+    }
+
     pub(crate) fn tx_vector(
         &self,
         key: &str,

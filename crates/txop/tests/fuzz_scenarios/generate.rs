@@ -727,6 +727,16 @@ impl Gen {
             Std::N if self.chance(p) => {
                 let v = self.int(0, 15);
                 self.set_int(t, "mcs", v);
+                if self.chance(0.3) {
+                    // A rate fixed for one direction (issue 29): into its channel
+                    // table, or a table of its own.
+                    let dir = self.pick(&["downlink", "uplink"]);
+                    let v = self.int(0, 7);
+                    let d = t.entry(dir).or_insert_with(|| Value::Table(Table::new()));
+                    if let Value::Table(d) = d {
+                        d.insert("mcs".into(), Value::Integer(v));
+                    }
+                }
             }
             Std::Ac => {
                 if self.chance(p) {
