@@ -267,7 +267,7 @@ def _cells(results: Mapping[str, Any]) -> builtins.list[tuple[Optional[str], Map
     return [(None, results)]
 
 
-_LATENCIES = ("latency_ms", "driver_latency_ms", "rtt_ms")
+_LATENCIES = ("latency_ms", "driver_latency_ms", "rtt_ms", "tcp_rtt_ms")
 _QUANTILES = ("min", "mean", "p50", "p90", "p99", "max")
 
 

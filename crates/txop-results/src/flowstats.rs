@@ -85,6 +85,8 @@ pub struct FlowStats {
     driver: Option<Latency>,
     /// Round-trip times of a ping flow.
     rtt: Option<Latency>,
+    /// TCP: the sender's RTT samples.
+    tcp_rtt: Option<Latency>,
     /// Bytes delivered per step.
     bytes_per_step: StepSeries,
     /// Echo replies (every `stride`-th).
@@ -288,6 +290,9 @@ pub struct TcpSample {
     pub new_retransmits: u64,
     /// Retransmission timeouts since the last sample.
     pub new_timeouts: u64,
+    /// The RTT sample the ACK gave, if it advanced the window (the one the sender's
+    /// RTT estimator takes: from the timestamp it echoes).
+    pub rtt: Option<Nanos>,
 }
 
 impl FlowStats {
@@ -343,7 +348,11 @@ impl FlowStats {
             cwnd_bytes,
             new_retransmits,
             new_timeouts,
+            rtt,
         } = sample;
+        if let Some(rtt) = rtt {
+            record(&mut self.tcp_rtt, rtt);
+        }
         let series = &mut self.cwnd_per_step;
         let step = series.index(at, end_value);
         if series.values.len() <= step {
@@ -436,6 +445,7 @@ impl FlowStats {
             latency_ms: self.latency.as_ref().and_then(Latency::summary),
             driver_latency_ms: self.driver.as_ref().and_then(Latency::summary),
             rtt_ms: self.rtt.as_ref().and_then(Latency::summary),
+            tcp_rtt_ms: self.tcp_rtt.as_ref().and_then(Latency::summary),
             throughput_series_bps: (0..steps)
                 .map(|i| bytes.get(i).copied().unwrap_or(0) as f64 * 8.0 / step_s)
                 .collect(),
@@ -554,6 +564,7 @@ mod tests {
                     cwnd_bytes: k,
                     new_retransmits: 0,
                     new_timeouts: 0,
+                    rtt: Some(Nanos::from_ms(20 + k % 3)),
                 },
             );
             // RTTs 10 ms and 11 ms alternately: every |ΔRTT| is 1 ms.

@@ -111,6 +111,11 @@ pub struct FlowResult {
     pub driver_latency_ms: Option<LatencySummary>,
     /// Ping round-trip times, ms.
     pub rtt_ms: Option<LatencySummary>,
+    /// TCP (and web): the sender's RTT samples, one per ACK that advanced its window,
+    /// the ones its RTT estimator (srtt, RTO) takes: from the timestamp the ACK echoes,
+    /// that of the earliest segment it acknowledges (RFC 7323), ms; `None` for other
+    /// flows.
+    pub tcp_rtt_ms: Option<LatencySummary>,
     /// Throughput per step of [`Results::series_step_s`] from the start (flent's
     /// sampling, 0.2 s in runs up to 409.6 s).
     pub throughput_series_bps: Vec<f64>,

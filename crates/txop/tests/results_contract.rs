@@ -336,3 +336,33 @@ fn flows_are_named_by_kind_and_ends() {
         }
     }
 }
+
+/// A TCP flow reports its sender's RTT samples (issue 27: TCP flows had no RTT): each
+/// is from the timestamp the ACK echoes, that of the earliest segment it acknowledges,
+/// so it spans that segment's whole one-way trip, the receiver's delayed ACK and the
+/// ACK's way back. Its median is then at least the data's one-way median, and none is
+/// below the two wired crossings (1 ms each way). A ping, a UDP flow, has none.
+#[test]
+fn tcp_flows_report_the_senders_rtt() {
+    let v = run_json(&["tcp-ndown-6mbit", "--set", "traffic.length_s=10"]);
+    let flows = v["flows"].as_array().expect("flows");
+    let mut tcp = 0;
+    for f in flows {
+        let rtt = &f["tcp_rtt_ms"];
+        if f["kind"] != "tcp" {
+            assert!(rtt.is_null(), "{}: {rtt}", f["name"]);
+            continue;
+        }
+        tcp += 1;
+        let (p50, min) = (rtt["p50"].as_f64().unwrap(), rtt["min"].as_f64().unwrap());
+        let one_way = f["latency_ms"]["p50"].as_f64().unwrap();
+        assert!(
+            p50 >= one_way,
+            "{}: RTT p50 {p50} ms, one way {one_way} ms",
+            f["name"]
+        );
+        assert!(min >= 2.0, "{}: RTT min {min} ms", f["name"]);
+        assert!(rtt["p99"].as_f64().unwrap() >= p50 && rtt["max"].as_f64().unwrap() >= min);
+    }
+    assert_eq!(tcp, 4);
+}

@@ -219,6 +219,7 @@ impl Simulation {
             let (retransmits, timeouts) = (c.snd.retransmits(), c.snd.stats().timeouts);
             let sample = TcpSample {
                 cwnd_bytes: c.snd.cwnd_bytes(),
+                rtt: c.snd.take_rtt_sample(),
                 new_retransmits: retransmits - c.retransmits_counted,
                 new_timeouts: timeouts - c.timeouts_counted,
             };

@@ -151,6 +151,9 @@ pub struct TcpSender {
     win: Window,
     cc: Cc,
     rtt: RttEstimator,
+    /// The RTT sample the last ACK gave, until the simulator takes it
+    /// ([`TcpSender::take_rtt_sample`]).
+    rtt_sample: Option<Nanos>,
     state: CaState,
     /// Recovery point (`high_seq`).
     high_seq: u64,
@@ -232,6 +235,7 @@ impl TcpSender {
             win,
             cc: Cc::new(&cfg, &win, now),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto),
+            rtt_sample: None,
             state: CaState::Open,
             high_seq: 0,
             prior_cwnd: 0,
@@ -372,6 +376,14 @@ impl TcpSender {
     /// whole snapshot: the simulator samples it on every ACK).
     pub fn cwnd_bytes(&self) -> u64 {
         self.win.cwnd as u64 * self.mss as u64
+    }
+
+    /// The RTT sample of the last ACK that advanced the window, once: the one the
+    /// RTT estimator (srtt, the RTO) takes, from the timestamp the ACK echoes (RFC
+    /// 7323: the earliest segment it acknowledges, as Linux's `seq_rtt_us` is the
+    /// oldest newly acknowledged segment's).
+    pub fn take_rtt_sample(&mut self) -> Option<Nanos> {
+        self.rtt_sample.take()
     }
 
     /// Segments retransmitted so far (as in [`TcpSender::stats`]).
@@ -729,6 +741,7 @@ impl TcpSender {
             self.backoff = 0;
             let ca_rtt = r.rtt_sent_at.map_or(ts_rtt, |t| now.saturating_sub(t));
             self.rtt.on_min_rtt_sample(now, ca_rtt);
+            self.rtt_sample = Some(ts_rtt);
             rs.rtt = Some(ca_rtt);
             let sample = AckedSample {
                 now,

@@ -723,6 +723,14 @@ impl Gen {
                     self.pick(&[6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0])
                 };
                 self.set_num(t, "rate_mbps", r);
+                if self.chance(0.3) {
+                    // A rate fixed for one direction (issue 29), of the same family.
+                    let dir = self.pick(&["downlink", "uplink"]);
+                    let d = t.entry(dir).or_insert_with(|| Value::Table(Table::new()));
+                    if let Value::Table(d) = d {
+                        d.insert("rate_mbps".into(), Value::Float(r));
+                    }
+                }
             }
             Std::N if self.chance(p) => {
                 let v = self.int(0, 15);
