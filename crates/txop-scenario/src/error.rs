@@ -90,12 +90,20 @@ pub(crate) fn suggest(message: &str) -> String {
         return message.to_string();
     };
     let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    // The nearest name; between names as near, one the typed key begins (`snr` is
+    // `snr_db` rather than `mcs`).
     let best = names
         .iter()
-        .map(|n| (strsim::damerau_levenshtein(field, n), *n))
+        .map(|n| {
+            (
+                strsim::damerau_levenshtein(field, n),
+                !n.starts_with(field),
+                *n,
+            )
+        })
         .min();
     match best {
-        Some((d, name)) if d <= 3 => format!("unknown key (did you mean `{name}`?)"),
+        Some((d, _, name)) if d <= 3 => format!("unknown key (did you mean `{name}`?)"),
         _ => format!("unknown key; expected one of {}", names.join(", ")),
     }
 }
