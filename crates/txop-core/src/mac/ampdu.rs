@@ -19,19 +19,48 @@ pub const BA_WINDOW: u16 = 64;
 /// aPPDUMaxTime for HT/VHT (5.484 ms; reference §11.2 marks it \[U\]).
 pub const PPDU_MAX_TIME: Nanos = Nanos(5_484_000);
 
-/// When the last bit of a subframe reaches the receiver: the PPDU's `duration` from
-/// `start`, spread over its PSDU of `psdu_bytes` in proportion to the bytes up to the
-/// subframe's end (`end_offset_bytes`, capped at the PSDU). At least 1 ns after
-/// `start`. It places an A-MPDU's subframes in time where something happens during the
-/// PPDU: interference that covers part of it, a receiver that leaves before its end.
-pub(crate) fn subframe_end(
+/// Where an A-MPDU's subframes lie in time: the PPDU's `duration` from `start`,
+/// spread over its PSDU in proportion to the bytes before and in each subframe. It
+/// places them where something happens during the PPDU: interference that covers part
+/// of it, a receiver that leaves before its end. Both media use it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SubframeClock {
     start: Nanos,
-    duration: Nanos,
-    end_offset_bytes: u64,
+    duration_ns: u64,
     psdu_bytes: u64,
-) -> Nanos {
-    let psdu = psdu_bytes.max(1);
-    start + Nanos((duration.as_ns() * end_offset_bytes.min(psdu) / psdu).max(1))
+    offset_bytes: u64,
+}
+
+/// One subframe's time on the air, as [`SubframeClock`] places it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SubframeSpan {
+    /// Where the previous subframe ended (the PPDU's start for the first).
+    pub(crate) from: Nanos,
+    /// When its last bit arrives: at least 1 ns after the PPDU's start, and not after
+    /// its end.
+    pub(crate) to: Nanos,
+}
+
+impl SubframeClock {
+    /// The clock of a PPDU of `duration` from `start` carrying `psdu_bytes`.
+    pub(crate) fn new(start: Nanos, duration: Nanos, psdu_bytes: u32) -> SubframeClock {
+        SubframeClock {
+            start,
+            duration_ns: duration.as_ns(),
+            psdu_bytes: u64::from(psdu_bytes.max(1)),
+            offset_bytes: 0,
+        }
+    }
+
+    /// The next subframe, of `bytes` (MPDU and overhead).
+    pub(crate) fn next(&mut self, bytes: u32) -> SubframeSpan {
+        let psdu = self.psdu_bytes;
+        let from = self.start + Nanos(self.duration_ns * self.offset_bytes / psdu);
+        self.offset_bytes += u64::from(bytes);
+        let end = self.offset_bytes.min(psdu);
+        let to = self.start + Nanos((self.duration_ns * end / psdu).max(1));
+        SubframeSpan { from, to }
+    }
 }
 
 /// Running PSDU length of an A-MPDU as subframes are appended: every subframe but the

@@ -17,7 +17,7 @@
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::airtime_report::ath9k_frame_us;
 use crate::driver::Ppdu;
-use crate::mac::ampdu::subframe_end;
+use crate::mac::ampdu::SubframeClock;
 use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::medium::Medium;
@@ -515,15 +515,13 @@ impl Cell {
             return;
         }
         let duration = self.sequence_of(tx).get(PpduKind::Data).duration;
-        let overhead = u64::from(self.mpdu_overhead());
+        let overhead = self.mpdu_overhead();
         let exch = &mut self.medium.shared_mut().exch;
-        let data_start = exch.deliver_at - duration;
         let tx = &mut exch.txs[0];
-        let psdu = u64::from(tx.ppdu.psdu_bytes);
-        let mut offset = 0u64;
+        let mut clock =
+            SubframeClock::new(exch.deliver_at - duration, duration, tx.ppdu.psdu_bytes);
         for (m, ok) in tx.ppdu.mpdus.iter().zip(tx.ok.iter_mut()) {
-            offset += u64::from(m.packet.len_bytes) + overhead;
-            if subframe_end(data_start, duration, offset, psdu) > t {
+            if clock.next(m.packet.len_bytes + overhead).to > t {
                 *ok = false;
             }
         }

@@ -46,7 +46,7 @@ use crate::capture::{
     captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
 };
 use crate::cell::{Cell, Timer};
-use crate::mac::ampdu::subframe_end;
+use crate::mac::ampdu::SubframeClock;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::{ExchangeOutcome, Tx};
 use crate::mac::frame::{Frame, MgmtFrame};
@@ -978,22 +978,18 @@ impl Cell {
         let txv = tx.stage.txv;
         tx.ok.clear();
         let mut any_ok = false;
-        let duration = ppdu.end - ppdu.start;
-        let psdu = tx.ppdu.psdu_bytes.max(1) as u64;
-        let mut offset = 0u64;
+        // The MPDUs' shares of the PPDU's time, by their places in the PSDU.
+        let mut clock = SubframeClock::new(ppdu.start, ppdu.end - ppdu.start, tx.ppdu.psdu_bytes);
         for m in tx.ppdu.mpdus.iter() {
             let bytes = m.packet.len_bytes + overhead;
-            // The MPDU's share of the PPDU's time, by its place in the PSDU.
-            let from = ppdu.start + Nanos(duration.as_ns() * offset / psdu);
-            offset += u64::from(bytes);
-            let to_t = subframe_end(ppdu.start, duration, offset, psdu);
-            let ok = if left_at.is_some_and(|l| to_t > l) {
+            let span = clock.next(bytes);
+            let ok = if left_at.is_some_and(|l| span.to > l) {
                 false
             } else if !interfered {
                 let per = error.per(&txv, bytes);
                 !link.rng.bernoulli(per)
             } else {
-                let p = lock.success(&txv, lock.signal_mw, noise, from, to_t, bytes);
+                let p = lock.success(&txv, lock.signal_mw, noise, span.from, span.to, bytes);
                 !link.rng.bernoulli(1.0 - p)
             };
             any_ok |= ok;
