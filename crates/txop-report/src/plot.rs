@@ -535,11 +535,7 @@ mod grouped {
                     }
                     let c = colour(entries.len());
                     series.extend(band(&points, r.series_step_s, c));
-                    let run_name = if runs.len() > 1 {
-                        format!("{}: ", runs[j].label)
-                    } else {
-                        String::new()
-                    };
+                    let run_name = run_prefix(runs, j);
                     entries.push(band_legend(
                         format!("{run_name}{} {dir}", g.name),
                         format!("{kind}, {} stations", g.stations.len()),
@@ -548,11 +544,7 @@ mod grouped {
                 }
             }
         }
-        let header = if let [run] = runs {
-            run.label.to_string()
-        } else {
-            "runs".to_string()
-        };
+        let header = rate_legend_header(runs);
         time_series_figure(
             "rate",
             format!(
@@ -1138,6 +1130,25 @@ fn throughput_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
 
 /// One panel of series over the runs' time, from 0 to the longest run, the y axis from
 /// 0 to a little above the highest point; `None` when no point is above 0.
+/// `"LABEL: "` before run `j`'s legend entries when several runs share a plot;
+/// nothing for one.
+fn run_prefix(runs: &[PlotRun<'_>], j: usize) -> String {
+    if runs.len() > 1 {
+        format!("{}: ", runs[j].label)
+    } else {
+        String::new()
+    }
+}
+
+/// The rate legend's header: the run's label, or "runs" when several share it.
+fn rate_legend_header(runs: &[PlotRun<'_>]) -> String {
+    if let [run] = runs {
+        run.label.to_string()
+    } else {
+        "runs".to_string()
+    }
+}
+
 fn time_series_figure(
     stem: &'static str,
     heading: String,
@@ -1217,11 +1228,7 @@ fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
                     points: envelope(&points, SERIES_MAX_POINTS),
                     mark: Mark::Line,
                 });
-                let run_name = if runs.len() > 1 {
-                    format!("{}: ", runs[j].label)
-                } else {
-                    String::new()
-                };
+                let run_name = run_prefix(runs, j);
                 entries.push(LegendEntry {
                     name: format!("{run_name}station {} {dir}", st.station),
                     note: format!("{}, {} probes", rc.kind, link.probes),
@@ -1231,11 +1238,7 @@ fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             }
         }
     }
-    let header = if let [run] = runs {
-        run.label.to_string()
-    } else {
-        "runs".to_string()
-    };
+    let header = rate_legend_header(runs);
     time_series_figure(
         "rate",
         format!("{title}: PHY rate over time"),
