@@ -25,13 +25,12 @@ use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
 use crate::mac::exchange::Tx;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
-use crate::mac::sequence::PpduKind;
+use crate::mac::sequence::{PpduKind, SequencePpdu};
 use crate::mac80211::powersave::{BeaconClock, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD};
 use crate::mac80211::txq::LinkId;
 use crate::packet::{NodeId, Packet, StationId};
 use crate::phy::channel::ErrorModel;
 use crate::phy::path_loss::noise_dbm;
-use crate::phy::rates::{control_response_rate, ACK_BYTES};
 use crate::phy::{ChannelWidth, TxVector};
 use crate::Nanos;
 use std::collections::VecDeque;
@@ -277,13 +276,10 @@ impl Cell {
     /// decoded.
     fn capture_data(&self, tx: &Tx, collision: bool, out: &mut Vec<CapturedPpdu>) {
         let (n, link) = (tx.node.index(), tx.link());
-        let node = &self.nodes[n];
-        let peer = node.link(link).peer;
+        let peer = self.nodes[n].link(link).peer;
         let seq = self.sequence_of(tx);
         let (txv, sifs) = (tx.stage.txv, self.timing.sifs);
-        let ppdu = &tx.ppdu;
-        let ok: &[bool] = &tx.ok;
-        let any_ok = ok.iter().any(|&o| o);
+        let any_ok = tx.ok.iter().any(|&o| o);
         let signal = self.capture_signal_dbm(n, link, &txv, tx.start);
         let ctl = seq.get(PpduKind::Response).txv;
         let back = self.nodes[peer.index()].link_to(tx.node);
@@ -296,48 +292,27 @@ impl Cell {
             } else {
                 start + p.duration
             };
-            let (frame, received) = match p.kind {
-                PpduKind::Rts => (CapturedFrame::Rts, !collision),
-                PpduKind::Cts => (CapturedFrame::Cts, !collision),
-                PpduKind::CtsToSelf => (CapturedFrame::CtsToSelf, true),
+            let received = match p.kind {
+                PpduKind::Rts | PpduKind::Cts => !collision,
+                PpduKind::CtsToSelf | PpduKind::Response => true,
                 // (A data sequence's payload is its data PPDU.)
-                PpduKind::Data | PpduKind::Own => (
-                    CapturedFrame::Data {
-                        tid: ppdu.tid.0,
-                        qos: self.cfg.qos,
-                    },
-                    !collision && any_ok,
-                ),
-                PpduKind::Response => (response_frame(ppdu, ok), true),
+                PpduKind::Data | PpduKind::Own => !collision && any_ok,
             };
             let (transmitter, receiver, signal_dbm) = match p.kind {
                 PpduKind::CtsToSelf => (tx.node, tx.node, None),
                 k if k.sent_by_holder() => (tx.node, peer, signal),
                 _ => (peer, tx.node, signal_back),
             };
-            let mut record = CapturedPpdu {
+            let heard = HeardPpdu {
                 start,
                 end,
                 transmitter,
                 receiver: Some(receiver),
-                frame,
-                aggregated: false,
-                mpdus: Vec::new(),
-                txv: p.txv,
-                psdu_bytes: p.bytes,
-                duration_us: duration_field_us(p.nav_after),
                 received,
                 signal_dbm,
                 noise_dbm: Self::capture_noise_dbm(&p.txv),
-                ac: tx.ac,
-                tx_try: ppdu.tries,
-                chain: Vec::new(),
-                aql_pending_us: None,
             };
-            if p.kind == PpduKind::Data {
-                self.fill_captured_data(&mut record, tx);
-            }
-            out.push(record);
+            out.push(self.captured_ppdu(tx, p, heard));
             let last = match p.kind {
                 // Only the RTS went out, into the collision.
                 PpduKind::Rts => collision,
@@ -349,6 +324,54 @@ impl Cell {
             }
             start = end + sifs;
         }
+    }
+
+    /// The record of PPDU `p` of `tx`'s exchange, heard as its medium says (`heard`):
+    /// the one builder of a record, on both media. The frame it carries follows from
+    /// its kind; a data PPDU's MPDUs, retry chain and AQL state from `tx`
+    /// ([`Cell::fill_captured_data`]).
+    pub(crate) fn captured_ppdu(
+        &self,
+        tx: &Tx,
+        p: &SequencePpdu,
+        heard: HeardPpdu,
+    ) -> CapturedPpdu {
+        let frame = match (p.kind, tx.frame) {
+            (PpduKind::Rts, _) => CapturedFrame::Rts,
+            (PpduKind::Cts, _) => CapturedFrame::Cts,
+            (PpduKind::CtsToSelf, _) => CapturedFrame::CtsToSelf,
+            (PpduKind::Own, Some(f)) => self.captured_own_frame(f),
+            (PpduKind::Response, Some(_)) => CapturedFrame::Ack,
+            (PpduKind::Response, None) => response_frame(&tx.ppdu, &tx.ok),
+            (PpduKind::Data | PpduKind::Own, _) => CapturedFrame::Data {
+                tid: tx.ppdu.tid.0,
+                qos: self.cfg.qos,
+            },
+        };
+        let mut record = CapturedPpdu {
+            start: heard.start,
+            end: heard.end,
+            transmitter: heard.transmitter,
+            receiver: heard.receiver,
+            frame,
+            aggregated: false,
+            mpdus: Vec::new(),
+            txv: p.txv,
+            psdu_bytes: p.bytes,
+            duration_us: duration_field_us(p.nav_after),
+            received: heard.received,
+            signal_dbm: heard.signal_dbm,
+            noise_dbm: heard.noise_dbm,
+            ac: tx.ac,
+            // One of the MAC's own frames counts its tries elsewhere (`frame_attempts`).
+            tx_try: if tx.frame.is_some() { 1 } else { tx.ppdu.tries },
+            chain: Vec::new(),
+            aql_pending_us: None,
+        };
+        if p.kind == PpduKind::Data {
+            self.fill_captured_data(&mut record, tx);
+        }
+        record
     }
 
     /// The data PPDU's own fields of `record`, from transmission `tx`: its MPDUs (and
@@ -418,70 +441,60 @@ impl Cell {
         }
     }
 
-    /// The PPDUs of one of the MAC's own frames `f` sent by `tx` (and the AP's ACK).
+    /// The PPDUs of one of the MAC's own frames `f` sent by `tx` (its sequence,
+    /// [`Cell::own_sequence`]): the frame, and the AP's ACK if the frame got through
+    /// and asks for one (a beacon does not).
     fn capture_frame(&self, tx: &Tx, f: Frame, collision: bool, out: &mut Vec<CapturedPpdu>) {
         let n = tx.node.index();
-        let (v, bytes) = self.frame_vector(n, f);
-        let sifs = self.timing.sifs;
-        let ctl = control_response_rate(&v, self.cfg.standard);
-        let ack = ctl.ppdu_duration(ACK_BYTES, self.cfg.band);
-        let frame = self.captured_own_frame(f);
-        let beacon = matches!(frame, CapturedFrame::Beacon { .. });
+        let seq = self.own_sequence(n, f);
+        let beacon = matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. }));
         let ok = !collision && tx.ok.first() == Some(&true);
+        let frame = seq.get(PpduKind::Own);
         let signal = if beacon {
             None
         } else {
-            self.capture_signal_dbm(n, LinkId(0), &v, tx.start)
+            self.capture_signal_dbm(n, LinkId(0), &frame.txv, tx.start)
         };
-        let record = CapturedPpdu {
+        let heard = HeardPpdu {
             start: tx.start,
             end: tx.air_end,
             transmitter: tx.node,
             receiver: (!beacon).then_some(NodeId::AP),
-            frame,
-            aggregated: false,
-            mpdus: Vec::new(),
-            txv: v,
-            psdu_bytes: bytes,
-            duration_us: if beacon {
-                0
-            } else {
-                duration_field_us(sifs + ack)
-            },
             received: beacon || ok,
             signal_dbm: signal,
-            noise_dbm: Self::capture_noise_dbm(&v),
-            ac: tx.ac,
-            tx_try: 1,
-            chain: Vec::new(),
-            aql_pending_us: None,
+            noise_dbm: Self::capture_noise_dbm(&frame.txv),
         };
-        let acked = !beacon && ok;
-        let sta = tx.node.as_station();
-        out.push(record);
-        if let (true, Some(sta)) = (acked, sta) {
-            let back = self.capture_signal_dbm(0, sta.ap_link(), &ctl, tx.start);
-            out.push(CapturedPpdu {
-                start: tx.air_end + sifs,
-                end: tx.air_end + sifs + ack,
-                transmitter: NodeId::AP,
-                receiver: Some(tx.node),
-                frame: CapturedFrame::Ack,
-                aggregated: false,
-                mpdus: Vec::new(),
-                txv: ctl,
-                psdu_bytes: ACK_BYTES,
-                duration_us: 0,
-                received: true,
-                signal_dbm: back,
-                noise_dbm: Self::capture_noise_dbm(&ctl),
-                ac: tx.ac,
-                tx_try: 1,
-                chain: Vec::new(),
-                aql_pending_us: None,
-            });
-        }
+        out.push(self.captured_ppdu(tx, frame, heard));
+        let (true, Some(sta)) = (!beacon && ok, tx.node.as_station()) else {
+            return;
+        };
+        let ack = seq.get(PpduKind::Response);
+        let start = tx.air_end + self.timing.sifs;
+        let heard = HeardPpdu {
+            start,
+            end: start + ack.duration,
+            transmitter: NodeId::AP,
+            receiver: Some(tx.node),
+            received: true,
+            signal_dbm: self.capture_signal_dbm(0, sta.ap_link(), &ack.txv, tx.start),
+            noise_dbm: Self::capture_noise_dbm(&ack.txv),
+        };
+        out.push(self.captured_ppdu(tx, ack, heard));
     }
+}
+
+/// Where one PPDU of an exchange went and how it was heard, as its medium tells it
+/// ([`Cell::captured_ppdu`] adds what the PPDU itself says).
+pub(crate) struct HeardPpdu {
+    pub(crate) start: Nanos,
+    pub(crate) end: Nanos,
+    pub(crate) transmitter: NodeId,
+    /// `None`: to every station (a beacon).
+    pub(crate) receiver: Option<NodeId>,
+    /// Its addressee decoded it (for data, at least one MPDU).
+    pub(crate) received: bool,
+    pub(crate) signal_dbm: Option<f64>,
+    pub(crate) noise_dbm: f64,
 }
 
 /// The MPDUs of `ppdu` as captured: `ok[i]` whether its addressee decoded MPDU `i`

@@ -42,9 +42,7 @@
 
 use super::reception::{sync_time, RxLock};
 use super::Medium;
-use crate::capture::{
-    captured_mpdus, duration_field_us, response_frame, CapturedFrame, CapturedPpdu,
-};
+use crate::capture::HeardPpdu;
 use crate::cell::{Cell, Timer};
 use crate::mac::ampdu::SubframeClock;
 use crate::mac::edca::Ac;
@@ -1120,42 +1118,19 @@ impl Cell {
     }
 
     /// Record node `x`'s PPDU `ppdu`, which just ended (`through`: its addressee
-    /// decoded it; for data, at least one MPDU).
+    /// decoded it; for data, at least one MPDU), heard at the power the space gives
+    /// ([`Cell::captured_ppdu`] builds the record, as in one collision domain).
     #[inline(never)]
     fn capture_medium_ppdu(&mut self, x: usize, ppdu: &OnAir, through: bool) {
         let m = self.medium.spatial();
         let Some(ex) = m.nodes[ppdu.holder].exchange.as_ref() else {
             return;
         };
-        let tx = &ex.tx;
-        let data = &tx.ppdu;
-        let (frame, mpdus, aggregated) = match ppdu.kind {
-            PpduKind::Rts => (CapturedFrame::Rts, Vec::new(), false),
-            PpduKind::Cts => (CapturedFrame::Cts, Vec::new(), false),
-            PpduKind::CtsToSelf => (CapturedFrame::CtsToSelf, Vec::new(), false),
-            PpduKind::Data => (
-                CapturedFrame::Data {
-                    tid: data.tid.0,
-                    qos: self.cfg.qos,
-                },
-                captured_mpdus(data, &tx.ok, |_| false),
-                data.aggregated,
-            ),
-            PpduKind::Response if tx.frame.is_some() => (CapturedFrame::Ack, Vec::new(), false),
-            PpduKind::Response => (response_frame(data, &tx.ok), Vec::new(), false),
-            PpduKind::Own => {
-                let f = tx.frame.expect("one of the MAC's own frames");
-                (self.captured_own_frame(f), Vec::new(), false)
-            }
-        };
         let signal_dbm = ppdu.to.map(|to| {
             let mw = self.signal_mw(x, to, ppdu.start);
             10.0 * mw.log10()
         });
-        let is_data = ppdu.kind == PpduKind::Data;
-        let aql_pending_us = (is_data && ppdu.holder == 0)
-            .then(|| self.nodes[0].path.aql_pending_us(tx.link(), tx.ac));
-        let record = CapturedPpdu {
+        let heard = HeardPpdu {
             start: ppdu.start,
             end: ppdu.end,
             transmitter: NodeId(x as u16),
@@ -1164,29 +1139,11 @@ impl Cell {
                 (None, PpduKind::Own) => None,
                 (to, _) => Some(NodeId(to.unwrap_or(x) as u16)),
             },
-            frame,
-            aggregated,
-            mpdus,
-            txv: ppdu.txv,
-            psdu_bytes: ppdu.bytes,
-            duration_us: duration_field_us(ppdu.nav_end - ppdu.end),
             received: through,
             signal_dbm,
             noise_dbm: m.map.noise_dbm,
-            ac: tx.ac,
-            // One of the MAC's own frames counts its tries elsewhere (`frame_attempts`).
-            tx_try: if tx.frame.is_some() { 1 } else { data.tries },
-            chain: if is_data {
-                data.chain
-                    .stages()
-                    .iter()
-                    .map(|s| (s.txv, s.tries))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            aql_pending_us,
         };
+        let record = self.captured_ppdu(&ex.tx, ex.seq.get(ppdu.kind), heard);
         self.capture_push(record);
     }
 
