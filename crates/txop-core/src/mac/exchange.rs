@@ -652,15 +652,10 @@ impl Cell {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
             let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
-            match tx.frame {
-                Some(f) => self.finish_frame(t, tx.node, f, outcome, share),
-                None => {
-                    // A lone transmitter's airtime starts where its busy period does
-                    // (within a TXOP, at the end of the previous exchange).
-                    let start = if n_tx == 1 { busy_from } else { tx.start };
-                    self.settle_data(tx, start, t, outcome, share);
-                }
-            }
+            // A lone transmitter's airtime starts where its busy period does (within a
+            // TXOP, at the end of the previous exchange).
+            let start = if n_tx == 1 { busy_from } else { tx.start };
+            self.settle_tx(tx, start, t, outcome, share);
         }
         self.medium.shared_mut().exch.txs = txs;
         // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
@@ -678,16 +673,21 @@ impl Cell {
             };
         }
         if outcome != ExchangeOutcome::Acked {
+            let collision = outcome == ExchangeOutcome::Collision;
             for tx in &self.medium.shared().exch.txs {
                 // A transmitter that got no response waits out its response timeout; it
-                // saw no errored frame, so it uses AIFS, not EIFS.
-                let n = tx.node.index();
-                let eliciting = match tx.frame {
-                    Some(f) => self.frame_vector(n, f).0,
-                    None => tx.stage.txv,
+                // saw no errored frame, so it uses AIFS, not EIFS. What went out: in a
+                // collision an RTS alone if the exchange starts with one, else the data
+                // (or the MAC's own frame), which is also what a lone transmitter's
+                // addressee failed to decode.
+                let seq = self.sequence_of_tx(tx);
+                let lost = match seq.first() {
+                    PpduKind::Rts if collision => PpduKind::Rts,
+                    PpduKind::Own => PpduKind::Own,
+                    _ => PpduKind::Data,
                 };
-                let timeout = self.timing.response_timeout_for(&eliciting);
-                self.nodes[n].ifs_ref = (tx.air_end + timeout).max(t);
+                let waited = self.response_given_up_at(&seq, lost, tx.air_end);
+                self.nodes[tx.node.index()].ifs_ref = waited.max(t);
             }
         }
         self.clear_txs();
@@ -707,6 +707,10 @@ impl Cell {
         outcome: ExchangeOutcome,
         share: u64,
     ) {
+        if outcome != ExchangeOutcome::Acked {
+            // Nothing decoded may have been drawn (an addressee that never locked on).
+            tx.ok.resize(tx.ppdu.mpdus.len(), false);
+        }
         let retry_limit = self.cfg.retry_limit;
         let n = tx.node.index();
         let station = self.station_of(n, tx.link());
@@ -805,30 +809,90 @@ impl Cell {
     }
 
     /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
-    /// the AC has a TXOP limit and that whole exchange fits in what is left of it.
+    /// the AC has a TXOP limit and that whole exchange fits in what is left of it
+    /// ([`Cell::continue_in_txop`]).
     pub(crate) fn continue_txop(&mut self, t: Nanos) -> bool {
         // An exchange of one of the MAC's own frames is not continued.
         let exch = &self.medium.shared().exch;
-        let Some(prev) = exch.txs.first().filter(|tx| tx.frame.is_none()) else {
+        if !exch.txs.first().is_some_and(|tx| tx.frame.is_none()) {
             return false;
-        };
-        let (n, ac, txop_start) = (prev.node.index(), prev.ac, exch.txop_start);
-        let Some((ppdu, stage, seq)) = self.take_txop_ppdu(n, ac, t, txop_start) else {
-            return false;
-        };
-        let start = t + self.timing.sifs;
+        }
+        let txop_start = exch.txop_start;
         // An acknowledged exchange had a single transmitter (collisions are never
-        // acknowledged): its record is reused in place for the next PPDU.
+        // acknowledged): its record becomes the next transmission's. It is lent out
+        // while the path gives up the next PPDU.
+        let mut txs = std::mem::take(&mut self.medium.shared_mut().exch.txs);
+        debug_assert_eq!(txs.len(), 1);
+        let seq = self.continue_in_txop(&mut txs[0], t, txop_start);
         let exch = &mut self.medium.shared_mut().exch;
-        debug_assert_eq!(exch.txs.len(), 1);
-        let tx = &mut exch.txs[0];
+        exch.txs = txs;
+        let Some(seq) = seq else {
+            return false;
+        };
+        exch.busy_from = t;
+        self.resolve_single(Some(seq));
+        true
+    }
+
+    /// `tx`'s exchange was acknowledged at `t`: make `tx` the next transmission of its
+    /// TXOP, begun at `txop_start`, if there is one ([`Cell::take_txop_ppdu`]): the
+    /// next data PPDU of its AC, SIFS later. Returns that exchange's sequence, or
+    /// `None` (and `tx` is left as it was). Both media continue a TXOP through it.
+    // perf: the record is rewritten in place, not built anew (a `Tx` is large).
+    pub(crate) fn continue_in_txop(
+        &mut self,
+        tx: &mut Tx,
+        t: Nanos,
+        txop_start: Nanos,
+    ) -> Option<FrameSequence> {
+        let (ppdu, stage, seq) = self.take_txop_ppdu(tx.node.index(), tx.ac, t, txop_start)?;
+        let start = t + self.timing.sifs;
         tx.start = start;
         tx.air_end = start;
         tx.stage = stage;
         tx.ppdu = ppdu;
-        exch.busy_from = t;
-        self.resolve_single(Some(seq));
-        true
+        Some(seq)
+    }
+
+    /// Settle transmission `tx` of an exchange that ended at `t` with `outcome`,
+    /// charged `share` ns of the busy period (its airtime from `start`): a data
+    /// PPDU ([`Cell::settle_data`]) or one of the MAC's own frames
+    /// ([`Cell::finish_frame`]). Both media settle every transmission through it.
+    pub(crate) fn settle_tx(
+        &mut self,
+        tx: &mut Tx,
+        start: Nanos,
+        t: Nanos,
+        outcome: ExchangeOutcome,
+        share: u64,
+    ) {
+        match tx.frame {
+            Some(f) => self.finish_frame(t, tx.node, f, outcome, share),
+            None => self.settle_data(tx, start, t, outcome, share),
+        }
+    }
+
+    /// The PPDUs of `tx`'s exchange: its data sequence ([`Cell::sequence_of`]) or
+    /// that of one of the MAC's own frames ([`Cell::own_sequence`]).
+    pub(crate) fn sequence_of_tx(&self, tx: &Tx) -> FrameSequence {
+        match tx.frame {
+            Some(f) => self.own_sequence(tx.node.index(), f),
+            None => self.sequence_of(tx),
+        }
+    }
+
+    /// When the holder of an exchange (`seq`) stops waiting for a response that never
+    /// came: `lost`, the PPDU that did not get through or whose response did not,
+    /// ended at `end`; the holder waits the response timeout at the rate of the frame
+    /// that elicited the response ([`FrameSequence::eliciting`]; 10.3.2.9: a DSSS
+    /// frame waits longer). The one rule on both media.
+    pub(crate) fn response_given_up_at(
+        &self,
+        seq: &FrameSequence,
+        lost: PpduKind,
+        end: Nanos,
+    ) -> Nanos {
+        end + self.timing.response_timeout_for(&seq.eliciting(lost).txv)
     }
 
     /// Rate and PSDU size of one of the MAC's own frames: beacons at the lowest basic rate;

@@ -199,6 +199,23 @@ impl FrameSequence {
         ppdus.get(i + 1).map(|p| p.kind)
     }
 
+    /// The PPDU whose response its holder waits for when `lost` did not get through:
+    /// `lost` itself if the holder sent it (its addressee answers nothing), else the
+    /// one it answers (a CTS answers the RTS, a response the data or the MAC's own
+    /// frame). Its rate sets the response timeout (10.3.2.9).
+    #[inline]
+    pub(crate) fn eliciting(&self, lost: PpduKind) -> &SequencePpdu {
+        if lost.sent_by_holder() {
+            return self.get(lost);
+        }
+        let ppdus = self.ppdus();
+        let i = ppdus
+            .iter()
+            .position(|p| p.kind == lost)
+            .expect("the sequence holds that PPDU");
+        &ppdus[i - 1]
+    }
+
     /// The first PPDU's kind: the exchange's first frame on the air.
     #[inline]
     pub(crate) fn first(&self) -> PpduKind {
@@ -277,5 +294,32 @@ mod tests {
                 assert_eq!(s.after(PpduKind::Response), None);
             }
         }
+    }
+
+    /// The frame a holder waited on when a PPDU was lost (10.3.2.9): the RTS when
+    /// it or its CTS was lost, the data when it or its response was, the MAC's own
+    /// frame when it or its ACK was. An 802.11g link whose RTS goes at a DSSS rate and
+    /// its data at OFDM tells them apart by the timeout.
+    #[test]
+    fn a_lost_response_is_waited_for_at_the_rate_of_what_it_answers() {
+        let timing = PhyTiming::new(Standard::G, Band::Ghz2_4);
+        let sifs = timing.sifs;
+        let txv = TxVector::Ofdm { rate_mbps: 54 };
+        let air = LinkAirtime::new(&txv, &timing, Protection::RtsCts);
+        let s = FrameSequence::data(&air, Protection::RtsCts, txv, 1_538, false, sifs);
+        for (lost, waited) in [
+            (PpduKind::Rts, PpduKind::Rts),
+            (PpduKind::Cts, PpduKind::Rts),
+            (PpduKind::Data, PpduKind::Data),
+            (PpduKind::Response, PpduKind::Data),
+        ] {
+            assert_eq!(s.eliciting(lost).kind, waited, "{lost:?}");
+        }
+        assert_eq!(s.eliciting(PpduKind::Cts).txv, air.rts_cts_txv);
+        assert_eq!(s.eliciting(PpduKind::Response).txv, txv);
+        let ack = Some((air.rts_cts_txv, air.cts));
+        let own = FrameSequence::own(txv, 30, Nanos::from_us(40), ack, sifs);
+        assert_eq!(own.eliciting(PpduKind::Response).kind, PpduKind::Own);
+        assert_eq!(own.eliciting(PpduKind::Own).kind, PpduKind::Own);
     }
 }

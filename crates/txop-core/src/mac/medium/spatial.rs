@@ -497,7 +497,7 @@ impl Cell {
         match (access.tx, access.ac) {
             (Some(tx), _) => {
                 let start = tx.start;
-                self.begin_exchange(n, tx, start, start);
+                self.begin_exchange(n, tx, None, start, start);
             }
             // Defensive (has_frame promised a PPDU): try again a slot later.
             (None, Some(ac)) => {
@@ -507,21 +507,34 @@ impl Cell {
         }
     }
 
-    /// Node `n` starts an exchange with `tx` at `start` (`busy_from`: where its airtime
-    /// starts; `txop_start`: its TXOP's start).
-    fn begin_exchange(&mut self, n: usize, mut tx: Tx, busy_from: Nanos, txop_start: Nanos) {
-        let (seq, peer, broadcast) = match tx.frame {
+    /// Node `n` starts an exchange with `tx` at `start` (`known`: its frame sequence,
+    /// when the caller has just built it; `busy_from`: where its airtime starts;
+    /// `txop_start`: its TXOP's start).
+    fn begin_exchange(
+        &mut self,
+        n: usize,
+        mut tx: Tx,
+        known: Option<FrameSequence>,
+        busy_from: Nanos,
+        txop_start: Nanos,
+    ) {
+        let (peer, broadcast) = match tx.frame {
             // One of the MAC's own frames: a station's to its AP, or the AP's beacon.
             Some(f) => {
                 tx.ok.clear();
-                let beacon = matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. }));
-                (self.own_sequence(n, f), 0, beacon)
+                (0, matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. })))
             }
             None => {
                 tx.count_try();
-                let peer = self.nodes[n].link(tx.link()).peer.index();
-                (self.sequence_of(&tx), peer, false)
+                (self.nodes[n].link(tx.link()).peer.index(), false)
             }
+        };
+        let seq = match known {
+            Some(seq) => {
+                debug_assert_eq!(seq, self.sequence_of_tx(&tx));
+                seq
+            }
+            None => self.sequence_of_tx(&tx),
         };
         let start = tx.start;
         let x = Box::new(SpatialExchange {
@@ -1037,7 +1050,7 @@ impl Cell {
                         self.schedule_ppdu(holder, PpduKind::Response, e + sifs)
                     }
                     PpduOutcome::Lost { interfered } => {
-                        self.end_exchange(holder, e, failed(interfered), Some(ppdu.txv))
+                        self.end_exchange(holder, e, failed(interfered), Some(ppdu.kind))
                     }
                 }
             }
@@ -1045,13 +1058,12 @@ impl Cell {
             (PpduKind::Response, PpduOutcome::Through) => {
                 self.end_exchange(holder, e, ExchangeOutcome::Acked, None)
             }
-            (PpduKind::Response | PpduKind::Cts, PpduOutcome::Lost { interfered }) => {
-                // The holder missed the response it waited for.
-                let eliciting = self.medium_exchange_txv(holder);
-                self.end_exchange(holder, e, failed(interfered), Some(eliciting))
-            }
-            (PpduKind::Rts, PpduOutcome::Lost { interfered }) => {
-                self.end_exchange(holder, e, failed(interfered), Some(ppdu.txv))
+            (
+                PpduKind::Response | PpduKind::Cts | PpduKind::Rts,
+                PpduOutcome::Lost { interfered },
+            ) => {
+                // The holder missed the response it waited for, or its RTS was.
+                self.end_exchange(holder, e, failed(interfered), Some(ppdu.kind))
             }
             (PpduKind::CtsToSelf, PpduOutcome::Lost { .. }) => unreachable!(),
         }
@@ -1083,7 +1095,7 @@ impl Cell {
                 self.schedule_ppdu(holder, PpduKind::Response, e + self.timing.sifs)
             }
             PpduOutcome::Lost { interfered } => {
-                self.end_exchange(holder, e, failed(interfered), Some(ppdu.txv))
+                self.end_exchange(holder, e, failed(interfered), Some(PpduKind::Own))
             }
         }
     }
@@ -1147,25 +1159,15 @@ impl Cell {
         self.capture_push(record);
     }
 
-    fn medium_exchange_txv(&self, holder: usize) -> TxVector {
-        let m = self.medium.spatial();
-        m.nodes[holder]
-            .exchange
-            .as_ref()
-            .map_or(TxVector::Ofdm { rate_mbps: 6 }, |x| match x.tx.frame {
-                Some(f) => self.frame_vector(holder, f).0,
-                None => x.tx.stage.txv,
-            })
-    }
-
-    /// Node `holder`'s exchange ends at `e` with `outcome`. `waited`: the rate of the
-    /// frame whose response never came (the holder then waits its response timeout).
+    /// Node `holder`'s exchange ends at `e` with `outcome`. `lost`: the PPDU that did
+    /// not get through or whose response did not (the holder then waits its response
+    /// timeout, [`Cell::response_given_up_at`]).
     fn end_exchange(
         &mut self,
         holder: usize,
         e: Nanos,
         outcome: ExchangeOutcome,
-        waited: Option<TxVector>,
+        lost: Option<PpduKind>,
     ) {
         let mut x = {
             let m = self.medium.spatial_mut();
@@ -1182,33 +1184,23 @@ impl Cell {
         let counted = e.saturating_sub(m.active_since.max(m.busy_counted_to));
         m.busy_counted_to = m.busy_counted_to.max(e);
         self.busy_ns += counted.as_ns();
-        let busy_from = x.busy_from;
-        if let Some(f) = x.tx.frame {
-            self.finish_frame(e, x.tx.node, f, outcome, share);
-        } else {
-            if outcome != ExchangeOutcome::Acked {
-                x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
-            } else if x.interfered {
-                let station = self.station_of(holder, x.tx.link());
-                self.link_stats(station, holder != 0).captures += 1;
-            }
-            self.settle_data(&mut x.tx, busy_from, e, outcome, share);
-            if outcome == ExchangeOutcome::Acked {
-                if let Some(next) = self.next_in_txop(holder, &x, e) {
-                    let txop_start = x.txop_start;
-                    self.recycle_ok(x.tx);
-                    self.begin_exchange(holder, next, e, txop_start);
-                    return;
-                }
+        let data = x.tx.frame.is_none();
+        if data && outcome == ExchangeOutcome::Acked && x.interfered {
+            let station = self.station_of(holder, x.tx.link());
+            self.link_stats(station, holder != 0).captures += 1;
+        }
+        self.settle_tx(&mut x.tx, x.busy_from, e, outcome, share);
+        if data && outcome == ExchangeOutcome::Acked {
+            if let Some(seq) = self.continue_in_txop(&mut x.tx, e, x.txop_start) {
+                let txop_start = x.txop_start;
+                self.begin_exchange(holder, x.tx, Some(seq), e, txop_start);
+                return;
             }
         }
+        let after = lost.map_or(e, |k| self.response_given_up_at(&x.seq, k, e));
         self.recycle_ok(x.tx);
         // A holder whose response never came waits its response timeout, then AIFS
         // (it saw no errored frame); if its CCA is still busy then, whichever is later.
-        let after = match waited {
-            Some(v) => e + self.timing.response_timeout_for(&v),
-            None => e,
-        };
         let nm = &mut self.medium.spatial_mut().nodes[holder];
         nm.defer_until = nm.defer_until.max(after);
         nm.undecoded = false;
@@ -1217,16 +1209,6 @@ impl Cell {
             self.set_ifs_ref(holder, at);
         }
         self.departures_due(e);
-    }
-
-    /// The next data PPDU of the holder's TXOP after an acknowledged exchange ending at
-    /// `e` ([`Cell::take_txop_ppdu`]).
-    fn next_in_txop(&mut self, holder: usize, x: &SpatialExchange, e: Nanos) -> Option<Tx> {
-        let ac = x.tx.ac;
-        let (ppdu, _, _) = self.take_txop_ppdu(holder, ac, e, x.txop_start)?;
-        let start = e + self.timing.sifs;
-        let ok = self.spare_ok.pop().unwrap_or_default();
-        Some(Tx::data(x.tx.node, ac, start, ppdu, ok))
     }
 }
 
