@@ -400,8 +400,8 @@ impl Cell {
     pub(crate) fn beacon_through_link(&mut self, sta: StationId, t: Nanos) -> bool {
         let v = self.timing.lowest_basic;
         let link = &mut self.nodes[0].link_mut(sta.ap_link());
-        let per = link.error_at(t).per(&v, BEACON_BYTES);
-        !link.rng.bernoulli(per)
+        let error = link.error_at(t);
+        link.draws_through(&error, &v, BEACON_BYTES)
     }
 
     /// Station `sta` heard (or missed) a beacon with (or without) its TIM bit.

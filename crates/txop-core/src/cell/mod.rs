@@ -148,6 +148,16 @@ impl Link {
             None => self.error,
         }
     }
+
+    /// Whether a frame of `bytes` at `txv` that nothing interfered with gets through
+    /// this link's channel, lossy as `error` says (its [`Link::error_at`] when the
+    /// frame started): one draw from the link's stream, none when the PER is 0. The
+    /// one channel draw of both media, for data MPDUs, the MAC's own frames and
+    /// beacons alike.
+    #[inline]
+    pub(crate) fn draws_through(&mut self, error: &ErrorModel, txv: &TxVector, bytes: u32) -> bool {
+        !self.rng.bernoulli(error.per(txv, bytes))
+    }
 }
 
 impl Node {

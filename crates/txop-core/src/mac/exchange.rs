@@ -464,8 +464,7 @@ impl Cell {
         } else {
             let mut any_ok = false;
             for m in tx.ppdu.mpdus.iter() {
-                let per = error.per(&txv, m.packet.len_bytes + overhead);
-                let ok = !link.rng.bernoulli(per);
+                let ok = link.draws_through(&error, &txv, m.packet.len_bytes + overhead);
                 any_ok |= ok;
                 tx.ok.push(ok);
             }
@@ -940,8 +939,8 @@ impl Cell {
             Frame::Mgmt(MgmtFrame::Beacon { .. }) => true,
             _ => {
                 let link = &mut self.nodes[n].links[0];
-                let per = link.error_at(start).per(&frame.txv, frame.bytes);
-                !link.rng.bernoulli(per)
+                let error = link.error_at(start);
+                link.draws_through(&error, &frame.txv, frame.bytes)
             }
         };
         let exch = &mut self.medium.shared_mut().exch;

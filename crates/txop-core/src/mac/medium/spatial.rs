@@ -942,11 +942,11 @@ impl Cell {
             // A station's own frame nobody interfered with: drawn through its link's
             // channel, as one collision domain draws it (`Cell::resolve_frame`).
             let link = &mut self.nodes[ppdu.holder].links[0];
-            let per = link.error_at(ppdu.start).per(&ppdu.txv, ppdu.bytes);
-            return if link.rng.bernoulli(per) {
-                PpduOutcome::Lost { interfered: false }
-            } else {
+            let error = link.error_at(ppdu.start);
+            return if link.draws_through(&error, &ppdu.txv, ppdu.bytes) {
                 PpduOutcome::Through
+            } else {
+                PpduOutcome::Lost { interfered: false }
             };
         }
         if ppdu.kind != PpduKind::Data {
@@ -997,8 +997,7 @@ impl Cell {
             let ok = if left_at.is_some_and(|l| span.to > l) {
                 false
             } else if !interfered {
-                let per = error.per(&txv, bytes);
-                !link.rng.bernoulli(per)
+                link.draws_through(&error, &txv, bytes)
             } else {
                 let p = lock.success(&txv, lock.signal_mw, noise, span.from, span.to, bytes);
                 !link.rng.bernoulli(1.0 - p)
