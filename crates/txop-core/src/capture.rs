@@ -16,6 +16,9 @@
 //!   collision's overlapping PPDUs) are recorded then, in order of their ends;
 //! - with space (`mac/medium/spatial.rs`): each PPDU when it ends (its outcome is known then).
 //!
+//! Either way one builder makes the record ([`Cell::captured_ppdu`]) from the
+//! exchange's frame sequence and what the medium says it heard ([`HeardPpdu`]).
+//!
 //! Either way a record is made before any packet it carries is reported delivered or
 //! dropped ([`Output`](crate::Output)), so a driver that drains the capture before the
 //! outputs still knows every packet the record names.
