@@ -813,7 +813,7 @@ impl Cell {
     pub(crate) fn continue_txop(&mut self, t: Nanos) -> bool {
         // An exchange of one of the MAC's own frames is not continued.
         let exch = &self.medium.shared().exch;
-        if !exch.txs.first().is_some_and(|tx| tx.frame.is_none()) {
+        if exch.txs.first().is_none_or(|tx| tx.frame.is_some()) {
             return false;
         }
         let txop_start = exch.txop_start;
