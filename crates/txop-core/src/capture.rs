@@ -11,22 +11,22 @@
 //!
 //! When a record is made:
 //!
-//! - one collision domain (`mac/exchange.rs`): an exchange is laid out whole when it
+//! - one collision domain (`air/exchange.rs`): an exchange is laid out whole when it
 //!   starts, so all its PPDUs (RTS, CTS or CTS-to-self, data, ACK or BlockAck; a
 //!   collision's overlapping PPDUs) are recorded then, in order of their ends;
-//! - with space (`mac/medium/spatial.rs`): each PPDU when it ends (its outcome is known then).
+//! - with space (`air/medium/spatial.rs`): each PPDU when it ends (its outcome is known then).
 //!
-//! Either way one builder makes the record ([`Cell::captured_ppdu`]) from the
-//! exchange's frame sequence and what the medium says it heard ([`HeardPpdu`]).
+//! Either way one builder makes the record (`Cell::captured_ppdu`) from the
+//! exchange's frame sequence and what the medium says it heard (`HeardPpdu`).
 //!
 //! Either way a record is made before any packet it carries is reported delivered or
 //! dropped ([`Output`](crate::Output)), so a driver that drains the capture before the
 //! outputs still knows every packet the record names.
 
+use crate::air::exchange::Tx;
 use crate::cell::Cell;
 use crate::driver::Ppdu;
 use crate::mac::edca::Ac;
-use crate::mac::exchange::Tx;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::sequence::{PpduKind, SequencePpdu};
 use crate::mac80211::powersave::{BeaconClock, DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD};

@@ -7,6 +7,7 @@
 // The model's public items are its API: each says what it is and why (CONTRIBUTING.md).
 #![warn(missing_docs, unreachable_pub)]
 
+pub(crate) mod air;
 pub mod aqm;
 pub mod capture;
 pub mod cell;

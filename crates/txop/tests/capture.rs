@@ -488,7 +488,7 @@ fn several_bsss_write_a_capture_each() {
 
 #[test]
 fn a_capture_with_space_shows_every_ppdu_of_the_per_node_medium() {
-    // Two hidden stations with RTS/CTS: the per-node medium (mac/medium/spatial.rs) records
+    // Two hidden stations with RTS/CTS: the per-node medium (air/medium/spatial.rs) records
     // each PPDU when it ends.
     let (out, v) = captured_run(
         "capture-hidden",

@@ -8,7 +8,7 @@ use crate::mac::ampdu::{
     VHT_MAX_AMPDU_BYTES,
 };
 use crate::mac::edca::{self, Ac, BackoffRule, EdcaTable};
-use crate::mac::exchange::LinkAirtime;
+use crate::mac::link_airtime::LinkAirtime;
 use crate::mac::protection::Protection;
 use crate::mac80211::minstrel_ht::{MinstrelHt, PeerCaps};
 use crate::mac80211::powersave::{

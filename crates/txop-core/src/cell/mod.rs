@@ -9,10 +9,10 @@
 //! - `stats`: the counters ([`StationStats`], [`LinkStats`]) and [`AirtimeRecord`];
 //! - `timer`: the named deadlines [`Cell::handle_timeout`] runs;
 //! - `management`: beacons, background scanning and power save (reference §7, §9);
-//! - `mac/medium/`: the medium, chosen once when the cell is built: one collision
+//! - `air/medium/`: the medium, chosen once when the cell is built: one collision
 //!   domain (`shared.rs`) or every node's own view of it, with space (`spatial.rs`);
-//! - `mac/contention.rs`: the EDCA contention engine (who wins the medium);
-//! - `mac/exchange.rs`: the frame exchange that follows (RTS/CTS, data, response,
+//! - `air/contention.rs`: the EDCA contention engine (who wins the medium);
+//! - `air/exchange.rs`: the frame exchange that follows (RTS/CTS, data, response,
 //!   TXOP continuation);
 //! - `mac/frame.rs`: the frames the MAC sends on its own (beacon, PS-Poll, null-data).
 //!
@@ -33,15 +33,15 @@ use self::management::Mgmt;
 pub use self::stats::{AirtimeRecord, LinkStats, RateSeries, RateUse, StationStats};
 pub(crate) use self::timer::Timer;
 use self::timer::TimerTable;
-pub use crate::mac::exchange::ExchangeOutcome;
+pub use crate::mac::sequence::ExchangeOutcome;
 
+pub use crate::air::medium::AirPpdu;
+use crate::air::medium::{Medium, SharedMedium, SpatialMedium};
 use crate::driver::NUM_TIDS;
 use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{Ac, Backoff};
-use crate::mac::exchange::LinkAirtime;
 use crate::mac::frame::Frame;
-pub use crate::mac::medium::AirPpdu;
-use crate::mac::medium::{Medium, SharedMedium, SpatialMedium};
+use crate::mac::link_airtime::LinkAirtime;
 use crate::mac::protection::{needs_protection, Protection};
 use crate::mac80211::rate_control::{LinkRateControl, RateControlKind, RateMap};
 use crate::mac80211::txq::LinkId;

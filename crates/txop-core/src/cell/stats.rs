@@ -2,7 +2,7 @@
 //! ([`AirtimeRecord`], emitted as [`super::Output::Airtime`]).
 
 use crate::mac::edca::Ac;
-use crate::mac::exchange::ExchangeOutcome;
+use crate::mac::sequence::ExchangeOutcome;
 use crate::mac80211::powersave::PsStats;
 use crate::mac80211::rate_chain::MAX_RATE_STAGES;
 use crate::mac80211::scan::ScanStats;

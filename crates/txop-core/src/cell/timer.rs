@@ -29,7 +29,7 @@ pub(crate) enum Timer {
     /// is settled and the TXOP continues or contention resumes.
     ExchangeEnd,
     /// In a cell with space, the only MAC timer: the next PPDU start or end, or the
-    /// earliest access of a node whose view is idle (`mac/medium/spatial.rs`).
+    /// earliest access of a node whose view is idle (`air/medium/spatial.rs`).
     Medium,
 }
 

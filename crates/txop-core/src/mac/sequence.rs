@@ -3,14 +3,14 @@
 //! decision ([`LinkAirtime::protection_for`]) by [`FrameSequence::data`].
 //!
 //! Both media read the same sequence: one collision domain lays it out whole when the
-//! exchange starts (`mac/exchange.rs`) and the capture records it from there
-//! (`capture.rs`); the per-node medium steps through it PPDU by PPDU (`mac/medium/spatial.rs`),
+//! exchange starts (`air/exchange.rs`) and the capture records it from there
+//! (`capture.rs`); the per-node medium steps through it PPDU by PPDU (`air/medium/spatial.rs`),
 //! each SIFS after the previous one if that one got through. A PPDU's Duration field
 //! covers the rest of the sequence (802.11-2016 9.2.5: the time to the end of the
 //! response, with its SIFS gaps), which is the NAV it sets at a third party that
 //! decodes it (10.3.2.4).
 
-use crate::mac::exchange::LinkAirtime;
+use crate::mac::link_airtime::LinkAirtime;
 use crate::mac::protection::Protection;
 use crate::phy::rates::{ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES};
 use crate::phy::TxVector;
@@ -48,6 +48,17 @@ impl PpduKind {
     pub(crate) fn addressed(self) -> bool {
         self != PpduKind::CtsToSelf
     }
+}
+
+/// How an exchange ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExchangeOutcome {
+    /// Acknowledged (for an A-MPDU: a BlockAck came back, possibly with holes).
+    Acked,
+    /// No response: every MPDU was lost on the channel.
+    Failed,
+    /// Two or more transmissions overlapped.
+    Collision,
 }
 
 /// One PPDU of a frame sequence.

@@ -6,7 +6,7 @@
 //! received power (transmit power minus path loss, from positions through the
 //! log-distance model of [`super::path_loss`] or from a matrix the scenario gives), and
 //! the MAC gives every node its own view of the medium and decides each reception by
-//! its SINR (`mac/medium/spatial.rs`, `mac/medium/reception.rs`).
+//! its SINR (`air/medium/spatial.rs`, `air/medium/reception.rs`).
 //!
 //! Placed nodes may walk ([`Walker`]): a PPDU's power at every receiver is then the
 //! log-distance loss between where its sender and the receiver stand at the PPDU's

@@ -5,7 +5,7 @@
 //!
 //! - [`Medium::Shared`] (`shared.rs`): one collision domain. Every node hears every
 //!   PPDU at its link's SNR, so every outcome is known when an exchange starts and the
-//!   engine lays the exchange out whole (`mac/contention.rs`, `mac/exchange.rs`): one
+//!   engine lays the exchange out whole (`air/contention.rs`, `air/exchange.rs`): one
 //!   access timer, one exchange on the air at a time. It is the model the reference
 //!   describes (§11.1) and the fast path.
 //! - [`Medium::Spatial`] (`spatial.rs`, with `reception.rs`): the cell has space
@@ -139,7 +139,7 @@ impl Medium {
     }
 
     /// The one-collision-domain engine's own state. Only that engine
-    /// (`mac/contention.rs`, `mac/exchange.rs`, stepped by the cell's access, delivery
+    /// (`air/contention.rs`, `air/exchange.rs`, stepped by the cell's access, delivery
     /// and exchange-end timers) asks, and it runs only on this variant; with space the
     /// medium's own timer steps the per-node engine instead.
     #[inline]

@@ -1,11 +1,11 @@
 //! The medium of a cell without space: one collision domain (reference §11.1).
 //!
 //! Every node hears every PPDU at its link's SNR, so the outcome of an exchange is known
-//! when it starts: the engine (`mac/contention.rs`, `mac/exchange.rs`) lays it out whole
+//! when it starts: the engine (`air/contention.rs`, `air/exchange.rs`) lays it out whole
 //! and the medium holds just the one exchange on the air and whether there is one. The
 //! cell's delivery and exchange-end timers step it (`cell/timer.rs`).
 
-use crate::mac::exchange::Exchange;
+use crate::air::exchange::Exchange;
 
 /// One collision domain's state: the exchange on the air, if any.
 #[derive(Clone, Debug, Default)]

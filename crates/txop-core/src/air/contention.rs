@@ -17,11 +17,11 @@
 //! access reads and writes state the cell owns (every node's EDCA functions and
 //! transmit path, the exchange it starts, the AP's pending beacon) within one event.
 
+use crate::air::exchange::Tx;
+use crate::air::medium::Medium;
 use crate::cell::{Cell, Timer};
 use crate::mac::edca::Ac;
-use crate::mac::exchange::Tx;
 use crate::mac::frame::{Frame, MgmtFrame};
-use crate::mac::medium::Medium;
 use crate::Nanos;
 
 /// What a node does when its contention ends ([`Cell::node_wins`]).
@@ -70,7 +70,7 @@ impl Cell {
     /// queued for an idle EDCA function (802.11-2016 10.22.2.2 a): by physical carrier
     /// sense, by virtual carrier sense (its NAV), or because it holds an exchange. The
     /// same rule on both media: with space from the node's own view
-    /// ([`SpatialMedium::senses_busy`](crate::mac::medium::SpatialMedium::senses_busy)); in one
+    /// ([`SpatialMedium::senses_busy`](crate::air::medium::SpatialMedium::senses_busy)); in one
     /// collision domain the exchange is laid out whole and holds every node busy except
     /// where a node's own view has a gap ([`Exchange::idle_for`]): the addressee in the
     /// SIFS before its CTS or response (a frame addressed to it sets no NAV, 10.3.2.4 —

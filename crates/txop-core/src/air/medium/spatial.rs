@@ -1,7 +1,7 @@
 //! The spatial medium ([`Medium::Spatial`](super::Medium::Spatial)): every node's own view of it, PPDU by PPDU.
 //!
 //! Without space the cell is one collision domain and an exchange is laid out whole when
-//! it starts (`shared.rs`, `mac/contention.rs`, `mac/exchange.rs`). With space
+//! it starts (`shared.rs`, `air/contention.rs`, `air/exchange.rs`). With space
 //! ([`crate::phy::space`]) a node hears only what reaches it, so the medium is followed
 //! one PPDU at a time, each with a start and an end:
 //!
@@ -42,12 +42,13 @@
 
 use super::reception::{sync_time, RxLock};
 use super::Medium;
+use crate::air::exchange::Tx;
 use crate::capture::HeardPpdu;
 use crate::cell::{Cell, Timer};
 use crate::mac::ampdu::SubframeClock;
 use crate::mac::edca::Ac;
-use crate::mac::exchange::{ExchangeOutcome, Tx};
 use crate::mac::frame::{Frame, MgmtFrame};
+use crate::mac::sequence::ExchangeOutcome;
 use crate::mac::sequence::{FrameSequence, PpduKind};
 use crate::packet::NodeId;
 use crate::phy::channel::{snr_threshold_db, ErrorModel};
