@@ -333,6 +333,7 @@ fn build_scheduler(sched_src: &Path, kernel: &Path, extra: &Path, origin: &str, 
     );
     cc::Build::new()
         .file("shim/mac80211/scheduler.c")
+        .include("shim/include")
         .include(extra)
         .flag("-std=gnu11")
         .flag_if_supported("-Wno-unused-function")

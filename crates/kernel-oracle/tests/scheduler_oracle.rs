@@ -261,20 +261,24 @@ struct Coverage {
     underflow_warnings: u64,
 }
 
-static COVERAGE: Mutex<Coverage> = Mutex::new(Coverage {
-    sequences: 0,
-    steps: 0,
-    served: 0,
-    next_none: 0,
-    blocked_rounds: 0,
-    none_while_listed: 0,
-    refusals: 0,
-    allowed: 0,
-    kept_active_empty: 0,
-    ineligible_seen: 0,
-    negative_deficits: 0,
-    underflow_warnings: 0,
-});
+impl Coverage {
+    const ZERO: Coverage = Coverage {
+        sequences: 0,
+        steps: 0,
+        served: 0,
+        next_none: 0,
+        blocked_rounds: 0,
+        none_while_listed: 0,
+        refusals: 0,
+        allowed: 0,
+        kept_active_empty: 0,
+        ineligible_seen: 0,
+        negative_deficits: 0,
+        underflow_warnings: 0,
+    };
+}
+
+static COVERAGE: Mutex<Coverage> = Mutex::new(Coverage::ZERO);
 
 /// A packet handed to the hardware, awaiting its status.
 #[derive(Clone, Copy, Debug)]
@@ -368,17 +372,7 @@ impl Pair {
             step: 0,
             c: Coverage {
                 sequences: 1,
-                steps: 0,
-                served: 0,
-                next_none: 0,
-                blocked_rounds: 0,
-                none_while_listed: 0,
-                refusals: 0,
-                allowed: 0,
-                kept_active_empty: 0,
-                ineligible_seen: 0,
-                negative_deficits: 0,
-                underflow_warnings: 0,
+                ..Coverage::ZERO
             },
         }
     }

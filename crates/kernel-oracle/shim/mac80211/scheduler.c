@@ -21,23 +21,11 @@
  * station's `aql limit`). The clock: jiffies run at HZ = 10^9 (one jiffy a nanosecond),
  * offset by the caller so that a `last_active` of 0 is long ago, as on a running
  * system. */
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+/* The fixed-width types, container_of and include/linux/list.h's list, as the fq shim
+ * has them. */
+#include <linux/types.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 #define BIT(n) (1UL << (n))
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr) - offsetof(type, member)))
 #define EXPORT_SYMBOL(s)
 
 /* WARN_ONCE: counted per thread (the kernel would log it once). */
@@ -50,57 +38,9 @@ static _Thread_local u32 ksched_warnings;
 		__c;                                                           \
 	})
 
-/* include/linux/list.h, the operations used. */
-struct list_head {
-	struct list_head *next, *prev;
-};
-static inline void INIT_LIST_HEAD(struct list_head *l)
-{
-	l->next = l;
-	l->prev = l;
-}
-static inline int list_empty(const struct list_head *h)
-{
-	return h->next == h;
-}
-static inline void __list_add(struct list_head *n, struct list_head *prev,
-			      struct list_head *next)
-{
-	next->prev = n;
-	n->next = next;
-	n->prev = prev;
-	prev->next = n;
-}
-static inline void list_add(struct list_head *n, struct list_head *h)
-{
-	__list_add(n, h, h->next);
-}
-static inline void list_add_tail(struct list_head *n, struct list_head *h)
-{
-	__list_add(n, h->prev, h);
-}
-static inline void __list_del_entry(struct list_head *e)
-{
-	e->next->prev = e->prev;
-	e->prev->next = e->next;
-}
-static inline void list_del_init(struct list_head *e)
-{
-	__list_del_entry(e);
-	INIT_LIST_HEAD(e);
-}
-static inline void list_move_tail(struct list_head *e, struct list_head *h)
-{
-	__list_del_entry(e);
-	list_add_tail(e, h);
-}
-#define list_entry(ptr, type, member) container_of(ptr, type, member)
+/* The rest of include/linux/list.h that the scheduler uses. */
 #define list_first_entry_or_null(head, type, member)                           \
 	(list_empty(head) ? NULL : list_entry((head)->next, type, member))
-#define list_for_each_entry(pos, head, member)                                 \
-	for (pos = list_entry((head)->next, __typeof__(*pos), member);         \
-	     &pos->member != (head);                                           \
-	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
 #define list_for_each_entry_safe(pos, n, head, member)                         \
 	for (pos = list_entry((head)->next, __typeof__(*pos), member),         \
 	    n = list_entry(pos->member.next, __typeof__(*pos), member);        \
