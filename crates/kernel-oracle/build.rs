@@ -28,6 +28,14 @@ const MAC80211_FILES: [&str; 5] = [
     "include/net/mac80211.h",
 ];
 
+/// The files the TXQ scheduler and AQL accounting are taken from (`build_scheduler`).
+const SCHEDULER_FILES: [&str; 4] = [
+    "net/mac80211/tx.c",
+    "net/mac80211/sta_info.c",
+    "net/mac80211/ieee80211_i.h",
+    "net/mac80211/wme.c",
+];
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(kernel_oracle_built)");
     println!("cargo::rerun-if-env-changed=TXOP_KERNEL_SRC");
@@ -55,7 +63,7 @@ fn main() {
                 });
             }
             std::fs::create_dir_all(kernel.join("net/mac80211")).expect("create net/mac80211");
-            for f in MAC80211_FILES {
+            for f in MAC80211_FILES.iter().chain(&SCHEDULER_FILES) {
                 let from = dir.join(f);
                 println!("cargo::rerun-if-changed={}", from.display());
                 std::fs::copy(&from, kernel.join(f)).unwrap_or_else(|e| {
@@ -81,6 +89,17 @@ fn main() {
             tarball
         }
     };
+    // The scheduler's sources are only read (their functions extracted); out of
+    // net/mac80211/, so that the kernel's ieee80211_i.h does not shadow the shim's for
+    // airtime.c.
+    let sched_src = out.join("sched_src");
+    let _ = std::fs::remove_dir_all(&sched_src);
+    std::fs::create_dir_all(&sched_src).expect("create OUT_DIR/sched_src");
+    for f in SCHEDULER_FILES {
+        std::fs::rename(kernel.join(f), sched_src.join(f.replace('/', "_")))
+            .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: cannot read {f}: {e}"));
+    }
+
     // inet_ecn.h itself needs the IP stack's headers; only IP_ECN_set_ce is taken.
     let ecn_path = kernel.join("include/net/inet_ecn.h");
     let inet_ecn = std::fs::read_to_string(&ecn_path)
@@ -121,6 +140,7 @@ fn main() {
         .flag_if_supported("-Wno-sign-compare")
         .compile("kernel_oracle");
     build_mac80211(&kernel, &extra, &origin, &version);
+    build_scheduler(&sched_src, &kernel, &extra, &origin, &version);
     println!("cargo::rustc-cfg=kernel_oracle_built");
 }
 
@@ -215,6 +235,113 @@ fn build_mac80211(kernel: &Path, extra: &Path, origin: &str, version: &str) {
     }
 }
 
+/// The TXQ scheduler and AQL accounting: the kernel's functions of `tx.c`,
+/// `sta_info.c`, `ieee80211_i.h`, `wme.c` and `mac80211.h` (extracted one by one, in
+/// an order in which each is declared before use, into `extra/sched_kernel.h`) and
+/// `shim/mac80211/scheduler.c`, which includes them after its structs.
+fn build_scheduler(sched_src: &Path, kernel: &Path, extra: &Path, origin: &str, version: &str) {
+    let read = |f: &str| {
+        let path = if SCHEDULER_FILES.contains(&f) {
+            sched_src.join(f.replace('/', "_"))
+        } else {
+            kernel.join(f)
+        };
+        std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: cannot read {f}: {e}"))
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let take = |parts: &mut Vec<String>, file: &str, text: &str, signature: &str| {
+        let f = function(text, signature)
+            .unwrap_or_else(|| panic!("kernel-oracle: {origin}: {file}: no `{signature}`"));
+        parts.push(format!("/* {file} */\n{f}"));
+    };
+    let wme = read("net/mac80211/wme.c");
+    let table = "const int ieee802_1d_to_ac[8] = {";
+    let at = wme
+        .find(table)
+        .unwrap_or_else(|| panic!("kernel-oracle: {origin}: net/mac80211/wme.c: no `{table}`"));
+    let end = wme[at..].find("};").unwrap_or_else(|| {
+        panic!("kernel-oracle: {origin}: net/mac80211/wme.c: `{table}` unclosed")
+    });
+    let mut parts_head = vec![format!(
+        "/* net/mac80211/wme.c */\n{};\n",
+        &wme[at..at + end + 1]
+    )];
+    let i_h = read("net/mac80211/ieee80211_i.h");
+    for sig in [
+        "static inline struct ieee80211_local *hw_to_local(",
+        "static inline struct txq_info *to_txq_info(",
+        "static inline bool txq_has_queue(",
+        "static inline int ieee80211_ac_from_tid(",
+        "static inline bool\nieee80211_sta_keep_active(",
+    ] {
+        take(&mut parts, "net/mac80211/ieee80211_i.h", &i_h, sig);
+    }
+    let tx = read("net/mac80211/tx.c");
+    for sig in [
+        "static inline s32 ieee80211_sta_deficit(",
+        "static void\nieee80211_txq_set_active(",
+        "static bool\nieee80211_txq_keep_active(",
+        "struct ieee80211_txq *ieee80211_next_txq(",
+        "void __ieee80211_schedule_txq(",
+    ] {
+        take(&mut parts, "net/mac80211/tx.c", &tx, sig);
+    }
+    let key = "DEFINE_STATIC_KEY_FALSE(aql_disable);";
+    if !tx.contains(key) {
+        panic!("kernel-oracle: {origin}: net/mac80211/tx.c: no `{key}`");
+    }
+    parts.push(format!("/* net/mac80211/tx.c */\n{key}\n"));
+    for sig in [
+        "bool ieee80211_txq_airtime_check(",
+        "static bool\nieee80211_txq_schedule_airtime_check(",
+        "bool ieee80211_txq_may_transmit(",
+        "void ieee80211_txq_schedule_start(",
+    ] {
+        take(&mut parts, "net/mac80211/tx.c", &tx, sig);
+    }
+    let sta_info = read("net/mac80211/sta_info.c");
+    for sig in [
+        "void ieee80211_sta_register_airtime(",
+        "void ieee80211_sta_update_pending_airtime(",
+    ] {
+        take(&mut parts, "net/mac80211/sta_info.c", &sta_info, sig);
+    }
+    let mac80211 = read("include/net/mac80211.h");
+    for sig in [
+        "static inline void\nieee80211_schedule_txq(",
+        "static inline void\nieee80211_return_txq(",
+    ] {
+        take(&mut parts, "include/net/mac80211.h", &mac80211, sig);
+    }
+    parts_head.append(&mut parts);
+    let text = parts_head.join("\n");
+    std::fs::write(
+        extra.join("sched_kernel.h"),
+        format!("/* Extracted by kernel-oracle's build.rs from {origin}. */\n{text}"),
+    )
+    .expect("write sched_kernel.h");
+    let mut hash = Fnv64::default();
+    hash.update(text.as_bytes());
+    println!(
+        "cargo::rustc-env=KERNEL_ORACLE_SCHEDULER_SOURCE={origin} (Linux {version}; \
+         ieee80211_next_txq, __ieee80211_schedule_txq, ieee80211_txq_may_transmit, \
+         ieee80211_txq_airtime_check, ieee80211_txq_schedule_start, \
+         ieee80211_sta_register_airtime, ieee80211_sta_update_pending_airtime and their \
+         helpers: fnv64 {:016x})",
+        hash.0
+    );
+    cc::Build::new()
+        .file("shim/mac80211/scheduler.c")
+        .include("shim/include")
+        .include(extra)
+        .flag("-std=gnu11")
+        .flag_if_supported("-Wno-unused-function")
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-sign-compare")
+        .compile("kernel_oracle_scheduler");
+}
+
 /// The one line of "net_sched: codel: fix stale state for empty flows in fq_codel"
 /// (upstream 815980fe6dbb, March 2026, backported to 6.12.y): `codel_dequeue` on an empty
 /// queue also clears `first_above_time`. Every kernel txop models predates it, so the
@@ -243,6 +370,7 @@ fn missing(message: &str) {
     println!("cargo::rustc-env=KERNEL_ORACLE_SOURCE=none");
     println!("cargo::rustc-env=KERNEL_ORACLE_MINSTREL_SOURCE=none");
     println!("cargo::rustc-env=KERNEL_ORACLE_AIRTIME_SOURCE=none");
+    println!("cargo::rustc-env=KERNEL_ORACLE_SCHEDULER_SOURCE=none");
 }
 
 /// Extract the headers (and the top Makefile, for the version) from a Debian
@@ -260,7 +388,12 @@ fn extract(tarball: &str, kernel: &Path) {
         "*/include/net/inet_ecn.h".into(),
     ];
     args.extend(HEADERS.iter().map(|h| format!("*/include/net/{h}")));
-    args.extend(MAC80211_FILES.iter().map(|f| format!("*/{f}")));
+    args.extend(
+        MAC80211_FILES
+            .iter()
+            .chain(&SCHEDULER_FILES)
+            .map(|f| format!("*/{f}")),
+    );
     let status = Command::new("tar")
         .args(&args)
         .status()

@@ -11,7 +11,9 @@
 //! same operations as [`txop_core::mac80211::fq::Fq`] (enqueue, dequeue with CoDel,
 //! purge) and views of the kernel's state after each. [`minstrel::KernelMinstrel`] does
 //! the same for `net/mac80211/rc80211_minstrel_ht.c` and [`airtime::KernelAirtime`] for
-//! `net/mac80211/airtime.c` (their own shim in `shim/mac80211/`).
+//! `net/mac80211/airtime.c` and [`scheduler::KernelScheduler`] for the TXQ scheduler and
+//! AQL accounting of `net/mac80211/tx.c` and `sta_info.c` (their own shims in
+//! `shim/mac80211/`).
 //! Test-only (`publish = false`).
 
 // Without a kernel source the FFI calls are compiled out, and what they would fill stays
@@ -20,6 +22,7 @@
 
 pub mod airtime;
 pub mod minstrel;
+pub mod scheduler;
 
 use std::fmt;
 

@@ -74,6 +74,11 @@ impl ActiveList {
         self.acs[ac.index()].round
     }
 
+    /// `active_txqs[ac]` from its head.
+    pub(super) fn active_list(&self, ac: Ac) -> impl Iterator<Item = &TxqKey> {
+        self.acs[ac.index()].list.iter()
+    }
+
     /// 6.0 `ieee80211_sta_keep_active`: `jiffies − last_active ≤ HZ/10`.
     fn active(&self, sta: LinkId, ac: Ac, now: Nanos) -> bool {
         self.last_active

@@ -872,6 +872,16 @@ impl Scheduler {
         self.book.txqs.get(&txq).is_some_and(|s| s.listed)
     }
 
+    /// The active list of `ac` from its head, the order `next_txq` visits it (list
+    /// kinds, §5.2, §5.4); `None` for the kinds that keep other structures. What the
+    /// kernel-oracle harness compares with `local->active_txqs[ac]`.
+    pub fn active_list(&self, ac: Ac) -> Option<Vec<TxqKey>> {
+        match &self.generation {
+            Generations::ActiveList(lists) => Some(lists.active_list(ac).copied().collect()),
+            _ => None,
+        }
+    }
+
     /// How many TXQs are scheduled on `ac` (the `N` of the 6.0 per-AC check, §5.4).
     pub fn active_txq_count(&self, ac: Ac) -> usize {
         dispatch!(&self.generation, g => g.active_txq_count(ac))
