@@ -535,6 +535,16 @@ impl Cell {
         let n_tx = exch.txs.len() as u64;
         let mut txs = std::mem::take(&mut exch.txs);
         self.busy_ns += busy.as_ns();
+        // When each transmitter whose response never came stops waiting for it, worked
+        // out while its PPDU is in hand (settling hands the PPDU back to its path).
+        let waits: Vec<Nanos> = if outcome == ExchangeOutcome::Acked {
+            Vec::new()
+        } else {
+            let collision = outcome == ExchangeOutcome::Collision;
+            txs.iter()
+                .map(|tx| self.response_wait_in_one_domain(tx, collision))
+                .collect()
+        };
         for (i, tx) in txs.iter_mut().enumerate() {
             // Charge the busy period: whole to a lone transmitter; a collision is shared
             // equally, the remainder going to the first transmitter.
@@ -559,28 +569,31 @@ impl Cell {
                 t + eifs_extra
             };
         }
-        if outcome != ExchangeOutcome::Acked {
-            let collision = outcome == ExchangeOutcome::Collision;
-            for tx in &self.medium.shared().exch.txs {
-                // A transmitter that got no response waits out its response timeout; it
-                // saw no errored frame, so it uses AIFS, not EIFS. What went out: in a
-                // collision an RTS alone if the exchange starts with one, else the data
-                // (or the MAC's own frame), which is also what a lone transmitter's
-                // addressee failed to decode.
-                let seq = self.sequence_of_tx(tx);
-                let lost = match seq.first() {
-                    PpduKind::Rts if collision => PpduKind::Rts,
-                    PpduKind::Own => PpduKind::Own,
-                    _ => PpduKind::Data,
-                };
-                let waited = self.response_given_up_at(&seq, lost, tx.air_end);
-                self.nodes[tx.node.index()].ifs_ref = waited.max(t);
-            }
+        for (tx, &waited) in self.medium.shared().exch.txs.iter().zip(&waits) {
+            // A transmitter that got no response waits out its response timeout; it saw
+            // no errored frame, so it uses AIFS, not EIFS.
+            self.nodes[tx.node.index()].ifs_ref = waited.max(t);
         }
         self.clear_txs();
         self.medium.shared_mut().busy = false;
         self.departures_due(t);
         self.reschedule();
+    }
+
+    /// When the transmitter of `tx`, whose exchange in one collision domain got no
+    /// response (`collision`: it overlapped others), stops waiting for one
+    /// ([`Cell::response_given_up_at`]). What went out: in a collision an RTS alone if
+    /// the exchange starts with one, else the data (or the MAC's own frame), which is
+    /// also what a lone transmitter's addressee failed to decode. Asked before `tx` is
+    /// settled: its sequence needs its PPDU.
+    fn response_wait_in_one_domain(&self, tx: &Tx, collision: bool) -> Nanos {
+        let seq = self.sequence_of_tx(tx);
+        let lost = match seq.first() {
+            PpduKind::Rts if collision => PpduKind::Rts,
+            PpduKind::Own => PpduKind::Own,
+            _ => PpduKind::Data,
+        };
+        self.response_given_up_at(&seq, lost, tx.air_end)
     }
 
     /// Settle `tx`, a data PPDU's transmission whose airtime started at `start`: count
