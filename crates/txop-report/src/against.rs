@@ -1017,7 +1017,11 @@ impl AgainstOutcome {
                 results,
             },
         ];
-        files.extend(render_plots(&p.name, &runs).map_err(|e| format!("plots: {e}"))?);
+        let file_name = Path::new(&self.file)
+            .file_name()
+            .map_or(self.file.clone(), |f| f.to_string_lossy().into_owned());
+        let title = format!("{} against {file_name}", p.name);
+        files.extend(render_plots(&title, &runs).map_err(|e| format!("plots: {e}"))?);
         files.extend(run::flent_file(&p.scenario, &p.name, results)?);
         Ok(files)
     }
@@ -1094,4 +1098,267 @@ fn summary(ms: &[f64]) -> Option<LatencySummary> {
         p99: quantile(&v, 0.99),
         max: v[v.len() - 1],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A flent file of `name` with `series` (each a list of values on 0.2 s steps over
+    /// `total` s) and extra `metadata`.
+    fn file(name: &str, series: &[&str], metadata: Value) -> FlentData {
+        let n = 36; // 0 … 7 s
+        let x: Vec<f64> = (0..n).map(|i| i as f64 * 0.2).collect();
+        let mut results = serde_json::Map::new();
+        for s in series {
+            results.insert(s.to_string(), json!(vec![1.0; n]));
+        }
+        let mut meta = json!({
+            "NAME": name, "LENGTH": 5, "TOTAL_LENGTH": 7, "STEP_SIZE": 0.2,
+            "HOSTS": ["10.0.0.2"],
+        });
+        for (k, v) in metadata.as_object().unwrap() {
+            meta[k] = v.clone();
+        }
+        flent_read::from_value(&json!({"metadata": meta, "results": results, "x_values": x}))
+            .unwrap()
+    }
+
+    const RRUL: &[&str] = &[
+        "Ping (ms) ICMP",
+        "Ping (ms) UDP BE",
+        "Ping (ms) UDP BK",
+        "Ping (ms) UDP EF",
+        "Ping (ms) avg",
+        "TCP download BE",
+        "TCP download BK",
+        "TCP download CS5",
+        "TCP download EF",
+        "TCP download sum",
+        "TCP totals",
+        "TCP upload BE",
+        "TCP upload BK",
+        "TCP upload CS5",
+        "TCP upload EF",
+        "TCP upload sum",
+    ];
+
+    #[test]
+    fn quantiles_are_numpys_linear_interpolation() {
+        // numpy.percentile([1, 2, 3, 4, 10], [50, 90]) = [3.0, 7.6]
+        let v = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert!((quantile(&v, 0.9) - 7.6).abs() < 1e-12);
+        // numpy.percentile([5, 7], [50, 90]) = [6.0, 6.8]
+        assert_eq!(quantile(&[5.0, 7.0], 0.5), 6.0);
+        assert!((quantile(&[5.0, 7.0], 0.9) - 6.8).abs() < 1e-12);
+        assert_eq!(quantile(&[3.0], 0.9), 3.0);
+        // Only the window's non-null values count.
+        let x = [0.0, 1.0, 2.0, 3.0, 4.0];
+        let v = [Some(100.0), Some(4.0), None, Some(2.0), Some(-50.0)];
+        let s = window_stats(&x, &v, (1.0, 3.0)).unwrap();
+        assert_eq!((s.p50, s.samples), (3.0, 2));
+        assert!((s.p90 - 3.8).abs() < 1e-12);
+        assert_eq!(window_stats(&x, &v, (1.5, 2.5)), None);
+    }
+
+    #[test]
+    fn rrul_from_the_wired_side_swaps_directions_and_reads_cc_and_ecn() {
+        let d = file(
+            "rrul",
+            RRUL,
+            json!({
+                "EGRESS_INFO": {"iface": "eno1", "driver": "e1000e"},
+                "SYSCTLS": {"net.ipv4.tcp_congestion_control": "reno", "net.ipv4.tcp_ecn": 1},
+            }),
+        );
+        let m = map(&d, None).unwrap();
+        assert_eq!(m.test, "rrul");
+        assert_eq!(m.flent_on, FlentSide::Server);
+        assert_eq!((m.cc.as_str(), m.ecn), ("newreno", true));
+        assert_eq!((m.length_s, m.delay_s), (5.0, 1.0));
+        // The file's uploads are txop's downloads; pings keep their names; aggregates
+        // are not series of their own.
+        let pair = |real: &str| {
+            m.series
+                .iter()
+                .find(|p| p.real == real)
+                .unwrap()
+                .txop
+                .clone()
+        };
+        assert_eq!(pair("TCP upload CS5"), "TCP download CS5");
+        assert_eq!(pair("TCP download BK"), "TCP upload BK");
+        assert_eq!(pair("Ping (ms) UDP EF"), "Ping (ms) UDP EF");
+        assert_eq!(m.series.len(), 12);
+        assert!(m.unmatched.is_empty(), "{:?}", m.unmatched);
+        // In txop's flow order: its uploads first (rrul's flows), pings last.
+        assert_eq!(m.series[0].txop, "TCP upload BE");
+        assert_eq!(m.series[11].txop, "Ping (ms) UDP EF");
+        let sets = m.sets();
+        assert!(sets.contains(&("traffic.test".into(), "rrul".into())));
+        assert!(sets.contains(&("traffic.length_s".into(), "5".into())));
+        assert!(sets.contains(&("traffic.delay_s".into(), "1".into())));
+        assert!(sets.contains(&("traffic.cc".into(), "newreno".into())));
+        assert!(sets.contains(&("traffic.ecn".into(), "true".into())));
+        // From a WiFi interface it is the station, as txop's own tests.
+        let d = file("rrul", RRUL, json!({"EGRESS_INFO": {"iface": "wlp3s0"}}));
+        let m = map(&d, None).unwrap();
+        assert_eq!(m.flent_on, FlentSide::Station);
+        assert_eq!(
+            m.series[0],
+            SeriesPair {
+                real: "TCP upload BE".into(),
+                txop: "TCP upload BE".into()
+            }
+        );
+        // The user's word wins over the file's.
+        assert_eq!(
+            map(&d, Some(FlentSide::Server)).unwrap().flent_on,
+            FlentSide::Server
+        );
+    }
+
+    #[test]
+    fn tcp_n_and_rtt_fair_map_streams_and_hosts() {
+        let names: Vec<String> = (1..=12).map(|i| format!("TCP download::{i}")).collect();
+        let mut series: Vec<&str> = names.iter().map(String::as_str).collect();
+        series.extend(["Ping (ms) ICMP", "TCP download sum", "TCP download avg"]);
+        let d = file(
+            "tcp_12down",
+            &series,
+            json!({"TEST_PARAMETERS": {"cc": "bbr"}}),
+        );
+        let m = map(&d, Some(FlentSide::Server)).unwrap();
+        assert_eq!(
+            (m.test.as_str(), m.streams, m.cc.as_str()),
+            ("tcp_nup", Some(12), "bbr")
+        );
+        assert_eq!(m.series.len(), 13);
+        let m = map(&d, Some(FlentSide::Station)).unwrap();
+        assert_eq!(m.test, "tcp_ndown");
+        assert!(m.sets().contains(&("traffic.streams".into(), "12".into())));
+
+        let series = [
+            "Ping (ms) ICMP1 10.0.0.2",
+            "Ping (ms) ICMP2 10.0.0.3",
+            "TCP upload BE1 10.0.0.2",
+            "TCP upload BE2 10.0.0.3",
+            "TCP upload sum",
+        ];
+        let d = file(
+            "rtt_fair_up",
+            &series,
+            json!({"HOSTS": ["10.0.0.2", "10.0.0.3"], "TEST_PARAMETERS": {"dscp": "CS0,CS0"}}),
+        );
+        let m = map(&d, Some(FlentSide::Server)).unwrap();
+        assert_eq!((m.test.as_str(), m.stations), ("rtt_fair_down", Some(2)));
+        let txop: Vec<&str> = m.series.iter().map(|p| p.txop.as_str()).collect();
+        assert_eq!(
+            txop,
+            [
+                "TCP download BE1 sta1",
+                "TCP download BE2 sta2",
+                "Ping (ms) ICMP1 sta1",
+                "Ping (ms) ICMP2 sta2"
+            ]
+        );
+    }
+
+    #[test]
+    fn files_that_cannot_be_mapped_are_refused_with_the_reason() {
+        let err = |name: &str, series: &[&str], meta: Value, side: Option<FlentSide>| {
+            map(&file(name, series, meta), side).unwrap_err()
+        };
+        let server = Some(FlentSide::Server);
+        assert_eq!(
+            err("cubic_bbr", &["TCP upload"], json!({}), server),
+            "flent test `cubic_bbr` has no counterpart in txop (it runs ping, \
+             tcp_upload/tcp_download (tcp_1up/tcp_1down), tcp_Nup/tcp_Ndown \
+             (tcp_nup/tcp_ndown), rrul, rrul_be, rtt_fair_up, rtt_fair_down)"
+        );
+        assert!(err("rtt_fair4be", &[], json!({}), server).contains("`rtt_fair4be`"));
+        // No word on where flent ran: the user is asked.
+        assert!(err("rrul", RRUL, json!({}), None).starts_with(
+            "the file does not say where flent ran (no EGRESS_INFO): give --flent-on"
+        ));
+        // Two flows to one host.
+        let series = [
+            "TCP upload BE1 h1",
+            "TCP upload BE2 h1",
+            "Ping (ms) ICMP1 h1",
+        ];
+        assert_eq!(
+            err(
+                "rtt_fair_up",
+                &series,
+                json!({"HOSTS": ["h1", "h1"]}),
+                server
+            ),
+            "`rtt_fair_up`: host h1 carries 2 of its 2 flows; txop's rtt_fair runs one flow \
+             per station"
+        );
+        assert!(err(
+            "rtt_fair_up",
+            &series,
+            json!({"HOSTS": ["h1", "h2"]}),
+            Some(FlentSide::Station)
+        )
+        .contains("from one station to 2 hosts"));
+        // A congestion control txop lacks, and two at once.
+        assert_eq!(
+            err(
+                "tcp_upload",
+                &["TCP upload"],
+                json!({"TEST_PARAMETERS": {"cc": "westwood"}}),
+                server
+            ),
+            "congestion control `westwood` (TEST_PARAMETERS cc); txop runs cubic, reno \
+             (newreno) and bbr"
+        );
+        let mixed = json!({"SERIES_META": {
+            "TCP upload BE": {"COMMAND": "netperf -H h -t TCP_STREAM -- -K cubic,cubic"},
+            "TCP upload BK": {"COMMAND": "netperf -H h -t TCP_STREAM -Y CS1,CS1 -- -K bbr,bbr"},
+        }});
+        assert!(err("rrul", RRUL, mixed, Some(FlentSide::Station))
+            .contains("its flows use cubic (`TCP upload BE`'s metadata) and bbr"));
+        // A marking other than txop's for that flow (rrul's BK flow is CS1).
+        let marked = json!({"SERIES_META": {
+            "TCP upload BK": {"COMMAND": "netperf -H h -Y CS5,CS5 -t TCP_STREAM"},
+        }});
+        assert_eq!(
+            err("rrul", RRUL, marked, Some(FlentSide::Station)),
+            "`TCP upload BK` is marked CS5 (netperf -Y CS5,CS5); txop's rrul marks `TCP \
+             upload BK` with DSCP 8"
+        );
+        let fair = ["TCP upload BE1 h1", "Ping (ms) ICMP1 h1"];
+        assert_eq!(
+            err(
+                "rtt_fair_up",
+                &fair,
+                json!({"HOSTS": ["h1"], "TEST_PARAMETERS": {"dscp": "CS5,CS5"}}),
+                server
+            ),
+            "TEST_PARAMETERS dscp `CS5,CS5`; txop's rtt_fair_down marks its flows best effort (0)"
+        );
+    }
+
+    #[test]
+    fn dscp_names_are_codepoints() {
+        for (name, v) in [
+            ("CS0", 0),
+            ("cs1", 8),
+            ("CS5", 40),
+            ("EF", 46),
+            ("AF41", 34),
+            ("BE", 0),
+            ("10", 10),
+        ] {
+            assert_eq!(dscp_value(name), Some(v), "{name}");
+        }
+        for bad in ["CS8", "AF51", "64", "XX"] {
+            assert_eq!(dscp_value(bad), None, "{bad}");
+        }
+    }
 }
