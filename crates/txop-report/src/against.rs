@@ -85,8 +85,14 @@ pub struct Mapping {
     pub cc: String,
     /// `traffic.ecn`.
     pub ecn: bool,
-    /// The stations the test needs (rtt_fair: one per host), if it needs a number.
+    /// The stations the test needs (rtt_fair: one per distinct host), if it needs a
+    /// number.
     pub stations: Option<usize>,
+    /// rtt_fair's flows, run as explicit `[[flows]]` (flent's rtt_fair runs a flow
+    /// per entry of HOSTS, and a host may be given several times: two flows from one
+    /// station, which txop's `rtt_fair_*` preset, one flow per station, cannot say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<ExplicitFlow>>,
     pub flent_on: FlentSide,
     /// The series compared, in txop's flow order.
     pub series: Vec<SeriesPair>,
@@ -96,9 +102,25 @@ pub struct Mapping {
     pub notes: Vec<String>,
 }
 
+/// One flow of an rtt_fair test, as txop runs it: a TCP transfer or an ICMP ping
+/// between a station and the server, and the label its series has.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExplicitFlow {
+    /// `tcp` or `ping`.
+    pub kind: &'static str,
+    /// The station (`sta1`…) or `server`.
+    pub from: String,
+    pub to: String,
+    pub label: String,
+}
+
 impl Mapping {
-    /// The `--set` keys that make the base scenario this test.
+    /// The `--set` keys that make the base scenario this test (none for explicit
+    /// flows: [`Mapping::edit`] writes those).
     pub fn sets(&self) -> Vec<(String, String)> {
+        if self.flows.is_some() {
+            return Vec::new();
+        }
         let mut s = vec![
             ("traffic.test".to_string(), self.test.clone()),
             ("traffic.length_s".to_string(), fmt_num(self.length_s)),
@@ -110,6 +132,45 @@ impl Mapping {
             s.push(("traffic.streams".to_string(), n.to_string()));
         }
         s
+    }
+}
+
+impl Mapping {
+    /// For explicit flows, the scenario made to run them: no flent test, the flows with
+    /// flent's timing (TCP from DELAY for LENGTH, pings from 0 to the end every 0.2 s,
+    /// as flent's `ping -i 0.2`), the run as long as the file's.
+    pub fn edit(&self, sc: &mut crate::scenario::Scenario) {
+        use crate::scenario::schema::{FlowKind, FlowSpec};
+        let Some(flows) = &self.flows else {
+            return;
+        };
+        let total = self.delay_s * 2.0 + self.length_s;
+        sc.traffic.test = None;
+        sc.duration_s = Some(total);
+        sc.flows = flows
+            .iter()
+            .map(|f| {
+                let tcp = f.kind == "tcp";
+                FlowSpec {
+                    kind: if tcp { FlowKind::Tcp } else { FlowKind::Ping },
+                    from: f.from.clone(),
+                    to: f.to.clone(),
+                    start_s: if tcp { self.delay_s } else { 0.0 },
+                    stop_s: Some(if tcp {
+                        self.delay_s + self.length_s
+                    } else {
+                        total
+                    }),
+                    interval_ms: (!tcp).then_some(200.0),
+                    rate_mbps: None,
+                    packet_bytes: None,
+                    bytes: None,
+                    cc: tcp.then(|| self.cc.clone()),
+                    ecn: tcp && self.ecn,
+                    dscp: 0,
+                }
+            })
+            .collect();
     }
 }
 
@@ -412,28 +473,20 @@ pub fn map(data: &FlentData, flent_on: Option<FlentSide>) -> Result<Mapping, Str
             if hosts.is_empty() {
                 return Err(format!("`{}` names no HOSTS", data.name));
             }
-            if side == FlentSide::Station && hosts.len() > 1 {
+            if side == FlentSide::Station && distinct(hosts).len() > 1 {
                 return Err(format!(
                     "`{}` from one station to {} hosts; txop's rtt_fair runs a flow from \
                      every station to its one server (with netserver on the stations, \
                      give --flent-on server)",
                     data.name,
-                    hosts.len()
+                    distinct(hosts).len()
                 ));
             }
-            if let Some(h) = hosts
-                .iter()
-                .find(|h| hosts.iter().filter(|x| x == h).count() > 1)
-            {
-                let n = hosts.iter().filter(|x| *x == h).count();
-                return Err(format!(
-                    "`{}`: host {h} carries {n} of its {} flows; txop's rtt_fair runs one \
-                     flow per station",
-                    data.name,
-                    hosts.len()
-                ));
-            }
-            (format!("rtt_fair_{}", dir(up)), None, Some(hosts.len()))
+            (
+                format!("rtt_fair_{}", dir(up)),
+                None,
+                Some(distinct(hosts).len()),
+            )
         }
     };
     let (cc, cc_note) = if tcp.is_empty() {
@@ -447,21 +500,26 @@ pub fn map(data: &FlentData, flent_on: Option<FlentSide>) -> Result<Mapping, Str
         notes.push(ecn_note);
     }
     // txop's flows of that test: their labels and markings.
-    let mut ft = FlentTest::new(&test);
-    if let Some(n) = streams {
-        ft.streams = n;
-    }
-    let txop_flows = ft
-        .flows(stations.unwrap_or(1) as u16)
-        .map_err(|e| format!("`{}`: {e}", data.name))?;
-    let marks: Vec<(String, u8)> = txop_flows
-        .iter()
-        .filter_map(|f| match f {
-            Flow::Tcp(t) => Some((t.label.clone(), t.dscp)),
-            Flow::Ping(p) => Some((p.label.clone(), p.dscp)),
-            _ => None,
-        })
-        .collect();
+    let explicit = matches!(kind, RealTest::RttFair { .. })
+        .then(|| rtt_fair_flows(&data.hosts, test.ends_with("up")));
+    let marks: Vec<(String, u8)> = match &explicit {
+        Some(flows) => flows.iter().map(|f| (f.label.clone(), 0)).collect(),
+        None => {
+            let mut ft = FlentTest::new(&test);
+            if let Some(n) = streams {
+                ft.streams = n;
+            }
+            ft.flows(1)
+                .map_err(|e| format!("`{}`: {e}", data.name))?
+                .iter()
+                .filter_map(|f| match f {
+                    Flow::Tcp(t) => Some((t.label.clone(), t.dscp)),
+                    Flow::Ping(p) => Some((p.label.clone(), p.dscp)),
+                    _ => None,
+                })
+                .collect()
+        }
+    };
     let mut series = Vec::new();
     let mut unmatched = Vec::new();
     for real in &per_flow {
@@ -511,11 +569,59 @@ pub fn map(data: &FlentData, flent_on: Option<FlentSide>) -> Result<Mapping, Str
         cc,
         ecn,
         stations,
+        flows: explicit,
         flent_on: side,
         series,
         unmatched,
         notes,
     })
+}
+
+/// The distinct hosts of `hosts`, in the order they first appear: station 1, 2 …
+fn distinct(hosts: &[String]) -> Vec<&String> {
+    let mut out: Vec<&String> = Vec::new();
+    for h in hosts {
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// rtt_fair's flows in txop: for the k-th entry of HOSTS (its station n, hosts
+/// numbered as [`distinct`]) a TCP flow (`up`: station → server) labelled `TCP upload
+/// BE<k> sta<n>`, then a ping from the station, `Ping (ms) ICMP<k> sta<n>` (flent's
+/// names, with the station for the host).
+fn rtt_fair_flows(hosts: &[String], up: bool) -> Vec<ExplicitFlow> {
+    let stations = distinct(hosts);
+    let sta = |h: &String| {
+        let n = stations.iter().position(|x| *x == h).unwrap_or(0) + 1;
+        format!("sta{n}")
+    };
+    let dir = if up { "upload" } else { "download" };
+    let mut flows = Vec::new();
+    for (k, h) in hosts.iter().enumerate() {
+        let (from, to) = if up {
+            (sta(h), "server".to_string())
+        } else {
+            ("server".to_string(), sta(h))
+        };
+        flows.push(ExplicitFlow {
+            kind: "tcp",
+            from,
+            to,
+            label: format!("TCP {dir} BE{} {}", k + 1, sta(h)),
+        });
+    }
+    for (k, h) in hosts.iter().enumerate() {
+        flows.push(ExplicitFlow {
+            kind: "ping",
+            from: sta(h),
+            to: "server".into(),
+            label: format!("Ping (ms) ICMP{} {}", k + 1, sta(h)),
+        });
+    }
+    flows
 }
 
 /// The label of txop's series for the file's series `real`: the same name with the
@@ -545,19 +651,8 @@ fn txop_label(real: &str, kind: RealTest, swap: bool, hosts: &[String]) -> Optio
     if hosts.get(k.checked_sub(1)?)? != host {
         return None;
     }
-    let station = {
-        let mut distinct: Vec<&String> = Vec::new();
-        for h in hosts {
-            if !distinct.contains(&h) {
-                distinct.push(h);
-            }
-        }
-        distinct.iter().position(|h| *h == host)? + 1
-    };
-    Some(swapped(&format!(
-        "{}{station} sta{station}",
-        &head[..k_start]
-    )))
+    let station = distinct(hosts).iter().position(|h| *h == host)? + 1;
+    Some(swapped(&format!("{head} sta{station}")))
 }
 
 /// The file's marking of series `real` (netperf's `-Y` in its SERIES_META command) must
@@ -843,7 +938,9 @@ pub fn plan_against(
     let spec = spec.unwrap_or(DEFAULT_BASE);
     let mut all = mapping.sets();
     all.extend(crate::runner::parse_sets(sets)?);
-    let plan = run::plan(spec, &all, seed)?;
+    // The base scenario with the keys, as it is (its stations counted before
+    // explicit flows name them).
+    let mut plan = run::plan(spec, &all, seed)?;
     let Plan::Single(p) = &plan else {
         return Err(format!(
             "{spec}: --against runs one cell; this scenario has [[bss]]"
@@ -853,11 +950,21 @@ pub fn plan_against(
         let have = p.cfg.cell.stations.len();
         if have != n {
             return Err(format!(
-                "{shown}: {} runs a flow per host ({n} hosts) and txop's {} one per station; \
-                 {spec} has {have} (--set stations.count={n}, or a scenario with {n})",
-                mapping.real_test, mapping.test
+                "{shown}: {} runs its flows on {n} host{} (one station each) and {spec} has \
+                 {have} station{} (--set stations.count={n}, or a scenario with {n})",
+                mapping.real_test,
+                if n == 1 { "" } else { "s" },
+                if have == 1 { "" } else { "s" }
             ));
         }
+    }
+    if mapping.flows.is_some() {
+        plan = Plan::Single(Box::new(crate::runner::prepare_edited(
+            spec,
+            &all,
+            seed,
+            &|sc| mapping.edit(sc),
+        )?));
     }
     Ok(AgainstPlan {
         file: shown,
@@ -885,16 +992,36 @@ impl AgainstPlan {
 
     /// Run txop's side and hold it against the file.
     pub fn simulate(self, advance: &(dyn Fn(u64) + Sync)) -> Result<AgainstOutcome, Failure> {
-        let outcome = self.plan.simulate(advance)?;
-        let Outcome::Single { p, results } = &outcome else {
+        let Outcome::Single { p, mut results } = self.plan.simulate(advance)? else {
             return Err(Failure::User("--against runs one cell".into()));
         };
-        let test = p.scenario.traffic.test.clone().unwrap_or_default();
+        if let Some(flows) = &self.mapping.flows {
+            // Explicit flows report in the order given, unlabelled: label them as
+            // flent names them.
+            let same = results.flows.len() == flows.len()
+                && results
+                    .flows
+                    .iter()
+                    .zip(flows)
+                    .all(|(r, f)| r.kind == f.kind);
+            if !same {
+                return Err(Failure::Internal(crate::runner::internal_error_line(
+                    Some(&p.label()),
+                    "--against: the explicit flows did not report in their order",
+                )));
+            }
+            for (r, f) in results.flows.iter_mut().zip(flows) {
+                r.label = f.label.clone();
+            }
+        }
         let data = txop_results::flentfile::flent_data(
-            results,
-            &test,
+            &results,
+            &self.mapping.test,
             &p.name,
-            p.scenario.traffic.length_s,
+            match self.mapping.flows {
+                Some(_) => self.mapping.length_s,
+                None => p.scenario.traffic.length_s,
+            },
             &Default::default(),
         );
         let txop = flent_read::from_value(&data)
@@ -904,7 +1031,8 @@ impl AgainstPlan {
             file: self.file,
             real: self.real,
             mapping: self.mapping,
-            outcome,
+            outcome: Outcome::Single { p, results },
+            txop_flent: data,
             rows,
         })
     }
@@ -916,6 +1044,8 @@ pub struct AgainstOutcome {
     real: FlentData,
     mapping: Mapping,
     outcome: Outcome,
+    /// txop's run as flent data.
+    txop_flent: Value,
     rows: Vec<Row>,
 }
 
@@ -1022,7 +1152,18 @@ impl AgainstOutcome {
             .map_or(self.file.clone(), |f| f.to_string_lossy().into_owned());
         let title = format!("{} against {file_name}", p.name);
         files.extend(render_plots(&title, &runs).map_err(|e| format!("plots: {e}"))?);
-        files.extend(run::flent_file(&p.scenario, &p.name, results)?);
+        match run::flent_file(&p.scenario, &p.name, results)? {
+            Some(file) => files.push(file),
+            // Explicit flows (rtt_fair): the flent data made from them.
+            None => files.push((
+                format!(
+                    "{}-{}.flent.gz",
+                    self.mapping.test,
+                    crate::compare::slug(&p.name)
+                ),
+                gzip_json(&self.txop_flent)?,
+            )),
+        }
         Ok(files)
     }
 }
@@ -1081,6 +1222,14 @@ fn real_results(real: &FlentData, mapping: &Mapping, txop: &Results) -> Results 
     r.total_throughput_bps = flows.iter().map(|f| f.throughput_bps).sum();
     r.flows = flows;
     r
+}
+
+fn gzip_json(v: &Value) -> Result<Vec<u8>, String> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    serde_json::to_writer(&mut e, v)
+        .map_err(|e| e.to_string())
+        .and_then(|_| e.finish().map_err(|e| e.to_string()))
+        .map_err(|e| format!("cannot encode the flent file: {e}"))
 }
 
 /// A latency summary of `ms` (exact quantiles, as [`quantile`]).
@@ -1267,6 +1416,57 @@ mod tests {
     }
 
     #[test]
+    fn rtt_fair_with_a_host_given_twice_runs_two_flows_from_its_station() {
+        let series = [
+            "Ping (ms) ICMP1 h1",
+            "Ping (ms) ICMP2 h1",
+            "Ping (ms) ICMP3 h2",
+            "TCP upload BE1 h1",
+            "TCP upload BE2 h1",
+            "TCP upload BE3 h2",
+            "TCP upload fairness",
+        ];
+        let d = file("rtt_fair_up", &series, json!({"HOSTS": ["h1", "h1", "h2"]}));
+        let m = map(&d, Some(FlentSide::Server)).unwrap();
+        assert_eq!((m.test.as_str(), m.stations), ("rtt_fair_down", Some(2)));
+        assert!(m.sets().is_empty(), "explicit flows, no preset");
+        let flows = m.flows.as_ref().unwrap();
+        let tcp: Vec<(&str, &str, &str)> = flows
+            .iter()
+            .filter(|f| f.kind == "tcp")
+            .map(|f| (f.from.as_str(), f.to.as_str(), f.label.as_str()))
+            .collect();
+        assert_eq!(
+            tcp,
+            [
+                ("server", "sta1", "TCP download BE1 sta1"),
+                ("server", "sta1", "TCP download BE2 sta1"),
+                ("server", "sta2", "TCP download BE3 sta2")
+            ]
+        );
+        let pair = |real: &str| {
+            m.series
+                .iter()
+                .find(|p| p.real == real)
+                .unwrap()
+                .txop
+                .clone()
+        };
+        assert_eq!(pair("TCP upload BE2 h1"), "TCP download BE2 sta1");
+        assert_eq!(pair("Ping (ms) ICMP3 h2"), "Ping (ms) ICMP3 sta2");
+        assert_eq!(m.series.len(), 6);
+        // The scenario made: no preset, the flows on flent's timing (LENGTH 5 s
+        // between 1 s of pings alone).
+        let mut sc = crate::scenario::parse("[traffic]\ntest = \"tcp_ndown\"", &[]).unwrap();
+        m.edit(&mut sc);
+        assert_eq!((sc.traffic.test.clone(), sc.duration_s), (None, Some(7.0)));
+        assert_eq!(sc.flows.len(), 6);
+        assert_eq!((sc.flows[0].start_s, sc.flows[0].stop_s), (1.0, Some(6.0)));
+        assert_eq!((sc.flows[5].start_s, sc.flows[5].stop_s), (0.0, Some(7.0)));
+        assert_eq!(sc.flows[5].from, "sta2");
+    }
+
+    #[test]
     fn files_that_cannot_be_mapped_are_refused_with_the_reason() {
         let err = |name: &str, series: &[&str], meta: Value, side: Option<FlentSide>| {
             map(&file(name, series, meta), side).unwrap_err()
@@ -1283,22 +1483,12 @@ mod tests {
         assert!(err("rrul", RRUL, json!({}), None).starts_with(
             "the file does not say where flent ran (no EGRESS_INFO): give --flent-on"
         ));
-        // Two flows to one host.
+        // Flows to two servers from one station: not txop's rtt_fair.
         let series = [
             "TCP upload BE1 h1",
             "TCP upload BE2 h1",
             "Ping (ms) ICMP1 h1",
         ];
-        assert_eq!(
-            err(
-                "rtt_fair_up",
-                &series,
-                json!({"HOSTS": ["h1", "h1"]}),
-                server
-            ),
-            "`rtt_fair_up`: host h1 carries 2 of its 2 flows; txop's rtt_fair runs one flow \
-             per station"
-        );
         assert!(err(
             "rtt_fair_up",
             &series,

@@ -252,7 +252,8 @@ fn files_that_cannot_be_mapped_are_refused_in_one_line() {
             "server",
         ],
         &[
-            "fair.flent.gz: rtt_fair_up runs a flow per host (2 hosts)",
+            "fair.flent.gz: rtt_fair_up runs its flows on 2 hosts (one station each) and \
+             tcp-ndown-6mbit has 1 station",
             "--set stations.count=2",
         ],
     );
@@ -285,4 +286,70 @@ fn files_that_cannot_be_mapped_are_refused_in_one_line() {
         ],
         &["--against runs one setting"],
     );
+}
+
+/// rtt_fair_up with its four flows on one host (netserver on one station, flent behind
+/// the AP): four downloads to that station and four pings from it, as explicit flows,
+/// labelled as flent names them; txop's flent file holds them under those names.
+#[test]
+fn rtt_fair_with_one_host_four_times_runs_four_flows() {
+    let dir = scratch("against-fair");
+    let n = 31;
+    let x: Vec<f64> = (0..n).map(|i| (i as f64 * 2.0).round() / 10.0).collect();
+    let mut results = serde_json::Map::new();
+    for k in 1..=4 {
+        results.insert(
+            format!("TCP upload BE{k} pi"),
+            json!(vec![10.0 * k as f64; n]),
+        );
+        results.insert(format!("Ping (ms) ICMP{k} pi"), json!(vec![2.0; n]));
+    }
+    results.insert("TCP upload sum".into(), json!(vec![100.0; n]));
+    let data = json!({
+        "x_values": x, "results": results,
+        "metadata": {"NAME": "rtt_fair_up", "LENGTH": 4, "TOTAL_LENGTH": 6, "STEP_SIZE": 0.2,
+                     "HOSTS": ["pi", "pi", "pi", "pi"], "EGRESS_INFO": {"iface": "eth0"}},
+    });
+    let f = write_flent(&dir, "fair4.flent.gz", &data);
+    let out = dir.join("out");
+    let o = txop(&[
+        "compare",
+        "--against",
+        f.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    // Each real flow's constant value is its median and p90; their sum is 100.
+    let cells = row(&table, "TCP download BE3 sta1 (real: TCP upload BE3 pi)");
+    assert_eq!(
+        (cells[0].as_str(), cells[3].as_str()),
+        ("30.00", "30.00"),
+        "{table}"
+    );
+    let sum = row(&table, "TCP download sum");
+    assert_eq!(
+        (sum[0].as_str(), sum[3].as_str()),
+        ("100.00", "100.00"),
+        "{table}"
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let flows = v["results"]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 8);
+    assert_eq!(flows[2]["label"], "TCP download BE3 sta1");
+    assert_eq!(flows[2]["src"], "server");
+    assert_eq!(flows[7]["label"], "Ping (ms) ICMP4 sta1");
+    let flent = out.join("rtt_fair_down-tcp-ndown-6mbit.flent.gz");
+    let mut json = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&flent).unwrap()),
+        &mut json,
+    )
+    .unwrap();
+    let t: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(t["metadata"]["NAME"], "rtt_fair_down");
+    assert_eq!(t["metadata"]["LENGTH"], 4.0);
+    assert!(t["results"]["TCP download BE4 sta1"].is_array());
 }
