@@ -836,7 +836,7 @@ pub fn table(
     );
     let streams = mapping
         .streams
-        .map(|n| format!(", {n} streams"))
+        .map(|n| format!(", {n} stream{}", if n == 1 { "" } else { "s" }))
         .unwrap_or_default();
     let _ = writeln!(
         s,

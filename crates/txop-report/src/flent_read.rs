@@ -1,5 +1,5 @@
 //! Reading a flent data file (`*.flent.gz`, or `*.flent` uncompressed): the JSON of
-//! `reference/flent-format.md` that flent writes and `txop::flentfile` writes too
+//! `reference/flent-format.md` that flent writes and `txop_results::flentfile` writes too
 //! (format versions 1–4 share what is read here).
 //!
 //! What is read: `x_values` (seconds from T0, one per step), `results` (per series one
