@@ -433,9 +433,9 @@ def run(
     return Result(native, sc, seed)
 
 
-class Comparison:
-    """A comparison's results: :attr:`summary` is the table ``txop compare`` prints,
-    :attr:`results` its ``--json``, :attr:`runs` one row per setting."""
+class _Table:
+    """What a comparison gives: :attr:`summary` is the table the command prints,
+    :attr:`results` its ``--json``; :meth:`write` writes its results directory."""
 
     def __init__(self, native: Any):
         self._native = native
@@ -444,11 +444,20 @@ class Comparison:
 
     @property
     def summary(self) -> str:
-        """The table ``txop compare`` prints."""
+        """The table the command prints."""
         return self._native.summary()
 
     def __repr__(self) -> str:
         return self.summary
+
+    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+        """Write the results directory the command's ``-o DIR`` writes."""
+        self._native.write(os.fspath(dir), force)
+
+
+class Comparison(_Table):
+    """A comparison's results: :attr:`summary` is the table ``txop compare`` prints,
+    :attr:`results` its ``--json``, :attr:`runs` one row per setting."""
 
     @property
     def runs(self) -> "pd.DataFrame":
@@ -471,28 +480,11 @@ class Comparison:
                 rows.append(row)
         return pd.DataFrame(rows).set_index(["label", "bss"] if several else "label")
 
-    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
-        """Write the results directory ``txop compare -o DIR`` writes."""
-        self._native.write(os.fspath(dir), force)
 
-
-class Against:
+class Against(_Table):
     """A run held against a real flent file (``txop compare --against FILE``):
     :attr:`summary` is the table it prints, :attr:`results` its ``--json`` (the file,
     the mapping, the rows and txop's results), :attr:`rows` the table as a DataFrame."""
-
-    def __init__(self, native: Any):
-        self._native = native
-        self.json: str = native.json()
-        self.results: dict[str, Any] = json.loads(self.json)
-
-    @property
-    def summary(self) -> str:
-        """The table ``txop compare --against`` prints."""
-        return self._native.summary()
-
-    def __repr__(self) -> str:
-        return self.summary
 
     @property
     def mapping(self) -> dict[str, Any]:
@@ -518,10 +510,6 @@ class Against:
                 row[f"{q}_ratio"] = sim / real if real else math.nan
             rows.append(row)
         return pd.DataFrame(rows).set_index("series")
-
-    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
-        """Write the results directory ``txop compare --against FILE -o DIR`` writes."""
-        self._native.write(os.fspath(dir), force)
 
 
 def compare(

@@ -1274,6 +1274,14 @@ mod tests {
             .unwrap()
     }
 
+    /// The txop series `m` holds the file's series `real` against.
+    fn txop_of(m: &Mapping, real: &str) -> String {
+        let p = m.series.iter().find(|p| p.real == real);
+        p.unwrap_or_else(|| panic!("{real} not mapped"))
+            .txop
+            .clone()
+    }
+
     const RRUL: &[&str] = &[
         "Ping (ms) ICMP",
         "Ping (ms) UDP BE",
@@ -1329,17 +1337,9 @@ mod tests {
         assert_eq!((m.length_s, m.delay_s), (5.0, 1.0));
         // The file's uploads are txop's downloads; pings keep their names; aggregates
         // are not series of their own.
-        let pair = |real: &str| {
-            m.series
-                .iter()
-                .find(|p| p.real == real)
-                .unwrap()
-                .txop
-                .clone()
-        };
-        assert_eq!(pair("TCP upload CS5"), "TCP download CS5");
-        assert_eq!(pair("TCP download BK"), "TCP upload BK");
-        assert_eq!(pair("Ping (ms) UDP EF"), "Ping (ms) UDP EF");
+        assert_eq!(txop_of(&m, "TCP upload CS5"), "TCP download CS5");
+        assert_eq!(txop_of(&m, "TCP download BK"), "TCP upload BK");
+        assert_eq!(txop_of(&m, "Ping (ms) UDP EF"), "Ping (ms) UDP EF");
         assert_eq!(m.series.len(), 12);
         assert!(m.unmatched.is_empty(), "{:?}", m.unmatched);
         // In txop's flow order: its uploads first (rrul's flows), pings last.
@@ -1444,16 +1444,8 @@ mod tests {
                 ("server", "sta2", "TCP download BE3 sta2")
             ]
         );
-        let pair = |real: &str| {
-            m.series
-                .iter()
-                .find(|p| p.real == real)
-                .unwrap()
-                .txop
-                .clone()
-        };
-        assert_eq!(pair("TCP upload BE2 h1"), "TCP download BE2 sta1");
-        assert_eq!(pair("Ping (ms) ICMP3 h2"), "Ping (ms) ICMP3 sta2");
+        assert_eq!(txop_of(&m, "TCP upload BE2 h1"), "TCP download BE2 sta1");
+        assert_eq!(txop_of(&m, "Ping (ms) ICMP3 h2"), "Ping (ms) ICMP3 sta2");
         assert_eq!(m.series.len(), 6);
         // The scenario made: no preset, the flows on flent's timing (LENGTH 5 s
         // between 1 s of pings alone).

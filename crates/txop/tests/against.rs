@@ -55,6 +55,12 @@ fn tcp_download() -> Value {
     })
 }
 
+/// A gzip'd flent file's JSON.
+fn read_flent(path: &Path) -> Value {
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap());
+    serde_json::from_reader(gz).unwrap()
+}
+
 /// numpy's default percentile (linear between closest ranks), written again here.
 fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -118,13 +124,7 @@ fn a_real_download_against_txops_run() {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".flent.gz"))
         .expect("txop's flent file");
-    let mut json = String::new();
-    std::io::Read::read_to_string(
-        &mut flate2::read::GzDecoder::new(std::fs::File::open(&flent).unwrap()),
-        &mut json,
-    )
-    .unwrap();
-    let txop_data: Value = serde_json::from_str(&json).unwrap();
+    let txop_data = read_flent(&flent);
     assert_eq!(txop_data["metadata"]["LENGTH"], 4.0);
     assert_eq!(txop_data["metadata"]["TOTAL_LENGTH"], 6.0);
     let loaded = |name: &str| -> Vec<f64> {
@@ -341,14 +341,7 @@ fn rtt_fair_with_one_host_four_times_runs_four_flows() {
     assert_eq!(flows[2]["label"], "TCP download BE3 sta1");
     assert_eq!(flows[2]["src"], "server");
     assert_eq!(flows[7]["label"], "Ping (ms) ICMP4 sta1");
-    let flent = out.join("rtt_fair_down-tcp-ndown-6mbit.flent.gz");
-    let mut json = String::new();
-    std::io::Read::read_to_string(
-        &mut flate2::read::GzDecoder::new(std::fs::File::open(&flent).unwrap()),
-        &mut json,
-    )
-    .unwrap();
-    let t: Value = serde_json::from_str(&json).unwrap();
+    let t = read_flent(&out.join("rtt_fair_down-tcp-ndown-6mbit.flent.gz"));
     assert_eq!(t["metadata"]["NAME"], "rtt_fair_down");
     assert_eq!(t["metadata"]["LENGTH"], 4.0);
     assert!(t["results"]["TCP download BE4 sta1"].is_array());
