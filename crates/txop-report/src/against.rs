@@ -1150,6 +1150,12 @@ impl AgainstOutcome {
         let file_name = Path::new(&self.file)
             .file_name()
             .map_or(self.file.clone(), |f| f.to_string_lossy().into_owned());
+        // A plot's title has room for about 60 characters: long file names (flent's
+        // carry a date and the whole title) are cut.
+        let file_name = match file_name.char_indices().nth(36) {
+            Some((i, _)) => format!("{}…", &file_name[..i]),
+            None => file_name,
+        };
         let title = format!("{} against {file_name}", p.name);
         files.extend(render_plots(&title, &runs).map_err(|e| format!("plots: {e}"))?);
         match run::flent_file(&p.scenario, &p.name, results)? {
