@@ -133,9 +133,7 @@ impl Mapping {
         }
         s
     }
-}
 
-impl Mapping {
     /// For explicit flows, the scenario made to run them: no flent test, the flows with
     /// flent's timing (TCP from DELAY for LENGTH, pings from 0 to the end every 0.2 s,
     /// as flent's `ping -i 0.2`), the run as long as the file's.
