@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from . import _txop
 from ._api import (
+    Against,
     Comparison,
     Result,
     Scenario,
@@ -31,6 +32,7 @@ TxopError = _txop.TxopError
 TxopInternalError = _txop.TxopInternalError
 
 __all__ = [
+    "Against",
     "Comparison",
     "Result",
     "Scenario",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
+    "Against",
     "Comparison",
     "Result",
     "Scenario",
@@ -432,9 +433,9 @@ def run(
     return Result(native, sc, seed)
 
 
-class Comparison:
-    """A comparison's results: :attr:`summary` is the table ``txop compare`` prints,
-    :attr:`results` its ``--json``, :attr:`runs` one row per setting."""
+class _Table:
+    """What a comparison gives: :attr:`summary` is the table the command prints,
+    :attr:`results` its ``--json``; :meth:`write` writes its results directory."""
 
     def __init__(self, native: Any):
         self._native = native
@@ -443,11 +444,20 @@ class Comparison:
 
     @property
     def summary(self) -> str:
-        """The table ``txop compare`` prints."""
+        """The table the command prints."""
         return self._native.summary()
 
     def __repr__(self) -> str:
         return self.summary
+
+    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+        """Write the results directory the command's ``-o DIR`` writes."""
+        self._native.write(os.fspath(dir), force)
+
+
+class Comparison(_Table):
+    """A comparison's results: :attr:`summary` is the table ``txop compare`` prints,
+    :attr:`results` its ``--json``, :attr:`runs` one row per setting."""
 
     @property
     def runs(self) -> "pd.DataFrame":
@@ -470,22 +480,63 @@ class Comparison:
                 rows.append(row)
         return pd.DataFrame(rows).set_index(["label", "bss"] if several else "label")
 
-    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
-        """Write the results directory ``txop compare -o DIR`` writes."""
-        self._native.write(os.fspath(dir), force)
+
+class Against(_Table):
+    """A run held against a real flent file (``txop compare --against FILE``):
+    :attr:`summary` is the table it prints, :attr:`results` its ``--json`` (the file,
+    the mapping, the rows and txop's results), :attr:`rows` the table as a DataFrame."""
+
+    @property
+    def mapping(self) -> dict[str, Any]:
+        """How the file was mapped: txop's ``test``, ``cc``, ``ecn``, ``flent_on``,
+        the ``series`` paired (``{"real": …, "txop": …}``) and ``notes``."""
+        return self.results["mapping"]
+
+    @property
+    def rows(self) -> "pd.DataFrame":
+        """One row per series (index ``series``, txop's name): ``units``,
+        ``real_p50``, ``txop_p50``, ``p50_ratio`` (txop / real) and the same for p90,
+        each over its run's loaded period; NaN where a side has no value."""
+        import pandas as pd
+
+        rows = []
+        for r in self.results["rows"]:
+            row: dict[str, Any] = {"series": r["series"], "units": r["units"]}
+            for q in ("p50", "p90"):
+                real = (r.get("real") or {}).get(q, math.nan)
+                sim = (r.get("txop") or {}).get(q, math.nan)
+                row[f"real_{q}"] = real
+                row[f"txop_{q}"] = sim
+                row[f"{q}_ratio"] = sim / real if real else math.nan
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("series")
 
 
 def compare(
-    scenario: Union[str, "os.PathLike[str]", Scenario],
+    scenario: Union[str, "os.PathLike[str]", Scenario, None] = None,
     stacks: Sequence[str] = (),
     vary: Optional[Mapping[str, Iterable[Any]]] = None,
     seed: Optional[int] = None,
     workers: Optional[int] = None,
+    against: Union[str, "os.PathLike[str]", None] = None,
+    flent_on: Optional[str] = None,
     **overrides: Any,
-) -> Comparison:
+) -> Union[Comparison, Against]:
     """``txop compare``: the scenario under every stack of ``stacks`` times every
     value of ``vary`` (``{"stations.count": [1, 4, 16]}``), side by side; ``workers``
-    threads (default: the machine's cores), without the GIL."""
+    threads (default: the machine's cores), without the GIL.
+
+    With ``against`` (a real ``.flent.gz`` file), ``txop compare --against``: the
+    file's test run in ``scenario`` (default ``tcp-ndown-6mbit``) with at most one
+    stack and the keyword overrides, held against the file; ``flent_on``
+    (``"station"`` or ``"server"``) says where flent ran if the file does not. Returns
+    an :class:`Against`."""
+    if against is not None:
+        return _against(scenario, stacks, vary, seed, against, flent_on, overrides)
+    if flent_on is not None:
+        raise _txop.TxopError("flent_on: only with against=FILE")
+    if scenario is None:
+        raise _txop.TxopError("compare: give a scenario (or against=FILE)")
     sc = _as_scenario(scenario, {_key(k): v for k, v in overrides.items()})
     if isinstance(stacks, (str, bytes)) or not isinstance(stacks, Iterable):
         raise _txop.TxopError(f"stacks: expected a list of stack names, not {stacks!r}")
@@ -503,6 +554,33 @@ def compare(
         sc.spec, stack_list, vary_args, set_args, check_seed(seed), workers or os.cpu_count() or 1
     )
     return Comparison(native)
+
+
+def _against(
+    scenario: Union[str, "os.PathLike[str]", Scenario, None],
+    stacks: Sequence[str],
+    vary: Optional[Mapping[str, Iterable[Any]]],
+    seed: Optional[int],
+    against: Union[str, "os.PathLike[str]"],
+    flent_on: Optional[str],
+    overrides: Mapping[str, Any],
+) -> Against:
+    """:func:`compare` with ``against``: one run, as ``txop compare --against``."""
+    if vary:
+        raise _txop.TxopError("against: runs one setting; vary is for comparing settings")
+    stack_list = builtins.list(stacks) if not isinstance(stacks, (str, bytes)) else [stacks]
+    if len(stack_list) > 1:
+        raise _txop.TxopError("against: runs one setting: give one stack (or stack=NAME)")
+    keys = {_key(k): v for k, v in overrides.items()}
+    if stack_list:
+        keys = {"stack": stack_list[0], **keys}
+    base = _txop.AGAINST_DEFAULT_BASE if scenario is None else scenario
+    sc = _as_scenario(base, keys)
+    set_args = [f"{k}={v}" for k, v in sc.sets()]
+    native = _txop.against(
+        _path("against", against), sc.spec, set_args, check_seed(seed), flent_on
+    )
+    return Against(native)
 
 
 def stacks() -> dict[str, dict[str, Any]]:

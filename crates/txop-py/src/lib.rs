@@ -196,6 +196,64 @@ fn compare(
     Ok(Compare { outcome })
 }
 
+/// A run held against a real flent file, as `txop compare --against` has it before
+/// printing.
+#[pyclass(frozen, module = "txop._txop")]
+struct Against {
+    outcome: txop_report::against::AgainstOutcome,
+}
+
+#[pymethods]
+impl Against {
+    /// The table `txop compare --against` prints.
+    fn summary(&self) -> String {
+        self.outcome.summary()
+    }
+
+    /// What `txop compare --against FILE --json` prints.
+    fn json(&self) -> PyResult<String> {
+        self.outcome.json().map_err(user_error)
+    }
+
+    /// Write the results directory `txop compare --against FILE -o DIR` writes.
+    #[pyo3(signature = (dir, force=false))]
+    fn write(&self, py: Python<'_>, dir: &str, force: bool) -> PyResult<()> {
+        let files = py.detach(|| self.outcome.files()).map_err(user_error)?;
+        write_dir(dir, force, &files)
+    }
+}
+
+/// `txop compare [SPEC] --against FILE [--flent-on SIDE] --set … --seed …`, without
+/// the GIL.
+#[pyfunction]
+#[pyo3(signature = (file, spec, sets, seed=None, flent_on=None))]
+fn against(
+    py: Python<'_>,
+    file: &str,
+    spec: Option<&str>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    flent_on: Option<&str>,
+) -> PyResult<Against> {
+    use txop_report::against::{plan_against, FlentSide};
+    let side = match flent_on {
+        None => None,
+        Some(s) => Some(FlentSide::from_name(s).ok_or_else(|| {
+            user_error(format!(
+                "flent_on: expected \"station\" or \"server\", not {s:?}"
+            ))
+        })?),
+    };
+    let plan = plan_against(Path::new(file), spec, &sets, seed, side).map_err(user_error)?;
+    let outcome = py
+        .detach(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan.simulate(&|_| {})))
+                .unwrap_or(Err(Failure::Panicked))
+        })
+        .map_err(failure)?;
+    Ok(Against { outcome })
+}
+
 /// Write `files` (`(name, bytes)`, as `Run.files()` gives them) as the results
 /// directory `dir`, whole or not at all (as `txop run -o DIR [--force]` writes).
 #[pyfunction]
@@ -268,6 +326,8 @@ fn _txop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(against, m)?)?;
+    m.add("AGAINST_DEFAULT_BASE", txop_report::against::DEFAULT_BASE)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(results_dir_exists, m)?)?;
     m.add_function(wrap_pyfunction!(scenarios, m)?)?;
@@ -275,5 +335,6 @@ fn _txop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stacks, m)?)?;
     m.add_class::<Run>()?;
     m.add_class::<Compare>()?;
+    m.add_class::<Against>()?;
     Ok(())
 }

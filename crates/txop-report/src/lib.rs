@@ -3,7 +3,9 @@
 //! (`crates/txop`) and the Python package (`crates/txop-py`) both call, so that the two
 //! give the same bytes; it links no command-line crate (clap, indicatif).
 
+pub mod against;
 pub mod compare;
+pub mod flent_read;
 pub mod neighbours;
 pub mod pcap;
 pub mod plot;

@@ -298,6 +298,16 @@ fn single_files(
     Ok(files)
 }
 
+/// A single run's flent data file (a flent test's; `None` for other traffic): its name
+/// in the results directory and gzipped bytes, as `txop run -o` writes it.
+pub fn flent_file(
+    scenario: &Scenario,
+    name: &str,
+    results: &Results,
+) -> Result<Option<(String, Vec<u8>)>, String> {
+    flent_file_of(scenario, name, results, None)
+}
+
 /// For a flent test of `scenario` (a run named `name`; `column`, a comparison's
 /// setting or a BSS, when it is one of several side by side), its data file's name and
 /// gzipped bytes. Its TITLE names the column too, so that flent's legends tell the

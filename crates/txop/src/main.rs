@@ -51,10 +51,25 @@ enum Command {
         txop compare tcp-ndown-6mbit --stack linux-4.8-bloated --stack linux-6.16\n  \
         txop compare anomaly --stack linux-4.9 --stack linux-5.5 -o results/atf\n  \
         txop compare default --vary stations.count=2,8,32\n  \
-        txop compare tcp-ndown-6mbit --stack linux-4.9 --stack linux-6.16 --vary traffic.streams=1,12")]
+        txop compare tcp-ndown-6mbit --stack linux-4.9 --stack linux-6.16 --vary traffic.streams=1,12\n  \
+        txop compare --against rrul-2016-05-10.flent.gz --flent-on server --set stations.mcs=7\n  \
+        txop compare e3-rtt-fair-up --against rtt_fair_up.flent.gz -o real-vs-txop")]
     Compare {
-        /// Built-in scenario name (see `txop list`) or path to a scenario file.
-        scenario: String,
+        /// Built-in scenario name (see `txop list`) or path to a scenario file (with
+        /// --against: the cell to run the file's test in, default tcp-ndown-6mbit).
+        #[arg(required_unless_present = "against")]
+        scenario: Option<String>,
+        /// A real flent data file (.flent.gz or .flent) to hold txop against: its test,
+        /// length, hosts, congestion control, ECN and DSCP are run in SCENARIO, and the
+        /// table shows each series' median and p90, real against txop.
+        #[arg(long, value_name = "FILE", conflicts_with = "vary")]
+        against: Option<std::path::PathBuf>,
+        /// With --against: where flent ran, when the file does not say (`station`: on
+        /// the WiFi client, as txop's tests; `server`: behind the AP, netserver on the
+        /// clients, so its uploads are txop's downloads).
+        #[arg(long = "flent-on", value_name = "SIDE", requires = "against",
+              value_parser = ["station", "server"])]
+        flent_on: Option<String>,
         /// A stack preset to compare (repeatable; `txop stacks` lists them).
         #[arg(long = "stack", value_name = "NAME")]
         stacks: Vec<String>,
@@ -381,6 +396,38 @@ fn output(
     Ok(print_stdout(&text)?)
 }
 
+/// `txop compare --against FILE`: the file's test run in `spec` (or the default base),
+/// held against the file.
+fn against(
+    file: &Path,
+    a: CompareArgs<'_>,
+    flent_on: Option<&str>,
+    out: Output,
+) -> Result<(), Failure> {
+    if a.stacks.len() > 1 {
+        return Err(UserError(
+            "--against runs one setting: give one --stack (or --set stack=NAME)".into(),
+        )
+        .into());
+    }
+    let mut sets: Vec<String> = a.stacks.iter().map(|s| format!("stack={s}")).collect();
+    sets.extend(a.sets.iter().cloned());
+    let side = flent_on.and_then(txop::against::FlentSide::from_name);
+    let spec = (!a.spec.is_empty()).then_some(a.spec);
+    let plan = txop::against::plan_against(file, spec, &sets, a.seed, side).map_err(UserError)?;
+    let _context = enter_context(plan.label());
+    if let Some(dir) = out.dir.as_deref() {
+        refuse_existing(dir, out.force)?;
+    }
+    let progress = Progress::new(Some(plan.duration_ns()), out.quiet);
+    let outcome = plan.simulate(&|ns| progress.advance(ns));
+    progress.finish();
+    let outcome = outcome?;
+    output(&out, outcome.summary(), &|| outcome.json(), &|| {
+        outcome.files()
+    })
+}
+
 struct CompareArgs<'a> {
     spec: &'a str,
     stacks: &'a [String],
@@ -540,23 +587,29 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         }
         Command::Compare {
             scenario,
+            against: file,
+            flent_on,
             stacks,
             vary,
             set,
             seed,
             out,
         } => {
-            warn_if_shadowed(&scenario);
-            compare(
-                CompareArgs {
-                    spec: &scenario,
-                    stacks: &stacks,
-                    vary: &vary,
-                    sets: &set,
-                    seed,
-                },
-                out,
-            )
+            let scenario = scenario.unwrap_or_default();
+            if !scenario.is_empty() {
+                warn_if_shadowed(&scenario);
+            }
+            let a = CompareArgs {
+                spec: &scenario,
+                stacks: &stacks,
+                vary: &vary,
+                sets: &set,
+                seed,
+            };
+            match file {
+                Some(file) => against(&file, a, flent_on.as_deref(), out),
+                None => compare(a, out),
+            }
         }
         Command::Reproduce {
             experiments,
