@@ -699,6 +699,12 @@ mod tests {
         assert_eq!(HE_MAX_AMPDU_BYTES, 8_388_607);
         assert_eq!(BLOCK_ACK_256_BYTES, crate::phy::rates::BLOCK_ACK_BYTES + 24);
         assert_eq!(HE_BA_WINDOW, 256);
+        // At 24 Mbit/s: 20 + 4 × ⌈(16 + 448 + 6)/96⌉ = 40 µs (32 µs for 64 MPDUs).
+        let r24 = TxVector::Ofdm { rate_mbps: 24 };
+        assert_eq!(
+            r24.ppdu_duration(BLOCK_ACK_256_BYTES, Band::Ghz5),
+            Nanos::from_us(40)
+        );
         // 256 × 1538 B at HE160 HE-MCS 11 4SS fits in 5.484 ms; at HE20 MCS 0 it does not.
         let fast = he(11, 4, Mhz160, Us0_8, HeLtf::X2);
         let slow = he(0, 1, Mhz20, Us0_8, HeLtf::X2);
