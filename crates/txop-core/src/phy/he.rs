@@ -32,6 +32,7 @@
 //! equal txop's for that pairing, and exceed those of a 2x HE-LTF at 0.8 µs by 0.8 µs per
 //! HE-LTF (tests below).
 
+use super::rates::{LEGACY_PREAMBLE_US, SERVICE_BITS, SIGNAL_EXTENSION_US, TAIL_BITS};
 use super::{Band, ChannelWidth, HeFormat, HeGuardInterval, HeLtf, NominalPacketPadding};
 
 /// N_BPSCS, coded bits per subcarrier per stream, of HE-MCS 0–11 (BPSK, QPSK, QPSK,
@@ -56,12 +57,8 @@ const CODING_RATE: [(u64, u64); 12] = [
 pub const HE_MAX_MCS: u8 = 11;
 /// Largest number of spatial streams txop models for HE.
 pub const HE_MAX_NSS: u8 = 4;
-/// SERVICE field bits (27.3.12.2).
-const SERVICE_BITS: u64 = 16;
-/// Tail bits of the one BCC encoder ns-3 counts for HE.
-const TAIL_BITS: u64 = 6;
 /// L-STF 8 + L-LTF 8 + L-SIG 4 µs, in ns.
-const LEGACY_PREAMBLE_NS: u64 = 20_000;
+const LEGACY_PREAMBLE_NS: u64 = LEGACY_PREAMBLE_US * 1000;
 /// RL-SIG, one 4 µs symbol (27.3.11.5).
 const RL_SIG_NS: u64 = 4_000;
 /// HE-STF of a non-trigger-based PPDU: 4 µs (27.3.11.9).
@@ -69,7 +66,7 @@ const HE_STF_NS: u64 = 4_000;
 /// The data symbol without its GI: 12.8 µs (Table 27-12).
 const SYMBOL_NO_GI_NS: u64 = 12_800;
 /// aSignalExtension at 2.4 GHz, 6 µs (27.4.3, as for ERP and HT).
-const SIGNAL_EXTENSION_NS: u64 = 6_000;
+const SIGNAL_EXTENSION_NS: u64 = SIGNAL_EXTENSION_US * 1000;
 
 /// The largest A-MPDU an HE station may announce: `2^(20 + 3) − 1` bytes, the VHT
 /// exponent 7 extended by the HE capabilities' Maximum A-MPDU Length Exponent

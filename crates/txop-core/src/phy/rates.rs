@@ -33,17 +33,18 @@ pub const BLOCK_ACK_BYTES: u32 = 32;
 /// BAR Control 2 + Starting Sequence Control 2 + FCS 4; 802.11-2016 9.3.1).
 pub const BLOCK_ACK_REQ_BYTES: u32 = 24;
 
-/// SERVICE field bits prepended to every OFDM/HT/VHT PSDU (802.11-2016 clause 17).
-const SERVICE_BITS: u64 = 16;
+/// SERVICE field bits prepended to every OFDM/HT/VHT/HE PSDU (802.11-2016 clause 17).
+pub(super) const SERVICE_BITS: u64 = 16;
 /// Tail bits appended per BCC encoder (802.11-2016 clauses 17, 19, 21).
-const TAIL_BITS: u64 = 6;
+pub(super) const TAIL_BITS: u64 = 6;
 /// OFDM symbol duration with the long (0.8 µs) guard interval: T_SYML.
 const SYMBOL_US: u64 = 4;
-/// L-STF (8) + L-LTF (8) + L-SIG (4) µs: the legacy preamble shared by OFDM, HT-mixed
-/// and VHT PPDUs.
-const LEGACY_PREAMBLE_US: u64 = 20;
-/// aSignalExtension of ERP-OFDM and of HT/VHT at 2.4 GHz (802.11-2016 clause 18, 19.4.3).
-const SIGNAL_EXTENSION_US: u64 = 6;
+/// L-STF (8) + L-LTF (8) + L-SIG (4) µs: the legacy preamble shared by OFDM, HT-mixed,
+/// VHT and HE PPDUs.
+pub(super) const LEGACY_PREAMBLE_US: u64 = 20;
+/// aSignalExtension of ERP-OFDM and of HT/VHT/HE at 2.4 GHz (802.11-2016 clause 18,
+/// 19.4.3; 802.11ax-2021 27.4.3).
+pub(super) const SIGNAL_EXTENSION_US: u64 = 6;
 /// DSSS long PLCP preamble (144 µs) + PLCP header (48 µs).
 const DSSS_LONG_PREAMBLE_US: u64 = 192;
 /// DSSS short PLCP preamble (72 µs) + PLCP header (24 µs).
@@ -499,33 +500,16 @@ impl PpduTimer {
                     he_pe: None,
                 };
             }
-            TxVector::He {
-                mcs,
-                nss,
-                width,
-                gi,
-                ltf,
-                format,
-                pe,
-            } => {
-                let p = HeParams {
-                    mcs,
-                    nss,
-                    width,
-                    gi,
-                    ltf,
-                    format,
-                    pe,
-                };
-                let he = HeTimer::new(p, band);
+            TxVector::He { .. } => {
+                let he = tx.he_params().map(|p| HeTimer::new(p, band));
                 return PpduTimer {
-                    fixed_ns: he.fixed_ns,
-                    unit_ns: he.symbol_ns,
-                    fixed_bits: 16 + 6,
+                    fixed_ns: he.map_or(0, |h| h.fixed_ns),
+                    unit_ns: he.map_or(0, |h| h.symbol_ns),
+                    fixed_bits: SERVICE_BITS + TAIL_BITS,
                     bits_per_byte: 8,
-                    divisor: he.ndbps,
+                    divisor: he.map_or(1, |h| h.ndbps),
                     short_gi: false,
-                    he_pe: (he.nominal_pe_us != 0).then_some(he),
+                    he_pe: he.filter(|h| h.nominal_pe_us != 0),
                 };
             }
             TxVector::Ofdm { .. } => (LEGACY_PREAMBLE_US, false),
