@@ -654,8 +654,9 @@ pub fn lowest_basic_rate(standard: Standard) -> TxVector {
 }
 
 /// One vector of each PHY format at low and high rates (DSSS long and short preamble,
-/// OFDM, HT 20/40 MHz with both guard intervals, VHT 80 MHz 2 streams), for tests
-/// that check a faster computation against the direct one over every format.
+/// OFDM, HT 20/40 MHz with both guard intervals, VHT 80 MHz 2 streams, HE160 4 streams
+/// with a 16 µs packet extension, HE ER SU), for tests that check a faster computation
+/// against the direct one over every format.
 #[cfg(test)]
 pub(crate) fn sample_vectors() -> Vec<TxVector> {
     vec![
@@ -690,6 +691,24 @@ pub(crate) fn sample_vectors() -> Vec<TxVector> {
             nss: 2,
             width: ChannelWidth::Mhz80,
             gi: GuardInterval::Short,
+        },
+        TxVector::He {
+            mcs: 11,
+            nss: 4,
+            width: ChannelWidth::Mhz160,
+            gi: super::HeGuardInterval::Us0_8,
+            ltf: super::HeLtf::X2,
+            format: super::HeFormat::Su,
+            pe: super::NominalPacketPadding::Us16,
+        },
+        TxVector::He {
+            mcs: 0,
+            nss: 1,
+            width: ChannelWidth::Mhz20,
+            gi: super::HeGuardInterval::Us3_2,
+            ltf: super::HeLtf::X4,
+            format: super::HeFormat::ErSu,
+            pe: super::NominalPacketPadding::Us0,
         },
     ]
 }
