@@ -11,25 +11,27 @@ use crate::Unavailable;
 pub const AIRTIME_SOURCE: &str = env!("KERNEL_ORACLE_AIRTIME_SOURCE");
 
 /// A rate as a driver reports it (`struct kair_rate`: what becomes an
-/// `ieee80211_tx_rate`).
+/// `ieee80211_tx_rate`, or for HE the `rate_info` of `last_rate_info`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct ReportedRate {
     /// `NL80211_BAND_2GHZ` (0) or `NL80211_BAND_5GHZ` (1).
     pub band: u32,
-    /// 0 legacy, 1 HT, 2 VHT.
+    /// 0 legacy, 1 HT, 2 VHT, 3 HE.
     pub encoding: u32,
     /// Legacy: the index in the band's bitrates (2.4 GHz: 1, 2, 5.5, 11, then 6–54
-    /// Mbit/s; 5 GHz: 6–54); HT: MCS 0–31; VHT: MCS 0–9.
+    /// Mbit/s; 5 GHz: 6–54); HT: MCS 0–31; VHT: MCS 0–9; HE: HE-MCS 0–11.
     pub idx: u32,
-    /// VHT spatial streams.
+    /// VHT and HE spatial streams.
     pub nss: u32,
-    /// 20, 40 or 80.
+    /// 20, 40, 80 or (HE) 160.
     pub width_mhz: u32,
     /// Short guard interval.
     pub sgi: u32,
     /// Short DSSS preamble (`IEEE80211_TX_RC_USE_SHORT_PREAMBLE`).
     pub short_preamble: u32,
+    /// HE guard interval as `enum nl80211_he_gi`: 0 (0.8 µs), 1 (1.6), 2 (3.2).
+    pub he_gi: u32,
 }
 
 #[cfg(kernel_oracle_built)]

@@ -1,8 +1,10 @@
 //! Differential test: the kernel's own `net/mac80211/airtime.c` (6.12, built by this crate
 //! from the installed Linux source) and txop's AQL estimates
 //! (`txop_core::mac80211::aql`, reference §6.5) for every rate txop's PHY has: DSSS/CCK
-//! (long and short preamble), OFDM in both bands, HT MCS 0–15 and VHT MCS 0–9 with 1–2
-//! streams at every width and guard interval.
+//! (long and short preamble), OFDM in both bands, HT MCS 0–15, VHT MCS 0–9 with 1–2
+//! streams at every width and guard interval, and HE-MCS 0–11 with 1–4 streams at 20,
+//! 40, 80 and 160 MHz and every HE guard interval (reported as a driver's `rate_info`,
+//! the only form of an HE rate; reference §15.2).
 //!
 //! For each rate it compares the expected airtime of a packet to a station whose last
 //! reported tx rate it is (`ieee80211_calc_expected_tx_airtime`, aggregated and not,
@@ -18,7 +20,10 @@ use txop_core::mac80211::aql::{
     expected_tx_airtime_us, legacy_duration_us, rate_duration_1024, stored_tx_time_est_us,
     AqlEstimator,
 };
-use txop_core::phy::{ChannelWidth, DsssPreamble, GuardInterval, TxVector};
+use txop_core::phy::{
+    ChannelWidth, DsssPreamble, GuardInterval, HeFormat, HeGuardInterval, HeLtf,
+    NominalPacketPadding, TxVector,
+};
 
 /// Every rate txop's PHY has, with the band it is used in and the rate as a driver
 /// reports it to mac80211 (legacy rates by their index in the band's bitrates).
@@ -31,6 +36,7 @@ fn rates() -> Vec<(TxVector, ReportedRate)> {
         width_mhz: 20,
         sgi: 0,
         short_preamble: 0,
+        he_gi: 0,
     };
     let mut out = Vec::new();
     for (i, kbps) in [1000u32, 2000, 5500, 11000].into_iter().enumerate() {
@@ -119,6 +125,41 @@ fn rates() -> Vec<(TxVector, ReportedRate)> {
             }
         }
     }
+    // HE: the estimate does not depend on the HE-LTF, format or packet extension,
+    // which the rate_info does not carry; one of each GI's pairings stands for them.
+    let he_gis = [
+        (HeGuardInterval::Us0_8, HeLtf::X2, 0),
+        (HeGuardInterval::Us1_6, HeLtf::X2, 1),
+        (HeGuardInterval::Us3_2, HeLtf::X4, 2),
+    ];
+    for (width, width_mhz) in widths.into_iter().chain([(ChannelWidth::Mhz160, 160)]) {
+        for (gi, ltf, he_gi) in he_gis {
+            for nss in 1..=4u8 {
+                for mcs in 0..12u8 {
+                    out.push((
+                        TxVector::He {
+                            mcs,
+                            nss,
+                            width,
+                            gi,
+                            ltf,
+                            format: HeFormat::Su,
+                            pe: NominalPacketPadding::Us0,
+                        },
+                        ReportedRate {
+                            band: 1,
+                            encoding: 3,
+                            idx: u32::from(mcs),
+                            nss: u32::from(nss),
+                            width_mhz,
+                            he_gi,
+                            ..base
+                        },
+                    ));
+                }
+            }
+        }
+    }
     out
 }
 
@@ -189,7 +230,11 @@ fn txop_airtime_estimates_match_the_kernels_for_every_rate() {
         compared += 1;
     }
     assert_eq!(kernel.warnings(), 0, "WARN_ON_ONCE fired in airtime.c");
-    assert_eq!(rates.len(), 7 + 16 + 64 + 120, "every rate of txop's PHY");
+    assert_eq!(
+        rates.len(),
+        7 + 16 + 64 + 120 + 4 * 3 * 4 * 12,
+        "every rate of txop's PHY"
+    );
     eprintln!(
         "airtime oracle: {} rates, {compared} values compared ({AIRTIME_SOURCE})",
         rates.len()

@@ -166,7 +166,8 @@ fn kernel_setup(s: &Setup, txop: &MinstrelHt) -> MinstrelSetup {
     let bw = |w: ChannelWidth| match w {
         ChannelWidth::Mhz20 => 0,
         ChannelWidth::Mhz40 => 1,
-        ChannelWidth::Mhz80 => 2,
+        // No minstrel_ht group is wider than 80 MHz; the setups here never are.
+        ChannelWidth::Mhz80 | ChannelWidth::Mhz160 => 2,
     };
     let (ht, vht, bandwidth) = match c.standard {
         Standard::N => (1, 0, bw(c.width).min(1)),

@@ -4,7 +4,7 @@
 //! Fields, in the order of their presence bits, each aligned to its natural size from
 //! the start of the header: TSFT (0), Flags (1), Rate (2, legacy rates only), Channel
 //! (3), antenna signal and noise in dBm (5, 6), data retries (17, data frames), MCS (19,
-//! HT), A-MPDU status (20), VHT (21).
+//! HT), A-MPDU status (20), VHT (21), HE (23).
 //!
 //! **TSFT marks the end of the PPDU** (µs, the run's clock), as Wireshark assumes by
 //! default (its `wlan_radio.tsf_at_end` preference): Wireshark then computes each
@@ -13,7 +13,9 @@
 //! to *k* alone (so Wireshark finds the A-MPDU's start from the first subframe), and the
 //! last subframe's is the PPDU's end.
 
-use txop_core::phy::{Band, ChannelWidth, DsssPreamble, GuardInterval, TxVector};
+use txop_core::phy::{
+    Band, ChannelWidth, DsssPreamble, GuardInterval, HeFormat, HeGuardInterval, HeLtf, TxVector,
+};
 
 /// Flags field: frame includes the FCS.
 pub const FLAG_FCS: u8 = 0x10;
@@ -73,6 +75,7 @@ pub fn write(f: &RadiotapFields, out: &mut Vec<u8>) {
     match f.txv {
         TxVector::Ht { .. } => present |= 1 << 19,
         TxVector::Vht { .. } => present |= 1 << 21,
+        TxVector::He { .. } => present |= 1 << 23,
         _ => {}
     }
     if f.ampdu.is_some() {
@@ -152,13 +155,85 @@ pub fn write(f: &RadiotapFields, out: &mut Vec<u8>) {
             ChannelWidth::Mhz20 => 0,
             ChannelWidth::Mhz40 => 1,
             ChannelWidth::Mhz80 => 4,
+            ChannelWidth::Mhz160 => 11,
         });
         out.extend_from_slice(&[mcs << 4 | nss, 0, 0, 0]);
         // Coding (BCC), group id, partial AID.
         out.extend_from_slice(&[0, 0, 0, 0]);
     }
+    if let TxVector::He {
+        mcs,
+        nss,
+        width,
+        gi,
+        ltf,
+        format,
+        ..
+    } = f.txv
+    {
+        align(out, 2);
+        out.extend_from_slice(&he_field(mcs, nss, width, gi, ltf, format));
+    }
     let len = (out.len() - base) as u16;
     out[base + 2..base + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// The HE field (radiotap.org "HE"; Linux `ieee80211_radiotap.h`
+/// `IEEE80211_RADIOTAP_HE_DATA*`): six little-endian u16. data1: the PPDU format (SU 0,
+/// ER SU 1) with data MCS, DCM, STBC and bandwidth known; data2: GI and number of
+/// HE-LTF symbols known; data3: the MCS (DCM and STBC 0); data5: bandwidth (20/40/80/160
+/// = 0–3), GI (0.8/1.6/3.2 = 0–2), HE-LTF size (1x/2x/4x = 1–3) and the number of
+/// HE-LTF symbols (1, 2, 4 = 0, 1, 2); data6: NSTS.
+fn he_field(
+    mcs: u8,
+    nss: u8,
+    width: ChannelWidth,
+    gi: HeGuardInterval,
+    ltf: HeLtf,
+    format: HeFormat,
+) -> [u8; 12] {
+    let data1: u16 = match format {
+        HeFormat::Su => 0,
+        HeFormat::ErSu => 1,
+    } | 0x0020
+        | 0x0040
+        | 0x0200
+        | 0x4000;
+    let data2: u16 = 0x0002 | 0x0004;
+    let data3: u16 = u16::from(mcs & 0x0f) << 8;
+    let bw: u16 = match width {
+        ChannelWidth::Mhz20 => 0,
+        ChannelWidth::Mhz40 => 1,
+        ChannelWidth::Mhz80 => 2,
+        ChannelWidth::Mhz160 => 3,
+    };
+    let gi: u16 = match gi {
+        HeGuardInterval::Us0_8 => 0,
+        HeGuardInterval::Us1_6 => 1,
+        HeGuardInterval::Us3_2 => 2,
+    };
+    let ltf: u16 = match ltf {
+        HeLtf::X1 => 1,
+        HeLtf::X2 => 2,
+        HeLtf::X4 => 3,
+    };
+    let n_ltf: u16 = match nss {
+        0 | 1 => 0,
+        2 => 1,
+        3 | 4 => 2,
+        5 | 6 => 3,
+        _ => 4,
+    };
+    let data5 = bw | gi << 4 | ltf << 6 | n_ltf << 8;
+    let data6 = u16::from(nss & 0x0f);
+    let mut out = [0u8; 12];
+    for (i, d) in [data1, data2, data3, 0, data5, data6]
+        .into_iter()
+        .enumerate()
+    {
+        out[2 * i..2 * i + 2].copy_from_slice(&d.to_le_bytes());
+    }
+    out
 }
 
 /// A legacy rate in radiotap's unit, 500 kbit/s.
@@ -166,7 +241,7 @@ fn legacy_rate_500kbps(txv: &TxVector) -> u8 {
     match *txv {
         TxVector::Dsss { rate_kbps, .. } => (rate_kbps / 500) as u8,
         TxVector::Ofdm { rate_mbps } => (rate_mbps * 2) as u8,
-        TxVector::Ht { .. } | TxVector::Vht { .. } => 0,
+        TxVector::Ht { .. } | TxVector::Vht { .. } | TxVector::He { .. } => 0,
     }
 }
 
@@ -242,5 +317,32 @@ mod tests {
         assert_eq!(out[24], 2);
         assert_eq!(u32::from_le_bytes(out[28..32].try_into().unwrap()), 9);
         assert_eq!(u16::from_le_bytes([out[32], out[33]]), 0x000c);
+    }
+
+    #[test]
+    fn he_field_layout() {
+        let mut out = Vec::new();
+        write(
+            &fields(TxVector::He {
+                mcs: 11,
+                nss: 2,
+                width: ChannelWidth::Mhz80,
+                gi: HeGuardInterval::Us1_6,
+                ltf: HeLtf::X2,
+                format: HeFormat::Su,
+                pe: txop_core::phy::NominalPacketPadding::Us0,
+            }),
+            &mut out,
+        );
+        // 8 + 8 + flags 1 + pad 1 + channel 4 + signal + noise = 24, HE 12 = 36.
+        assert_eq!(out.len(), 36);
+        let present = u32::from_le_bytes(out[4..8].try_into().unwrap());
+        assert_eq!(present, 1 << 23 | 0b110_1011);
+        let word = |i: usize| u16::from_le_bytes([out[24 + 2 * i], out[25 + 2 * i]]);
+        assert_eq!(word(0), 0x4260); // SU, MCS/DCM/STBC/bandwidth known
+        assert_eq!(word(2), 11 << 8);
+        // 80 MHz (2), GI 1.6 (1 << 4), 2x HE-LTF (2 << 6), 2 HE-LTFs (1 << 8).
+        assert_eq!(word(4), 2 | 1 << 4 | 2 << 6 | 1 << 8);
+        assert_eq!(word(5), 2);
     }
 }

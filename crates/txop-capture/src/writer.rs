@@ -367,12 +367,13 @@ impl<W: Write> AirWriter<W> {
     }
 }
 
-/// Append a short rate name for comments: "OFDM24", "HT7", "VHT9x2", "DSSS5.5".
+/// Append a short rate name for comments: "OFDM24", "HT7", "VHT9x2", "HE11x2", "DSSS5.5".
 fn push_rate_label(out: &mut String, v: &TxVector) {
     let _ = match *v {
         TxVector::Dsss { rate_kbps, .. } => write!(out, "DSSS{}", rate_kbps as f64 / 1000.0),
         TxVector::Ofdm { rate_mbps } => write!(out, "OFDM{rate_mbps}"),
         TxVector::Ht { mcs, .. } => write!(out, "HT{mcs}"),
         TxVector::Vht { mcs, nss, .. } => write!(out, "VHT{mcs}x{nss}"),
+        TxVector::He { mcs, nss, .. } => write!(out, "HE{mcs}x{nss}"),
     };
 }

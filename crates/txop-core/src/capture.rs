@@ -232,7 +232,9 @@ impl Cell {
     /// the receiver's noise figure, as the space uses).
     pub(crate) fn capture_noise_dbm(txv: &TxVector) -> f64 {
         let width = match *txv {
-            TxVector::Ht { width, .. } | TxVector::Vht { width, .. } => width,
+            TxVector::Ht { width, .. }
+            | TxVector::Vht { width, .. }
+            | TxVector::He { width, .. } => width,
             TxVector::Dsss { .. } | TxVector::Ofdm { .. } => ChannelWidth::Mhz20,
         };
         noise_dbm(width)

@@ -169,6 +169,8 @@ pub(crate) const CHOICE_KEYS: &[&str] = &[
     "phy.standard",
     "phy.guard_interval",
     "phy.preamble",
+    "phy.he_ltf",
+    "phy.he_format",
     "mac.protection",
     "mac.backoff_rule",
     "stations.rate_control",

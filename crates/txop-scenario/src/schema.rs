@@ -12,7 +12,7 @@ use txop_core::mac80211::powersave::{
 use txop_core::mac80211::scan::{
     ATH9K_CHANNEL_SWITCH, ATH9K_LISTEN_INTERVAL, PM_QOS_NETWORK_LATENCY_DEFAULT,
 };
-use txop_core::phy::{Band, DsssPreamble, GuardInterval, Standard};
+use txop_core::phy::{Band, DsssPreamble, GuardInterval, HeFormat, HeLtf, Standard};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -183,12 +183,12 @@ pub(crate) fn default_seed() -> u64 {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Phy {
-    /// "b", "a", "g", "n" or "ac".
+    /// "b", "a", "g", "n", "ac" or "ax".
     pub standard: Standard,
     /// "2.4" or "5" (GHz); a number is accepted too.
     #[serde(deserialize_with = "band_from_str_or_number")]
     pub band: Band,
-    /// 20, 40 or 80 (MHz; HT and VHT only).
+    /// 20, 40, 80 or 160 (MHz; 40 and 80 HT/VHT/HE, 160 HE only).
     pub width_mhz: u32,
     /// "long" (0.8 µs) or "short" (0.4 µs), HT and VHT only.
     pub guard_interval: GuardInterval,
@@ -203,6 +203,20 @@ pub struct Phy {
     /// `position_m`, `velocity_mps` and `waypoints`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ap_position_m: Option<[f64; 2]>,
+    /// 802.11ax: the guard interval of HE data and HE-LTF symbols, µs: 0.8 (default),
+    /// 1.6 or 3.2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub he_gi_us: Option<f64>,
+    /// 802.11ax: the HE-LTF size, "1x", "2x" (default) or "4x", paired with the GI as
+    /// the standard allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub he_ltf: Option<HeLtf>,
+    /// 802.11ax: the receivers' nominal packet padding, µs: 0 (default), 8 or 16.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub he_pe_us: Option<u32>,
+    /// 802.11ax: the PPDU format, "su" (default) or "er-su" (extended range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub he_format: Option<HeFormat>,
 }
 
 /// `band = "5"` and `band = 5` (or `--set phy.band=2.4`) mean the same.
@@ -243,6 +257,10 @@ impl Default for Phy {
             tx_power_dbm: 20.0,
             path_loss_exponent: 3.5,
             ap_position_m: None,
+            he_gi_us: None,
+            he_ltf: None,
+            he_pe_us: None,
+            he_format: None,
         }
     }
 }

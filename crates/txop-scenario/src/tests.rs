@@ -1315,3 +1315,101 @@ fn station_groups_follow_the_list_and_the_group_key() {
         "stations.group: must be a name of 1 to 24 characters"
     );
 }
+
+/// `standard = "ax"` resolves HE stations from the `he_*` keys (defaults GI 0.8, 2x
+/// HE-LTF, SU, PE 0; HE-MCS 11 when no MCS is given), and every HE key error names
+/// its key in one line.
+#[test]
+fn he_keys() {
+    use txop_core::phy::{HeFormat, HeGuardInterval, HeLtf, NominalPacketPadding};
+    let tx = |text: &str| parse(text, &[]).unwrap().resolve().unwrap().cell.stations[0].tx;
+    let he = |mcs, nss, width, gi, ltf, format, pe| TxVector::He {
+        mcs,
+        nss,
+        width,
+        gi,
+        ltf,
+        format,
+        pe,
+    };
+    assert_eq!(
+        tx("[phy]\nstandard = \"ax\"\nwidth_mhz = 80\n[stations]\nmcs = 7\nnss = 2\n"),
+        he(
+            7,
+            2,
+            ChannelWidth::Mhz80,
+            HeGuardInterval::Us0_8,
+            HeLtf::X2,
+            HeFormat::Su,
+            NominalPacketPadding::Us0
+        )
+    );
+    assert_eq!(
+        tx("[phy]\nstandard = \"ax\"\nwidth_mhz = 160\nhe_gi_us = 3.2\nhe_pe_us = 16\n"),
+        he(
+            11,
+            1,
+            ChannelWidth::Mhz160,
+            HeGuardInterval::Us3_2,
+            HeLtf::X4,
+            HeFormat::Su,
+            NominalPacketPadding::Us16
+        )
+    );
+    assert_eq!(
+        tx("[phy]\nstandard = \"ax\"\nhe_format = \"er-su\"\nhe_ltf = \"1x\"\n"),
+        he(
+            2,
+            1,
+            ChannelWidth::Mhz20,
+            HeGuardInterval::Us0_8,
+            HeLtf::X1,
+            HeFormat::ErSu,
+            NominalPacketPadding::Us0
+        )
+    );
+    // An HE cell aggregates, as HT and VHT cells do.
+    let cfg = parse("[phy]\nstandard = \"ax\"\n", &[])
+        .unwrap()
+        .resolve()
+        .unwrap();
+    assert!(cfg.cell.aggregation);
+    let ax = "[phy]\nstandard = \"ax\"\n";
+    for (extra, key, words) in [
+        ("he_gi_us = 0.4\n", "phy.he_gi_us:", "0.4 µs"),
+        ("he_pe_us = 4\n", "phy.he_pe_us:", "4 µs"),
+        ("he_gi_us = 1.6\nhe_ltf = \"1x\"\n", "phy.he_ltf:", "1x"),
+        ("he_ltf = \"4x\"\n", "phy.he_ltf:", "DCM"),
+        (
+            "width_mhz = 40\nhe_format = \"er-su\"\n",
+            "phy.he_format:",
+            "20 MHz",
+        ),
+        (
+            "band = \"2.4\"\nwidth_mhz = 80\n",
+            "phy.width_mhz:",
+            "2.4 GHz",
+        ),
+        ("[stations]\nmcs = 12\n", "stations.mcs:", "HE-MCS 12"),
+        (
+            "[stations]\nnss = 5\n",
+            "stations.mcs:",
+            "5 spatial streams",
+        ),
+        (
+            "[stations]\nrate_control = \"minstrel_ht\"\n",
+            "stations.rate_control:",
+            "no HE rates",
+        ),
+    ] {
+        let e = err(&format!("{ax}{extra}"), &[]);
+        assert!(
+            e.starts_with(key) && e.contains(words) && !e.contains('\n'),
+            "{e}"
+        );
+    }
+    let e = err("[phy]\nstandard = \"ac\"\nhe_gi_us = 0.8\n", &[]);
+    assert!(e.starts_with("phy.he_gi_us: applies to 802.11ax"), "{e}");
+    let e = err("[phy]\nstandard = \"ac\"\nwidth_mhz = 160\n", &[]);
+    assert!(e.starts_with("phy.width_mhz:"), "{e}");
+}

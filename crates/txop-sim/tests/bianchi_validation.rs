@@ -134,6 +134,34 @@ fn ofdm(rate: u32) -> (TxVector, PhyParams) {
     )
 }
 
+/// 802.11ax HE SU, HE20 HE-MCS 7 1SS, GI 0.8 with the 2x HE-LTF, under EDCA: the
+/// model's PPDU by hand from the standard: N_DBPS = 234 × 6 × 5/6 = 1170, preamble
+/// 20 + 4 + 8 + 4 + 7.2 = 43.2 µs, 13.6 µs symbols; ACK at 24 Mbit/s (the non-HT
+/// reference rate of 64-QAM 5/6 is 54).
+#[test]
+fn edca_80211ax_he20_mcs7_1500b() {
+    use txop_core::phy::{ChannelWidth, HeFormat, HeGuardInterval, HeLtf, NominalPacketPadding};
+    check(&Case {
+        name: "802.11ax HE20 MCS 7, 1500 B, EDCA AIFSN 2, no aggregation",
+        standard: Standard::Ax,
+        band: Band::Ghz5,
+        tx: TxVector::He {
+            mcs: 7,
+            nss: 1,
+            width: ChannelWidth::Mhz20,
+            gi: HeGuardInterval::Us0_8,
+            ltf: HeLtf::X2,
+            format: HeFormat::Su,
+            pe: NominalPacketPadding::Us0,
+        },
+        phy: PhyParams::he_su_5ghz(43_200, 13_600, 1170, 54.0),
+        payload_bytes: 1500,
+        qos: true,
+        rts: false,
+        secs: 20,
+    });
+}
+
 #[test]
 fn dcf_80211a_54mbps_1500b() {
     let (tx, phy) = ofdm(54);

@@ -11,16 +11,42 @@
 #include <ieee80211_i.h>
 #include "airtime.c"
 
-/* A rate as a driver reports it (struct ieee80211_tx_rate, as txop's TxVector maps). */
+/* A rate as a driver reports it (struct ieee80211_tx_rate, as txop's TxVector maps;
+ * HE rates as the struct rate_info that is their only form, sta's last_rate_info). */
 struct kair_rate {
 	u32 band;      /* NL80211_BAND_2GHZ or _5GHZ */
-	u32 encoding;  /* 0 legacy, 1 HT, 2 VHT */
-	u32 idx;       /* legacy: index in the band's bitrates; HT: MCS 0-31; VHT: MCS */
-	u32 nss;       /* VHT streams */
-	u32 width_mhz; /* 20, 40, 80 */
+	u32 encoding;  /* 0 legacy, 1 HT, 2 VHT, 3 HE */
+	u32 idx;       /* legacy: index in the band's bitrates; HT: MCS 0-31; VHT/HE: MCS */
+	u32 nss;       /* VHT/HE streams */
+	u32 width_mhz; /* 20, 40, 80, 160 (HE) */
 	u32 sgi;
 	u32 short_preamble;
+	u32 he_gi;     /* HE: NL80211_RATE_INFO_HE_GI_0_8, _1_6, _3_2 (0, 1, 2) */
 };
+
+/* The rate_info a driver reports for an HE rate (mt76, ath11k: status->rates). */
+static void kair_rate_info(const struct kair_rate *r, struct rate_info *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->flags = RATE_INFO_FLAGS_HE_MCS;
+	ri->mcs = r->idx;
+	ri->nss = r->nss;
+	ri->he_gi = r->he_gi;
+	switch (r->width_mhz) {
+	case 40:
+		ri->bw = RATE_INFO_BW_40;
+		break;
+	case 80:
+		ri->bw = RATE_INFO_BW_80;
+		break;
+	case 160:
+		ri->bw = RATE_INFO_BW_160;
+		break;
+	default:
+		ri->bw = RATE_INFO_BW_20;
+		break;
+	}
+}
 
 static _Thread_local struct {
 	struct ieee80211_rate rates_2g[12];
@@ -104,7 +130,10 @@ u32 kair_expected(const struct kair_rate *r, int len, u32 ampdu)
 
 	memset(&si, 0, sizeof(si));
 	vif.bss_conf.chanctx_conf = &conf;
-	kair_tx_rate(r, &si.deflink.tx_stats.last_rate);
+	if (r->encoding == 3)
+		kair_rate_info(r, &si.deflink.tx_stats.last_rate_info);
+	else
+		kair_tx_rate(r, &si.deflink.tx_stats.last_rate);
 	return ieee80211_calc_expected_tx_airtime(kair_hw(), &vif, &si.sta, len, ampdu);
 }
 
@@ -114,9 +143,12 @@ u32 kair_rx(const struct kair_rate *r, int len)
 {
 	struct ieee80211_tx_rate t;
 	struct ieee80211_rx_status stat;
+	struct rate_info ri;
 
 	kair_tx_rate(r, &t);
-	if (ieee80211_fill_rx_status(&stat, kair_hw(), &t, NULL, r->band, len))
+	kair_rate_info(r, &ri);
+	if (ieee80211_fill_rx_status(&stat, kair_hw(), &t, r->encoding == 3 ? &ri : NULL,
+				     r->band, len))
 		return 0;
 	return ieee80211_calc_rx_airtime(kair_hw(), &stat, len);
 }
@@ -126,10 +158,13 @@ u32 kair_rate_duration(const struct kair_rate *r, u32 *overhead)
 {
 	struct ieee80211_tx_rate t;
 	struct ieee80211_rx_status stat;
+	struct rate_info ri;
 
 	*overhead = 0;
 	kair_tx_rate(r, &t);
-	if (ieee80211_fill_rx_status(&stat, kair_hw(), &t, NULL, r->band, 0) ||
+	kair_rate_info(r, &ri);
+	if (ieee80211_fill_rx_status(&stat, kair_hw(), &t, r->encoding == 3 ? &ri : NULL,
+				     r->band, 0) ||
 	    stat.encoding == RX_ENC_LEGACY)
 		return 0;
 	return ieee80211_get_rate_duration(kair_hw(), &stat, overhead);

@@ -18,6 +18,7 @@ use crate::mac80211::rate_control::{peer_rates, LinkRateControl, RateControlKind
 use crate::mac80211::scan::ScanConfig;
 use crate::packet::StationId;
 use crate::phy::channel::ErrorModel;
+use crate::phy::he::HE_MAX_AMPDU_BYTES;
 use crate::phy::link_channel::StationChannel;
 use crate::phy::rates::{control_response_rate, BLOCK_ACK_BYTES};
 use crate::phy::space::{RadioMap, SpaceConfig};
@@ -186,7 +187,7 @@ impl CellConfig {
             edca_ap: edca::ap_defaults(standard),
             edca_sta: edca::sta_defaults(standard),
             backoff_rule: BackoffRule::Edca,
-            aggregation: matches!(standard, Standard::N | Standard::Ac),
+            aggregation: matches!(standard, Standard::N | Standard::Ac | Standard::Ax),
             max_ampdu_subframes: BA_WINDOW,
             max_ampdu_bytes: 0,
             max_ampdu_duration: Nanos::from_us(4_000),
@@ -381,6 +382,13 @@ fn tx_allowed(standard: Standard, tx: &TxVector) -> bool {
                 Standard::Ac,
                 TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Vht { .. }
             )
+            | (
+                Standard::Ax,
+                TxVector::Ofdm { .. }
+                    | TxVector::Ht { .. }
+                    | TxVector::Vht { .. }
+                    | TxVector::He { .. }
+            )
     )
 }
 
@@ -460,6 +468,8 @@ fn peer_caps(cfg: &CellConfig, txv: &TxVector) -> PeerCaps {
         ),
         TxVector::Ht { width, gi, .. } => (Standard::N, width, gi == GuardInterval::Short),
         TxVector::Vht { width, gi, .. } => (Standard::Ac, width, gi == GuardInterval::Short),
+        // 6.12's minstrel_ht has no HE groups: an HE peer offers it none of its rates.
+        TxVector::He { width, .. } => (Standard::Ax, width, false),
     };
     PeerCaps {
         standard,
@@ -483,7 +493,10 @@ pub(super) fn aggregates(cfg: &CellConfig, ac: Ac, txv: &TxVector) -> bool {
     cfg.aggregation
         && cfg.qos
         && ac != Ac::Vo
-        && matches!(txv, TxVector::Ht { .. } | TxVector::Vht { .. })
+        && matches!(
+            txv,
+            TxVector::Ht { .. } | TxVector::Vht { .. } | TxVector::He { .. }
+        )
 }
 
 /// How PPDUs of `ac` to a peer at rate `txv` are bounded: A-MPDU under block ack on
@@ -501,10 +514,10 @@ pub(super) fn build_limits(
     air: &LinkAirtime,
 ) -> BuildLimits {
     let aggregated = aggregates(cfg, ac, txv);
-    let phy_max = if matches!(txv, TxVector::Vht { .. }) {
-        VHT_MAX_AMPDU_BYTES
-    } else {
-        HT_MAX_AMPDU_BYTES
+    let phy_max = match txv {
+        TxVector::Vht { .. } => VHT_MAX_AMPDU_BYTES,
+        TxVector::He { .. } => HE_MAX_AMPDU_BYTES,
+        _ => HT_MAX_AMPDU_BYTES,
     };
     let max_bytes = match cfg.max_ampdu_bytes {
         0 => phy_max,

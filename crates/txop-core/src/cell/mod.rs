@@ -334,9 +334,10 @@ impl Cell {
         };
         let n = cfg.stations.len();
         let mut nodes = Vec::with_capacity(n + 1);
-        // Without VHT the fq memory limit is 4 MiB (reference §3.2).
+        // Without VHT the fq memory limit is 4 MiB (reference §3.2); an HE radio is
+        // VHT-capable too.
         let fq_memory = match cfg.stack.fq_memory_limit_bytes {
-            0 if cfg.standard == Standard::Ac => 16 << 20,
+            0 if matches!(cfg.standard, Standard::Ac | Standard::Ax) => 16 << 20,
             0 => 4 << 20,
             m => m,
         };

@@ -29,7 +29,7 @@ const CCK_PHY_US: u64 = 144 + 48;
 /// once over the whole data field, then the HT-mixed preamble with 4 µs per stream),
 /// `ath9k_hw_computetxtime` for OFDM and DSSS/CCK (each with its SIFS, the CCK
 /// payload's microseconds rounded down as the driver's integer division does). ath9k
-/// has no VHT; a VHT vector gets its TXTIME.
+/// has no VHT or HE; a VHT or HE vector gets its TXTIME (rounded down to a µs).
 pub(crate) fn ath9k_frame_us(txv: &TxVector, len_bytes: u32) -> u64 {
     let bits = 8 * u64::from(len_bytes);
     match *txv {
@@ -57,7 +57,9 @@ pub(crate) fn ath9k_frame_us(txv: &TxVector, len_bytes: u32) -> u64 {
             };
             CCK_SIFS_US + phy_us + bits * 1000 / u64::from(rate_kbps).max(1)
         }
-        TxVector::Vht { .. } => txv.ppdu_duration(len_bytes, Band::Ghz5).as_ns() / 1000,
+        TxVector::Vht { .. } | TxVector::He { .. } => {
+            txv.ppdu_duration(len_bytes, Band::Ghz5).as_ns() / 1000
+        }
     }
 }
 

@@ -21,7 +21,7 @@
 
 use crate::mac::edca::Ac;
 use crate::mac80211::txq::{LinkId, LinkSet};
-use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval, TxVector};
+use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval, HeGuardInterval, TxVector};
 
 /// `IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L`: per-station, per-AC low limit, 5000 µs
 /// (`include/net/cfg80211.h`; reference §6.2).
@@ -53,6 +53,28 @@ const VBPS_20MHZ: [u32; 10] = [26, 52, 78, 104, 156, 208, 234, 260, 312, 346];
 const VBPS_40MHZ: [u32; 10] = [54, 108, 162, 216, 324, 432, 486, 540, 648, 720];
 /// Per-stream data bits per symbol at 80 MHz (`BW2VBPS` column `r3`).
 const VBPS_80MHZ: [u32; 10] = [117, 234, 351, 468, 702, 936, 1053, 1170, 1404, 1560];
+
+/// The HE table's per-stream bits per "symbol" of HE-MCS 0–11 at 20, 40, 80 and 160 MHz:
+/// the `BW2VBPS` columns `r1`–`r4` of `__HE_GROUP` in 6.12 `airtime.c`. They are the
+/// kernel's own figures, a little below the standard's N_DBPS (HE20 HE-MCS 0: 115 for
+/// 117; HE80 HE-MCS 11: 8164 for 8166), kept as the kernel has them since this models
+/// its estimate.
+const HE_VBPS: [[u32; 12]; 4] = [
+    [
+        115, 230, 345, 475, 705, 936, 1051, 1166, 1411, 1555, 1756, 1944,
+    ],
+    [
+        230, 475, 705, 936, 1411, 1872, 2102, 2347, 2808, 3124, 3513, 3902,
+    ],
+    [
+        489, 979, 1468, 1958, 2937, 3916, 4406, 4896, 5875, 6523, 7344, 8164,
+    ],
+    [
+        979, 1958, 2937, 3916, 5875, 7833, 8827, 9806, 11764, 13060, 14702, 16329,
+    ],
+];
+/// `IEEE80211_HE_MAX_STREAMS`: the HE table has groups for 1–8 streams.
+const HE_MAX_STREAMS: u8 = 8;
 
 /// Which generation of `ieee80211_calc_expected_tx_airtime` to model (reference §6.5,
 /// "History of the estimate"). All three share the rate table, the legacy formulas and
@@ -108,6 +130,26 @@ fn quantised_duration(streams: u32, sgi: bool, vbps_table: &[u32; 10], idx: usiz
     u32::from(stored) << shift
 }
 
+/// `HE_DURATION(streams, gi, bps)`: `HE_SYMBOL_TIME(gi, ksyms)`, in 1/1024 µs:
+/// `ksyms × 16 × 17 / 20` (13.6 µs symbols, GI 0.8), `× 16 × 18 / 20` (14.4 µs, GI 1.6)
+/// or `× 16` (16 µs, GI 3.2), integer division (reference §15.2).
+fn he_duration(streams: u32, gi: HeGuardInterval, vbps: u32) -> u32 {
+    let ksyms = mcs_n_ksyms(streams * vbps);
+    match gi {
+        HeGuardInterval::Us0_8 => ksyms * 16 * 17 / 20,
+        HeGuardInterval::Us1_6 => ksyms * 16 * 18 / 20,
+        HeGuardInterval::Us3_2 => ksyms * 16,
+    }
+}
+
+/// An HE table entry as the kernel stores and reads it (`HE_GROUP`: the group's shift
+/// from its HE-MCS 0 duration, the `u16` field, shifted back).
+fn he_quantised_duration(streams: u32, gi: HeGuardInterval, vbps: &[u32; 12], idx: usize) -> u32 {
+    let shift = group_shift(he_duration(streams, gi, vbps[0]));
+    let stored = (he_duration(streams, gi, vbps[idx]) >> shift) as u16;
+    u32::from(stored) << shift
+}
+
 /// What the rate table says about an HT or VHT rate (reference §6.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateDuration {
@@ -118,13 +160,39 @@ pub struct RateDuration {
     pub overhead_us: u32,
 }
 
-/// `ieee80211_get_rate_duration` (`airtime.c`; reference §6.5): for an HT or VHT rate,
-/// the table duration of a 1024-byte payload and the per-PPDU overhead.
+/// `ieee80211_get_rate_duration` (`airtime.c`; reference §6.5): for an HT, VHT or HE
+/// rate, the table duration of a 1024-byte payload and the per-PPDU overhead.
 ///
 /// HT MCS `m` uses `((m >> 3) & 3) + 1` streams and row `m & 7`, as the kernel does.
+/// HE rates come from the `rate_info` a driver reports (`last_rate_info`; reference
+/// §15.2): the HE group of their streams, GI and width, the same `36 + 4·NSS` overhead.
 /// Returns `None` for legacy rates and for vectors outside the table (HT at 80 MHz,
-/// VHT MCS > 9, VHT NSS outside 1–4), which the kernel answers with 0.
+/// VHT MCS > 9, VHT NSS outside 1–4, VHT at 160 MHz, HE-MCS > 11, HE NSS outside 1–8),
+/// which the kernel answers with 0.
 pub fn rate_duration_1024(rate: &TxVector) -> Option<RateDuration> {
+    if let TxVector::He {
+        mcs,
+        nss,
+        width,
+        gi,
+        ..
+    } = *rate
+    {
+        if !(1..=HE_MAX_STREAMS).contains(&nss) || usize::from(mcs) >= HE_VBPS[0].len() {
+            return None;
+        }
+        let bw = match width {
+            ChannelWidth::Mhz20 => 0,
+            ChannelWidth::Mhz40 => 1,
+            ChannelWidth::Mhz80 => 2,
+            ChannelWidth::Mhz160 => 3,
+        };
+        let streams = u32::from(nss);
+        return Some(RateDuration {
+            per_1024_bytes: he_quantised_duration(streams, gi, &HE_VBPS[bw], usize::from(mcs)),
+            overhead_us: 36 + (streams << 2),
+        });
+    }
     let (streams, idx, width, gi) = match *rate {
         TxVector::Ht { mcs, width, gi } => (
             u32::from((mcs >> 3) & 3) + 1,
@@ -143,7 +211,7 @@ pub fn rate_duration_1024(rate: &TxVector) -> Option<RateDuration> {
             }
             (u32::from(nss), usize::from(mcs), width, gi)
         }
-        TxVector::Dsss { .. } | TxVector::Ofdm { .. } => return None,
+        TxVector::Dsss { .. } | TxVector::Ofdm { .. } | TxVector::He { .. } => return None,
     };
     let table = match (rate, width) {
         (_, ChannelWidth::Mhz20) => &VBPS_20MHZ,
@@ -185,7 +253,7 @@ pub fn legacy_duration_us(rate: &TxVector, len: u32) -> Option<u32> {
             }
             (20 + 16, rate_mbps * 10)
         }
-        TxVector::Ht { .. } | TxVector::Vht { .. } => return None,
+        TxVector::Ht { .. } | TxVector::Vht { .. } | TxVector::He { .. } => return None,
     };
     Some(base + (len << 3).wrapping_mul(10) / bitrate_100k)
 }
@@ -193,8 +261,8 @@ pub fn legacy_duration_us(rate: &TxVector, len: u32) -> Option<u32> {
 /// The `agg_shift` of the ≥ 5.9 estimator (reference §6.5): the assumed A-MPDU size is
 /// `2^agg_shift`, from the 1024-byte duration `d` (1/1024 µs): 1 if `d > 400·1024`,
 /// 2 if `> 250·1024`, 3 if `> 150·1024`, 4 if `> 70·1024`, 5 if not HE or
-/// `> 20·1024`, else 6. (`he` is always false for [`TxVector`], which has no HE
-/// format; the rule is kept for completeness.)
+/// `> 20·1024`, else 6: only an HE rate of at most 20 µs per 1024 B (about HE40 MCS 6
+/// 2SS and faster) is assumed to aggregate 64 frames (reference §15.2).
 pub fn agg_shift(duration_1024: u32, he: bool) -> u32 {
     if duration_1024 > 400 * 1024 {
         1
@@ -258,7 +326,7 @@ pub fn expected_tx_airtime_us(
         AqlEstimator::NoAggregation => calc_rx_airtime(duration, overhead, len),
         AqlEstimator::Div16 => calc_rx_airtime(duration, overhead, len.wrapping_mul(16)) / 16,
         AqlEstimator::AggShift => {
-            let shift = agg_shift(duration, false);
+            let shift = agg_shift(duration, matches!(rate, TxVector::He { .. }));
             let t = duration.wrapping_mul(len) / AVG_PKT_SIZE / 1024 + (overhead >> shift);
             t.max(4)
         }
@@ -888,11 +956,63 @@ mod tests {
                 let table = match width {
                     Mhz20 => &VBPS_20MHZ,
                     Mhz40 => &VBPS_40MHZ,
-                    Mhz80 => &VBPS_80MHZ,
+                    _ => &VBPS_80MHZ,
                 };
                 assert_eq!(table[usize::from(mcs)], v.ndbps());
             }
         }
+    }
+
+    fn he(mcs: u8, nss: u8, width: ChannelWidth, gi: HeGuardInterval) -> TxVector {
+        TxVector::He {
+            mcs,
+            nss,
+            width,
+            gi,
+            ltf: match gi {
+                HeGuardInterval::Us3_2 => crate::phy::HeLtf::X4,
+                _ => crate::phy::HeLtf::X2,
+            },
+            format: crate::phy::HeFormat::Su,
+            pe: crate::phy::NominalPacketPadding::Us0,
+        }
+    }
+
+    /// The HE test vectors of reference §15.2 (an independent re-implementation of the
+    /// 6.12 tables and rule, MSDU 1500 B): the 1024-byte duration to 0.1 µs, agg_shift,
+    /// the aggregated estimate and the non-aggregated (VO) one, exactly.
+    #[test]
+    fn he_estimates_match_the_reference_vectors() {
+        use ChannelWidth::Mhz160;
+        use HeGuardInterval::{Us0_8, Us3_2};
+        let rows = [
+            (he(0, 1, Mhz20, Us0_8), 9688, 1, 1475, 1495),
+            (he(7, 1, Mhz20, Us0_8), 956, 4, 145, 183),
+            (he(0, 2, Mhz80, Us0_8), 1139, 4, 173, 215),
+            (he(7, 2, Mhz80, Us0_8), 114, 6, 17, 61),
+            (he(11, 2, Mhz80, Us0_8), 68, 6, 10, 54),
+            (he(11, 2, Mhz80, Us3_2), 80, 6, 12, 56),
+            (he(11, 4, Mhz160, Us0_8), 17, 6, 4, 54),
+        ];
+        for (rate, dur_tenths_us, shift, agg, non_agg) in rows {
+            let d = rate_duration_1024(&rate).expect("an HE rate is in the table");
+            // 1/1024 µs → 0.1 µs. The reference's column is the duration before the
+            // table's shift drops its low bits (HE20 MCS 7: 97 852 → 97 840, 95.56 →
+            // 95.55 µs), so within 0.1 µs.
+            let tenths = (u64::from(d.per_1024_bytes) * 10 + 512) / 1024;
+            assert!(tenths.abs_diff(dur_tenths_us) <= 1, "{rate:?}: {tenths}");
+            assert_eq!(agg_shift(d.per_1024_bytes, true), shift, "{rate:?}");
+            let est =
+                |ampdu| expected_tx_airtime_us(MSDU, Some(&rate), ampdu, AqlEstimator::AggShift);
+            assert_eq!(est(true), agg, "{rate:?}");
+            assert_eq!(est(false), non_agg, "{rate:?}");
+        }
+        // The HE rule is what gives ×64: the same 1024-byte duration as a VHT rate
+        // would get agg_shift 5.
+        assert_eq!(agg_shift(68 * 1024 / 10, false), 5);
+        // Out of the table: HE-MCS 12, 9 streams.
+        assert_eq!(rate_duration_1024(&he(12, 1, Mhz20, Us0_8)), None);
+        assert_eq!(rate_duration_1024(&he(0, 9, Mhz20, Us0_8)), None);
     }
 
     #[test]

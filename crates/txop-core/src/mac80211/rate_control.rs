@@ -284,8 +284,10 @@ pub fn snr_where_best(txv: &TxVector) -> Option<f64> {
 
 /// The rates a peer configured at `txv` supports, slowest first: the same family,
 /// width and guard interval, up to its streams (HT MCS 0 to `8·nss − 1`; VHT MCS 0–9
-/// valid for each stream count up to `nss`; the eight OFDM rates; the four DSSS/CCK
-/// rates, 1 Mbit/s with the long preamble).
+/// valid for each stream count up to `nss`; HE-MCS 0–11 for each stream count up to
+/// `nss` with the peer's GI, HE-LTF, PPDU format and packet padding (HE-MCS 0–2 for an
+/// ER SU peer); the eight OFDM rates; the four DSSS/CCK rates, 1 Mbit/s with the long
+/// preamble).
 pub(crate) fn peer_rates(txv: &TxVector) -> Vec<TxVector> {
     match *txv {
         TxVector::Dsss { preamble, .. } => [1000, 2000, 5500, 11000]
@@ -311,6 +313,28 @@ pub(crate) fn peer_rates(txv: &TxVector) -> Vec<TxVector> {
                     nss: n,
                     width,
                     gi,
+                })
+            })
+            .filter(|t| t.validate().is_ok())
+            .collect(),
+        TxVector::He {
+            nss,
+            width,
+            gi,
+            ltf,
+            format,
+            pe,
+            ..
+        } => (1..=nss.max(1))
+            .flat_map(|n| {
+                (0..=crate::phy::he::HE_MAX_MCS).map(move |m| TxVector::He {
+                    mcs: m,
+                    nss: n,
+                    width,
+                    gi,
+                    ltf,
+                    format,
+                    pe,
                 })
             })
             .filter(|t| t.validate().is_ok())

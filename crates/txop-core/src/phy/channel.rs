@@ -73,6 +73,8 @@
 //! | MCS 7             | −64                  | 22        |
 //! | VHT MCS 8         | −59                  | 27        |
 //! | VHT MCS 9         | −57                  | 29        |
+//! | HE-MCS 10         | −54                  | 32        |
+//! | HE-MCS 11         | −52                  | 34        |
 //! | DSSS 1 Mbit/s     | (approximation)      | −1        |
 //! | DSSS 2 Mbit/s     | (approximation)      | 2         |
 //! | CCK 5.5 Mbit/s    | (approximation)      | 5         |
@@ -81,12 +83,20 @@
 //! Two spatial streams (HT MCS 8–15, VHT `nss = 2`) use the per-stream MCS threshold plus
 //! 3 dB; see [`snr_threshold_db`] for why and for the DSSS/CCK values.
 //!
+//! HE (IEEE 802.11ax-2021 clause 27) is built the same way VHT MCS 8 and 9 were added to
+//! the HT table: the HE receiver minimum input sensitivity table (clause 27) gives the
+//! VHT values for HE-MCS 0–9 and −54 / −52 dBm (20 MHz, 10 % PER at 4096 octets, the
+//! same noise figure and margin) for the 1024-QAM HE-MCS 10 and 11, so they take the
+//! same `+ 86 dB` and the same per-stream rule. HE's longer symbols change the rate,
+//! not the SNR a subcarrier needs, and its sensitivities also rise 3 dB per doubling of
+//! the width, so the threshold is again independent of width and GI.
+//!
 //! Simplification: the HT and VHT tables specify 10 % PER for a 4096-octet PSDU, the
 //! OFDM table for 1000 octets. All are applied here to the 1000-byte reference frame,
 //! which makes HT/VHT slightly pessimistic (under the length scaling above, 10 % PER at
 //! 4096 bytes corresponds to ≈ 2.5 % at 1000 bytes, i.e. ≈ 0.7 dB).
 
-use super::{ChannelWidth, GuardInterval, TxVector};
+use super::{ChannelWidth, GuardInterval, HeGuardInterval, TxVector};
 
 /// Length (bytes) of the reference frame whose PER the waterfall curve describes.
 ///
@@ -124,11 +134,14 @@ const OFDM_SENSITIVITY_DBM: [(u32, f64); 8] = [
     (54, -65.0),
 ];
 
-/// IEEE 802.11-2016 19.3.19.2 (MCS 0–7) and 21.3.17.2 (MCS 8–9): HT/VHT minimum
-/// sensitivity (dBm) at 20 MHz, by per-stream MCS index.
-const MCS_SENSITIVITY_DBM: [f64; 10] = [
-    -82.0, -79.0, -77.0, -74.0, -70.0, -66.0, -65.0, -64.0, -59.0, -57.0,
+/// IEEE 802.11-2016 19.3.19.2 (MCS 0–7) and 21.3.17.2 (MCS 8–9), IEEE 802.11ax-2021
+/// clause 27 (HE-MCS 10–11): HT/VHT/HE minimum sensitivity (dBm) at 20 MHz, by
+/// per-stream MCS index.
+const MCS_SENSITIVITY_DBM: [f64; 12] = [
+    -82.0, -79.0, -77.0, -74.0, -70.0, -66.0, -65.0, -64.0, -59.0, -57.0, -54.0, -52.0,
 ];
+/// The highest HT/VHT per-stream MCS index of [`MCS_SENSITIVITY_DBM`].
+const VHT_MAX_MCS_INDEX: u8 = 9;
 
 /// DSSS/CCK thresholds (dB) at 10 % PER for 1000 bytes, by rate in kbit/s (approximations;
 /// see [`snr_threshold_db`]).
@@ -212,7 +225,8 @@ impl ErrorModel {
 
 /// SNR (dB) at which a 1000-byte frame sent with `tx` has 10 % PER.
 ///
-/// - OFDM (IEEE 802.11-2016 17.3.10.2), HT (19.3.19.2) and VHT (21.3.17.2): the 20 MHz
+/// - OFDM (IEEE 802.11-2016 17.3.10.2), HT (19.3.19.2), VHT (21.3.17.2) and HE
+///   (802.11ax-2021 clause 27): the 20 MHz
 ///   minimum input sensitivity plus 86 dB (`+101` thermal noise over 20 MHz, `−10` noise
 ///   figure, `−5` implementation margin; derivation and table in the module docs). The
 ///   result is independent of channel width (sensitivity and noise both rise 3 dB per
@@ -232,7 +246,7 @@ impl ErrorModel {
 ///
 /// Values outside the documented ranges never panic: an OFDM rate takes the threshold of
 /// the next standard rate up (54's if above), a DSSS rate that of the next rate up (11's
-/// if above), an HT/VHT MCS index above the table is clamped to the highest entry, and
+/// if above), an HT/VHT MCS index above 9 (HE above 11) is clamped to 9 (11), and
 /// `nss = 0` counts as one stream.
 pub fn snr_threshold_db(tx: &TxVector) -> f64 {
     match *tx {
@@ -255,7 +269,8 @@ pub fn snr_threshold_db(tx: &TxVector) -> f64 {
             let (index, nss) = ht_mcs_split(mcs);
             mcs_threshold_db(index, nss)
         }
-        TxVector::Vht { mcs, nss, .. } => mcs_threshold_db(mcs, nss),
+        TxVector::Vht { mcs, nss, .. } => mcs_threshold_db(mcs.min(VHT_MAX_MCS_INDEX), nss),
+        TxVector::He { mcs, nss, .. } => mcs_threshold_db(mcs, nss),
     }
 }
 
@@ -375,7 +390,7 @@ fn ht_mcs_split(mcs: u8) -> (u8, u8) {
     (mcs % 8, (mcs / 8 + 1).min(4))
 }
 
-/// Threshold for per-stream MCS `index` (clamped to 0–9) with `nss` streams.
+/// Threshold for per-stream MCS `index` (clamped to 0–11) with `nss` streams.
 fn mcs_threshold_db(index: u8, nss: u8) -> f64 {
     let index = usize::from(index).min(MCS_SENSITIVITY_DBM.len() - 1);
     let nss = f64::from(nss.max(1));
@@ -386,11 +401,12 @@ fn mcs_threshold_db(index: u8, nss: u8) -> f64 {
 ///
 /// HT/VHT: `N_SD · N_BPSCS · R · N_SS / T_SYM` with N_SD = 52/108/234 data subcarriers at
 /// 20/40/80 MHz and T_SYM = 4.0 µs (long GI) or 3.6 µs (short GI) (IEEE 802.11-2016 19.5,
-/// 21.5). Kept local so this module does not depend on the rate tables.
+/// 21.5). HE: N_SD = 234/468/980/1960 at 20/40/80/160 MHz and T_SYM = 12.8 µs + GI
+/// (802.11ax-2021 27.5). Kept local so this module does not depend on the rate tables.
 fn nominal_rate_kbps(tx: &TxVector) -> f64 {
-    // Bits per subcarrier and coding rate (numerator, denominator) of MCS 0–9.
-    const BPSCS: [u32; 10] = [1, 2, 2, 4, 4, 6, 6, 6, 8, 8];
-    const CODING: [(u32, u32); 10] = [
+    // Bits per subcarrier and coding rate (numerator, denominator) of MCS 0–11.
+    const BPSCS: [u32; 12] = [1, 2, 2, 4, 4, 6, 6, 6, 8, 8, 10, 10];
+    const CODING: [(u32, u32); 12] = [
         (1, 2),
         (1, 2),
         (3, 4),
@@ -401,22 +417,28 @@ fn nominal_rate_kbps(tx: &TxVector) -> f64 {
         (5, 6),
         (3, 4),
         (5, 6),
+        (3, 4),
+        (5, 6),
     ];
-    let mcs_rate = |index: u8, nss: u8, width: ChannelWidth, gi: GuardInterval| -> f64 {
+    let rate = |index: u8, nss: u8, n_sd: f64, t_sym_us: f64| -> f64 {
         let i = usize::from(index).min(BPSCS.len() - 1);
+        let (num, den) = CODING[i];
+        let bits_per_symbol =
+            n_sd * f64::from(BPSCS[i]) * f64::from(num) / f64::from(den) * f64::from(nss.max(1));
+        bits_per_symbol / t_sym_us * 1000.0
+    };
+    let mcs_rate = |index: u8, nss: u8, width: ChannelWidth, gi: GuardInterval| -> f64 {
         let n_sd = match width {
             ChannelWidth::Mhz20 => 52.0,
             ChannelWidth::Mhz40 => 108.0,
             ChannelWidth::Mhz80 => 234.0,
+            ChannelWidth::Mhz160 => 468.0,
         };
         let t_sym_us = match gi {
             GuardInterval::Long => 4.0,
             GuardInterval::Short => 3.6,
         };
-        let (num, den) = CODING[i];
-        let bits_per_symbol =
-            n_sd * f64::from(BPSCS[i]) * f64::from(num) / f64::from(den) * f64::from(nss.max(1));
-        bits_per_symbol / t_sym_us * 1000.0
+        rate(index.min(VHT_MAX_MCS_INDEX), nss, n_sd, t_sym_us)
     };
     match *tx {
         TxVector::Dsss { rate_kbps, .. } => f64::from(rate_kbps),
@@ -431,6 +453,26 @@ fn nominal_rate_kbps(tx: &TxVector) -> f64 {
             width,
             gi,
         } => mcs_rate(mcs, nss, width, gi),
+        TxVector::He {
+            mcs,
+            nss,
+            width,
+            gi,
+            ..
+        } => {
+            let n_sd = match width {
+                ChannelWidth::Mhz20 => 234.0,
+                ChannelWidth::Mhz40 => 468.0,
+                ChannelWidth::Mhz80 => 980.0,
+                ChannelWidth::Mhz160 => 1960.0,
+            };
+            let t_sym_us = match gi {
+                HeGuardInterval::Us0_8 => 13.6,
+                HeGuardInterval::Us1_6 => 14.4,
+                HeGuardInterval::Us3_2 => 16.0,
+            };
+            rate(mcs, nss, n_sd, t_sym_us)
+        }
     }
 }
 
@@ -496,7 +538,70 @@ mod tests {
             (8..16).map(ht).collect(),
             (0..10).map(|m| vht(m, 1)).collect(),
             (0..10).map(|m| vht(m, 2)).collect(),
+            (0..12).map(|m| he(m, 1)).collect(),
+            (0..12).map(|m| he(m, 4)).collect(),
         ]
+    }
+
+    fn he(mcs: u8, nss: u8) -> TxVector {
+        TxVector::He {
+            mcs,
+            nss,
+            width: ChannelWidth::Mhz80,
+            gi: HeGuardInterval::Us0_8,
+            ltf: crate::phy::HeLtf::X2,
+            format: crate::phy::HeFormat::Su,
+            pe: crate::phy::NominalPacketPadding::Us0,
+        }
+    }
+
+    /// HE follows the VHT rule: the VHT thresholds for HE-MCS 0–9 (the standard's
+    /// sensitivities are the same), −54 / −52 dBm + 86 dB for 1024-QAM, +3 dB per
+    /// doubling of the streams; none depends on width or GI.
+    #[test]
+    fn he_thresholds() {
+        for mcs in 0..10 {
+            assert_eq!(
+                snr_threshold_db(&he(mcs, 1)),
+                snr_threshold_db(&vht(mcs, 1))
+            );
+            assert_eq!(
+                snr_threshold_db(&he(mcs, 2)),
+                snr_threshold_db(&vht(mcs, 2))
+            );
+        }
+        assert_eq!(snr_threshold_db(&he(10, 1)), 32.0); // −54 + 86
+        assert_eq!(snr_threshold_db(&he(11, 1)), 34.0); // −52 + 86
+        assert_eq!(snr_threshold_db(&he(11, 4)), 40.0); // + 3·log2(4)
+        for width in [ChannelWidth::Mhz20, ChannelWidth::Mhz160] {
+            for gi in [HeGuardInterval::Us1_6, HeGuardInterval::Us3_2] {
+                let TxVector::He {
+                    ltf, format, pe, ..
+                } = he(11, 1)
+                else {
+                    unreachable!()
+                };
+                let tx = TxVector::He {
+                    mcs: 11,
+                    nss: 1,
+                    width,
+                    gi,
+                    ltf,
+                    format,
+                    pe,
+                };
+                assert_eq!(snr_threshold_db(&tx), 34.0);
+            }
+        }
+        // An invalid VHT MCS still takes VHT MCS 9's threshold, not 1024-QAM's.
+        assert_eq!(snr_threshold_db(&vht(11, 1)), 29.0);
+        // At 40 dB an HE80 1SS link picks HE-MCS 11; at 30 dB HE-MCS 9 (29 ≤ 30 < 32).
+        let ladder: Vec<TxVector> = (0..12).map(|m| he(m, 1)).collect();
+        assert_eq!(best_rate_for_snr(&ladder, 40.0), he(11, 1));
+        assert_eq!(best_rate_for_snr(&ladder, 30.0), he(9, 1));
+        // HE80 HE-MCS 11 1SS: 980 × 10 × 5/6 bits / 13.6 µs = 600.49 Mbit/s.
+        let r = nominal_rate_kbps(&he(11, 1));
+        assert!((r - 600_490.2).abs() < 0.1, "{r}");
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub fn noise_dbm(width: ChannelWidth) -> f64 {
         ChannelWidth::Mhz20 => 20e6,
         ChannelWidth::Mhz40 => 40e6,
         ChannelWidth::Mhz80 => 80e6,
+        ChannelWidth::Mhz160 => 160e6,
     };
     -174.0 + 10.0 * width_hz.log10() + NOISE_FIGURE_DB
 }

@@ -9,9 +9,12 @@
 //! * HT mixed format (19.4.3): the data field is rounded up to a 4 µs boundary when the
 //!   short guard interval is used.
 //! * VHT SU (21.4.3), same rounding.
+//! * HE SU and ER SU (IEEE 802.11ax-2021 27.4.3), in `he.rs`: in nanoseconds, since
+//!   HE symbols of 13.6 and 14.4 µs end between microseconds.
 //!
 //! Rate tables follow `docs/reference/mac80211-tx-path.md` §11.3.
 
+use super::he::{self, HeParams, HeTimer};
 use super::{Band, ChannelWidth, DsssPreamble, GuardInterval, Standard, TxVector};
 use crate::Nanos;
 
@@ -30,17 +33,18 @@ pub const BLOCK_ACK_BYTES: u32 = 32;
 /// BAR Control 2 + Starting Sequence Control 2 + FCS 4; 802.11-2016 9.3.1).
 pub const BLOCK_ACK_REQ_BYTES: u32 = 24;
 
-/// SERVICE field bits prepended to every OFDM/HT/VHT PSDU (802.11-2016 clause 17).
-const SERVICE_BITS: u64 = 16;
+/// SERVICE field bits prepended to every OFDM/HT/VHT/HE PSDU (802.11-2016 clause 17).
+pub(super) const SERVICE_BITS: u64 = 16;
 /// Tail bits appended per BCC encoder (802.11-2016 clauses 17, 19, 21).
-const TAIL_BITS: u64 = 6;
+pub(super) const TAIL_BITS: u64 = 6;
 /// OFDM symbol duration with the long (0.8 µs) guard interval: T_SYML.
 const SYMBOL_US: u64 = 4;
-/// L-STF (8) + L-LTF (8) + L-SIG (4) µs: the legacy preamble shared by OFDM, HT-mixed
-/// and VHT PPDUs.
-const LEGACY_PREAMBLE_US: u64 = 20;
-/// aSignalExtension of ERP-OFDM and of HT/VHT at 2.4 GHz (802.11-2016 clause 18, 19.4.3).
-const SIGNAL_EXTENSION_US: u64 = 6;
+/// L-STF (8) + L-LTF (8) + L-SIG (4) µs: the legacy preamble shared by OFDM, HT-mixed,
+/// VHT and HE PPDUs.
+pub(super) const LEGACY_PREAMBLE_US: u64 = 20;
+/// aSignalExtension of ERP-OFDM and of HT/VHT/HE at 2.4 GHz (802.11-2016 clause 18,
+/// 19.4.3; 802.11ax-2021 27.4.3).
+pub(super) const SIGNAL_EXTENSION_US: u64 = 6;
 /// DSSS long PLCP preamble (144 µs) + PLCP header (48 µs).
 const DSSS_LONG_PREAMBLE_US: u64 = 192;
 /// DSSS short PLCP preamble (72 µs) + PLCP header (24 µs).
@@ -67,8 +71,9 @@ const NDBPS_40MHZ: [u32; 10] = [54, 108, 162, 216, 324, 432, 486, 540, 648, 720]
 const NDBPS_80MHZ: [u32; 10] = [117, 234, 351, 468, 702, 936, 1053, 1170, 1404, 1560];
 /// Non-HT reference rate (Mbit/s) of each per-stream MCS: the legacy OFDM rate with the
 /// same modulation and coding rate; 64-QAM 5/6 and 256-QAM map to 54 Mbit/s
-/// (802.11-2016 10.6.6.5).
-const NON_HT_REFERENCE_RATE_MBPS: [u32; 10] = [6, 12, 18, 24, 36, 48, 54, 54, 54, 54];
+/// (802.11-2016 10.6.6.5), and so does 1024-QAM (HE-MCS 10, 11), like every
+/// modulation above the 54 Mbit/s one.
+const NON_HT_REFERENCE_RATE_MBPS: [u32; 12] = [6, 12, 18, 24, 36, 48, 54, 54, 54, 54, 54, 54];
 
 /// The OFDM basic rate set of every OFDM-family BSS (A, G, N, Ac): 6, 12, 24 Mbit/s,
 /// the mandatory OFDM rates.
@@ -124,11 +129,39 @@ fn vht_ltf_count(nss: u8) -> u64 {
 }
 
 impl TxVector {
+    /// The HE fields of an HE vector.
+    fn he_params(&self) -> Option<HeParams> {
+        match *self {
+            TxVector::He {
+                mcs,
+                nss,
+                width,
+                gi,
+                ltf,
+                format,
+                pe,
+            } => Some(HeParams {
+                mcs,
+                nss,
+                width,
+                gi,
+                ltf,
+                format,
+                pe,
+            }),
+            _ => None,
+        }
+    }
+
     /// Checks that this is a transmission the PHY can produce: a defined DSSS rate (short
     /// preamble not at 1 Mbit/s; 802.11-2016 clauses 15, 16), a defined OFDM rate
     /// (clause 17), HT MCS 0–15 at 20/40 MHz (19.5), or VHT MCS 0–9 with 1–2 streams at
-    /// 20/40/80 MHz, excluding VHT20 MCS 9 for 1 and 2 streams (21.5).
+    /// 20/40/80 MHz, excluding VHT20 MCS 9 for 1 and 2 streams (21.5), or an HE SU/ER
+    /// SU vector `he.rs` accepts (802.11ax-2021 27.3.4, 27.5).
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(p) = self.he_params() {
+            return he::validate(p);
+        }
         match *self {
             TxVector::Dsss {
                 rate_kbps,
@@ -157,8 +190,8 @@ impl TxVector {
                 if mcs > 15 {
                     return Err(format!("HT MCS {mcs} is out of range 0-15"));
                 }
-                if width == ChannelWidth::Mhz80 {
-                    return Err("HT does not support 80 MHz channels".to_string());
+                if matches!(width, ChannelWidth::Mhz80 | ChannelWidth::Mhz160) {
+                    return Err(format!("HT does not support {} MHz channels", width.mhz()));
                 }
                 Ok(())
             }
@@ -173,6 +206,9 @@ impl TxVector {
                         "VHT with {nss} spatial streams is not supported (1-2)"
                     ));
                 }
+                if width == ChannelWidth::Mhz160 {
+                    return Err("VHT160 is not modelled (20, 40 or 80 MHz)".to_string());
+                }
                 if width == ChannelWidth::Mhz20 && mcs == 9 {
                     let plural = if nss == 1 { "stream" } else { "streams" };
                     return Err(format!(
@@ -181,6 +217,7 @@ impl TxVector {
                 }
                 Ok(())
             }
+            TxVector::He { .. } => Ok(()),
         }
     }
 
@@ -195,7 +232,7 @@ impl TxVector {
         match *self {
             TxVector::Dsss { .. } | TxVector::Ofdm { .. } => 1,
             TxVector::Ht { mcs, .. } => mcs / 8 + 1,
-            TxVector::Vht { nss, .. } => nss,
+            TxVector::Vht { nss, .. } | TxVector::He { nss, .. } => nss,
         }
     }
 
@@ -216,7 +253,7 @@ impl TxVector {
                 let per_stream = match width {
                     ChannelWidth::Mhz20 => NDBPS_20MHZ[usize::from(mcs % 8)],
                     ChannelWidth::Mhz40 => NDBPS_40MHZ[usize::from(mcs % 8)],
-                    ChannelWidth::Mhz80 => 0,
+                    ChannelWidth::Mhz80 | ChannelWidth::Mhz160 => 0,
                 };
                 per_stream * u32::from(self.nss())
             }
@@ -227,16 +264,39 @@ impl TxVector {
                     ChannelWidth::Mhz20 => &NDBPS_20MHZ,
                     ChannelWidth::Mhz40 => &NDBPS_40MHZ,
                     ChannelWidth::Mhz80 => &NDBPS_80MHZ,
+                    ChannelWidth::Mhz160 => &[],
                 };
                 table.get(usize::from(mcs)).copied().unwrap_or(0) * u32::from(nss)
+            }
+            TxVector::He {
+                mcs, nss, width, ..
+            } => {
+                if mcs > he::HE_MAX_MCS {
+                    return 0;
+                }
+                he::ndbps(mcs, nss, width) as u32
             }
         }
     }
 
     /// PHY data rate in bit/s: the DSSS rate; N_DBPS / 4 µs for OFDM (clause 17); for
     /// HT/VHT N_DBPS / 4.0 µs (long GI) or N_DBPS / 3.6 µs (short GI), rounded down to a
-    /// whole bit/s (19.5, 21.5). 0 for an invalid vector.
+    /// whole bit/s (19.5, 21.5); for HE `he.rs`'s N_SD × N_BPSCS × N_SS × R / (12.8 µs +
+    /// GI) (802.11ax-2021 27.5). 0 for an invalid vector.
     pub fn data_rate_bps(&self) -> u64 {
+        if let TxVector::He {
+            mcs,
+            nss,
+            width,
+            gi,
+            ..
+        } = *self
+        {
+            if mcs > he::HE_MAX_MCS {
+                return 0;
+            }
+            return he::data_rate_bps(mcs, nss, width, gi);
+        }
         let ndbps = u64::from(self.ndbps());
         match *self {
             TxVector::Dsss { rate_kbps, .. } => u64::from(rate_kbps) * 1000,
@@ -247,6 +307,7 @@ impl TxVector {
                 // N_DBPS / 3.6e-6 s = N_DBPS × 10^7 / 36.
                 GuardInterval::Short => ndbps * 10_000_000 / 36,
             },
+            TxVector::He { .. } => 0,
         }
     }
 
@@ -303,6 +364,9 @@ impl TxVector {
     /// ([`TxVector::validate`]); an invalid one gives an unspecified duration but never
     /// panics.
     pub fn ppdu_duration(&self, psdu_bytes: u32, band: Band) -> Nanos {
+        if let Some(p) = self.he_params() {
+            return Nanos::from_ns(HeTimer::new(p, band).duration_ns(psdu_bytes));
+        }
         let extension_us = match band {
             Band::Ghz2_4 => SIGNAL_EXTENSION_US,
             Band::Ghz5 => 0,
@@ -333,6 +397,8 @@ impl TxVector {
                 let preamble_us = LEGACY_PREAMBLE_US + 8 + 4 + 4 * vht_ltf_count(nss) + 4;
                 preamble_us + ht_data_us(self.n_sym(psdu_bytes), gi) + extension_us
             }
+            // Returned above.
+            TxVector::He { .. } => 0,
         };
         Nanos::from_us(us)
     }
@@ -368,6 +434,7 @@ impl TxVector {
                 width,
                 gi,
             } => format!("VHT{} MCS{mcs} {nss}SS {}", width.mhz(), gi_label(gi)),
+            TxVector::He { .. } => self.he_params().map(he::label).unwrap_or_default(),
         }
     }
 }
@@ -386,19 +453,23 @@ impl TxVector {
 /// * OFDM, HT, VHT: preamble + signal extension, unit 4 µs (T_SYML), SERVICE + tail bits
 ///   and 8 bits per byte over N_DBPS: N_SYM. With the short GI the data field is
 ///   `4 × ceil(9 × N_SYM / 10)` µs instead (see `ht_data_us`).
+/// * HE: preamble + signal extension, unit 12.8 µs + GI, the same N_SYM, plus the
+///   packet extension when the receiver's nominal padding is not 0 (`he.rs`).
 ///
 /// Zero divisors of invalid vectors are replaced by 1, as `ceil_div` does, so the
 /// result equals [`TxVector::ppdu_duration`] for every vector, valid or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PpduTimer {
-    fixed_us: u64,
-    unit_us: u64,
+    fixed_ns: u64,
+    unit_ns: u64,
     fixed_bits: u64,
     bits_per_byte: u64,
     /// At least 1.
     divisor: u64,
     /// HT/VHT short GI: N_SYM × 3.6 µs rounded up to whole 4 µs symbols.
     short_gi: bool,
+    /// HE with a nominal packet padding: the whole HE TXTIME, PE included.
+    he_pe: Option<HeTimer>,
 }
 
 impl PpduTimer {
@@ -415,16 +486,30 @@ impl PpduTimer {
                 rate_kbps,
                 preamble,
             } => {
+                let fixed_us = match preamble {
+                    DsssPreamble::Long => DSSS_LONG_PREAMBLE_US,
+                    DsssPreamble::Short => DSSS_SHORT_PREAMBLE_US,
+                };
                 return PpduTimer {
-                    fixed_us: match preamble {
-                        DsssPreamble::Long => DSSS_LONG_PREAMBLE_US,
-                        DsssPreamble::Short => DSSS_SHORT_PREAMBLE_US,
-                    },
-                    unit_us: 1,
+                    fixed_ns: fixed_us * 1000,
+                    unit_ns: 1000,
                     fixed_bits: 0,
                     bits_per_byte: 8 * 1000,
                     divisor: u64::from(rate_kbps).max(1),
                     short_gi: false,
+                    he_pe: None,
+                };
+            }
+            TxVector::He { .. } => {
+                let he = tx.he_params().map(|p| HeTimer::new(p, band));
+                return PpduTimer {
+                    fixed_ns: he.map_or(0, |h| h.fixed_ns),
+                    unit_ns: he.map_or(0, |h| h.symbol_ns),
+                    fixed_bits: SERVICE_BITS + TAIL_BITS,
+                    bits_per_byte: 8,
+                    divisor: he.map_or(1, |h| h.ndbps),
+                    short_gi: false,
+                    he_pe: he.filter(|h| h.nominal_pe_us != 0),
                 };
             }
             TxVector::Ofdm { .. } => (LEGACY_PREAMBLE_US, false),
@@ -438,18 +523,22 @@ impl PpduTimer {
             ),
         };
         PpduTimer {
-            fixed_us: preamble_us + extension_us,
-            unit_us: SYMBOL_US,
+            fixed_ns: (preamble_us + extension_us) * 1000,
+            unit_ns: SYMBOL_US * 1000,
             fixed_bits: SERVICE_BITS + TAIL_BITS * tx.n_es(),
             bits_per_byte: 8,
             divisor: u64::from(tx.ndbps()).max(1),
             short_gi,
+            he_pe: None,
         }
     }
 
     /// Airtime of a PPDU carrying `psdu_bytes` bytes: [`TxVector::ppdu_duration`].
     #[inline]
     pub fn duration(&self, psdu_bytes: u32) -> Nanos {
+        if let Some(he) = &self.he_pe {
+            return Nanos::from_ns(he.duration_ns(psdu_bytes));
+        }
         let units =
             (self.fixed_bits + self.bits_per_byte * u64::from(psdu_bytes)).div_ceil(self.divisor);
         let units = if self.short_gi {
@@ -457,7 +546,7 @@ impl PpduTimer {
         } else {
             units
         };
-        Nanos::from_us(self.fixed_us + self.unit_us * units)
+        Nanos::from_ns(self.fixed_ns + self.unit_ns * units)
     }
 }
 
@@ -468,10 +557,13 @@ impl PpduTimer {
 ///
 /// * Basic rate sets: {1, 2} Mbit/s DSSS for [`Standard::B`] (with the eliciting
 ///   frame's preamble; 1 Mbit/s always uses the long one), {6, 12, 24} Mbit/s OFDM for
-///   A, G, N and Ac.
-/// * Primary rate: the frame's own rate for DSSS/OFDM; for HT/VHT the non-HT reference
-///   rate of the MCS (same modulation and coding: per-stream MCS 0→6, 1→12, 2→18, 3→24,
-///   4→36, 5→48, 6, 7, 8, 9→54 Mbit/s).
+///   A, G, N, Ac and Ax.
+/// * Primary rate: the frame's own rate for DSSS/OFDM; for HT/VHT/HE the non-HT
+///   reference rate of the MCS (same modulation and coding: per-stream MCS 0→6, 1→12,
+///   2→18, 3→24, 4→36, 5→48, 6–11→54 Mbit/s).
+/// * HE: the response to an HE SU PPDU goes in a non-HT PPDU at that rate, as for
+///   HT/VHT (802.11ax-2021 10.6.6.5 keeps the non-HT rules for responses that are not
+///   HE TB PPDUs; txop models no trigger frames).
 /// * If the basic rate set holds no rate of the eliciting frame's class (a DSSS frame in
 ///   an OFDM-family BSS, or an OFDM/HT/VHT frame in an 802.11b BSS), 10.6.6.5 falls
 ///   back to mandatory rates of that class. The model then uses {1, 2} Mbit/s DSSS
@@ -503,7 +595,10 @@ pub fn control_response_rate(eliciting: &TxVector, standard: Standard) -> TxVect
                 preamble,
             }
         }
-        TxVector::Ofdm { .. } | TxVector::Ht { .. } | TxVector::Vht { .. } => {
+        TxVector::Ofdm { .. }
+        | TxVector::Ht { .. }
+        | TxVector::Vht { .. }
+        | TxVector::He { .. } => {
             let candidates: &[u32] = if bss_is_dsss {
                 &OFDM_FALLBACK_RATES_MBPS
             } else {
@@ -516,14 +611,15 @@ pub fn control_response_rate(eliciting: &TxVector, standard: Standard) -> TxVect
     }
 }
 
-/// The primary rate (Mbit/s) of an OFDM/HT/VHT frame for the control-response rule:
-/// its own rate for OFDM, the non-HT reference rate of its MCS for HT/VHT. 0 for DSSS.
+/// The primary rate (Mbit/s) of an OFDM/HT/VHT/HE frame for the control-response rule:
+/// its own rate for OFDM, the non-HT reference rate of its MCS for HT/VHT/HE. 0 for
+/// DSSS.
 fn primary_rate_mbps(tx: &TxVector) -> u32 {
     match *tx {
         TxVector::Dsss { .. } => 0,
         TxVector::Ofdm { rate_mbps } => rate_mbps,
         TxVector::Ht { mcs, .. } => NON_HT_REFERENCE_RATE_MBPS[usize::from(mcs % 8)],
-        TxVector::Vht { mcs, .. } => NON_HT_REFERENCE_RATE_MBPS
+        TxVector::Vht { mcs, .. } | TxVector::He { mcs, .. } => NON_HT_REFERENCE_RATE_MBPS
             .get(usize::from(mcs))
             .copied()
             .unwrap_or(54),
@@ -551,13 +647,16 @@ pub fn lowest_basic_rate(standard: Standard) -> TxVector {
             rate_kbps: 1000,
             preamble: DsssPreamble::Long,
         },
-        Standard::A | Standard::G | Standard::N | Standard::Ac => TxVector::Ofdm { rate_mbps: 6 },
+        Standard::A | Standard::G | Standard::N | Standard::Ac | Standard::Ax => {
+            TxVector::Ofdm { rate_mbps: 6 }
+        }
     }
 }
 
 /// One vector of each PHY format at low and high rates (DSSS long and short preamble,
-/// OFDM, HT 20/40 MHz with both guard intervals, VHT 80 MHz 2 streams), for tests
-/// that check a faster computation against the direct one over every format.
+/// OFDM, HT 20/40 MHz with both guard intervals, VHT 80 MHz 2 streams, HE160 4 streams
+/// with a 16 µs packet extension, HE ER SU), for tests that check a faster computation
+/// against the direct one over every format.
 #[cfg(test)]
 pub(crate) fn sample_vectors() -> Vec<TxVector> {
     vec![
@@ -592,6 +691,24 @@ pub(crate) fn sample_vectors() -> Vec<TxVector> {
             nss: 2,
             width: ChannelWidth::Mhz80,
             gi: GuardInterval::Short,
+        },
+        TxVector::He {
+            mcs: 11,
+            nss: 4,
+            width: ChannelWidth::Mhz160,
+            gi: super::HeGuardInterval::Us0_8,
+            ltf: super::HeLtf::X2,
+            format: super::HeFormat::Su,
+            pe: super::NominalPacketPadding::Us16,
+        },
+        TxVector::He {
+            mcs: 0,
+            nss: 1,
+            width: ChannelWidth::Mhz20,
+            gi: super::HeGuardInterval::Us3_2,
+            ltf: super::HeLtf::X4,
+            format: super::HeFormat::ErSu,
+            pe: super::NominalPacketPadding::Us0,
         },
     ]
 }

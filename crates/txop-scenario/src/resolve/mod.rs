@@ -14,7 +14,7 @@ use txop_core::mac::edca::{Ac, EdcaParams};
 use txop_core::mac80211::rate_control::RateControlKind;
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::space::RadioMap;
-use txop_core::phy::{ChannelWidth, Standard};
+use txop_core::phy::{Band, ChannelWidth, Standard};
 use txop_core::{Nanos, StationId};
 use txop_sim::BusConfig;
 use txop_sim::{SimConfig, WiredConfig};
@@ -185,6 +185,22 @@ impl Scenario {
                 "802.11n (HT) has no 80 MHz channels",
             ));
         }
+        if std != Standard::Ax && width == ChannelWidth::Mhz160 {
+            return Err(ScenarioError::new(
+                "phy.width_mhz",
+                "160 MHz channels are modelled for 802.11ax (HE) only",
+            ));
+        }
+        if std == Standard::Ax
+            && self.phy.band == Band::Ghz2_4
+            && matches!(width, ChannelWidth::Mhz80 | ChannelWidth::Mhz160)
+        {
+            return Err(ScenarioError::new(
+                "phy.width_mhz",
+                "802.11ax in 2.4 GHz has 20 and 40 MHz channels",
+            ));
+        }
+        self.he_settings(width)?;
         Ok((std, width))
     }
 
@@ -243,6 +259,15 @@ impl Scenario {
                 link.rate_control.as_deref().unwrap_or("fixed"),
                 &RateControlKind::NAMES,
             )?;
+            if self.phy.standard == Standard::Ax
+                && matches!(rate_control, RateControlKind::MinstrelHt(_))
+            {
+                return Err(ScenarioError::new(
+                    format!("{}.rate_control", link.owner(&key, "rate_control")),
+                    "minstrel_ht has no HE rates (Linux 6.12; HE drivers rate in \
+                     firmware): use \"fixed\" or \"ideal\" with phy.standard = \"ax\"",
+                ));
+            }
             if let Some(sc) = &link.scan {
                 scans.push(StationScan {
                     station: StationId(sta),
@@ -372,7 +397,8 @@ impl Scenario {
         if let Some(rule) = m.backoff_rule {
             cell.backoff_rule = rule;
         }
-        cell.aggregation = m.qos && m.aggregation && matches!(std, Standard::N | Standard::Ac);
+        cell.aggregation =
+            m.qos && m.aggregation && matches!(std, Standard::N | Standard::Ac | Standard::Ax);
         cell.max_ampdu_subframes = m.max_ampdu_subframes;
         cell.max_ampdu_bytes = m.max_ampdu_bytes;
         cell.max_ampdu_duration = Nanos::from_us(m.max_ampdu_duration_us as u64);

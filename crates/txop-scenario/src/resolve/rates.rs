@@ -6,7 +6,34 @@ use crate::schema::Scenario;
 use txop_core::phy::channel::best_rate_for_snr;
 use txop_core::phy::path_loss::snr_at_distance;
 use txop_core::phy::timing::PhyTiming;
-use txop_core::phy::{ChannelWidth, DsssPreamble, Standard, TxVector};
+use txop_core::phy::{
+    ChannelWidth, DsssPreamble, HeFormat, HeGuardInterval, HeLtf, NominalPacketPadding, Standard,
+    TxVector,
+};
+
+/// The HE settings of `[phy]` every HE station of the BSS uses.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HeSettings {
+    gi: HeGuardInterval,
+    ltf: HeLtf,
+    format: HeFormat,
+    pe: NominalPacketPadding,
+}
+
+impl HeSettings {
+    /// HE-MCS `mcs` with `nss` streams in `width`.
+    fn vector(self, mcs: u8, nss: u8, width: ChannelWidth) -> TxVector {
+        TxVector::He {
+            mcs,
+            nss,
+            width,
+            gi: self.gi,
+            ltf: self.ltf,
+            format: self.format,
+            pe: self.pe,
+        }
+    }
+}
 
 impl Scenario {
     /// The SNR (dB) at `distance_m` from the AP: transmit power minus a log-distance
@@ -40,11 +67,78 @@ impl Scenario {
             20 => Ok(ChannelWidth::Mhz20),
             40 => Ok(ChannelWidth::Mhz40),
             80 => Ok(ChannelWidth::Mhz80),
+            160 => Ok(ChannelWidth::Mhz160),
             w => Err(ScenarioError::new(
                 "phy.width_mhz",
-                format!("{w} MHz is not supported (20, 40 or 80)"),
+                format!("{w} MHz is not supported (20, 40, 80 or 160)"),
             )),
         }
+    }
+
+    /// The `he_*` keys of `[phy]`, checked: only in an 802.11ax BSS; GI 0.8, 1.6 or
+    /// 3.2 µs; an HE-LTF the standard pairs with that GI; PE 0, 8 or 16 µs; ER SU only
+    /// at 20 MHz. Defaults: GI 0.8, 2x HE-LTF, SU, PE 0 (`phy/he.rs` says why).
+    pub(crate) fn he_settings(&self, width: ChannelWidth) -> Result<HeSettings, ScenarioError> {
+        let p = &self.phy;
+        if p.standard != Standard::Ax {
+            let given = [
+                ("he_gi_us", p.he_gi_us.is_some()),
+                ("he_ltf", p.he_ltf.is_some()),
+                ("he_pe_us", p.he_pe_us.is_some()),
+                ("he_format", p.he_format.is_some()),
+            ];
+            if let Some((key, _)) = given.iter().find(|(_, g)| *g) {
+                return Err(ScenarioError::new(
+                    format!("phy.{key}"),
+                    "applies to 802.11ax (phy.standard = \"ax\") only",
+                ));
+            }
+        }
+        let gi = match p.he_gi_us {
+            None => HeGuardInterval::Us0_8,
+            Some(0.8) => HeGuardInterval::Us0_8,
+            Some(1.6) => HeGuardInterval::Us1_6,
+            Some(3.2) => HeGuardInterval::Us3_2,
+            Some(g) => {
+                return Err(ScenarioError::new(
+                    "phy.he_gi_us",
+                    format!("{g} µs is not an HE guard interval (0.8, 1.6 or 3.2)"),
+                ))
+            }
+        };
+        let ltf = p.he_ltf.unwrap_or(match gi {
+            HeGuardInterval::Us3_2 => HeLtf::X4,
+            _ => HeLtf::X2,
+        });
+        let pe = match p.he_pe_us.unwrap_or(0) {
+            0 => NominalPacketPadding::Us0,
+            8 => NominalPacketPadding::Us8,
+            16 => NominalPacketPadding::Us16,
+            v => {
+                return Err(ScenarioError::new(
+                    "phy.he_pe_us",
+                    format!("{v} µs is not a nominal packet padding (0, 8 or 16)"),
+                ))
+            }
+        };
+        let format = p.he_format.unwrap_or(HeFormat::Su);
+        let he = HeSettings {
+            gi,
+            ltf,
+            format,
+            pe,
+        };
+        // The lowest rate of the BSS's format and width names a pairing error at its
+        // key (a station's own MCS and streams are checked with the station).
+        if let Err(e) = he.vector(0, 1, width).validate() {
+            let key = if format == HeFormat::ErSu {
+                "phy.he_format"
+            } else {
+                "phy.he_ltf"
+            };
+            return Err(ScenarioError::new(key, e));
+        }
+        Ok(he)
     }
 
     /// The rates a station may use in this BSS, lowest first (for SNR-based choice).
@@ -80,6 +174,14 @@ impl Scenario {
                 })
                 .filter(|t| t.validate().is_ok())
                 .collect(),
+            Standard::Ax => match self.he_settings(width) {
+                Ok(he) => (0..=txop_core::phy::he::HE_MAX_MCS)
+                    .map(|mcs| he.vector(mcs, nss, width))
+                    .filter(|t| t.validate().is_ok())
+                    .collect(),
+                // Checked with the PHY before any station is resolved.
+                Err(_) => Vec::new(),
+            },
         }
     }
 
@@ -130,10 +232,10 @@ impl Scenario {
                 "give mcs (an HT/VHT station) or rate_mbps (a legacy one), not both",
             ));
         }
-        if l.nss.is_some() && std != Standard::Ac {
+        if l.nss.is_some() && !matches!(std, Standard::Ac | Standard::Ax) {
             return Err(ScenarioError::new(
                 format!("{key}.nss"),
-                "nss applies to 802.11ac only (HT MCS 8–15 are two streams)",
+                "nss applies to 802.11ac and ax only (HT MCS 8–15 are two streams)",
             ));
         }
         if l.nss.is_some() && l.rate_mbps.is_some() {
@@ -158,6 +260,10 @@ impl Scenario {
                 width,
                 gi,
             }),
+            (Standard::Ax, None) => match l.mcs {
+                Some(mcs) => Some(self.he_settings(width)?.vector(mcs, nss, width)),
+                None => None,
+            },
             (Standard::A | Standard::B | Standard::G, None) => None,
         };
         let field = if legacy || l.rate_mbps.is_some() {
@@ -181,6 +287,15 @@ impl Scenario {
                     width,
                     gi,
                 },
+                // The fastest rate of the format: HE-MCS 11, or 2 in an ER SU PPDU.
+                Standard::Ax => {
+                    let he = self.he_settings(width)?;
+                    let mcs = match he.format {
+                        HeFormat::Su => txop_core::phy::he::HE_MAX_MCS,
+                        HeFormat::ErSu => 2,
+                    };
+                    he.vector(mcs, nss, width)
+                }
             },
         };
         tx.validate()

@@ -76,6 +76,17 @@ pub enum PhyKind {
     /// 802.11b DSSS/HR-DSSS with long PLCP preamble:
     /// `192 µs + ceil(8·L / rate)` µs.
     DsssLong,
+    /// 802.11ax HE SU data at 5 GHz: `preamble + symbol · ceil((16 + 8·L + 6) / NDBPS)`
+    /// (802.11ax-2021 27.4.3, no packet extension), the values given by the caller;
+    /// control frames as 802.11a OFDM.
+    HeSu5Ghz {
+        /// L-STF … HE-LTFs, ns.
+        preamble_ns: u64,
+        /// 12.8 µs + GI, ns.
+        symbol_ns: u64,
+        /// Data bits per symbol.
+        ndbps: u64,
+    },
 }
 
 /// One PHY/MAC timing parameter set. All times in microseconds.
@@ -156,6 +167,28 @@ impl PhyParams {
         }
     }
 
+    /// An 802.11ax HE SU data rate at 5 GHz (timing and basic rates of 802.11a) with
+    /// the given preamble, symbol and N_DBPS; responses at the highest basic rate ≤
+    /// `reference_rate_mbps`, the HE-MCS's non-HT reference rate. `data_rate_half_mbps`
+    /// holds N_DBPS / symbol rounded to 0.5 Mbit/s (only for the efficiency ratio).
+    pub fn he_su_5ghz(
+        preamble_ns: u64,
+        symbol_ns: u64,
+        ndbps: u64,
+        reference_rate_mbps: f64,
+    ) -> Self {
+        let base = PhyParams::ofdm_5ghz(reference_rate_mbps);
+        PhyParams {
+            kind: PhyKind::HeSu5Ghz {
+                preamble_ns,
+                symbol_ns,
+                ndbps,
+            },
+            data_rate_half_mbps: (2 * ndbps * 1000).div_ceil(symbol_ns) as u32,
+            ..base
+        }
+    }
+
     pub fn data_rate_mbps(&self) -> f64 {
         self.data_rate_half_mbps as f64 / 2.0
     }
@@ -169,7 +202,7 @@ impl PhyParams {
         let bits = 8 * bytes as u64;
         let r = rate_half_mbps as u64;
         match self.kind {
-            PhyKind::Ofdm5Ghz => {
+            PhyKind::Ofdm5Ghz | PhyKind::HeSu5Ghz { .. } => {
                 // NDBPS = 4 µs · rate = 4 · (r / 2) = 2r bits per symbol.
                 let ndbps = 2 * r;
                 let symbols = (16 + bits + 6).div_ceil(ndbps);
@@ -185,6 +218,15 @@ impl PhyParams {
 
     /// Data PPDU duration (µs) for an MPDU of `mpdu_bytes` at the data rate.
     pub fn data_duration_us(&self, mpdu_bytes: u32) -> f64 {
+        if let PhyKind::HeSu5Ghz {
+            preamble_ns,
+            symbol_ns,
+            ndbps,
+        } = self.kind
+        {
+            let symbols = (16 + 8 * mpdu_bytes as u64 + 6).div_ceil(ndbps);
+            return (preamble_ns + symbol_ns * symbols) as f64 / 1000.0;
+        }
         self.ppdu_duration_us(mpdu_bytes, self.data_rate_half_mbps)
     }
 

@@ -156,7 +156,7 @@ impl HiddenPair {
     /// 25 µs, aCCATime 4 µs, Table 17-21; DSSS long preamble: 192 µs and 15 µs).
     pub fn from_phy(phy: &PhyParams, payload_bytes: u32, access: Access) -> Self {
         let (rx_start_us, cca_us) = match phy.kind {
-            PhyKind::Ofdm5Ghz => (25.0, 4.0),
+            PhyKind::Ofdm5Ghz | PhyKind::HeSu5Ghz { .. } => (25.0, 4.0),
             PhyKind::DsssLong => (192.0, 15.0),
         };
         HiddenPair {

@@ -96,6 +96,7 @@ enum Std {
     G,
     N,
     Ac,
+    Ax,
 }
 
 /// What later choices depend on.
@@ -112,6 +113,8 @@ struct Ctx {
     exponent: f64,
     band_24: bool,
     ap: [f64; 2],
+    /// `phy.he_format = "er-su"`: HE-MCS 0–2, one stream.
+    he_er: bool,
 }
 
 impl Gen {
@@ -343,6 +346,7 @@ impl Gen {
             exponent: 3.5,
             band_24: false,
             ap: [0.0, 0.0],
+            he_er: false,
         };
         if self.chance(0.5) {
             let name = self.pick(&["fuzz", "", "a \"quoted\" name", "naïve · café", "x"]);
@@ -428,7 +432,8 @@ impl Gen {
             2..=4 => (Std::A, "a"),
             5..=7 => (Std::G, "g"),
             8..=13 => (Std::N, "n"),
-            _ => (Std::Ac, "ac"),
+            14..=16 => (Std::Ac, "ac"),
+            _ => (Std::Ax, "ax"),
         };
         ctx.std = std;
         if std != Std::N || self.chance(0.5) {
@@ -438,6 +443,7 @@ impl Gen {
             Std::B | Std::G => true,
             Std::A | Std::Ac => false,
             Std::N => self.chance(0.4),
+            Std::Ax => self.chance(0.3),
         };
         ctx.band_24 = band_24;
         if band_24 || self.chance(0.3) {
@@ -452,10 +458,37 @@ impl Gen {
         ctx.width = match std {
             Std::N => self.pick(&[20, 40]),
             Std::Ac => self.pick(&[20, 40, 80]),
+            Std::Ax if band_24 => self.pick(&[20, 40]),
+            Std::Ax => self.pick(&[20, 40, 80, 160]),
             _ => 20,
         };
         if ctx.width != 20 || self.chance(0.2) {
             self.set_int(&mut t, "width_mhz", ctx.width);
+        }
+        if std == Std::Ax {
+            // A GI and, mostly, an HE-LTF the standard pairs with it.
+            let (gi, ltfs): (f64, &[&str]) =
+                self.pick(&[(0.8, &["1x", "2x"][..]), (1.6, &["2x"]), (3.2, &["4x"])]);
+            if self.chance(0.5) {
+                t.insert("he_gi_us".into(), Value::Float(gi));
+            }
+            if self.chance(0.4) {
+                let ltf = if self.chance(0.95) {
+                    self.pick(ltfs)
+                } else {
+                    self.pick(&["1x", "2x", "4x"])
+                };
+                self.set_str(&mut t, "he_ltf", ltf);
+            }
+            if self.chance(0.3) {
+                let pe = self.pick(&[0, 8, 16]);
+                self.set_int(&mut t, "he_pe_us", pe);
+            }
+            if self.chance(0.3) {
+                let er = ctx.width == 20 && self.chance(0.5);
+                ctx.he_er = er;
+                self.set_str(&mut t, "he_format", if er { "er-su" } else { "su" });
+            }
         }
         if matches!(std, Std::N | Std::Ac) && self.chance(0.4) {
             let gi = self.pick(&["long", "short"]);
@@ -755,6 +788,16 @@ impl Gen {
                 }
                 if self.chance(p) {
                     let v = self.uniform(1, 2);
+                    self.set_int(t, "nss", v);
+                }
+            }
+            Std::Ax => {
+                if self.chance(p) {
+                    let v = self.int(0, if ctx.he_er { 2 } else { 11 });
+                    self.set_int(t, "mcs", v);
+                }
+                if self.chance(p) && !ctx.he_er {
+                    let v = self.uniform(1, 4);
                     self.set_int(t, "nss", v);
                 }
             }

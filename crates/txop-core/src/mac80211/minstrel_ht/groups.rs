@@ -91,12 +91,13 @@ fn width_of(bw: usize) -> ChannelWidth {
     }
 }
 
-/// The kernel's bandwidth code of `width`.
+/// The kernel's bandwidth code of `width`. minstrel_ht has no 160 MHz groups (6.12
+/// `rc80211_minstrel_ht.c`: BW_20, BW_40, BW_80), so 160 MHz counts as the widest, 80.
 fn bw_code(width: ChannelWidth) -> usize {
     match width {
         ChannelWidth::Mhz20 => 0,
         ChannelWidth::Mhz40 => 1,
-        ChannelWidth::Mhz80 => 2,
+        ChannelWidth::Mhz80 | ChannelWidth::Mhz160 => 2,
     }
 }
 
@@ -171,12 +172,13 @@ pub(super) const fn rate_index(rate: u16) -> usize {
 }
 
 /// The group and index of `txv` (the inverse of [`txvector`]); `None` for vectors no
-/// group holds (HT MCS above 15, VHT with more than 2 streams, unknown legacy rates).
+/// group holds (HT MCS above 15, VHT with more than 2 streams or at 160 MHz, unknown
+/// legacy rates, and every HE rate: 6.12's minstrel_ht has no HE groups).
 pub(super) fn rate_of(txv: &TxVector) -> Option<u16> {
     match *txv {
         TxVector::Ht { mcs, width, gi } => {
             let streams = mcs / 8 + 1;
-            (mcs < 16 && width != ChannelWidth::Mhz80).then(|| {
+            (mcs < 16 && matches!(width, ChannelWidth::Mhz20 | ChannelWidth::Mhz40)).then(|| {
                 mi_rate(
                     ht_group(streams, gi == GuardInterval::Short, width),
                     usize::from(mcs % 8),
@@ -188,14 +190,15 @@ pub(super) fn rate_of(txv: &TxVector) -> Option<u16> {
             nss,
             width,
             gi,
-        } => {
-            ((1..=MAX_STREAMS as u8).contains(&nss) && usize::from(mcs) < GROUP_RATES).then(|| {
+        } => ((1..=MAX_STREAMS as u8).contains(&nss)
+            && usize::from(mcs) < GROUP_RATES
+            && width != ChannelWidth::Mhz160)
+            .then(|| {
                 mi_rate(
                     vht_group(nss, gi == GuardInterval::Short, width),
                     usize::from(mcs),
                 )
-            })
-        }
+            }),
         TxVector::Dsss {
             rate_kbps,
             preamble,
@@ -208,6 +211,7 @@ pub(super) fn rate_of(txv: &TxVector) -> Option<u16> {
             .iter()
             .position(|&r| r == rate_mbps * 10)
             .map(|i| mi_rate(OFDM_GROUP, i)),
+        TxVector::He { .. } => None,
     }
 }
 
