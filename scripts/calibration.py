@@ -8,7 +8,8 @@ directory holding content/flent/) or a bare git directory (read with `git show H
 Its files are read, never copied into txop's tree (the repository has no licence); they
 are written to DIR/real/ for txop to read. For every run this prints the command, the
 table `txop compare --against` prints, and the ping growth: the median of every ping
-series' samples 1–5 s, 9–11 s and 28–30 s after the load starts, real against txop.
+series' samples 1–5 s, 9–11 s and 28–30 s after the load starts, real against txop, and
+over the run. Then the what-ifs the doc uses as evidence (a run with one key changed).
 
 Needs the mirror, so it is not part of scripts/test.sh.
 """
@@ -119,7 +120,20 @@ RUNS = [
     },
 ]
 
+# What-ifs the doc uses as evidence for its hypotheses, not calibrations: a run of RUNS
+# with one key changed.
+WHAT_IFS = [
+    # The receivers before issue 29 item 1: a fixed 16 MiB window.
+    ("dql-normal-base", "stations.tcp={fixed_window_bytes=16777216}"),
+    ("dql-normal-fqcodel", "stations.tcp={fixed_window_bytes=16777216}"),
+    ("dql-dql-base", "stations.tcp={fixed_window_bytes=16777216}"),
+    # A firmware queue bounded by DQL under the fqmac stack.
+    ("txop94-tcp12down", "stack_options.queue_limit=dql"),
+]
+
 WINDOWS_S = [("1-5 s", 1.0, 5.0), ("10 s", 9.0, 11.0), ("30 s", 28.0, 30.0)]
+# The ping over the run: 2-s windows centred on these times after the load starts.
+TRACE_S = [1, 2, 3, 4, 5, 8, 10, 15, 20, 25, 29]
 
 
 def read_mirror(mirror, path):
@@ -142,14 +156,15 @@ def load_flent(path):
         return json.load(f)
 
 
-def ping_growth(data, delay_s):
-    """Median over all ping series of the samples in each window after the load starts."""
+def ping_medians(data, delay_s, windows):
+    """Median over all ping series of the samples in each (name, from_s, to_s) window
+    after the load starts."""
     xs = data["x_values"]
     pings = [
         k for k in data["results"] if k.startswith("Ping") and not k.endswith("avg")
     ]
     out = {}
-    for name, a, b in WINDOWS_S:
+    for name, a, b in windows:
         vals = [
             v
             for k in pings
@@ -160,6 +175,51 @@ def ping_growth(data, delay_s):
     return out
 
 
+def run_one(args, run, out_dir, extra_set=()):
+    """Run one comparison, print its table, ping growth and trace; False if refused."""
+    real = os.path.join(args.out, "real", os.path.basename(run["path"]))
+    cmd = [args.txop, "compare", run["scenario"], "--against", real]
+    if run["flent_on"]:
+        cmd += ["--flent-on", run["flent_on"]]
+    for s in [*run["set"], *extra_set]:
+        cmd += ["--set", s]
+    cmd += ["-o", out_dir]
+    print(f"$ {' '.join(cmd)}", flush=True)
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stderr.strip() or done.stdout.strip())
+        return False
+    with open(os.path.join(out_dir, "summary.txt")) as f:
+        print(f.read().rstrip())
+    with open(os.path.join(out_dir, "results.json")) as f:
+        mapping = json.load(f)["mapping"]
+    meta = load_flent(real)["metadata"]
+    length_s = float(meta["LENGTH"])
+    real_delay_s = (float(meta["TOTAL_LENGTH"]) - length_s) / 2
+    txop_file = next(n for n in os.listdir(out_dir) if n.endswith(".flent.gz"))
+    sides = (
+        ("real", load_flent(real), real_delay_s),
+        ("txop", load_flent(os.path.join(out_dir, txop_file)), mapping["delay_s"]),
+    )
+    growth = {name: ping_medians(d, delay, WINDOWS_S) for name, d, delay in sides}
+    print("ping growth (median ms)  " + "  ".join(n for n, _, _ in WINDOWS_S))
+    for side in ("real", "txop"):
+        print(f"  {side:22}" + "  ".join(fmt(growth[side][n]) for n, _, _ in WINDOWS_S))
+    ratios = [fmt_ratio(growth["txop"][n], growth["real"][n]) for n, _, _ in WINDOWS_S]
+    print(f"  {'txop / real':22}" + "  ".join(ratios))
+    trace = [(str(t), t - 1.0, t + 1.0) for t in TRACE_S if t + 1.0 <= length_s]
+    print(
+        "ping trace (median ms of 2-s windows at "
+        + ", ".join(n for n, _, _ in trace)
+        + " s)"
+    )
+    for name, d, delay in sides:
+        m = ping_medians(d, delay, trace)
+        print(f"  {name:6}" + " ".join(fmt(m[n]) for n, _, _ in trace))
+    print(flush=True)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mirror")
@@ -167,38 +227,18 @@ def main():
     ap.add_argument("-o", "--out", default="calibration-out")
     args = ap.parse_args()
     os.makedirs(os.path.join(args.out, "real"), exist_ok=True)
+    by_id = {}
     for run in RUNS:
         real = os.path.join(args.out, "real", os.path.basename(run["path"]))
         with open(real, "wb") as f:
             f.write(read_mirror(args.mirror, run["path"]))
-        out_dir = os.path.join(args.out, run["id"])
-        cmd = [args.txop, "compare", run["scenario"], "--against", real]
-        if run["flent_on"]:
-            cmd += ["--flent-on", run["flent_on"]]
-        for s in run["set"]:
-            cmd += ["--set", s]
-        cmd += ["-o", out_dir]
-        print(f"## {run['id']}\n$ {' '.join(cmd)}", flush=True)
-        done = subprocess.run(cmd, check=False, capture_output=True, text=True)
-        if done.returncode != 0:
-            print(done.stderr.strip() or done.stdout.strip())
-            continue
-        with open(os.path.join(out_dir, "summary.txt")) as f:
-            print(f.read().rstrip())
-        with open(os.path.join(out_dir, "results.json")) as f:
-            mapping = json.load(f)["mapping"]
-        meta = load_flent(real)["metadata"]
-        real_delay_s = (float(meta["TOTAL_LENGTH"]) - float(meta["LENGTH"])) / 2
-        txop_file = next(n for n in os.listdir(out_dir) if n.endswith(".flent.gz"))
-        g_real = ping_growth(load_flent(real), real_delay_s)
-        g_txop = ping_growth(
-            load_flent(os.path.join(out_dir, txop_file)), mapping["delay_s"]
-        )
-        print("ping growth (median ms)  " + "  ".join(n for n, _, _ in WINDOWS_S))
-        for side, g in (("real", g_real), ("txop", g_txop)):
-            print(f"  {side:22}" + "  ".join(fmt(g[n]) for n, _, _ in WINDOWS_S))
-        ratios = [fmt_ratio(g_txop[n], g_real[n]) for n, _, _ in WINDOWS_S]
-        print(f"  {'txop / real':22}" + "  ".join(ratios) + "\n", flush=True)
+        print(f"## {run['id']}")
+        run_one(args, run, os.path.join(args.out, run["id"]))
+        by_id[run["id"]] = run
+    for run_id, extra in WHAT_IFS:
+        key = extra.split("=", 1)[0].rsplit(".", 1)[-1]
+        print(f"## what-if: {run_id} with {extra}")
+        run_one(args, by_id[run_id], os.path.join(args.out, f"{run_id}-{key}"), [extra])
 
 
 def fmt(v):
