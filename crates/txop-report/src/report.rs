@@ -55,14 +55,15 @@ pub fn summary(title: &str, r: &Results) -> String {
         r.duration_s,
         r.seed
     );
-    if grouped {
+    let w = if grouped {
         group_table(&mut s, r);
+        RATE_COLUMN_CHARS
     } else {
-        station_table(&mut s, r);
-    }
+        station_table(&mut s, r)
+    };
     let _ = writeln!(
         s,
-        "{:>7}  {:<20} {:>10}   medium busy {:.1}%, Jain's index over airtime {:.3}",
+        "{:>7}  {:<w$} {:>10}   medium busy {:.1}%, Jain's index over airtime {:.3}",
         "total",
         "",
         mbps(r.total_throughput_bps),
@@ -114,17 +115,29 @@ pub fn summary(title: &str, r: &Results) -> String {
     s
 }
 
-/// A row per station.
-fn station_table(s: &mut String, r: &Results) {
+/// The station table's rate column, at least (characters).
+const RATE_COLUMN_CHARS: usize = 20;
+
+/// A row per station. The rate column is as wide as its longest label, at least
+/// [`RATE_COLUMN_CHARS`] (an HE rate or a rate per direction is longer); returns its
+/// width, for the total row below.
+fn station_table(s: &mut String, r: &Results) -> usize {
+    let w = r
+        .stations
+        .iter()
+        .map(|st| st.rate.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(RATE_COLUMN_CHARS);
     let _ = writeln!(
         s,
-        "{:>7}  {:<20} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9} {:>8}",
+        "{:>7}  {:<w$} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9} {:>8}",
         "station", "rate", "Mbit/s", "up", "down", "airtime", "collisions", "retries", "drops"
     );
     for st in &r.stations {
         let _ = writeln!(
             s,
-            "{:>7}  {:<20} {:>10} {:>10} {:>10} {:>7.1}% {:>10} {:>9} {:>8}",
+            "{:>7}  {:<w$} {:>10} {:>10} {:>10} {:>7.1}% {:>10} {:>9} {:>8}",
             st.station,
             st.rate,
             mbps(st.throughput_bps),
@@ -136,6 +149,7 @@ fn station_table(s: &mut String, r: &Results) {
             st.dropped_queue_full + st.dropped_retry_limit + st.dropped_aqm
         );
     }
+    w
 }
 
 /// Three rows per station group: the spread across its stations (min, p10, median,
@@ -417,6 +431,38 @@ mod tests {
                 .starts_with("station"),
             "{text}"
         );
+    }
+
+    /// Every station row and the total row put Mbit/s in the header's column, also
+    /// when a rate label is longer than the column's 20 characters (an HE rate:
+    /// `HE20 MCS7 1SS GI0.8 2xLTF`, 25).
+    #[test]
+    fn long_rate_labels_keep_the_columns_aligned() {
+        let sets = [
+            ("duration_s".to_string(), "0.2".to_string()),
+            ("phy.standard".to_string(), "ax".to_string()),
+        ];
+        let p = prepare("default", &sets, None).unwrap();
+        let r = simulate(&p, &|_| {}).unwrap();
+        let longest = r.stations.iter().map(|s| s.rate.chars().count()).max();
+        assert!(longest > Some(20), "{longest:?}");
+        let text = super::summary("default", &r);
+        let lines: Vec<&str> = text.lines().collect();
+        let header = lines.iter().position(|l| l.contains("Mbit/s")).unwrap();
+        let end_of = |l: &str, what: &str| l.find(what).map(|i| i + what.len());
+        let column_end = end_of(lines[header], "Mbit/s").unwrap();
+        let rows = &lines[header + 1..header + 1 + r.stations.len() + 1];
+        for row in rows {
+            // The Mbit/s figure is the first number after the rate label, right-aligned
+            // to the header's column.
+            let figure_end = row[..column_end].trim_end().len();
+            assert_eq!(figure_end, column_end, "{row:?}\n{text}");
+            assert!(
+                row[..column_end].ends_with(|c: char| c.is_ascii_digit()),
+                "{row:?}"
+            );
+        }
+        assert!(rows.last().unwrap().trim_start().starts_with("total"));
     }
 
     /// A group's spread is across its own stations: `default`'s three MCS 7 stations
