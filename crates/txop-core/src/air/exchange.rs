@@ -22,6 +22,7 @@
 //!
 //! Like `contention.rs`, these are `impl Cell` blocks over the state the cell owns.
 
+use crate::air::charge::{split_share, Span};
 use crate::air::medium::Medium;
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::airtime_report::ath9k_frame_us;
@@ -545,15 +546,33 @@ impl Cell {
                 .map(|tx| self.response_wait_in_one_domain(tx, collision))
                 .collect()
         };
+        // A collision's transmitters are each charged the time their own first PPDU
+        // held the air, time they held it together split among them (`air/charge.rs`).
+        let spans: Vec<Span> = if n_tx > 1 {
+            txs.iter()
+                .map(|tx| Span {
+                    node: tx.node.index(),
+                    from: tx.start,
+                    to: tx.air_end,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut charged = 0;
         for (i, tx) in txs.iter_mut().enumerate() {
-            // Charge the busy period: whole to a lone transmitter; a collision is shared
-            // equally, the remainder going to the first transmitter.
-            let share = busy.as_ns() / n_tx + if i == 0 { busy.as_ns() % n_tx } else { 0 };
+            let share = if n_tx == 1 {
+                busy.as_ns()
+            } else {
+                split_share(tx.node.index(), spans[i].from, spans[i].to, &spans)
+            };
+            charged += share;
             // A lone transmitter's airtime starts where its busy period does (within a
             // TXOP, at the end of the previous exchange).
             let start = if n_tx == 1 { busy_from } else { tx.start };
             self.settle_tx(tx, start, t, outcome, share);
         }
+        debug_assert_eq!(charged, busy.as_ns(), "charges sum to the busy period");
         self.medium.shared_mut().exch.txs = txs;
         // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
         // continuation.

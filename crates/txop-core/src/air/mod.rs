@@ -7,6 +7,7 @@
 //! backoff counters, block acks) on the nodes the cell owns: its steps are `impl Cell`
 //! blocks, stepped by the cell's timers (`cell/timer.rs`).
 
+pub(crate) mod charge;
 pub(crate) mod contention;
 pub(crate) mod exchange;
 pub(crate) mod medium;

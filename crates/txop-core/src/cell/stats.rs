@@ -29,7 +29,8 @@ pub struct AirtimeRecord {
     /// own start.
     pub start: Nanos,
     /// Medium time charged: the whole exchange (RTS/CTS, data, SIFS, ACK) or, for a
-    /// collision, an equal share of the collided busy period.
+    /// collision, the time its own first PPDU held the air, time shared with the other
+    /// colliders split equally (`air/charge.rs`).
     pub airtime: Nanos,
     /// MPDUs in the data PPDU (one, or the subframes of an A-MPDU).
     pub mpdus: u16,

@@ -111,7 +111,7 @@ impl Medium {
 
     /// The airtime charged to every transmission so far, given the cell's busy time
     /// `busy_ns`: in one collision domain all of it (a collision's busy period is split
-    /// among its transmitters); with space what the ended exchanges were charged
+    /// among its transmitters, `air/charge.rs`); with space what the ended exchanges were charged
     /// ([`SpatialMedium::charged_ns`]), time several shared being split among them.
     #[inline]
     pub(crate) fn airtime_total_ns(&self, busy_ns: u64) -> u64 {

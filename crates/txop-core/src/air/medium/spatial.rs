@@ -42,6 +42,7 @@
 
 use super::reception::{sync_time, RxLock};
 use super::Medium;
+use crate::air::charge::{split_share, Span};
 use crate::air::exchange::Tx;
 use crate::capture::HeardPpdu;
 use crate::cell::{Cell, Timer};
@@ -154,15 +155,6 @@ pub(crate) struct SpatialExchange {
     pub(crate) delivered: bool,
     /// Another PPDU overlapped the data PPDU at the receiver.
     pub(crate) interfered: bool,
-}
-
-/// The time one exchange held the air: from its first PPDU's start (within a TXOP, the
-/// previous exchange's end) to its last PPDU's end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Span {
-    node: usize,
-    from: Nanos,
-    to: Nanos,
 }
 
 /// Who sends a PPDU: one of the cell's nodes, or (by its index in the space's
@@ -287,8 +279,8 @@ impl SpatialMedium {
     /// The airtime charged to node `holder`'s exchange, which held the air `from..to`
     /// and has just ended (it is no longer under way). Time it shared with k − 1 other
     /// exchanges of the cell is split equally among the k, the remainder of each piece to
-    /// the lowest node, as one collision domain splits a collision's busy period
-    /// ([`Cell::finish_exchange`]): so the charges sum to the cell's busy time, and no station is
+    /// the lowest node ([`split_share`], as one collision domain splits a collision in
+    /// [`Cell::finish_exchange`]): so the charges sum to the cell's busy time, and no station is
     /// charged more airtime than the run lasted, however its exchanges and its AP's
     /// overlap (issue 25).
     ///
@@ -1212,36 +1204,6 @@ impl Cell {
     }
 }
 
-/// The part of `from..to`, the span of node `holder`'s exchange, charged to it when
-/// `others` (any spans; those not overlapping it count for nothing) held the air too:
-/// each piece of time shared by k exchanges is split equally among them, the
-/// remainder going to the lowest node. Summed over every exchange that took part, the
-/// charges are the measure of the union of their spans, to the nanosecond.
-fn split_share(holder: usize, from: Nanos, to: Nanos, others: &[Span]) -> u64 {
-    let overlapping = || others.iter().filter(|o| o.from < to && o.to > from);
-    if overlapping().next().is_none() {
-        // The common case: the exchange had the air to itself.
-        return (to - from).as_ns();
-    }
-    let mut cuts: Vec<Nanos> = overlapping()
-        .flat_map(|o| [o.from, o.to])
-        .filter(|&c| c > from && c < to)
-        .chain([from, to])
-        .collect();
-    cuts.sort_unstable();
-    cuts.dedup();
-    let mut share = 0;
-    for piece in cuts.windows(2) {
-        let (a, b) = (piece[0], piece[1]);
-        let (k, lowest) = overlapping()
-            .filter(|o| o.from <= a && o.to >= b)
-            .fold((1u64, holder), |(k, low), o| (k + 1, low.min(o.node)));
-        let len = (b - a).as_ns();
-        share += len / k + if lowest == holder { len % k } else { 0 };
-    }
-    share
-}
-
 /// What the addressee made of a PPDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PpduOutcome {
@@ -1262,72 +1224,6 @@ fn failed(interfered: bool) -> ExchangeOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn span(node: usize, from_ns: u64, to_ns: u64) -> Span {
-        Span {
-            node,
-            from: Nanos(from_ns),
-            to: Nanos(to_ns),
-        }
-    }
-
-    /// Each exchange's charge, computed as the medium does: against all the others.
-    fn charges(spans: &[Span]) -> Vec<u64> {
-        spans
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let others: Vec<Span> = spans
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != i)
-                    .map(|(_, o)| *o)
-                    .collect();
-                split_share(s.node, s.from, s.to, &others)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn an_exchange_alone_is_charged_its_span() {
-        assert_eq!(charges(&[span(1, 100, 1_100)]), vec![1_000]);
-        // Spans that only touch it (a TXOP's next exchange) take nothing.
-        assert_eq!(
-            charges(&[span(0, 0, 100), span(0, 100, 400), span(2, 400, 500)]),
-            vec![100, 300, 100]
-        );
-    }
-
-    #[test]
-    fn overlapping_time_is_split_equally() {
-        // The AP's 10 µs exchange and its station's 3 µs one inside it: the 3 µs are
-        // halved, the AP has the other 7 to itself.
-        assert_eq!(
-            charges(&[span(0, 0, 10_000), span(1, 2_000, 5_000)]),
-            vec![8_500, 1_500]
-        );
-        // Three at once for 3 ns (1 each), two for 4 ns (2 each), one alone for 2 ns.
-        assert_eq!(
-            charges(&[span(0, 0, 7), span(1, 0, 9), span(2, 4, 7)]),
-            vec![4 / 2 + 3 / 3, 4 / 2 + 3 / 3 + 2, 3 / 3]
-        );
-    }
-
-    #[test]
-    fn the_charges_sum_to_the_union_of_the_spans() {
-        // Pieces that do not divide leave remainders: they go to the lowest node (1).
-        // 0..5 shared by nodes 3 and 1 (2 each, 1 left), 5..10 by 3, 1 and 2 (1 each,
-        // 2 left), 10..30 node 2's alone, 40..41 node 4's.
-        let spans = [
-            span(3, 0, 10),
-            span(1, 0, 10),
-            span(2, 5, 30),
-            span(4, 40, 41),
-        ];
-        let c = charges(&spans);
-        assert_eq!(c.iter().sum::<u64>(), 30 + 1);
-        assert_eq!(c, vec![2 + 1, (2 + 1) + (1 + 2), 1 + 20, 1]);
-    }
 
     /// A node's energy is the sum of the powers of the PPDUs on the air at it, each as
     /// at its start (and `heard` / `loud` count them), whatever the nodes do meanwhile:
