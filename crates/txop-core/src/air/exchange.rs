@@ -18,7 +18,8 @@
 //! addressee makes of it: the try count ([`Tx::count_try`]), the protection and
 //! TXOP-fit rules ([`Cell::protection_of`], [`Cell::take_txop_ppdu`],
 //! [`Cell::continue_in_txop`]), the channel draw, the settling of each transmission
-//! ([`Cell::settle_tx`]) and the response timeout ([`Cell::response_given_up_at`]).
+//! ([`Cell::settle_tx`]), the airtime charge of exchanges that overlap
+//! (`air/charge.rs`) and the response timeout ([`Cell::response_given_up_at`]).
 //!
 //! Like `contention.rs`, these are `impl Cell` blocks over the state the cell owns.
 
@@ -548,11 +549,18 @@ impl Cell {
         };
         // A collision's transmitters are each charged the time their own first PPDU
         // held the air, time they held it together split among them (`air/charge.rs`).
+        // The busy period starts with the earliest of them: its span starts there too,
+        // so that the charges sum to the busy period.
+        let first_start = txs.iter().map(|tx| tx.start).min().unwrap_or(busy_from);
         let spans: Vec<Span> = if n_tx > 1 {
             txs.iter()
                 .map(|tx| Span {
                     node: tx.node.index(),
-                    from: tx.start,
+                    from: if tx.start == first_start {
+                        busy_from
+                    } else {
+                        tx.start
+                    },
                     to: tx.air_end,
                 })
                 .collect()
