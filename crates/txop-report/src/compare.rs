@@ -334,13 +334,33 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
         })
         .collect();
     let mut s = String::new();
-    let first = runs.first().map(|(_, r)| r);
-    let _ = writeln!(
-        s,
-        "{name}: {n} {columns}, {:.1} s simulated each, seed {}",
-        first.map_or(0.0, |r| r.duration_s),
-        first.map_or(0, |r| r.seed)
-    );
+    // What the runs share, or (when a column varies it) its span.
+    let mut seeds: Vec<u64> = runs.iter().map(|(_, r)| r.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let seed = match seeds.as_slice() {
+        [] => "seed 0".to_string(),
+        [one] => format!("seed {one}"),
+        few if few.len() <= 5 => {
+            let list: Vec<String> = few.iter().map(u64::to_string).collect();
+            format!("seeds {}", list.join(", "))
+        }
+        [lo, .., hi] => format!("{} seeds from {lo} to {hi}", seeds.len()),
+    };
+    let durations: Vec<f64> = runs.iter().map(|(_, r)| r.duration_s).collect();
+    let (lo, hi) = durations
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &d| {
+            (a.min(d), b.max(d))
+        });
+    let simulated = if durations.is_empty() {
+        "0.0 s simulated each".to_string()
+    } else if lo == hi {
+        format!("{lo:.1} s simulated each")
+    } else {
+        format!("{lo:.1}–{hi:.1} s simulated")
+    };
+    let _ = writeln!(s, "{name}: {n} {columns}, {simulated}, {seed}");
     let pad = |text: &str, w: usize| format!("{}{text}", " ".repeat(w - text.chars().count()));
     let _ = write!(s, "{}", " ".repeat(name_w));
     for (j, (label, _)) in runs.iter().enumerate() {
