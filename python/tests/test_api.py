@@ -97,6 +97,35 @@ def test_compare_gives_the_bytes_of_txop_compare_json(cli):
     assert len(c.runs) == 4
 
 
+def test_compare_metric_vs_gives_the_command_lines_chart(cli, tmp_path):
+    c = txop.compare(
+        "default", stacks=["linux-4.9", "linux-6.16"],
+        vary={"stations.list[0].count": [1, 2], "seed": [1, 2, 3]},
+        metric_vs="stations.list[0].count", duration_s=0.5,
+    )
+    code, out, _ = cli(
+        "compare", "default", "--stack", "linux-4.9", "--stack", "linux-6.16",
+        "--vary", "stations.list[0].count=1,2", "--vary", "seed=1,2,3",
+        "--metric-vs", "stations.list[0].count", "--set", "duration_s=0.5", "--json",
+    )
+    assert code == 0 and c.json.encode() == out
+    vs = c.metric_vs
+    assert vs is not None
+    assert list(vs.index.names) == ["metric", "line", "x"]
+    # Every point is the median and range of its three runs' own figures.
+    runs = c.runs
+    for (stack, count), point in vs.loc["total throughput"].iterrows():
+        mine = runs[(runs["stack"] == stack) & (runs["stations.list[0].count"] == str(int(count)))]
+        mbps = sorted(mine["total_throughput_bps"] / 1e6)
+        assert (point["min"], point["median"], point["max"]) == (mbps[0], mbps[1], mbps[2])
+        assert point["runs"] == 3
+    c.write(tmp_path / "vs")
+    assert (tmp_path / "vs" / "metric-vs-stations.list_0_.count.png").is_file()
+    assert txop.compare("default", stacks=["linux-4.9", "linux-6.16"], duration_s=0.1).metric_vs is None
+    with pytest.raises(txop.TxopError, match="does not vary"):
+        txop.compare("default", stacks=["linux-4.9", "linux-6.16"], metric_vs="seed_x", duration_s=0.1)
+
+
 def test_compare_over_several_bsss_has_a_row_per_setting_and_bss(cli):
     args = ["--stack", "linux-4.9", "--stack", "linux-6.16", "--set", "traffic.length_s=1"]
     c = txop.compare("apartment-block", stacks=["linux-4.9", "linux-6.16"], traffic__length_s=1)

@@ -10,6 +10,7 @@ import math
 import os
 import pathlib
 import signal
+import statistics
 import threading
 import time
 
@@ -562,3 +563,54 @@ def test_the_flow_dimension_names_every_flow_and_gives_pings_their_rtt(cli):
             assert math.isnan(float(point.flow_latency_p50_ms[i]))
         elif f["latency_ms"] is not None:
             assert delay == f["latency_ms"]["p50"]
+
+
+def test_txop_sweep_metric_vs_charts_what_compare_charts(cli, tmp_path):
+    """`txop sweep --metric-vs KEY` and `txop compare --metric-vs KEY` over the same
+    runs (stacks x station counts x seeds) give the same chart: the sweep's points,
+    each run in a worker process, regrouped by the same code as the comparison's."""
+    key = "stations.list[0].count"
+    code, out, err = cli(
+        "sweep", "default", "--vary", "stack=linux-4.9,linux-6.16", "--vary", f"{key}=1,3",
+        "--set", "duration_s=0.5", "--seeds", "1-3", "--workers", "2", "--metric-vs", key,
+        "-o", str(tmp_path / "sw"))
+    assert code == 0, err
+    text = out.decode()
+    assert f"default: vs {key}, median and range over 3 seeds" in text
+    code, cmp_json, err = cli(
+        "compare", "default", "--stack", "linux-4.9", "--stack", "linux-6.16",
+        "--vary", f"{key}=1,3", "--vary", "seed=1,2,3", "--set", "duration_s=0.5",
+        "--metric-vs", key, "--json")
+    assert code == 0, err
+    want = json.loads(cmp_json)["metric_vs"]
+    import xarray as xr
+
+    with xr.open_dataset(tmp_path / "sw" / "sweep.nc") as ds:
+        chart = txop.metric_vs(ds, key)
+        # The dataset's headline delay is each run's own: in `default`, the median of
+        # its probes' one-way p50s (its measurement flows), the highest of their p99s.
+        runs = json.loads(cmp_json)["runs"]
+        for r in runs:
+            probes = [f["latency_ms"] for f in r["flows"] if f["kind"] == "probe"]
+            assert len(probes) >= 2
+            at = {"stack": r["settings"]["stack"], key: int(r["settings"][key]),
+                  "seed": int(r["settings"]["seed"])}
+            assert float(ds.delay_p50_ms.sel(at)) == statistics.median(p["p50"] for p in probes)
+            assert float(ds.delay_p99_ms.sel(at)) == max(p["p99"] for p in probes)
+    assert chart.results == want
+    assert (tmp_path / "sw" / "metric-vs-stations.list_0_.count.txt").read_text() == chart.table
+    assert (tmp_path / "sw" / "metric-vs-stations.list_0_.count.png").read_bytes()[1:4] == b"PNG"
+    frame = chart.points
+    assert frame.loc[("total throughput", "linux-6.16", 3.0), "runs"] == 3
+
+
+def test_txop_sweep_metric_vs_refuses_before_anything_runs(cli, tmp_path, trace):
+    for key, words in [("seed", "the seeds give each point its range"),
+                       ("duration_s", "does not vary `duration_s`"),
+                       ("stack", "`linux-4.9` is not a number")]:
+        code, _, err = cli("sweep", "default", "--vary", "stack=linux-4.9,linux-6.16",
+                           "--metric-vs", key, "-o", str(tmp_path / "x"))
+        assert code == 2 and f"--metric-vs {key}: " in err and words in err, err
+        assert err.count("\n") == 1
+    assert events(trace) == []
+    assert not (tmp_path / "x").exists()

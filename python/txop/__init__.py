@@ -25,7 +25,7 @@ from ._api import (
     scenario,
     stacks,
 )
-from ._sweep import sweep
+from ._sweep import MetricChart, metric_vs, sweep
 
 __version__: str = _txop.__version__
 TxopError = _txop.TxopError
@@ -34,6 +34,7 @@ TxopInternalError = _txop.TxopInternalError
 __all__ = [
     "Against",
     "Comparison",
+    "MetricChart",
     "Result",
     "Scenario",
     "TxopError",
@@ -41,6 +42,7 @@ __all__ = [
     "__version__",
     "compare",
     "list",
+    "metric_vs",
     "run",
     "scenario",
     "stacks",

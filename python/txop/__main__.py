@@ -76,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="write DIR/sweep.nc, DIR/runs/<point>/ and the cache DIR/cache")
     p.add_argument("--cache", metavar="DIR", help="the results cache (default: DIR/cache)")
+    p.add_argument("--metric-vs", metavar="KEY",
+                   help="chart the headline figures (throughput, delay p50 and p99, Jain's "
+                   "index) against KEY, a --vary key with numeric values: a line per setting "
+                   "of the other keys, each point the median of the seeds with their range; "
+                   "prints its table and writes DIR/metric-vs-KEY.{txt,png,svg}")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     return p
 
@@ -129,9 +134,12 @@ def sweep_main(argv: Sequence[str]) -> int:
     if not os.path.exists(out):
         _NEW_OUTPUT.append(out)
     sc = txop.scenario(args.scenario, overrides)
+    grid = _grid(args.vary)
+    if args.metric_vs is not None:
+        _check_metric_vs(args.metric_vs, grid)
     ds = txop.sweep(
         sc,
-        grid=_grid(args.vary),
+        grid=grid,
         seeds=args.seeds,
         client=args.scheduler,
         workers=args.workers,
@@ -149,7 +157,26 @@ def sweep_main(argv: Sequence[str]) -> int:
     if not args.quiet:
         print(f"{out}/sweep.nc: {ds['error'].size} points, "
               f"dimensions {dict(ds['error'].sizes)}")
+    if args.metric_vs is not None:
+        chart = txop.metric_vs(ds, args.metric_vs)
+        chart.write(out)
+        if not args.quiet:
+            print()
+            print(chart.table, end="")
     return 0
+
+
+def _check_metric_vs(key: str, grid: dict[str, list[Any]]) -> None:
+    """Refuse ``--metric-vs KEY`` before the sweep runs, in the words ``txop compare``
+    uses: the seed, a key not varied, or values that are not numbers."""
+    from txop import _txop
+    from txop._api import toml_literal
+
+    no_figures: list[Optional[float]] = [None] * 4
+    runs: list[tuple[list[tuple[str, str]], Optional[str], list[Optional[float]]]] = [
+        ([(key, toml_literal(v))], None, no_figures) for v in grid.get(key, [])
+    ]
+    _txop.metric_vs("", key, runs)
 
 
 #: The output folder, if this command is the one creating it: removed again if the

@@ -480,6 +480,27 @@ class Comparison(_Table):
                 rows.append(row)
         return pd.DataFrame(rows).set_index(["label", "bss"] if several else "label")
 
+    @property
+    def metric_vs(self) -> "Optional[pd.DataFrame]":
+        """With ``compare(metric_vs=KEY)``: the chart's points, one row per metric,
+        line and value of the key (index ``metric, line, x``): ``unit``, the
+        ``median`` over the seeds, ``min``, ``max`` and ``runs``. ``None`` without
+        ``metric_vs``."""
+        import pandas as pd
+
+        chart = self.results.get("metric_vs")
+        if chart is None:
+            return None
+        rows = [
+            {"metric": m["metric"], "line": line["label"], "x": p["x"], "unit": m["unit"],
+             "median": p["median"], "min": p["min"], "max": p["max"], "runs": p["runs"]}
+            for m in chart["metrics"]
+            for line in m["lines"]
+            for p in line["points"]
+        ]
+        columns = ["metric", "line", "x", "unit", "median", "min", "max", "runs"]
+        return pd.DataFrame(rows, columns=columns).set_index(["metric", "line", "x"])
+
 
 class Against(_Table):
     """A run held against a real flent file (``txop compare --against FILE``):
@@ -520,11 +541,15 @@ def compare(
     workers: Optional[int] = None,
     against: Union[str, "os.PathLike[str]", None] = None,
     flent_on: Optional[str] = None,
+    metric_vs: Optional[str] = None,
     **overrides: Any,
 ) -> Union[Comparison, Against]:
     """``txop compare``: the scenario under every stack of ``stacks`` times every
     value of ``vary`` (``{"stations.count": [1, 4, 16]}``), side by side; ``workers``
-    threads (default: the machine's cores), without the GIL.
+    threads (default: the machine's cores), without the GIL. ``metric_vs`` (a varied
+    key with numeric values) adds ``--metric-vs KEY``'s chart: its table in the
+    summary, :attr:`Comparison.metric_vs`, and its plot in :meth:`write`'s directory;
+    vary ``seed`` for each point's range.
 
     With ``against`` (a real ``.flent.gz`` file), ``txop compare --against``: the
     file's test run in ``scenario`` (default ``tcp-ndown-6mbit``) with at most one
@@ -532,6 +557,8 @@ def compare(
     (``"station"`` or ``"server"``) says where flent ran if the file does not. Returns
     an :class:`Against`."""
     if against is not None:
+        if metric_vs is not None:
+            raise _txop.TxopError("metric_vs: not with against=FILE (one run has no x axis)")
         return _against(scenario, stacks, vary, seed, against, flent_on, overrides)
     if flent_on is not None:
         raise _txop.TxopError("flent_on: only with against=FILE")
@@ -550,8 +577,16 @@ def compare(
     ]
     set_args = [f"{k}={v}" for k, v in sc.sets()]
     workers = check_workers(workers)
+    if metric_vs is not None and not isinstance(metric_vs, str):
+        raise _txop.TxopError(f"metric_vs: expected a varied key's name, not {metric_vs!r}")
     native = _txop.compare(
-        sc.spec, stack_list, vary_args, set_args, check_seed(seed), workers or os.cpu_count() or 1
+        sc.spec,
+        stack_list,
+        vary_args,
+        set_args,
+        check_seed(seed),
+        workers or os.cpu_count() or 1,
+        None if metric_vs is None else _key(metric_vs),
     )
     return Comparison(native)
 

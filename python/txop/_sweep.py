@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _txop
 from ._api import (
@@ -58,10 +58,14 @@ from ._api import (
     values_of,
 )
 
-__all__ = ["sweep", "parse_seeds", "evaluate", "point_label"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["MetricChart", "sweep", "metric_vs", "parse_seeds", "evaluate", "point_label"]
 
 TRACE_ENV = "TXOP_SWEEP_TRACE"
-CACHE_FORMAT = 1
+# 2: entries keep the run's headline figures (`--metric-vs`).
+CACHE_FORMAT = 2
 
 #: At most this many runs (grid points x seeds) in one sweep, counted before anything
 #: is listed. Each run costs the caller a task, its results and a slice of every array
@@ -187,7 +191,7 @@ def evaluate(payload: Mapping[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         native = _txop.run(payload["spec"], [tuple(s) for s in payload["sets"]], payload["seed"])
-        out: dict[str, Any] = {"ok": True, "json": native.json()}
+        out: dict[str, Any] = {"ok": True, "json": native.json(), "headline": native.headline()}
         if payload.get("want_files"):
             out["files"] = native.files()
     except (_txop.TxopError, _txop.TxopInternalError) as e:
@@ -476,6 +480,9 @@ def _run_dask(
 # From results to arrays.
 
 _SCALARS = ("total_throughput_bps", "busy_fraction", "airtime_jain_index")
+#: The run's headline delays, as ``txop compare --metric-vs`` has them: the median of
+#: the measurement flows' p50s, and the highest of their p99s.
+_HEADLINE_DELAYS = ("delay_p50_ms", "delay_p99_ms")
 _STATION = ("throughput_bps", "uplink_bps", "downlink_bps", "airtime_share", "collisions",
             "mpdu_retries", "drops")
 _FLOW = ("throughput_bps", "delivered_packets", "dropped_packets", "latency_p50_ms",
@@ -501,19 +508,23 @@ class _Metrics:
     bss_names: list[str] = field(default_factory=list)
 
 
-def _metrics(results: Mapping[str, Any]) -> _Metrics:
+def _metrics(results: Mapping[str, Any], headline: Sequence[Sequence[Optional[float]]]) -> _Metrics:
     m = _Metrics()
     cells = results["bss"] if "bss" in results else [results]
     stations = station_rows(results)
     flows = flow_rows(results)
-    for c in cells:
+    for ci, c in enumerate(cells):
+        # The run's headline delays (txop's own: compare --metric-vs's figures 1 and 2).
+        figures = headline[ci] if ci < len(headline) else [None] * 4
+        delays = {k: math.nan if v is None else v
+                  for k, v in zip(_HEADLINE_DELAYS, figures[1:3])}
         name = c.get("name")
         sts = [s for s in stations if s.get("bss") == name]
         fls = [f for f in flows if f.get("bss") == name]
         m.cells.append(
             {
                 "scalars": {k: c[k] for k in _SCALARS}
-                | {"drops": sum(s["drops"] for s in sts)},
+                | {"drops": sum(s["drops"] for s in sts)} | delays,
                 "station_ids": [s["station"] for s in sts],
                 "stations": {k: [s[k] for s in sts] for k in _STATION},
                 "flow_ids": [f["flow"] for f in fls],
@@ -566,7 +577,7 @@ def _dataset(
     def full(extra_shape: tuple[int, ...]) -> Any:
         return np.full(shape + cshape + extra_shape, np.nan)
 
-    scal = {k: full(()) for k in _SCALARS + ("drops",)}
+    scal = {k: full(()) for k in _SCALARS + ("drops",) + _HEADLINE_DELAYS}
     stat = {k: full((n_st,)) for k in _STATION}
     flow = {k: full((n_fl,)) for k in _FLOW}
     series = full((n_fl, n_t))
@@ -602,9 +613,17 @@ def _dataset(
     base = dims + cell_dims
     data_vars: dict[str, Any] = {}
     units = {"total_throughput_bps": "bit/s", "busy_fraction": "1", "airtime_jain_index": "1",
-             "drops": "packets"}
+             "drops": "packets", "delay_p50_ms": "ms", "delay_p99_ms": "ms"}
+    described = {
+        "delay_p50_ms": "the median of the measurement flows' (pings', probes') delay p50s, "
+                        "or of every flow's if it has none",
+        "delay_p99_ms": "the highest of the same flows' delay p99s",
+    }
     for k, v in scal.items():
-        data_vars[k] = (base, v, {"units": units[k]})
+        var_attrs = {"units": units[k]}
+        if k in described:
+            var_attrs["description"] = described[k]
+        data_vars[k] = (base, v, var_attrs)
     for k, v in stat.items():
         data_vars[f"station_{k}"] = (base + ("station",), v)
     for k, v in flow.items():
@@ -665,7 +684,9 @@ def sweep(
         An ``xarray.Dataset`` with a dimension per grid key and ``seed`` (and
         ``bss``, ``station``, ``flow``, ``time`` where a variable has them):
         ``total_throughput_bps``, ``busy_fraction``, ``airtime_jain_index``,
-        ``drops``, ``station_*`` (throughput, airtime share, collisions, retries,
+        ``drops``, ``delay_p50_ms`` and ``delay_p99_ms`` (the run's headline delays:
+        the median of its measurement flows' p50s, the highest of their p99s),
+        ``station_*`` (throughput, airtime share, collisions, retries,
         drops), ``flow_*`` (kind, label, throughput, packets, latency and RTT percentiles
         in ms; flow k of one point need not be flow k of another),
         ``flow_throughput_series_bps``, and ``error`` (the message of a failed
@@ -812,6 +833,7 @@ def _sweep_tasks(
         }
         if out["ok"]:
             entry["json"] = out["json"]
+            entry["headline"] = out["headline"]
         else:
             entry["error"] = out["error"]
         if not out.get("transient"):
@@ -896,6 +918,89 @@ def _take(
     errors: dict[tuple[int, ...], str],
 ) -> None:
     if entry.get("ok"):
-        metrics[idx] = _metrics(json.loads(entry["json"]))
+        metrics[idx] = _metrics(json.loads(entry["json"]), entry.get("headline") or [])
     else:
         errors[idx] = entry.get("error") or "failed"
+
+
+class MetricChart:
+    """A ``--metric-vs`` chart (:func:`metric_vs`): :attr:`table` is the text ``txop
+    sweep --metric-vs`` prints, :attr:`results` the chart as ``txop compare
+    --metric-vs`` has it in results.json, :attr:`points` a DataFrame of it."""
+
+    def __init__(self, native: Any):
+        self._native = native
+        self.table: str = native.table()
+        self.results: dict[str, Any] = json.loads(native.json())
+
+    @property
+    def points(self) -> "pd.DataFrame":
+        """One row per metric, line and value of the key (index ``metric, line, x``):
+        ``unit``, ``median`` over the seeds, ``min``, ``max``, ``runs``."""
+        import pandas as pd
+
+        rows = [
+            {"metric": m["metric"], "line": line["label"], "x": p["x"], "unit": m["unit"],
+             "median": p["median"], "min": p["min"], "max": p["max"], "runs": p["runs"]}
+            for m in self.results["metrics"]
+            for line in m["lines"]
+            for p in line["points"]
+        ]
+        columns = ["metric", "line", "x", "unit", "median", "min", "max", "runs"]
+        return pd.DataFrame(rows, columns=columns).set_index(["metric", "line", "x"])
+
+    def write(self, dir: Union[str, "os.PathLike[str]"]) -> list[str]:
+        """Write the chart's files (``metric-vs-KEY.txt``, ``.png``, ``.svg``) into
+        ``dir`` (made if missing; files of those names are replaced); returns their
+        paths."""
+        d = os.fspath(dir)
+        os.makedirs(d, exist_ok=True)
+        written = []
+        for name, data in self._native.files():
+            path = os.path.join(d, name)
+            tmp = path + ".tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+            written.append(path)
+        return written
+
+
+def metric_vs(ds: Any, key: str) -> MetricChart:
+    """The headline figures of a sweep (:func:`sweep`'s Dataset) against its grid key
+    ``key`` (numeric values): a line per setting of the other grid keys (and per BSS),
+    each point the median over the seeds with their range, as ``txop compare
+    --metric-vs`` charts a comparison. Points that failed are left out."""
+    scenario = str(ds.attrs.get("scenario_name", ""))
+    keys = [k for k in ds["error"].dims if k != "seed"]
+    if key not in keys:
+        # No runs: the native check refuses as `txop compare --metric-vs` does (the
+        # seed, or a key the sweep does not vary).
+        _txop.metric_vs(scenario, key, [])
+    has_bss = "bss" in ds["total_throughput_bps"].dims
+    names = [str(b) for b in ds["bss"].values] if has_bss else [None]
+
+    def figure(v: Any) -> Optional[float]:
+        x = float(v)
+        return None if math.isnan(x) else x
+
+    runs = []
+    for idx in itertools.product(*(range(ds.sizes[k]) for k in keys)):
+        at = dict(zip(keys, idx))
+        for si, seed in enumerate(ds["seed"].values):
+            if str(ds["error"].isel(dict(at, seed=si)).item()):
+                continue
+            sets = [(k, toml_literal(ds[k].values[i].item())) for k, i in at.items()]
+            sets.append(("seed", str(int(seed))))
+            for bi, name in enumerate(names):
+                cell = dict(at, seed=si) | ({"bss": bi} if has_bss else {})
+                runs.append((sets, name, [
+                    # The dataset keeps bit/s; the chart's figure is Mbit/s.
+                    figure(ds["total_throughput_bps"].isel(cell) / 1e6),
+                    figure(ds["delay_p50_ms"].isel(cell)),
+                    figure(ds["delay_p99_ms"].isel(cell)),
+                    figure(ds["airtime_jain_index"].isel(cell)),
+                ]))
+    if not runs:
+        raise _txop.TxopError(f"metric_vs {key}: every point of the sweep failed; nothing to chart")
+    return MetricChart(_txop.metric_vs(scenario, key, runs))

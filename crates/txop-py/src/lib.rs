@@ -121,6 +121,17 @@ impl Run {
         Ok(files_to_py(py, files))
     }
 
+    /// The headline figures of each cell (one, or one per BSS), in the order of
+    /// `METRICS` (throughput Mbit/s, delay p50 ms, delay p99 ms, Jain's index): what
+    /// a sweep keeps for its `--metric-vs` chart. `None` where a run has no figure.
+    fn headline(&self) -> Vec<Vec<Option<f64>>> {
+        self.outcome
+            .headline()
+            .into_iter()
+            .map(|h| h.to_vec())
+            .collect()
+    }
+
     /// Write the results directory `txop run -o DIR` writes.
     #[pyo3(signature = (dir, force=false))]
     fn write(&self, py: Python<'_>, dir: &str, force: bool) -> PyResult<()> {
@@ -170,10 +181,11 @@ impl Compare {
     }
 }
 
-/// `txop compare SPEC --stack … --vary … --set … --seed …` on `workers` threads,
-/// without the GIL.
+/// `txop compare SPEC --stack … --vary … --set … --seed … [--metric-vs KEY]` on
+/// `workers` threads, without the GIL.
 #[pyfunction]
-#[pyo3(signature = (spec, stacks, vary, sets, seed=None, workers=1))]
+#[pyo3(signature = (spec, stacks, vary, sets, seed=None, workers=1, metric_vs=None))]
+#[allow(clippy::too_many_arguments)]
 fn compare(
     py: Python<'_>,
     spec: &str,
@@ -182,9 +194,13 @@ fn compare(
     sets: Vec<String>,
     seed: Option<u64>,
     workers: usize,
+    metric_vs: Option<&str>,
 ) -> PyResult<Compare> {
-    let plan =
+    let mut plan =
         txop_report::run::plan_compare(spec, &stacks, &vary, &sets, seed).map_err(user_error)?;
+    if let Some(key) = metric_vs {
+        plan = plan.with_metric_vs(key).map_err(user_error)?;
+    }
     let outcome = py
         .detach(|| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -194,6 +210,64 @@ fn compare(
         })
         .map_err(failure)?;
     Ok(Compare { outcome })
+}
+
+/// A `--metric-vs` chart of a sweep's runs.
+#[pyclass(frozen, module = "txop._txop")]
+struct MetricVs {
+    chart: txop_report::metric_vs::VsChart,
+}
+
+#[pymethods]
+impl MetricVs {
+    /// The chart's table.
+    fn table(&self) -> String {
+        self.chart.table()
+    }
+
+    /// The chart as JSON (the `metric_vs` object of a comparison's results).
+    fn json(&self) -> PyResult<String> {
+        txop_report::run::to_json(&self.chart).map_err(user_error)
+    }
+
+    /// The chart's files as `(name, bytes)`: its table, PNG and SVG.
+    fn files<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
+        let files = py.detach(|| self.chart.files()).map_err(user_error)?;
+        Ok(files_to_py(py, files))
+    }
+}
+
+/// A run as Python hands it to [`metric_vs`]: its `--set` pairs, its BSS name (or
+/// `None`) and its headline figures as `Run.headline` gives them.
+type FiguredRun = (Vec<(String, String)>, Option<String>, Vec<Option<f64>>);
+
+/// The `--metric-vs KEY` chart of `runs` of `scenario`.
+#[pyfunction]
+fn metric_vs(scenario: &str, key: &str, runs: Vec<FiguredRun>) -> PyResult<MetricVs> {
+    use txop_report::metric_vs::{self as vs, Headline, METRICS};
+    let values: Vec<&str> = runs
+        .iter()
+        .filter_map(|(sets, _, _)| sets.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str()))
+        .collect();
+    vs::check_values(key, &values).map_err(user_error)?;
+    let mut vs_runs = Vec::with_capacity(runs.len());
+    for (sets, bss, figures) in &runs {
+        let figures: Headline = figures.as_slice().try_into().map_err(|_| {
+            user_error(format!(
+                "metric_vs: a run has {} figures; expected {}",
+                figures.len(),
+                METRICS.len()
+            ))
+        })?;
+        vs_runs.push(vs::VsRun {
+            settings: sets,
+            bss: bss.as_deref(),
+            figures,
+        });
+    }
+    Ok(MetricVs {
+        chart: vs::chart(scenario, key, &vs_runs),
+    })
 }
 
 /// A run held against a real flent file, as `txop compare --against` has it before
@@ -327,6 +401,7 @@ fn _txop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(against, m)?)?;
+    m.add_function(wrap_pyfunction!(metric_vs, m)?)?;
     m.add("AGAINST_DEFAULT_BASE", txop_report::against::DEFAULT_BASE)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(results_dir_exists, m)?)?;
@@ -336,5 +411,6 @@ fn _txop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Run>()?;
     m.add_class::<Compare>()?;
     m.add_class::<Against>()?;
+    m.add_class::<MetricVs>()?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 pub mod against;
 pub mod compare;
 pub mod flent_read;
+pub mod metric_vs;
 pub mod neighbours;
 pub mod pcap;
 pub mod plot;

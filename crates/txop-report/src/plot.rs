@@ -24,6 +24,21 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use txop_results::results::{FlowResult, LatencySummary, Results};
 
+mod metric_vs;
+
+/// The `--metric-vs` chart's files (`metric-vs-<key>.png` and `.svg`), in memory.
+pub fn render_metric_vs(
+    chart: &crate::metric_vs::VsChart,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    register_font()?;
+    let figure = metric_vs::figure(chart);
+    let stem = chart.stem();
+    Ok(vec![
+        (format!("{stem}.png"), png_bytes(&figure)?),
+        (format!("{stem}.svg"), svg_string(&figure)?.into_bytes()),
+    ])
+}
+
 /// One run to draw, named as the legend should name it (a scenario name, or for `txop
 /// compare` the setting that differs, e.g. `stack=linux-4.8-bloated`).
 #[derive(Clone, Copy)]
@@ -142,11 +157,17 @@ struct Axis {
     min: f64,
     max: f64,
     scale: Scale,
+    /// On a log axis, the values to label instead of 1-2-5 of every decade (a varied
+    /// key's own values); empty for the usual ticks.
+    marks: Vec<f64>,
 }
 
 struct Panel {
     title: Option<String>,
     series: Vec<Series>,
+    /// The panel's own y axis, where its panels show different quantities (`None`:
+    /// the figure's).
+    y: Option<Axis>,
 }
 
 struct Series {
@@ -166,6 +187,9 @@ enum Mark {
     Dots,
     /// A bar's colour (legend only).
     Block,
+    /// Vertical ranges: the points in pairs, (x, low) then (x, high), each drawn as a
+    /// thin bar with caps.
+    Whiskers,
 }
 
 struct Legend {
@@ -328,6 +352,7 @@ mod grouped {
             .map(|(name, per_run)| {
                 let n = per_run.iter().map(Vec::len).max().unwrap_or(0);
                 Panel {
+                    y: None,
                     title: Some(format!("{name}: {n} flows")),
                     series: per_run
                         .iter()
@@ -374,6 +399,7 @@ mod grouped {
                 shown_of(panels.len(), table.len())
             ),
             x: Axis {
+                marks: Vec::new(),
                 label: "time (s)".into(),
                 min: 0.0,
                 max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
@@ -435,6 +461,7 @@ mod grouped {
             ),
             x,
             y: Axis {
+                marks: Vec::new(),
                 label: "fraction of flows ≤ delay".into(),
                 min: 0.0,
                 max: 1.04,
@@ -822,6 +849,7 @@ fn panels_by_flow(
                 }
             }
             Panel {
+                y: None,
                 title,
                 series: list,
             }
@@ -871,6 +899,7 @@ fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> 
             })
             .collect();
         let panel = Panel {
+            y: None,
             title: None,
             series,
         };
@@ -893,6 +922,7 @@ fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> 
         stem: "latency-time",
         heading: format!("{title}: latency over time"),
         x: Axis {
+            marks: Vec::new(),
             label: "time (s)".into(),
             min: 0.0,
             max: duration_s.max(MIN_TIME_AXIS_S),
@@ -928,6 +958,7 @@ fn latency_cdf_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             });
         }
         let panel = Panel {
+            y: None,
             title: None,
             series,
         };
@@ -971,6 +1002,7 @@ fn latency_cdf_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
         heading: format!("{title}: latency CDF"),
         x,
         y: Axis {
+            marks: Vec::new(),
             label: "fraction of packets ≤ latency".into(),
             min: 0.0,
             // Room above 1 so that the curves' tops and the max dots are not cut.
@@ -987,6 +1019,7 @@ fn transpose(panels: &[Panel]) -> Vec<Panel> {
     panels
         .iter()
         .map(|p| Panel {
+            y: None,
             title: None,
             series: p
                 .series
@@ -1015,6 +1048,7 @@ fn latency_axis(label: &str, panels: &[Panel]) -> Axis {
     let hi = ys().fold(0.0, f64::max);
     if hi > 0.0 && hi / lo >= LOG_SPAN_RATIO {
         Axis {
+            marks: Vec::new(),
             label: label.into(),
             min: lo / 1.25,
             max: hi * 1.25,
@@ -1022,6 +1056,7 @@ fn latency_axis(label: &str, panels: &[Panel]) -> Axis {
         }
     } else {
         Axis {
+            marks: Vec::new(),
             label: label.into(),
             min: 0.0,
             max: if hi > 0.0 { hi * 1.05 } else { 1.0 },
@@ -1165,18 +1200,21 @@ fn time_series_figure(
         stem,
         heading,
         x: Axis {
+            marks: Vec::new(),
             label: "time (s)".into(),
             min: 0.0,
             max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
             scale: Scale::Linear,
         },
         y: Axis {
+            marks: Vec::new(),
             label: y_label,
             min: 0.0,
             max: hi * 1.08,
             scale: Scale::Linear,
         },
         panels: vec![Panel {
+            y: None,
             title: None,
             series,
         }],
@@ -1696,7 +1734,7 @@ fn draw_legend<DB: DrawingBackend>(area: &Area<DB>, legend: &Legend) -> Result<(
                     entry.colour.filled(),
                 ))
                 .map_err(e)?,
-            Mark::Line | Mark::Thin | Mark::Dots => {
+            Mark::Line | Mark::Thin | Mark::Dots | Mark::Whiskers => {
                 let stroke = if entry.mark == Mark::Line { 3 } else { 1 };
                 area.draw(&PathElement::new(
                     vec![(10, mid), (40, mid)],
@@ -1739,10 +1777,14 @@ fn draw_lines<DB: DrawingBackend>(root: &Area<DB>, f: &LineFigure) -> Result<(),
         if let Some(t) = &panel.title {
             builder.caption(t, (FONT, CAPTION_SIZE));
         }
-        let (x, y) = (&f.x, &f.y);
+        let (x, y) = (&f.x, panel.y.as_ref().unwrap_or(&f.y));
         let lin = |a: &Axis| -> RangedCoordf64 { (a.min..a.max).into() };
         let log = |a: &Axis| -> WithKeyPoints<LogCoord<f64>> {
-            let (bold, light) = log_ticks(a.min, a.max);
+            let (bold, light) = if a.marks.is_empty() {
+                log_ticks(a.min, a.max)
+            } else {
+                (a.marks.clone(), Vec::new())
+            };
             (a.min..a.max)
                 .log_scale()
                 .with_key_points(bold)
@@ -1754,6 +1796,7 @@ fn draw_lines<DB: DrawingBackend>(root: &Area<DB>, f: &LineFigure) -> Result<(),
                     .build_cartesian_2d(lin(x), lin(y))
                     .map_err(|e| e.to_string())?,
                 f,
+                y,
                 panel,
             )?,
             (Scale::Log, Scale::Linear) => draw_panel(
@@ -1761,6 +1804,7 @@ fn draw_lines<DB: DrawingBackend>(root: &Area<DB>, f: &LineFigure) -> Result<(),
                     .build_cartesian_2d(log(x), lin(y))
                     .map_err(|e| e.to_string())?,
                 f,
+                y,
                 panel,
             )?,
             (Scale::Linear, Scale::Log) => draw_panel(
@@ -1768,6 +1812,7 @@ fn draw_lines<DB: DrawingBackend>(root: &Area<DB>, f: &LineFigure) -> Result<(),
                     .build_cartesian_2d(lin(x), log(y))
                     .map_err(|e| e.to_string())?,
                 f,
+                y,
                 panel,
             )?,
             (Scale::Log, Scale::Log) => draw_panel(
@@ -1775,6 +1820,7 @@ fn draw_lines<DB: DrawingBackend>(root: &Area<DB>, f: &LineFigure) -> Result<(),
                     .build_cartesian_2d(log(x), log(y))
                     .map_err(|e| e.to_string())?,
                 f,
+                y,
                 panel,
             )?,
         }
@@ -1806,8 +1852,8 @@ fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
 
 /// Tick labels: plain numbers without trailing zeros; on a log axis only the 1-2-5
 /// values are labelled (the others stay as unlabelled grid lines).
-fn tick_label(v: f64, scale: Scale) -> String {
-    if scale == Scale::Log {
+fn tick_label(v: f64, scale: Scale, marked: bool) -> String {
+    if scale == Scale::Log && !marked {
         let mantissa = v / 10f64.powf(v.log10().floor());
         if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
             return String::new();
@@ -1825,6 +1871,7 @@ fn tick_label(v: f64, scale: Scale) -> String {
 fn draw_panel<DB, X, Y>(
     mut chart: ChartContext<'_, DB, Cartesian2d<X, Y>>,
     f: &LineFigure,
+    y: &Axis,
     panel: &Panel,
 ) -> Result<(), String>
 where
@@ -1833,16 +1880,16 @@ where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let (xs, ys) = (f.x.scale, f.y.scale);
+    let (xs, ys) = (f.x.scale, y.scale);
     chart
         .configure_mesh()
         .x_desc(f.x.label.as_str())
-        .y_desc(f.y.label.as_str())
+        .y_desc(y.label.as_str())
         .x_labels(12)
         .y_labels(10)
         .max_light_lines(1)
-        .x_label_formatter(&|v| tick_label(*v, xs))
-        .y_label_formatter(&|v| tick_label(*v, ys))
+        .x_label_formatter(&|v| tick_label(*v, xs, !f.x.marks.is_empty()))
+        .y_label_formatter(&|v| tick_label(*v, ys, !y.marks.is_empty()))
         .label_style((FONT, TICK_SIZE))
         .axis_desc_style((FONT, AXIS_DESC_SIZE))
         .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
@@ -1852,6 +1899,33 @@ where
     let visible =
         |&(x, y): &(f64, f64)| (xs == Scale::Linear || x > 0.0) && (ys == Scale::Linear || y > 0.0);
     for s in &panel.series {
+        if s.mark == Mark::Whiskers {
+            for pair in s.points.chunks_exact(2) {
+                let ((x, lo), (_, hi)) = (pair[0], pair[1]);
+                if !(visible(&(x, lo)) && visible(&(x, hi))) {
+                    continue;
+                }
+                // Caps of the same width wherever the bar stands, on either scale.
+                let (left, right) = match xs {
+                    Scale::Log => (x / 1.02, x * 1.02),
+                    Scale::Linear => {
+                        let cap = (f.x.max - f.x.min) * 0.006;
+                        (x - cap, x + cap)
+                    }
+                };
+                let bars = [
+                    vec![(x, lo), (x, hi)],
+                    vec![(left, lo), (right, lo)],
+                    vec![(left, hi), (right, hi)],
+                ];
+                for bar in bars {
+                    chart
+                        .draw_series(LineSeries::new(bar, s.colour.stroke_width(1)))
+                        .map_err(e)?;
+                }
+            }
+            continue;
+        }
         let points: Vec<(f64, f64)> = s.points.iter().copied().filter(visible).collect();
         let width = if s.mark == Mark::Line { 2 } else { 1 };
         chart
@@ -1923,7 +1997,7 @@ fn draw_bars<DB: DrawingBackend>(root: &Area<DB>, f: &BarFigure) -> Result<(), S
             .y_desc(panel.y_label.as_str())
             .y_labels(8)
             .max_light_lines(1)
-            .y_label_formatter(&|v| tick_label(*v, Scale::Linear))
+            .y_label_formatter(&|v| tick_label(*v, Scale::Linear, false))
             .label_style((FONT, TICK_SIZE))
             .axis_desc_style((FONT, AXIS_DESC_SIZE))
             .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
@@ -2718,6 +2792,7 @@ mod tests {
     #[test]
     fn latency_axis_turns_logarithmic_across_decades() {
         let panel = |ys: &[f64]| Panel {
+            y: None,
             title: None,
             series: vec![Series {
                 colour: BLACK,
@@ -2731,10 +2806,10 @@ mod tests {
         let wide = latency_axis("ms", &[panel(&[2.0, 2500.0])]);
         assert_eq!(wide.scale, Scale::Log);
         assert!(wide.min < 2.0 && wide.max > 2500.0);
-        assert_eq!(tick_label(0.5, Scale::Linear), "0.5");
-        assert_eq!(tick_label(250.0, Scale::Linear), "250");
-        assert_eq!(tick_label(200.0, Scale::Log), "200");
-        assert_eq!(tick_label(300.0, Scale::Log), "");
+        assert_eq!(tick_label(0.5, Scale::Linear, false), "0.5");
+        assert_eq!(tick_label(250.0, Scale::Linear, false), "250");
+        assert_eq!(tick_label(200.0, Scale::Log, false), "200");
+        assert_eq!(tick_label(300.0, Scale::Log, false), "");
         let (bold, light) = log_ticks(1.6, 3125.0);
         assert_eq!(
             bold,

@@ -4,8 +4,9 @@
 //! the two give the same bytes.
 
 use crate::compare::{self, Variant};
+use crate::metric_vs;
 use crate::neighbours::{self, PreparedBsss};
-use crate::plot::{render_plots, PlotRun};
+use crate::plot::{self, render_plots, PlotRun};
 use crate::report::{self, JsonReport};
 use crate::runner::{self, internal_error_line, parse_sets, Prepared, SimError};
 use crate::scenario::Scenario;
@@ -204,6 +205,15 @@ pub enum Outcome {
 
 impl Outcome {
     /// The summary `txop run` prints (and writes as summary.txt).
+    /// Each cell's headline figures ([`metric_vs::headline`]): the run's, or each
+    /// BSS's in the scenario's order. A sweep keeps them for its `--metric-vs` chart.
+    pub fn headline(&self) -> Vec<metric_vs::Headline> {
+        match self {
+            Outcome::Single { results, .. } => vec![metric_vs::headline(results)],
+            Outcome::Bsss { results, .. } => results.iter().map(metric_vs::headline).collect(),
+        }
+    }
+
     pub fn summary(&self) -> String {
         match self {
             Outcome::Single { p, results } => report::summary(&p.name, results),
@@ -400,6 +410,9 @@ struct CompareReport<'a> {
     txop_version: &'a str,
     scenario: &'a str,
     runs: Vec<CompareRun<'a>>,
+    /// The `--metric-vs` chart, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metric_vs: Option<metric_vs::VsChart>,
 }
 
 #[derive(Serialize)]
@@ -433,6 +446,8 @@ enum CompareRunBody<'a> {
 pub struct ComparePlan {
     variants: Vec<Variant>,
     plans: Vec<Plan>,
+    /// The varied key of the `--metric-vs` chart, if one was asked for.
+    metric_vs: Option<String>,
 }
 
 /// `txop compare`'s runs: `spec` under every variant of `stacks` × `vary` (as the
@@ -469,10 +484,22 @@ pub fn plan_compare(
             "{spec}: compare: the settings give runs with and without [[bss]]; compare runs of one kind"
         ));
     }
-    Ok(ComparePlan { variants, plans })
+    Ok(ComparePlan {
+        variants,
+        plans,
+        metric_vs: None,
+    })
 }
 
 impl ComparePlan {
+    /// Adds the `--metric-vs KEY` chart: the headline figures against `key`, one of the
+    /// keys the comparison varies ([`metric_vs::check_key`]).
+    pub fn with_metric_vs(mut self, key: &str) -> Result<ComparePlan, String> {
+        metric_vs::check_key(key, &self.variants)?;
+        self.metric_vs = Some(key.to_string());
+        Ok(self)
+    }
+
     /// The comparison in messages: `<scenario> (compare) seed <n>`.
     pub fn label(&self) -> String {
         format!(
@@ -549,6 +576,7 @@ impl ComparePlan {
         Ok(CompareOutcome {
             variants: self.variants,
             outcomes,
+            metric_vs: self.metric_vs,
         })
     }
 }
@@ -558,6 +586,8 @@ pub struct CompareOutcome {
     variants: Vec<Variant>,
     /// Each variant's run, in the variants' order.
     outcomes: Vec<Outcome>,
+    /// The key of the `--metric-vs` chart, if asked for.
+    metric_vs: Option<String>,
 }
 
 impl CompareOutcome {
@@ -569,9 +599,46 @@ impl CompareOutcome {
         }
     }
 
+    /// The `--metric-vs` chart, if asked for: every run (with `[[bss]]`, every BSS of
+    /// every run) placed by its settings.
+    pub fn metric_vs(&self) -> Option<metric_vs::VsChart> {
+        let key = self.metric_vs.as_deref()?;
+        let mut runs: Vec<metric_vs::VsRun<'_>> = Vec::new();
+        for (v, o) in self.variants.iter().zip(&self.outcomes) {
+            match o {
+                Outcome::Single { results, .. } => runs.push(metric_vs::VsRun {
+                    settings: &v.sets,
+                    bss: None,
+                    figures: metric_vs::headline(results),
+                }),
+                Outcome::Bsss { p, results } => {
+                    for (b, results) in p.bsss.iter().zip(results) {
+                        runs.push(metric_vs::VsRun {
+                            settings: &v.sets,
+                            bss: Some(&b.name),
+                            figures: metric_vs::headline(results),
+                        });
+                    }
+                }
+            }
+        }
+        Some(metric_vs::chart(self.name(), key, &runs))
+    }
+
     /// The table `txop compare` prints (and writes as summary.txt): a column per
-    /// setting; with `[[bss]]`, such a table for each BSS.
+    /// setting; with `[[bss]]`, such a table for each BSS; then the `--metric-vs`
+    /// chart's table, if asked for.
     pub fn summary(&self) -> String {
+        let mut text = self.side_by_side();
+        if let Some(chart) = self.metric_vs() {
+            text.push('\n');
+            text.push_str(&chart.table());
+        }
+        text
+    }
+
+    /// The side-by-side table of [`CompareOutcome::summary`].
+    fn side_by_side(&self) -> String {
         let labels = self.variants.iter().map(|v| v.label.as_str());
         match &self.outcomes[0] {
             Outcome::Single { .. } => {
@@ -635,6 +702,7 @@ impl CompareOutcome {
                     },
                 })
                 .collect(),
+            metric_vs: self.metric_vs(),
         }
     }
 
@@ -679,6 +747,10 @@ impl CompareOutcome {
         }
         let json_bytes = serde_json::to_vec_pretty(&self.report(true))
             .map_err(|e| format!("cannot encode results: {e}"))?;
-        side_by_side_files(self.name(), self.summary(), json_bytes, &columns)
+        let mut files = side_by_side_files(self.name(), self.summary(), json_bytes, &columns)?;
+        if let Some(chart) = self.metric_vs() {
+            files.extend(plot::render_metric_vs(&chart).map_err(|e| format!("plots: {e}"))?);
+        }
+        Ok(files)
     }
 }

@@ -51,6 +51,7 @@ enum Command {
         txop compare tcp-ndown-6mbit --stack linux-4.8-bloated --stack linux-6.16\n  \
         txop compare anomaly --stack linux-4.9 --stack linux-5.5 -o results/atf\n  \
         txop compare default --vary stations.count=2,8,32\n  \
+        txop compare default --stack linux-4.9 --stack linux-6.16 --vary stations.count=1,4,16 --vary seed=1,2,3 --metric-vs stations.count -o vs\n  \
         txop compare tcp-ndown-6mbit --stack linux-4.9 --stack linux-6.16 --vary traffic.streams=1,12\n  \
         txop compare --against rrul-2016-05-10.flent.gz --flent-on server --set stations.mcs=7\n  \
         txop compare e3-rtt-fair-up --against rtt_fair_up.flent.gz -o real-vs-txop")]
@@ -83,6 +84,12 @@ enum Command {
         /// Random seed for every run.
         #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
+        /// Chart the headline figures (throughput, delay p50 and p99, Jain's index)
+        /// against KEY, one of the --vary keys with numeric values: a line per setting
+        /// of the other keys, and over `--vary seed=…` the median with its range. Adds
+        /// a table to the summary and, with -o, metric-vs-KEY.png.
+        #[arg(long = "metric-vs", value_name = "KEY", conflicts_with = "against")]
+        metric_vs: Option<String>,
         #[command(flatten)]
         out: Output,
     },
@@ -434,11 +441,15 @@ struct CompareArgs<'a> {
     vary: &'a [String],
     sets: &'a [String],
     seed: Option<u64>,
+    metric_vs: Option<&'a str>,
 }
 
 fn compare(a: CompareArgs<'_>, out: Output) -> Result<(), Failure> {
-    let plan =
+    let mut plan =
         txop::run::plan_compare(a.spec, a.stacks, a.vary, a.sets, a.seed).map_err(UserError)?;
+    if let Some(key) = a.metric_vs {
+        plan = plan.with_metric_vs(key).map_err(UserError)?;
+    }
     // An internal error outside the runs (plots, files) names the comparison.
     let _context = enter_context(plan.label());
     if let Some(dir) = out.dir.as_deref() {
@@ -593,6 +604,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             vary,
             set,
             seed,
+            metric_vs,
             out,
         } => {
             let scenario = scenario.unwrap_or_default();
@@ -605,6 +617,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 vary: &vary,
                 sets: &set,
                 seed,
+                metric_vs: metric_vs.as_deref(),
             };
             match file {
                 Some(file) => against(&file, a, flent_on.as_deref(), out),

@@ -244,3 +244,186 @@ fn compare_of_many_stations_shows_groups() {
         "{table}"
     );
 }
+
+/// `--metric-vs KEY` (issue 27 item 2): the headline figures against a varied key, a
+/// line per stack, each point the median of the seeds with their range. Every number is
+/// checked against the runs' own figures in the same results.json, worked out here
+/// again (the median of three is the middle one), and the chart's PNG is drawn at its
+/// natural size.
+#[test]
+fn metric_vs_charts_the_runs_median_and_range_over_seeds() {
+    let dir = scratch("metric-vs");
+    let out = dir.join("vs");
+    let o = txop(&[
+        "compare",
+        "tcp-ndown-6mbit",
+        "--stack",
+        "linux-4.8-bloated",
+        "--stack",
+        "linux-6.16",
+        "--vary",
+        "traffic.streams=1,4",
+        "--vary",
+        "seed=1,2,3",
+        "--set",
+        "traffic.length_s=3",
+        "--set",
+        "traffic.delay_s=1",
+        "--metric-vs",
+        "traffic.streams",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("tcp-ndown-6mbit: vs traffic.streams, median and range over 3 seeds"),
+        "{table}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_valid(&v, "compare --metric-vs");
+    let chart = &v["metric_vs"];
+    assert_eq!(chart["key"], "traffic.streams");
+    assert_eq!(chart["seeds"], serde_json::json!(["1", "2", "3"]));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 12);
+    let tput = &chart["metrics"][0];
+    assert_eq!(tput["metric"], "total throughput");
+    let lines = tput["lines"].as_array().unwrap();
+    let labels: Vec<&str> = lines.iter().map(|l| l["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["linux-4.8-bloated", "linux-6.16"]);
+    let p50 = &chart["metrics"][1];
+    assert_eq!(p50["metric"], "delay p50");
+    for (stack, line) in ["linux-4.8-bloated", "linux-6.16"].iter().zip(lines) {
+        for (streams, point) in ["1", "4"].iter().zip(line["points"].as_array().unwrap()) {
+            let of = |f: &dyn Fn(&serde_json::Value) -> f64| -> Vec<f64> {
+                let mut xs: Vec<f64> = runs
+                    .iter()
+                    .filter(|r| {
+                        r["settings"]["stack"] == *stack
+                            && r["settings"]["traffic.streams"] == *streams
+                    })
+                    .map(f)
+                    .collect();
+                xs.sort_by(f64::total_cmp);
+                xs
+            };
+            let mbps = of(&|r| r["total_throughput_bps"].as_f64().unwrap() / 1e6);
+            assert_eq!(mbps.len(), 3);
+            assert_eq!(
+                point["x"].as_f64().unwrap(),
+                streams.parse::<f64>().unwrap()
+            );
+            assert_eq!(point["runs"], 3);
+            assert_eq!(point["median"].as_f64().unwrap(), mbps[1]);
+            assert_eq!(point["min"].as_f64().unwrap(), mbps[0]);
+            assert_eq!(point["max"].as_f64().unwrap(), mbps[2]);
+            // The delay: the scenario's one measurement flow is its ping, whose RTT p50
+            // the runs report.
+            let ping = of(&|r| {
+                let flows = r["flows"].as_array().unwrap();
+                let pings: Vec<&serde_json::Value> =
+                    flows.iter().filter(|f| f["kind"] == "ping").collect();
+                assert_eq!(pings.len(), 1);
+                pings[0]["rtt_ms"]["p50"].as_f64().unwrap()
+            });
+            let lp = p50["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["label"] == *stack)
+                .unwrap()["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["x"].as_f64() == streams.parse::<f64>().ok())
+                .unwrap()
+                .clone();
+            assert_eq!(lp["median"].as_f64().unwrap(), ping[1]);
+            assert_eq!(
+                (lp["min"].as_f64().unwrap(), lp["max"].as_f64().unwrap()),
+                (ping[0], ping[2])
+            );
+        }
+    }
+    // The bloated stack's ping is many times the modern one's at 4 streams.
+    let at4 = |line: usize| p50["lines"][line]["points"][1]["median"].as_f64().unwrap();
+    assert!(at4(0) > 5.0 * at4(1), "{} vs {}", at4(0), at4(1));
+    let png = std::fs::read(out.join("metric-vs-traffic.streams.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let (w, h) = (
+        u32::from_be_bytes(png[16..20].try_into().unwrap()),
+        u32::from_be_bytes(png[20..24].try_into().unwrap()),
+    );
+    assert_eq!((w, h), (1100, 886), "two rows of two panels");
+    assert!(out.join("metric-vs-traffic.streams.svg").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--metric-vs` refuses, in one line, a key it cannot put on an x axis.
+#[test]
+fn metric_vs_errors_are_one_line() {
+    let base = [
+        "compare",
+        "default",
+        "--stack",
+        "linux-4.9",
+        "--stack",
+        "linux-6.16",
+        "--vary",
+        "seed=1,2",
+        "--set",
+        "duration_s=0.1",
+        "--metric-vs",
+    ];
+    fn with<'a>(base: &[&'a str], key: &'a str) -> Vec<&'a str> {
+        let mut a = base.to_vec();
+        a.push(key);
+        a
+    }
+    let with = |key: &'static str| with(&base, key);
+    assert_user_error(&with("seed"), &["--metric-vs seed:", "range"]);
+    assert_user_error(
+        &with("stations.count"),
+        &["--metric-vs stations.count:", "does not vary"],
+    );
+    assert_user_error(&with("stack"), &["--metric-vs stack:", "not a number"]);
+}
+
+/// The table's first line says what the runs share, and the span of what a column
+/// varies: it named the first run's seed and length for every run before.
+#[test]
+fn the_heading_says_which_seeds_and_lengths_the_columns_ran() {
+    let o = txop(&[
+        "compare",
+        "anomaly",
+        "--vary",
+        "seed=1,3",
+        "--vary",
+        "duration_s=0.2,0.4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = stdout(&o).lines().next().unwrap().to_string();
+    assert_eq!(
+        first,
+        "anomaly: 4 settings compared, 0.2–0.4 s simulated, seeds 1, 3"
+    );
+    let o = txop(&[
+        "compare",
+        "anomaly",
+        "--stack",
+        "linux-4.9",
+        "--stack",
+        "linux-6.16",
+        "--set",
+        "duration_s=0.2",
+        "--seed",
+        "7",
+    ]);
+    let first = stdout(&o).lines().next().unwrap().to_string();
+    assert_eq!(
+        first,
+        "anomaly: 2 settings compared, 0.2 s simulated each, seed 7"
+    );
+}
