@@ -841,6 +841,7 @@ impl TxPath {
                 break;
             }
             let ppdus = if aggregated { 1 } else { ATH_BURST_FRAMES };
+            let mut served = false;
             for _ in 0..ppdus {
                 let (chain, limits) = self.next_chain(now, txq.link(), ac);
                 let ppdu = if pulls {
@@ -865,12 +866,23 @@ impl TxPath {
                     Some(p) => {
                         self.drv.hw[ac.index()].push_back(p);
                         built = true;
+                        served = true;
                     }
                     None => break,
                 }
             }
             if pulls {
                 self.return_txq(now, txq, ac);
+                // ath9k's own scheduler (4.11–4.20) ends its pass at the first TXQ it
+                // could not serve; that TXQ stays at the head of its list.
+                if !served
+                    && self
+                        .sched
+                        .as_ref()
+                        .is_some_and(Scheduler::pass_ends_when_unserved)
+                {
+                    break;
+                }
             }
         }
         if built {

@@ -563,6 +563,18 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
+    /// Whether the driver's scheduling pass ends at the first TXQ it hands out that
+    /// the driver cannot serve (nothing could be built from it: its block-ack window is
+    /// closed, its rate chain refuses, the hardware queue is full). So it is in ath9k's
+    /// own scheduler of 4.11–4.20 (§5.5): in `ath_txq_schedule`, an
+    /// `ath_tx_sched_aggr` that sends nothing jumps to the end (`goto out`) and the TID
+    /// stays at the head of its list until the next pass (the next completion). The
+    /// mac80211 schedulers hand each TXQ out once per round (§5.1), and the driver's
+    /// loop (`while ((txq = ieee80211_next_txq(…)))`) goes on to the next one.
+    pub fn pass_ends_when_unserved(&self) -> bool {
+        self.book.params.kind == SchedulerKind::Ath9kDrr
+    }
+
     /// A scheduler for `n_stations` stations (indices `0..n_stations`; larger indices are
     /// added on first use). Weights start at 256 (§5.1); deficits start at the weight
     /// (`sta_info_alloc`, §5.2) or, for ath9k, at the 300 µs quantum (§5.5).
