@@ -486,20 +486,25 @@ class Comparison(_Table):
         line and value of the key (index ``metric, line, x``): ``unit``, the
         ``median`` over the seeds, ``min``, ``max`` and ``runs``. ``None`` without
         ``metric_vs``."""
-        import pandas as pd
-
         chart = self.results.get("metric_vs")
-        if chart is None:
-            return None
-        rows = [
-            {"metric": m["metric"], "line": line["label"], "x": p["x"], "unit": m["unit"],
-             "median": p["median"], "min": p["min"], "max": p["max"], "runs": p["runs"]}
-            for m in chart["metrics"]
-            for line in m["lines"]
-            for p in line["points"]
-        ]
-        columns = ["metric", "line", "x", "unit", "median", "min", "max", "runs"]
-        return pd.DataFrame(rows, columns=columns).set_index(["metric", "line", "x"])
+        return None if chart is None else chart_points(chart)
+
+
+def chart_points(chart: Mapping[str, Any]) -> "pd.DataFrame":
+    """A ``metric_vs`` chart (docs/results.md) as a DataFrame: one row per metric, line
+    and value of the key (index ``metric, line, x``): ``unit``, ``median``, ``min``,
+    ``max``, ``runs``."""
+    import pandas as pd
+
+    rows = [
+        {"metric": m["metric"], "line": line["label"], "x": p["x"], "unit": m["unit"],
+         "median": p["median"], "min": p["min"], "max": p["max"], "runs": p["runs"]}
+        for m in chart["metrics"]
+        for line in m["lines"]
+        for p in line["points"]
+    ]
+    columns = ["metric", "line", "x", "unit", "median", "min", "max", "runs"]
+    return pd.DataFrame(rows, columns=columns).set_index(["metric", "line", "x"])
 
 
 class Against(_Table):

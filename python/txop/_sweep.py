@@ -49,6 +49,7 @@ from ._api import (
     _as_scenario,
     _key,
     _path,
+    chart_points,
     check_seed,
     check_workers,
     flow_rows,
@@ -937,17 +938,7 @@ class MetricChart:
     def points(self) -> "pd.DataFrame":
         """One row per metric, line and value of the key (index ``metric, line, x``):
         ``unit``, ``median`` over the seeds, ``min``, ``max``, ``runs``."""
-        import pandas as pd
-
-        rows = [
-            {"metric": m["metric"], "line": line["label"], "x": p["x"], "unit": m["unit"],
-             "median": p["median"], "min": p["min"], "max": p["max"], "runs": p["runs"]}
-            for m in self.results["metrics"]
-            for line in m["lines"]
-            for p in line["points"]
-        ]
-        columns = ["metric", "line", "x", "unit", "median", "min", "max", "runs"]
-        return pd.DataFrame(rows, columns=columns).set_index(["metric", "line", "x"])
+        return chart_points(self.results)
 
     def write(self, dir: Union[str, "os.PathLike[str]"]) -> list[str]:
         """Write the chart's files (``metric-vs-KEY.txt``, ``.png``, ``.svg``) into
