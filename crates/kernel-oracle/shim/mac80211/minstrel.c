@@ -192,6 +192,37 @@ void kmin_free(struct kmin *k)
 	free(k);
 }
 
+/* An independent copy of k in the same state (txop's cells are Clone; crates/txop-kernel
+ * runs this code in scenarios): the struct and minstrel's two allocations copied, and
+ * every pointer that pointed into k pointed into the copy. */
+struct kmin *kmin_clone(const struct kmin *src)
+{
+	struct kmin *k = malloc(sizeof(*k));
+
+	if (!k)
+		return NULL;
+	*k = *src;
+	k->mp = malloc(sizeof(*k->mp));
+	k->mi = malloc(sizeof(*k->mi));
+	if (!k->mp || !k->mi) {
+		free(k->mp);
+		free(k->mi);
+		free(k);
+		return NULL;
+	}
+	*k->mp = *src->mp;
+	*k->mi = *src->mi;
+	k->mp->hw = &k->hw;
+	k->mi->sta = &k->si.sta;
+	k->sband[0].bitrates = k->rates_2g;
+	k->sband[1].bitrates = k->rates_5g;
+	k->wiphy.bands[NL80211_BAND_2GHZ] = &k->sband[0];
+	k->wiphy.bands[NL80211_BAND_5GHZ] = &k->sband[1];
+	k->hw.wiphy = &k->wiphy;
+	k->si.sdata = &k->sdata;
+	return k;
+}
+
 /* minstrel's number (MI_RATE) of a reported rate: the stats entry the kernel's own
  * lookup (minstrel_ht_get_stats) finds for it. */
 static u32 kmin_mi_rate_of(struct kmin *k, struct ieee80211_tx_rate *r)
