@@ -88,16 +88,19 @@ const SHIM: [(&str, &str); 16] = [
 ];
 
 /// The C compiler's flags: the kernel's C dialect, warnings off as in the kernel's
-/// default build (no `W=1`), a shared object whose every symbol must resolve
+/// default build (no `W=1`) but a call of an undeclared function an error, as the
+/// kernel's own Makefile makes it (so the error names the symbol where it is used), a
+/// shared object whose every symbol must resolve
 /// (`-z defs`: a function the tree calls that the shim lacks fails the build, naming
 /// it) and whose own calls bind to its own definitions (`-Bsymbolic`).
-const CFLAGS: [&str; 9] = [
+const CFLAGS: [&str; 10] = [
     "-std=gnu11",
     "-O2",
     "-g",
     "-fPIC",
     "-shared",
     "-w",
+    "-Werror=implicit-function-declaration",
     "-Wl,-z,defs",
     "-Wl,-Bsymbolic",
     "-Wl,--as-needed",
@@ -327,11 +330,15 @@ fn compile_error(stderr: &str, build: &Path, shown_root: &str) -> String {
     // `file:line:col: error: message` or `file:line:col: fatal error: message`.
     for line in stderr.lines() {
         for tag in [": error: ", ": fatal error: "] {
-            if let Some((place, message)) = line.split_once(tag) {
-                let mut parts = place.splitn(3, ':');
-                let file = parts.next().unwrap_or(place);
-                let at = parts.next().unwrap_or("?");
-                return format!("{}:{at}: {}", shown(file), message.trim());
+            let Some((place, message)) = line.split_once(tag) else {
+                continue;
+            };
+            let mut parts = place.splitn(3, ':');
+            // A source position (`collect2: error: …` is not one).
+            if let (Some(file), Some(at)) = (parts.next(), parts.next()) {
+                if at.bytes().all(|b| b.is_ascii_digit()) && !at.is_empty() {
+                    return format!("{}:{at}: {}", shown(file), message.trim());
+                }
             }
         }
     }
