@@ -28,7 +28,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use txop_core::mac80211::rate_control::ExternalCode;
 
-pub use link::{from_kernel, kernel_group, to_kernel, KernelMinstrelCode};
+pub use link::{
+    from_kernel, kernel_group, to_kernel, KernelMinstrelCode, MinstrelSetup, StateView, TableEntry,
+    CCK_GROUP, OFDM_GROUP, RC_USE_RTS_CTS, VHT_GROUP_0,
+};
 pub use source::DEFAULT_TARBALL;
 
 /// Loaded code by source (`None`: the default tarball), so that a comparison or a sweep

@@ -14,13 +14,13 @@ use txop_core::phy::{Band, ChannelWidth, Standard, TxVector};
 use txop_core::Nanos;
 
 /// `MINSTREL_CCK_GROUP` (4 streams: after 16 HT groups).
-const CCK_GROUP: u32 = 16;
+pub const CCK_GROUP: u32 = 16;
 /// `MINSTREL_OFDM_GROUP`.
-const OFDM_GROUP: u32 = 17;
+pub const OFDM_GROUP: u32 = 17;
 /// `MINSTREL_VHT_GROUP_0`.
-const VHT_GROUP_0: u32 = 18;
+pub const VHT_GROUP_0: u32 = 18;
 /// `IEEE80211_TX_RC_USE_RTS_CTS`.
-const RC_USE_RTS_CTS: u32 = 1;
+pub const RC_USE_RTS_CTS: u32 = 1;
 /// Groups txop's minstrel_ht has (8 HT, CCK, OFDM, 12 VHT).
 const TXOP_GROUPS: u32 = 22;
 

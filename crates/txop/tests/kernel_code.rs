@@ -172,18 +172,23 @@ fn the_kernels_minstrel_gives_txops_results_and_a_patch_changes_them() {
     );
 }
 
-#[test]
-fn a_tree_that_does_not_build_or_is_missing_is_one_line() {
+/// The error of `txop run default …` on `minstrel_ht-kernel` with `--kernel-src dir`:
+/// exit 2 and one line on stderr, returned.
+fn one_line_error(dir: &Path) -> String {
     let mut args: Vec<String> = vec!["run".into(), "default".into()];
     args.extend(sets("minstrel_ht-kernel"));
-
-    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-such-kernel-tree");
-    let mut a = args.clone();
-    a.extend(["--kernel-src".into(), missing.display().to_string()]);
-    let out = txop(&a);
-    let err = String::from_utf8_lossy(&out.stderr);
+    args.extend(["--kernel-src".into(), dir.display().to_string()]);
+    let out = txop(&args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn a_tree_that_does_not_build_or_is_missing_is_one_line() {
+    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-such-kernel-tree");
+    let err = one_line_error(&missing);
     assert!(
         err.contains(&format!(
             "kernel.src: {}: no such directory",
@@ -201,12 +206,7 @@ fn a_tree_that_does_not_build_or_is_missing_is_one_line() {
         "\tbool use_short_preamble;",
         "\tbool use_short_preamble_renamed;",
     );
-    let mut a = args.clone();
-    a.extend(["--kernel-src".into(), tree.display().to_string()]);
-    let out = txop(&a);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_line_error(&tree);
     let file = format!("{}/net/mac80211/rc80211_minstrel_ht.c:", tree.display());
     assert!(err.contains(&file), "names the file and line: {err}");
     assert!(
@@ -223,12 +223,7 @@ fn a_tree_that_does_not_build_or_is_missing_is_one_line() {
         "\tmi->overhead = ieee80211_frame_duration(",
         "\tmi->overhead = txop_no_such_function(",
     );
-    let mut a = args.clone();
-    a.extend(["--kernel-src".into(), tree.display().to_string()]);
-    let out = txop(&a);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_line_error(&tree);
     let file = format!("{}/net/mac80211/rc80211_minstrel_ht.c:", tree.display());
     assert!(err.contains(&file), "names the file and line: {err}");
     assert!(
