@@ -77,3 +77,40 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both spellings of `--kernel-src` become `--set kernel.src=` with the path made
+    /// absolute; everything else passes through in order.
+    #[test]
+    fn kernel_src_becomes_a_set_of_kernel_src() {
+        let args: Vec<String> = [
+            "default",
+            "--kernel-src",
+            "linux-patched",
+            "--vary",
+            "stations.count=1,2",
+            "--kernel-src=/src/linux",
+            "--seeds",
+            "1-2",
+        ]
+        .map(String::from)
+        .to_vec();
+        let cwd = std::env::current_dir().unwrap();
+        let expected: Vec<String> = [
+            "default".to_string(),
+            "--set".into(),
+            format!("kernel.src={}", cwd.join("linux-patched").display()),
+            "--vary".into(),
+            "stations.count=1,2".into(),
+            "--set".into(),
+            "kernel.src=/src/linux".into(),
+            "--seeds".into(),
+            "1-2".into(),
+        ]
+        .to_vec();
+        assert_eq!(kernel_src_as_set(&args), expected);
+    }
+}
