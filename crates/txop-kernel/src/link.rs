@@ -173,6 +173,7 @@ type GetRateFn = unsafe extern "C" fn(*mut c_void, u64, *mut u32) -> u32;
 type TxStatusFn =
     unsafe extern "C" fn(*mut c_void, u64, *const u32, *const u32, u32, u32, u32, u32);
 type StateFn = unsafe extern "C" fn(*mut c_void, *mut StateView);
+type TableUpdatesFn = unsafe extern "C" fn(*mut c_void) -> u32;
 
 /// The shim's C API (`shim/mac80211/minstrel.c`), looked up in the loaded object.
 struct Api {
@@ -182,6 +183,7 @@ struct Api {
     get_rate: GetRateFn,
     tx_status: TxStatusFn,
     state: StateFn,
+    table_updates: TableUpdatesFn,
 }
 
 /// The kernel's minstrel_ht, built and loaded: makes one link per station. Lives as
@@ -221,6 +223,7 @@ impl KernelMinstrelCode {
             get_rate: sym(lib, &object, "kmin_get_rate")?,
             tx_status: sym(lib, &object, "kmin_tx_status")?,
             state: sym(lib, &object, "kmin_state")?,
+            table_updates: sym(lib, &object, "kmin_table_updates")?,
         };
         Ok(Box::leak(Box::new(KernelMinstrelCode {
             origin: CodeOrigin {
@@ -260,11 +263,15 @@ impl RateControlCode for KernelMinstrelCode {
             unsafe { (self.api.new)(&setup, 0) }
         };
         assert!(!raw.is_null(), "kmin_new: out of memory");
-        Box::new(KernelMinstrelLink {
+        let mut link = KernelMinstrelLink {
             code: self,
             raw,
             rates: txop.supported_rates(),
-        })
+            table: *txop.rate_table(),
+            table_updates: u32::MAX,
+        };
+        link.refresh_table();
+        Box::new(link)
     }
 }
 
@@ -274,6 +281,11 @@ struct KernelMinstrelLink {
     raw: *mut c_void,
     /// The peer's rates in txop's numbering (what results and the transmit path use).
     rates: Vec<(RateIdx, TxVector)>,
+    /// minstrel's rate table (`sta->rates`) in txop's terms, read again only when
+    /// minstrel sets a new one (every 50 ms at most, or on sudden death).
+    table: RateChain,
+    /// `kmin_table_updates` when `table` was read.
+    table_updates: u32,
 }
 
 // SAFETY: the `struct kmin` is only reached through `code`'s lock, and every call sets
@@ -289,6 +301,33 @@ impl std::fmt::Debug for KernelMinstrelLink {
 }
 
 impl KernelMinstrelLink {
+    /// Reads the rate table again if minstrel has set one since (`kmin_state`, whose
+    /// table entries minstrel's own lookup translated to `MI_RATE`).
+    // perf: the table is read and translated once per update, not per PPDU.
+    fn refresh_table(&mut self) {
+        // SAFETY: self.raw is live and only this link reaches it; the counter is
+        // this station's, not module-wide state, so no lock is needed.
+        let updates = unsafe { (self.code.api.table_updates)(self.raw) };
+        if updates == self.table_updates {
+            return;
+        }
+        let mut v = StateView::default();
+        {
+            let _g = self.code.lock();
+            // SAFETY: self.raw is live; `v` is a valid out-pointer.
+            unsafe { (self.code.api.state)(self.raw, &mut v) };
+        }
+        let table = &v.table[..(v.n_table as usize).clamp(1, MAX_RATE_STAGES)];
+        let mut stages = [self.stage(0, 1, false); MAX_RATE_STAGES];
+        for (s, e) in stages.iter_mut().zip(table) {
+            *s = self.stage(e.rate as u32, e.count, e.flags & RC_USE_RTS_CTS != 0);
+        }
+        if let Some(chain) = RateChain::from_stages(&stages[..table.len()], false) {
+            self.table = chain;
+        }
+        self.table_updates = updates;
+    }
+
     /// The stage of txop's rate for the kernel's `MI_RATE`.
     fn stage(&self, kernel_rate: u32, tries: u32, rts: bool) -> RateStage {
         let rate = from_kernel(kernel_rate).unwrap_or_default();
@@ -316,29 +355,19 @@ impl ExternalRateControl for KernelMinstrelLink {
     /// stages after the first (what txop's minstrel_ht does too).
     fn rates(&mut self, now: Nanos) -> RateChain {
         let mut sample = 0u32;
-        let mut v = StateView::default();
         let probe = {
             let _g = self.code.lock();
-            // SAFETY: self.raw is live; `sample` and `v` are valid out-pointers.
-            unsafe {
-                let p = (self.code.api.get_rate)(self.raw, now.as_ns(), &mut sample) != 0;
-                (self.code.api.state)(self.raw, &mut v);
-                p
-            }
+            // SAFETY: self.raw is live; `sample` is a valid out-pointer.
+            unsafe { (self.code.api.get_rate)(self.raw, now.as_ns(), &mut sample) != 0 }
         };
-        let table = &v.table[..(v.n_table as usize).clamp(1, MAX_RATE_STAGES)];
-        let mut stages = [self.stage(0, 1, false); MAX_RATE_STAGES];
-        let mut n = 0;
-        if probe {
-            stages[0] = self.stage(sample, 1, false);
-            n = 1;
+        self.refresh_table();
+        if !probe {
+            return self.table;
         }
-        for e in &table[usize::from(probe)..] {
-            stages[n] = self.stage(e.rate as u32, e.count, e.flags & RC_USE_RTS_CTS != 0);
-            n += 1;
-        }
-        RateChain::from_stages(&stages[..n.max(1)], probe)
-            .unwrap_or_else(|| RateChain::single(stages[0].txv, stages[0].rate, 1))
+        let rest = &self.table.stages()[1..];
+        let mut stages = [self.stage(sample, 1, false); MAX_RATE_STAGES];
+        stages[1..=rest.len()].copy_from_slice(rest);
+        RateChain::from_stages(&stages[..=rest.len()], true).unwrap_or(self.table)
     }
 
     /// `minstrel_ht_tx_status` with the PPDU's A-MPDU status: each stage's tries.
@@ -353,20 +382,23 @@ impl ExternalRateControl for KernelMinstrelLink {
         }
         let ampdu_len = u32::from(status.ampdu_len.max(1));
         let ack_len = u32::from(status.ampdu_ack_len).min(ampdu_len);
-        let _g = self.code.lock();
-        // SAFETY: self.raw is live; both arrays hold `stages().len()` entries.
-        unsafe {
-            (self.code.api.tx_status)(
-                self.raw,
-                now.as_ns(),
-                rates.as_ptr(),
-                counts.as_ptr(),
-                chain.stages().len() as u32,
-                ampdu_len,
-                ack_len,
-                u32::from(chain.probe),
-            )
+        {
+            let _g = self.code.lock();
+            // SAFETY: self.raw is live; both arrays hold `stages().len()` entries.
+            unsafe {
+                (self.code.api.tx_status)(
+                    self.raw,
+                    now.as_ns(),
+                    rates.as_ptr(),
+                    counts.as_ptr(),
+                    chain.stages().len() as u32,
+                    ampdu_len,
+                    ack_len,
+                    u32::from(chain.probe),
+                )
+            }
         }
+        self.refresh_table();
     }
 
     fn clone_box(&self) -> Box<dyn ExternalRateControl> {
@@ -380,6 +412,8 @@ impl ExternalRateControl for KernelMinstrelLink {
             code: self.code,
             raw,
             rates: self.rates.clone(),
+            table: self.table,
+            table_updates: self.table_updates,
         })
     }
 }

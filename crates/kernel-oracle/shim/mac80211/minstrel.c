@@ -70,6 +70,7 @@ struct kmin {
 	struct minstrel_priv *mp;
 	struct minstrel_ht_sta *mi;
 	struct ieee80211_sta_rates table;
+	u32 table_updates;	/* rate_control_set_rates calls so far */
 	u8 sample_table[SAMPLE_COLUMNS][MCS_GROUP_RATES];
 	bool short_preamble;
 };
@@ -81,8 +82,16 @@ int rate_control_set_rates(struct ieee80211_hw *hw, struct ieee80211_sta *pubsta
 	struct kmin *k = container_of(si, struct kmin, si);
 	(void)hw;
 	k->table = *rates;
+	k->table_updates++;
 	kfree(rates);
 	return 0;
+}
+
+/* How many times minstrel has set the rate table so far: a caller that keeps the table
+ * (crates/txop-kernel) reads it again (kmin_state) only when this moved. */
+u32 kmin_table_updates(struct kmin *k)
+{
+	return k->table_updates;
 }
 
 /* The sample table is module-wide in the kernel; each kmin carries its own and
