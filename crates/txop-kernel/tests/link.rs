@@ -57,41 +57,28 @@ fn kernel_link_chooses_txops_chains_and_its_copy_goes_on_alike() {
     );
     let code = txop_kernel::minstrel_ht(None).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(code.0.origin().unit, "minstrel_ht");
+    let peer = |standard, band, width, sgi, max_nss| PeerCaps {
+        standard,
+        band,
+        width,
+        sgi,
+        max_nss,
+        // With the short preamble the kernel also counts the long-preamble twins of
+        // the CCK rates (docs/reference/kernel-oracle.md, "CCK with the short
+        // preamble"): where the two differ on purpose.
+        short_preamble: false,
+    };
     for (caps, seed) in [
         (
-            PeerCaps {
-                standard: Standard::N,
-                band: Band::Ghz5,
-                width: ChannelWidth::Mhz20,
-                sgi: false,
-                max_nss: 1,
-                short_preamble: false,
-            },
+            peer(Standard::N, Band::Ghz5, ChannelWidth::Mhz20, false, 1),
             3,
         ),
         (
-            PeerCaps {
-                standard: Standard::Ac,
-                band: Band::Ghz5,
-                width: ChannelWidth::Mhz80,
-                sgi: true,
-                max_nss: 2,
-                short_preamble: false,
-            },
+            peer(Standard::Ac, Band::Ghz5, ChannelWidth::Mhz80, true, 2),
             11,
         ),
         (
-            PeerCaps {
-                standard: Standard::G,
-                band: Band::Ghz2_4,
-                width: ChannelWidth::Mhz20,
-                sgi: false,
-                max_nss: 1,
-                // With the short preamble the kernel also counts the long-preamble
-                // twins of the CCK rates (docs/reference/kernel-oracle.md, "CCK with
-                // the short preamble"): where the two differ on purpose.
-                short_preamble: false,
-            },
+            peer(Standard::G, Band::Ghz2_4, ChannelWidth::Mhz20, false, 1),
             5,
         ),
     ] {
