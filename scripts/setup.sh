@@ -68,14 +68,16 @@ fi
 
 # The Linux kernel's source (Debian's linux-source-6.12: a tarball under /usr/src): the
 # kernel-oracle crate's differential tests build the kernel's own fq, CoDel and
-# minstrel_ht from it and run them beside txop's.
+# minstrel_ht from it and run them beside txop's, and `rate_control =
+# "minstrel_ht-kernel"` builds minstrel_ht from it at run time (txop-kernel, with the
+# C compiler).
 if [ ! -f /usr/src/linux-source-6.12.tar.xz ]; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
         echo "setup: installing linux-source-6.12 from Debian" >&2
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.12 >/dev/null
     else
-        echo "setup: warning: linux-source-6.12 missing (needs root and apt-get); the kernel-oracle test will fail" >&2
+        echo "setup: warning: linux-source-6.12 missing (needs root and apt-get); the kernel-oracle and kernel-code tests will fail" >&2
     fi
 fi
 

@@ -12,6 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// What "the files compiled" and their hash are, shared with txop-kernel, which builds
+// the same minstrel_ht at run time: one definition, so both name the code alike.
+#[path = "../txop-kernel/src/extract.rs"]
+mod extract;
+use extract::{function, kernel_version, Fnv64};
+
 /// Where Debian's `linux-source-6.12` puts its tarball.
 const DEFAULT_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
 
@@ -41,6 +47,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=TXOP_KERNEL_SRC");
     println!("cargo::rerun-if-env-changed=TXOP_KERNEL_TARBALL");
     println!("cargo::rerun-if-changed=shim");
+    println!("cargo::rerun-if-changed=../txop-kernel/src/extract.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let kernel = out.join("kernel");
     let extra = out.join("extra");
@@ -153,44 +160,11 @@ fn build_mac80211(kernel: &Path, extra: &Path, origin: &str, version: &str) {
         std::fs::read_to_string(kernel.join(f))
             .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: cannot read {f}: {e}"))
     };
-    let util = read("net/mac80211/util.c");
-    let mac80211 = read("include/net/mac80211.h");
-    let take = |text: &str, file: &str, signature: &str| -> String {
-        function(text, signature)
-            .unwrap_or_else(|| panic!("kernel-oracle: {origin}: {file}: no `{signature}`"))
-            .to_string()
-    };
-    let helpers = [
-        format!(
-            "static {}",
-            take(
-                &util,
-                "net/mac80211/util.c",
-                "int ieee80211_frame_duration("
-            )
-        ),
-        take(
-            &mac80211,
-            "include/net/mac80211.h",
-            "static inline int rate_supported(",
-        ),
-        take(
-            &mac80211,
-            "include/net/mac80211.h",
-            "static inline s8\nrate_lowest_index(",
-        ),
-        take(
-            &mac80211,
-            "include/net/mac80211.h",
-            "static inline bool ieee80211_rate_valid(",
-        ),
-        take(
-            &mac80211,
-            "include/net/mac80211.h",
-            "static inline u16\nieee80211_info_set_tx_time_est(",
-        ),
-    ]
-    .join("\n");
+    let helpers = extract::minstrel_helpers(
+        &read("net/mac80211/util.c"),
+        &read("include/net/mac80211.h"),
+    )
+    .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: {e}"));
     std::fs::write(
         extra.join("kernel_helpers.h"),
         format!("/* Extracted by kernel-oracle's build.rs from {origin}. */\n{helpers}"),
@@ -402,51 +376,4 @@ fn extract(tarball: &str, kernel: &Path) {
         status.success(),
         "kernel-oracle: tar could not unpack the headers from {tarball}"
     );
-}
-
-/// The text of the C function whose definition starts with `signature`, up to the
-/// closing brace at the start of a line.
-fn function<'a>(source: &'a str, signature: &str) -> Option<&'a str> {
-    let start = source.find(signature)?;
-    let end = source[start..].find("\n}\n")? + start + 3;
-    Some(&source[start..end])
-}
-
-/// `VERSION.PATCHLEVEL.SUBLEVEL` from the kernel's top Makefile.
-fn kernel_version(makefile: &str) -> String {
-    let field = |name: &str| {
-        makefile
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix(name)?
-                    .trim_start()
-                    .strip_prefix('=')
-                    .map(str::trim)
-            })
-            .unwrap_or("?")
-    };
-    format!(
-        "{}.{}.{}",
-        field("VERSION"),
-        field("PATCHLEVEL"),
-        field("SUBLEVEL")
-    )
-}
-
-/// FNV-1a, 64 bits: a hash of the kernel files compiled, so results can say which ran.
-struct Fnv64(u64);
-
-impl Default for Fnv64 {
-    fn default() -> Self {
-        Fnv64(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv64 {
-    fn update(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
 }

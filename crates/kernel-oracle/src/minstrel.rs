@@ -20,61 +20,11 @@ pub const MINSTREL_SOURCE: &str = env!("KERNEL_ORACLE_MINSTREL_SOURCE");
 
 /// `MINSTREL_GROUPS_NB` (4 streams: 16 HT groups, CCK, OFDM, 24 VHT groups).
 pub const GROUPS: u32 = 42;
-/// `MINSTREL_CCK_GROUP`.
-pub const CCK_GROUP: u32 = 16;
-/// `MINSTREL_OFDM_GROUP`.
-pub const OFDM_GROUP: u32 = 17;
-/// `MINSTREL_VHT_GROUP_0`.
-pub const VHT_GROUP_0: u32 = 18;
-/// `IEEE80211_TX_RC_USE_RTS_CTS`.
-pub const RC_USE_RTS_CTS: u32 = 1;
-
-/// The peer and hardware the kernel's minstrel is set up for (`struct kmin_params`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
-pub struct MinstrelSetup {
-    /// `NL80211_BAND_2GHZ` (0) or `NL80211_BAND_5GHZ` (1).
-    pub band: u32,
-    /// The peer's supported rates include the CCK rates (2.4 GHz).
-    pub cck: u32,
-    /// The peer's supported rates include the legacy OFDM rates.
-    pub ofdm: u32,
-    /// `ht_cap.ht_supported`.
-    pub ht: u32,
-    /// `vht_cap.vht_supported` (MCS 0–9 for each of `nss` streams).
-    pub vht: u32,
-    /// Short GI: `IEEE80211_HT_CAP_SGI_20 | SGI_40`, `IEEE80211_VHT_CAP_SHORT_GI_80`.
-    pub sgi: u32,
-    /// `enum ieee80211_sta_rx_bandwidth` (0 = 20 MHz, 1 = 40, 2 = 80).
-    pub bandwidth: u32,
-    /// Spatial streams the peer receives (HT `rx_mask`, VHT `tx_mcs_map`).
-    pub nss: u32,
-    /// The station and the BSS use the short preamble.
-    pub short_preamble: u32,
-    /// `hw->max_rates`.
-    pub max_rates: u32,
-    /// `hw->max_rate_tries` (0: minstrel's default 7).
-    pub max_rate_tries: u32,
-    /// The sample table installed for this station (`sample_table[col][i]`).
-    pub sample_table: [[u8; 10]; 10],
-}
-
-/// One entry of the rate table minstrel hands mac80211 (`sta->rates->rate[i]`), its
-/// rate translated back to minstrel's number by the kernel's own lookup.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct TableEntry {
-    /// `MI_RATE(group, index)`.
-    pub rate: i32,
-    /// `count` (tries; the RTS/CTS count on stages that use RTS/CTS).
-    pub count: u32,
-    /// `count_cts`.
-    pub count_cts: u32,
-    /// `count_rts`.
-    pub count_rts: u32,
-    /// `IEEE80211_TX_RC_*` flags.
-    pub flags: u32,
-}
+// The C API's setup, rate-table and state structs and minstrel's group numbers are
+// txop-kernel's, which runs the same shim in scenarios.
+pub use txop_kernel::{
+    MinstrelSetup, StateView, TableEntry, CCK_GROUP, OFDM_GROUP, RC_USE_RTS_CTS, VHT_GROUP_0,
+};
 
 /// `struct minstrel_rate_stats` of one rate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -102,32 +52,6 @@ pub struct RateView {
     pub retry_count_rtscts: u32,
     /// `retry_updated`.
     pub retry_updated: u32,
-}
-
-/// The parts of `struct minstrel_ht_sta` the harness compares, and the rate table.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct StateView {
-    /// `max_tp_rate[0..4]`.
-    pub max_tp_rate: [u32; 4],
-    /// `max_prob_rate`.
-    pub max_prob_rate: u32,
-    /// `avg_ampdu_len` (fixed point, 4096 = 1).
-    pub avg_ampdu_len: u32,
-    /// `sample_seq`.
-    pub sample_seq: u32,
-    /// `sample_time` (ns).
-    pub sample_time: u64,
-    /// `last_stats_update` (ns).
-    pub last_stats_update: u64,
-    /// Entries of the rate table in use.
-    pub n_table: u32,
-    /// The rate table.
-    pub table: [TableEntry; 4],
-    /// `sample[INC, JUMP, SLOW].sample_rates`.
-    pub sample_rates: [[u32; 5]; 3],
-    /// `WARN_ON`s fired in the kernel code so far (this thread).
-    pub warnings: u32,
 }
 
 #[cfg(kernel_oracle_built)]

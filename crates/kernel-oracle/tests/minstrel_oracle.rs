@@ -27,10 +27,10 @@
 //! with the first differing step, both sides' values and (shrunk by proptest) the
 //! sequence.
 
-use kernel_oracle::minstrel::{
-    KernelMinstrel, MinstrelSetup, StatusStage, CCK_GROUP, GROUPS, OFDM_GROUP, RC_USE_RTS_CTS,
-    VHT_GROUP_0,
-};
+use kernel_oracle::minstrel::{KernelMinstrel, MinstrelSetup, StatusStage, GROUPS, RC_USE_RTS_CTS};
+// txop's group numbers and the kernel's (txop has at most 2 streams): the mapping
+// scenarios use too.
+use txop_kernel::{from_kernel, to_kernel};
 mod support;
 
 use proptest::prelude::*;
@@ -41,39 +41,6 @@ use txop_core::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
 use txop_core::mac80211::rate_control::{HwRateCaps, MinstrelEra};
 use txop_core::phy::{Band, ChannelWidth, Standard};
 use txop_core::Nanos;
-
-/// txop's minstrel numbers its groups as the kernel does but for at most 2 streams
-/// (`MINSTREL_MAX_STREAMS` 4 in the kernel): 8 HT groups, CCK 8, OFDM 9, 12 VHT groups
-/// from 10, each ordered width → short GI → streams. The kernel's number of txop's
-/// group `g` (the order of groups, which the sample walks follow, is the same).
-fn kernel_group(g: u32) -> u32 {
-    let split = |k: u32| (k % 2 + 1, (k / 2) % 2, k / 4); // (streams, sgi, bw)
-    match g {
-        0..=7 => {
-            let (s, sgi, bw) = split(g);
-            8 * bw + 4 * sgi + s - 1
-        }
-        8 => CCK_GROUP,
-        9 => OFDM_GROUP,
-        _ => {
-            let (s, sgi, bw) = split(g - 10);
-            VHT_GROUP_0 + 8 * bw + 4 * sgi + s - 1
-        }
-    }
-}
-
-/// The kernel's `MI_RATE` of txop's rate number.
-fn to_kernel(r: RateIdx) -> u32 {
-    kernel_group(u32::from(r.0 >> 4)) << 4 | u32::from(r.0 & 0xf)
-}
-
-/// txop's rate number of the kernel's `MI_RATE`, if txop has its group.
-fn from_kernel(k: u32) -> Option<RateIdx> {
-    let (kg, i) = (k >> 4, k & 0xf);
-    (0u32..22)
-        .find(|&g| kernel_group(g) == kg)
-        .map(|g| RateIdx((g << 4 | i) as u16))
-}
 
 #[derive(Clone, Copy, Debug)]
 struct Setup {
@@ -160,37 +127,9 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
     )
 }
 
-/// The kernel's sta setup for txop's peer.
+/// The kernel's sta setup for txop's peer (txop-kernel's, as scenarios set it up).
 fn kernel_setup(s: &Setup, txop: &MinstrelHt) -> MinstrelSetup {
-    let c = &s.caps;
-    let bw = |w: ChannelWidth| match w {
-        ChannelWidth::Mhz20 => 0,
-        ChannelWidth::Mhz40 => 1,
-        // No minstrel_ht group is wider than 80 MHz; the setups here never are.
-        ChannelWidth::Mhz80 | ChannelWidth::Mhz160 => 2,
-    };
-    let (ht, vht, bandwidth) = match c.standard {
-        Standard::N => (1, 0, bw(c.width).min(1)),
-        Standard::Ac => (1, 1, bw(c.width)),
-        _ => (0, 0, 0),
-    };
-    let two_four = c.band == Band::Ghz2_4;
-    MinstrelSetup {
-        band: if two_four { 0 } else { 1 },
-        cck: u32::from(two_four && c.standard != Standard::A),
-        // Every peer but 802.11b lists the OFDM rates (an HT peer's are unused by
-        // minstrel_ht but give its lowest rate in 5 GHz).
-        ofdm: u32::from(c.standard != Standard::B),
-        ht,
-        vht,
-        sgi: u32::from(c.sgi),
-        bandwidth,
-        nss: u32::from(c.max_nss),
-        short_preamble: u32::from(c.short_preamble),
-        max_rates: u32::from(s.hw.max_rates),
-        max_rate_tries: u32::from(s.hw.max_rate_tries),
-        sample_table: txop.sample_table(),
-    }
+    MinstrelSetup::new(&s.caps, s.hw, txop.sample_table())
 }
 
 /// One single-stream HT20 peer in 5 GHz, long GI, on ath9k (4 slots, 10 tries).

@@ -3,7 +3,7 @@
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::fmt::Write;
-use txop_results::results::flow_name;
+use txop_results::results::{flow_name, CodeResult};
 use txop_results::{FlowResult, Results, Spread};
 
 /// The `--json` object: the run's results plus what produced them; with `resolved`,
@@ -55,6 +55,24 @@ pub fn summary(title: &str, r: &Results) -> String {
         r.duration_s,
         r.seed
     );
+    // Which kernel code ran in place of txop's, once per tree (issue 28).
+    let mut codes: Vec<&CodeResult> = Vec::new();
+    for c in r
+        .stations
+        .iter()
+        .filter_map(|st| st.rate_control.as_ref()?.code.as_ref())
+    {
+        if !codes.contains(&c) {
+            codes.push(c);
+        }
+    }
+    for c in codes {
+        let _ = writeln!(
+            s,
+            "kernel code: {} from {} (Linux {}, fnv64 {})",
+            c.unit, c.path, c.version, c.fnv64
+        );
+    }
     let w = if grouped {
         group_table(&mut s, r);
         RATE_COLUMN_CHARS

@@ -368,10 +368,28 @@ pub struct StationResult {
 pub struct RateControlResult {
     /// The rate control ("ideal", "minstrel_ht", …).
     pub kind: String,
+    /// Which code ran, for code from outside txop (`minstrel_ht-kernel`: the kernel's
+    /// own, built from the tarball or tree named here); absent for txop's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeResult>,
     /// Station → AP.
     pub uplink: LinkRateResult,
     /// AP → station.
     pub downlink: LinkRateResult,
+}
+
+/// Where the code a station's rate control ran came from
+/// (`txop_core::mac80211::rate_control::CodeOrigin`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CodeResult {
+    /// The unit the code replaces (`minstrel_ht`).
+    pub unit: String,
+    /// The tarball or source tree it was built from.
+    pub path: String,
+    /// The kernel version of its top Makefile, or `unknown`.
+    pub version: String,
+    /// FNV-1a 64 of the kernel files compiled (hexadecimal).
+    pub fnv64: String,
 }
 
 /// The rates one direction of a link went out at.
@@ -530,6 +548,18 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
                     RateControlKind::Fixed => None,
                     kind => Some(RateControlResult {
                         kind: kind.name().to_string(),
+                        code: match kind {
+                            RateControlKind::External(code) => {
+                                let o = code.0.origin();
+                                Some(CodeResult {
+                                    unit: o.unit.to_string(),
+                                    path: o.path.clone(),
+                                    version: o.version.clone(),
+                                    fnv64: o.fnv64.clone(),
+                                })
+                            }
+                            _ => None,
+                        },
                         uplink: link_rate_result(cell, StationId(sta), true, secs),
                         downlink: link_rate_result(cell, StationId(sta), false, secs),
                     }),

@@ -30,9 +30,9 @@ pub use error::{BssEntry, ScenarioError};
 pub use overrides::apply_override;
 pub use parse::parse;
 pub use schema::{
-    BusSpec, Direction, DirectionSpec, EdcaOverride, EdcaOverrides, FlowKind, FlowSpec, Mac, Phy,
-    PowerSaveSpec, ScanSpec, Scenario, StackOptions, StationEntry, StationKeys, Stations, Traffic,
-    TrafficKind, WebSpec, Wired,
+    BusSpec, Direction, DirectionSpec, EdcaOverride, EdcaOverrides, FlowKind, FlowSpec, Kernel,
+    Mac, Phy, PowerSaveSpec, ScanSpec, Scenario, StackOptions, StationEntry, StationKeys, Stations,
+    Traffic, TrafficKind, WebSpec, Wired,
 };
 pub use space::Space;
 

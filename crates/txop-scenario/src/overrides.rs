@@ -412,6 +412,7 @@ mod tests {
         "stations.snr_trace",
         "stations.group",
         "stations.downlink.snr_trace",
+        "kernel.src",
         "flows[0].from",
         "flows[0].to",
     ];

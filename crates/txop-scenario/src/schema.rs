@@ -47,6 +47,10 @@ pub struct Scenario {
     /// `[server]`: the wired host's own settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerSpec>,
+    /// `[kernel]`: where the kernel's own code comes from for stations whose rate
+    /// control is `minstrel_ht-kernel` (absent: Debian's `linux-source-6.12`).
+    #[serde(default, skip_serializing_if = "Kernel::is_default")]
+    pub kernel: Kernel,
     /// `[space]`: where the nodes stand and what their radios hear; its presence turns
     /// space on (per-node carrier sense, reception by SINR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,6 +68,26 @@ pub struct Scenario {
     /// (a built-in scenario) for the current directory. Not a key of the file.
     #[serde(skip)]
     pub base_dir: Option<std::path::PathBuf>,
+}
+
+/// `[kernel]`: the kernel source whose own code runs in place of txop's Rust
+/// (`rate_control = "minstrel_ht-kernel"`; issue 28, "bring your patch"). A table of its
+/// own rather than a station key: one tree serves every station, as one kernel runs
+/// every station of a radio.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Kernel {
+    /// A kernel source tree (relative to the scenario file; a built-in scenario's to
+    /// the current directory); `None`: the Debian tarball `/usr/src/linux-source-6.12.tar.xz`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+}
+
+impl Kernel {
+    /// Nothing set (left out of `txop show`).
+    pub fn is_default(&self) -> bool {
+        *self == Kernel::default()
+    }
 }
 
 /// `[wired]`: the link between the AP and the server.

@@ -728,12 +728,12 @@ fn channel_errors_name_the_key() {
         (
             "[stations]\nrate_control = \"minstrel\"\n",
             "stations.rate_control: unknown value `minstrel`; expected one of fixed, \
-                 ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6",
+                 ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6, minstrel_ht-kernel",
         ),
         (
             "[stations]\n[[stations.list]]\n[[stations.list]]\nrate_control = \"x\"\n",
             "stations.list[1].rate_control: unknown value `x`; expected one of fixed, \
-                 ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6",
+                 ideal, minstrel_ht, minstrel_ht-5.10, minstrel_ht-6, minstrel_ht-kernel",
         ),
         (
             "[stations]\ndownlink = { snr = 3 }\n",

@@ -42,6 +42,8 @@ enum Command {
         #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         #[command(flatten)]
+        kernel: KernelSrc,
+        #[command(flatten)]
         out: Output,
         #[command(flatten)]
         pcap: pcap_args::PcapArgs,
@@ -91,6 +93,8 @@ enum Command {
         #[arg(long = "metric-vs", value_name = "KEY", conflicts_with = "against")]
         metric_vs: Option<String>,
         #[command(flatten)]
+        kernel: KernelSrc,
+        #[command(flatten)]
         out: Output,
     },
     /// Run a scenario over a grid of settings × seeds, on local processes or a Dask
@@ -104,7 +108,7 @@ enum Command {
     )]
     Sweep {
         /// SCENARIO --vary KEY=V1,V2,… [--set KEY=VALUE]… [--seeds 1-10]
-        /// [--scheduler ADDRESS] [--workers N] -o DIR
+        /// [--kernel-src DIR] [--scheduler ADDRESS] [--workers N] -o DIR
         #[arg(
             trailing_var_arg = true,
             allow_hyphen_values = true,
@@ -307,6 +311,34 @@ fn print_stdout(text: &str) -> Result<(), UserError> {
         .write_all(text.as_bytes())
         .and_then(|_| stdout.flush())
         .map_err(|e| UserError(format!("stdout: {e}")))
+}
+
+/// `--kernel-src` of `txop run` and `txop compare`.
+#[derive(clap::Args)]
+struct KernelSrc {
+    /// The kernel source tree whose own code runs for stations with
+    /// `rate_control = "minstrel_ht-kernel"` (its net/mac80211/rc80211_minstrel_ht.c,
+    /// built at run time), instead of Debian's linux-source-6.12: the scenario key
+    /// `kernel.src` (docs/scenarios.md, `[kernel]`).
+    #[arg(long = "kernel-src", value_name = "DIR")]
+    kernel_src: Option<std::path::PathBuf>,
+}
+
+impl KernelSrc {
+    /// `sets` with `kernel.src` set to the directory given (made absolute, so that a
+    /// scenario file elsewhere does not read it relative to itself).
+    fn add_to(&self, mut sets: Vec<String>) -> Vec<String> {
+        if let Some(dir) = &self.kernel_src {
+            sets.push(kernel_src_set(dir));
+        }
+        sets
+    }
+}
+
+/// `--kernel-src DIR` as the `--set` it stands for.
+pub(crate) fn kernel_src_set(dir: &Path) -> String {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    format!("kernel.src={}", dir.display())
 }
 
 /// What `txop run` and `txop compare` print and write.
@@ -590,11 +622,12 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             scenario,
             set,
             seed,
+            kernel,
             out,
             pcap,
         } => {
             warn_if_shadowed(&scenario);
-            run(&scenario, &set, seed, out, &pcap)
+            run(&scenario, &kernel.add_to(set), seed, out, &pcap)
         }
         Command::Compare {
             scenario,
@@ -605,8 +638,10 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             set,
             seed,
             metric_vs,
+            kernel,
             out,
         } => {
+            let set = kernel.add_to(set);
             let scenario = scenario.unwrap_or_default();
             if !scenario.is_empty() {
                 warn_if_shadowed(&scenario);

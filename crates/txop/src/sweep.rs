@@ -15,6 +15,28 @@ fn python() -> String {
         .unwrap_or_else(|| "python3".to_string())
 }
 
+/// `args` with `--kernel-src DIR` (or `--kernel-src=DIR`) as the `--set kernel.src=DIR`
+/// it stands for (as on `txop run`), which the Python side passes to every run.
+fn kernel_src_as_set(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let dir = match a.strip_prefix("--kernel-src") {
+            Some("") => it.next().cloned(),
+            Some(v) if v.starts_with('=') => Some(v[1..].to_string()),
+            _ => None,
+        };
+        match dir {
+            Some(dir) => {
+                out.push("--set".to_string());
+                out.push(crate::kernel_src_set(std::path::Path::new(&dir)));
+            }
+            None => out.push(a.clone()),
+        }
+    }
+    out
+}
+
 /// Become `python3 -m txop sweep ARGS…` (on Unix; elsewhere run it and exit with its
 /// code); one line (exit 2) if the interpreter or the package is missing.
 pub(crate) fn main(args: &[String]) -> ExitCode {
@@ -32,7 +54,9 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     let mut sweep = Command::new(&py);
-    sweep.args(["-m", "txop", "sweep"]).args(args);
+    sweep
+        .args(["-m", "txop", "sweep"])
+        .args(kernel_src_as_set(args));
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -51,5 +75,42 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             eprintln!("txop: error: cannot run {py}: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both spellings of `--kernel-src` become `--set kernel.src=` with the path made
+    /// absolute; everything else passes through in order.
+    #[test]
+    fn kernel_src_becomes_a_set_of_kernel_src() {
+        let args: Vec<String> = [
+            "default",
+            "--kernel-src",
+            "linux-patched",
+            "--vary",
+            "stations.count=1,2",
+            "--kernel-src=/src/linux",
+            "--seeds",
+            "1-2",
+        ]
+        .map(String::from)
+        .to_vec();
+        let cwd = std::env::current_dir().unwrap();
+        let expected: Vec<String> = [
+            "default".to_string(),
+            "--set".into(),
+            format!("kernel.src={}", cwd.join("linux-patched").display()),
+            "--vary".into(),
+            "stations.count=1,2".into(),
+            "--set".into(),
+            "kernel.src=/src/linux".into(),
+            "--seeds".into(),
+            "1-2".into(),
+        ]
+        .to_vec();
+        assert_eq!(kernel_src_as_set(&args), expected);
     }
 }

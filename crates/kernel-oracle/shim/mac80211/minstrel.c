@@ -70,6 +70,7 @@ struct kmin {
 	struct minstrel_priv *mp;
 	struct minstrel_ht_sta *mi;
 	struct ieee80211_sta_rates table;
+	u32 table_updates;	/* rate_control_set_rates calls so far */
 	u8 sample_table[SAMPLE_COLUMNS][MCS_GROUP_RATES];
 	bool short_preamble;
 };
@@ -81,8 +82,16 @@ int rate_control_set_rates(struct ieee80211_hw *hw, struct ieee80211_sta *pubsta
 	struct kmin *k = container_of(si, struct kmin, si);
 	(void)hw;
 	k->table = *rates;
+	k->table_updates++;
 	kfree(rates);
 	return 0;
+}
+
+/* How many times minstrel has set the rate table so far: a caller that keeps the table
+ * (crates/txop-kernel) reads it again (kmin_state) only when this moved. */
+u32 kmin_table_updates(struct kmin *k)
+{
+	return k->table_updates;
 }
 
 /* The sample table is module-wide in the kernel; each kmin carries its own and
@@ -190,6 +199,37 @@ void kmin_free(struct kmin *k)
 	mac80211_minstrel_ht.free_sta(k->mp, &k->si.sta, k->mi);
 	mac80211_minstrel_ht.free(k->mp);
 	free(k);
+}
+
+/* An independent copy of k in the same state (txop's cells are Clone; crates/txop-kernel
+ * runs this code in scenarios): the struct and minstrel's two allocations copied, and
+ * every pointer that pointed into k pointed into the copy. */
+struct kmin *kmin_clone(const struct kmin *src)
+{
+	struct kmin *k = malloc(sizeof(*k));
+
+	if (!k)
+		return NULL;
+	*k = *src;
+	k->mp = malloc(sizeof(*k->mp));
+	k->mi = malloc(sizeof(*k->mi));
+	if (!k->mp || !k->mi) {
+		free(k->mp);
+		free(k->mi);
+		free(k);
+		return NULL;
+	}
+	*k->mp = *src->mp;
+	*k->mi = *src->mi;
+	k->mp->hw = &k->hw;
+	k->mi->sta = &k->si.sta;
+	k->sband[0].bitrates = k->rates_2g;
+	k->sband[1].bitrates = k->rates_5g;
+	k->wiphy.bands[NL80211_BAND_2GHZ] = &k->sband[0];
+	k->wiphy.bands[NL80211_BAND_5GHZ] = &k->sband[1];
+	k->hw.wiphy = &k->wiphy;
+	k->si.sdata = &k->sdata;
+	return k;
 }
 
 /* minstrel's number (MI_RATE) of a reported rate: the stats entry the kernel's own

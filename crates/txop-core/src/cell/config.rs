@@ -439,6 +439,13 @@ pub(super) fn link_rate_control(
                 seed,
             )))
         }
+        // Code loaded by the front end (the kernel's minstrel_ht), on the stack's rate
+        // slots as txop's minstrel_ht above.
+        RateControlKind::External(code) => LinkRateControl::External(code.0.link(
+            &peer_caps(cfg, &sc.tx),
+            cfg.stack.rate_caps,
+            seed,
+        )),
         RateControlKind::Ideal => LinkRateControl::Ideal {
             candidates: peer_rates(&sc.tx),
             snr_db: match sc.error {

@@ -7,7 +7,7 @@
 //! `IdealWifiManager`.
 
 use crate::mac::ampdu::QOS_DATA_OVERHEAD_BYTES;
-use crate::mac80211::minstrel_ht::MinstrelHt;
+use crate::mac80211::minstrel_ht::{MinstrelHt, PeerCaps};
 use crate::mac80211::rate_chain::{RateChain, RateIdx, TxStatus};
 use crate::phy::channel::{ErrorModel, RATE_SELECTION_FRAME_BYTES};
 use crate::phy::link_channel::LinkChannel;
@@ -24,6 +24,80 @@ pub enum RateControlKind {
     Ideal,
     /// minstrel_ht; `None` runs the era of the station's stack.
     MinstrelHt(Option<MinstrelEra>),
+    /// Rate-control code from outside the core, loaded by the front end: the kernel's
+    /// own `rc80211_minstrel_ht.c` built at run time (`crates/txop-kernel`, scenario
+    /// name [`EXTERNAL_MINSTREL_HT`]). The core only drives it through
+    /// [`ExternalRateControl`]; it neither builds nor loads it.
+    External(ExternalCode),
+}
+
+/// The scenario name of the kernel's own minstrel_ht run in place of txop's
+/// ([`RateControlKind::External`]; issue 28, "bring your patch").
+pub const EXTERNAL_MINSTREL_HT: &str = "minstrel_ht-kernel";
+
+/// Where external rate-control code came from, for the results to say which code ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeOrigin {
+    /// The unit it replaces (`minstrel_ht`).
+    pub unit: &'static str,
+    /// The tarball or source tree it was built from.
+    pub path: String,
+    /// The kernel version its top Makefile gives (`6.12.117`), or `unknown`.
+    pub version: String,
+    /// FNV-1a 64 of the files compiled, hexadecimal.
+    pub fnv64: String,
+}
+
+/// Rate-control code the front end built and loaded: makes one
+/// [`ExternalRateControl`] per link, as mac80211 calls `alloc_sta` and `rate_init`
+/// once per station.
+pub trait RateControlCode: Send + Sync + std::panic::RefUnwindSafe {
+    /// Where the code came from.
+    fn origin(&self) -> &CodeOrigin;
+    /// The rate control of one link to a peer with `caps` on hardware `hw`; `seed` is
+    /// the link's own (txop's minstrel_ht draws its sample table from it).
+    fn link(
+        &'static self,
+        caps: &PeerCaps,
+        hw: HwRateCaps,
+        seed: u64,
+    ) -> Box<dyn ExternalRateControl>;
+}
+
+/// One link's external rate control, driven as [`LinkRateControl`] drives txop's own:
+/// a chain per PPDU, a status per PPDU. Rates are numbered as txop's minstrel_ht
+/// numbers them (`RateIdx`), so per-rate results read the same.
+pub trait ExternalRateControl: Send + std::fmt::Debug {
+    /// The rates it may put in a chain, with their indices.
+    fn rate_set(&self) -> Vec<(RateIdx, TxVector)>;
+    /// The chain for the next PPDU, built at `now`.
+    fn rates(&mut self, now: Nanos) -> RateChain;
+    /// The hardware's report of one PPDU at `now`.
+    fn tx_status(&mut self, now: Nanos, status: &TxStatus<'_>);
+    /// An independent copy in the same state (a cell is `Clone`).
+    fn clone_box(&self) -> Box<dyn ExternalRateControl>;
+}
+
+/// A handle on loaded [`RateControlCode`]: `Copy`, as the other kinds, because the
+/// code lives as long as the process (a shared object is never unloaded). Two handles
+/// are equal when their code has the same origin.
+#[derive(Clone, Copy)]
+pub struct ExternalCode(pub &'static dyn RateControlCode);
+
+impl PartialEq for ExternalCode {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.origin() == other.0.origin()
+    }
+}
+
+impl Eq for ExternalCode {}
+
+impl std::fmt::Debug for ExternalCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ExternalCode")
+            .field(self.0.origin())
+            .finish()
+    }
 }
 
 impl RateControlKind {
@@ -61,6 +135,9 @@ impl RateControlKind {
 
     /// The name a scenario gives this kind.
     pub fn name(self) -> &'static str {
+        if let RateControlKind::External(_) = self {
+            return EXTERNAL_MINSTREL_HT;
+        }
         Self::NAMES
             .iter()
             .find(|(_, k)| *k == self)
@@ -177,6 +254,14 @@ pub(crate) enum LinkRateControl {
     },
     /// minstrel_ht of one kernel era.
     MinstrelHt(Box<MinstrelHt>),
+    /// Code loaded from outside the core ([`RateControlKind::External`]).
+    External(Box<dyn ExternalRateControl>),
+}
+
+impl Clone for Box<dyn ExternalRateControl> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 impl LinkRateControl {
@@ -190,6 +275,7 @@ impl LinkRateControl {
                 .map(|(i, t)| (RateIdx(i as u16), *t))
                 .collect(),
             LinkRateControl::MinstrelHt(m) => m.supported_rates(),
+            LinkRateControl::External(e) => e.rate_set(),
         }
     }
 
@@ -215,6 +301,7 @@ impl LinkRateControl {
                 )
             }
             LinkRateControl::MinstrelHt(m) => m.rates(now),
+            LinkRateControl::External(e) => e.rates(now),
         }
     }
 
@@ -223,6 +310,7 @@ impl LinkRateControl {
         match self {
             LinkRateControl::Fixed { .. } | LinkRateControl::Ideal { .. } => {}
             LinkRateControl::MinstrelHt(m) => m.tx_status(now, status),
+            LinkRateControl::External(e) => e.tx_status(now, status),
         }
     }
 }

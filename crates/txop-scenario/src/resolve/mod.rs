@@ -11,7 +11,7 @@ use crate::space::ResolvedSpace;
 use crate::StationGroup;
 use txop_core::cell::{CellConfig, StationConfig, StationPowerSave, StationScan};
 use txop_core::mac::edca::{Ac, EdcaParams};
-use txop_core::mac80211::rate_control::RateControlKind;
+use txop_core::mac80211::rate_control::{ExternalCode, RateControlKind, EXTERNAL_MINSTREL_HT};
 use txop_core::phy::channel::ErrorModel;
 use txop_core::phy::space::RadioMap;
 use txop_core::phy::{Band, ChannelWidth, Standard};
@@ -49,6 +49,17 @@ pub(crate) fn choose_in<T: Copy>(
 }
 
 impl Scenario {
+    /// The kernel's own minstrel_ht from `kernel.src` (relative to the scenario file)
+    /// or the Debian tarball, built and loaded (`txop-kernel`), or its one-line error
+    /// under the key `kernel.src`.
+    fn kernel_minstrel_ht(&self) -> Result<ExternalCode, ScenarioError> {
+        let src = self.kernel.src.as_ref().map(|s| match &self.base_dir {
+            Some(dir) if std::path::Path::new(s).is_relative() => dir.join(s),
+            _ => std::path::PathBuf::from(s),
+        });
+        txop_kernel::minstrel_ht(src.as_deref()).map_err(|e| ScenarioError::new("kernel.src", e))
+    }
+
     /// Check every value and build the simulator's configuration.
     pub fn resolve(&self) -> Result<SimConfig, ScenarioError> {
         self.resolve_with_summary().map(|(cfg, _)| cfg)
@@ -254,13 +265,27 @@ impl Scenario {
             if link.loss.is_none() {
                 link.snr_db = resolved.snr_db;
             }
-            let rate_control = choose_in(
-                &format!("{}.rate_control", link.owner(&key, "rate_control")),
+            let rc_key = format!("{}.rate_control", link.owner(&key, "rate_control"));
+            // The kernel's own minstrel_ht is built and loaded here, at the first
+            // station that asks for it (once per process and tree).
+            let mut names: Vec<(&str, Option<RateControlKind>)> = RateControlKind::NAMES
+                .iter()
+                .map(|&(n, k)| (n, Some(k)))
+                .collect();
+            names.push((EXTERNAL_MINSTREL_HT, None));
+            let rate_control = match choose_in(
+                &rc_key,
                 link.rate_control.as_deref().unwrap_or("fixed"),
-                &RateControlKind::NAMES,
-            )?;
+                &names,
+            )? {
+                Some(kind) => kind,
+                None => RateControlKind::External(self.kernel_minstrel_ht()?),
+            };
             if self.phy.standard == Standard::Ax
-                && matches!(rate_control, RateControlKind::MinstrelHt(_))
+                && matches!(
+                    rate_control,
+                    RateControlKind::MinstrelHt(_) | RateControlKind::External(_)
+                )
             {
                 return Err(ScenarioError::new(
                     format!("{}.rate_control", link.owner(&key, "rate_control")),

@@ -1,0 +1,70 @@
+//! The kernel's own minstrel_ht (`net/mac80211/rc80211_minstrel_ht.c`, 6.x) as a
+//! scenario's rate control, in place of txop's Rust (issue 28, "bring your patch"): a
+//! driver developer's patched tree runs in every scenario, compare and sweep.
+//!
+//! [`minstrel_ht`] finds the source (Debian's `linux-source-6.12` tarball by default, or
+//! a tree the user names), builds it at run time with the C compiler against the same
+//! user-space shim the test-time oracle uses (`crates/kernel-oracle/shim/mac80211/`,
+//! embedded here), caches the shared object under a directory keyed by a hash of every
+//! input, loads it (`libloading`) and hands the core a
+//! [`txop_core::mac80211::rate_control::ExternalCode`]: the core drives it through
+//! `ExternalRateControl` as it drives its own minstrel_ht, and never builds or loads
+//! anything itself (it stays sans-I/O).
+//!
+//! The code runs as the kernel-oracle harness drives it (docs/reference/kernel-oracle.md,
+//! "minstrel_ht"): jiffies at HZ = 10^9 (txop's nanoseconds), txop's per-station sample
+//! table installed before every call, statuses as A-MPDU statuses. Where the harness
+//! finds both agree, a scenario gives the same results on either (`tests/kernel_minstrel.rs`).
+//!
+//! Errors are one line naming the file, and for a tree that does not build against the
+//! shim, the file, the line and the symbol the compiler or linker names.
+
+pub mod extract;
+mod link;
+mod source;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use txop_core::mac80211::rate_control::ExternalCode;
+
+pub use link::{
+    from_kernel, kernel_group, to_kernel, KernelMinstrelCode, MinstrelSetup, StateView, TableEntry,
+    CCK_GROUP, OFDM_GROUP, RC_USE_RTS_CTS, VHT_GROUP_0,
+};
+pub use source::DEFAULT_TARBALL;
+
+/// Loaded code by source (`None`: the default tarball), so that a comparison or a sweep
+/// of many runs builds and loads each tree once per process.
+static LOADED: Mutex<Option<HashMap<Option<PathBuf>, ExternalCode>>> = Mutex::new(None);
+
+/// The kernel's minstrel_ht from `src` (a kernel source tree; `None`: the Debian
+/// tarball [`DEFAULT_TARBALL`], or the one `TXOP_KERNEL_TARBALL` names), built and
+/// loaded once per process, or a one-line error: the directory or file missing, or the
+/// file, line and symbol a tree fails to build with.
+pub fn minstrel_ht(src: Option<&Path>) -> Result<ExternalCode, String> {
+    let key = src.map(Path::to_path_buf);
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(code) = loaded.as_ref().and_then(|m| m.get(&key)) {
+        return Ok(*code);
+    }
+    let code = ExternalCode(KernelMinstrelCode::build(src)?);
+    loaded.get_or_insert_with(HashMap::new).insert(key, code);
+    Ok(code)
+}
+
+/// Where built objects and extracted sources are kept: `TXOP_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/txop`, else `~/.cache/txop`, else the temporary directory's `txop`;
+/// always its `kernel/` subdirectory.
+pub fn cache_dir() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("TXOP_CACHE_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("txop")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache/txop")))
+        .unwrap_or_else(|| std::env::temp_dir().join("txop"))
+        .join("kernel")
+}
