@@ -412,3 +412,175 @@ fn carry_marks(carrier: &Packet, msdu: &Packet, first: bool) -> Packet {
     p.amsdu_msdus = 0;
     p
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Ecn, NodeId};
+
+    /// 802.11-2016 9.3.2.2.2 (Figure 9-70): a subframe is DA (6), SA (6), Length (2)
+    /// and the MSDU, here LLC/SNAP (8) and the IP packet; every subframe but the last
+    /// is padded to a multiple of 4 octets. Worked by hand: two 1500-byte packets are
+    /// 1522 + 2 + 1522; three 100-byte ones 122 + 2, 122 + 2, 122; a 41-byte one
+    /// (63 bytes, 1 of padding) before a 40-byte one (62).
+    #[test]
+    fn lengths_follow_the_standard() {
+        assert_eq!(SUBFRAME_HEADER_BYTES, 6 + 6 + 2);
+        assert_eq!(subframe_bytes(1500), 1522);
+        assert_eq!(amsdu_bytes([1500]), 1522);
+        assert_eq!(amsdu_bytes([1500, 1500]), 1522 + 2 + 1522);
+        assert_eq!(amsdu_bytes([100, 100, 100]), 124 + 124 + 122);
+        assert_eq!(amsdu_bytes([41, 40]), 63 + 1 + 62);
+        assert_eq!(amsdu_bytes([40, 41]), 62 + 2 + 63);
+        for a in 0..8 {
+            assert_eq!((subframe_bytes(a) + pad_bytes(subframe_bytes(a))) % 4, 0);
+            assert!(pad_bytes(subframe_bytes(a)) < 4);
+        }
+        // The MPDU: QoS header 26, the A-MSDU, FCS 4.
+        assert_eq!(amsdu_mpdu_bytes(amsdu_bytes([1500, 1500])), 26 + 3046 + 4);
+    }
+
+    /// `join` builds the lengths `amsdu_bytes` gives, one frame at a time.
+    #[test]
+    fn joins_add_up_to_the_standard_length() {
+        let unlimited = JoinLimits {
+            max_len_bytes: u32::MAX,
+            max_subframes: 0,
+            max_frags: 0,
+        };
+        let sizes = [1500, 41, 40, 52, 1, 1499, 600];
+        let mut len = sizes[0];
+        for (k, &ip) in sizes.iter().enumerate().skip(1) {
+            len = join(len, k as u8, ip, &unlimited).expect("no limit");
+            assert_eq!(
+                len,
+                carrier_len_bytes(amsdu_bytes(sizes[..=k].iter().copied()))
+            );
+        }
+    }
+
+    /// The kernel's length test (`skb->len + head->len > max_amsdu_len`, `skb` still
+    /// an Ethernet frame, `head` the 802.11 frame so far), worked by hand for 1500-byte
+    /// packets: the second is tested at 1514 + (26 + 8 + 1500) = 3048 and the A-MSDU
+    /// becomes 26 + 3046 = 3072 long; each further one at 1514 + the frame so far, which
+    /// then grows by 2 + 1522. So 4095 (and 3839, 3895) take 2, 7935 and 7991 take 5
+    /// (the fifth tested at 1514 + 6120 = 7634), 11454 takes 7 (10682 ≤ 11454 < 12206).
+    #[test]
+    fn the_length_limit_as_the_kernel_tests_it() {
+        let count = |max_len: u32| {
+            let limits = JoinLimits {
+                max_len_bytes: max_len,
+                max_subframes: 0,
+                max_frags: 0,
+            };
+            let (mut len, mut n) = (1500, 1u8);
+            while let Some(l) = join(len, n, 1500, &limits) {
+                len = l;
+                n += 1;
+            }
+            n
+        };
+        assert_eq!(join_test_bytes(1500, 1500), 3048);
+        for (max, n) in [
+            (3047, 1),
+            (3048, 2),
+            (3839, 2),
+            (3895, 2),
+            (4095, 2),
+            (4586, 3),
+            (7935, 5),
+            (7991, 5),
+            (11454, 7),
+        ] {
+            assert_eq!(count(max), n, "max_amsdu_len {max}");
+        }
+        // rate control's "no A-MSDU" (1) refuses everything.
+        assert_eq!(count(1), 1);
+    }
+
+    /// `max_amsdu_subframes` and `max_tx_fragments` bound the count (`n >` refuses).
+    #[test]
+    fn subframe_and_fragment_limits() {
+        let run = |max_subframes, max_frags| {
+            let limits = JoinLimits {
+                max_len_bytes: u32::MAX,
+                max_subframes,
+                max_frags,
+            };
+            let (mut len, mut n) = (60, 1u8);
+            while let Some(l) = join(len, n, 60, &limits) {
+                len = l;
+                n += 1;
+            }
+            n
+        };
+        assert_eq!(run(8, 0), 8);
+        assert_eq!(run(0, 16), 16);
+        assert_eq!(run(32, 4), 4);
+        assert_eq!(run(0, 0), 255, "the carrier's count is a byte");
+    }
+
+    /// `MCS_DURATION(1, 0, 52 / 104 / 260)`: ceil(153 600 / bps) symbols of 4 µs over 16.
+    #[test]
+    fn minstrel_thresholds() {
+        assert_eq!(mcs_duration_ns(52), 2954 * 4000 / 16);
+        assert_eq!(mcs_duration_ns(104), 1477 * 4000 / 16);
+        assert_eq!(mcs_duration_ns(260), 591 * 4000 / 16);
+    }
+
+    #[test]
+    fn peer_limits_by_class() {
+        assert_eq!(PeerClass::Legacy.max_len_bytes(11454), 0);
+        assert_eq!(PeerClass::Ht.max_len_bytes(0), 3839);
+        assert_eq!(PeerClass::Ht.max_len_bytes(3895), 3839);
+        assert_eq!(PeerClass::Ht.max_len_bytes(11454), 7935);
+        assert_eq!(PeerClass::Vht.max_len_bytes(0), 3895);
+        assert_eq!(PeerClass::Vht.max_len_bytes(11454), 11454);
+        assert_eq!(effective_max_len(11454, Some(MAX_LEN_HT_BA)), 4095);
+        assert_eq!(effective_max_len(7991, None), 7991);
+    }
+
+    /// The store gives each MSDU back once: on release (the first with the carrier's
+    /// ECN mark), or on a drop before release; and counts the MSDUs beyond the carriers.
+    #[test]
+    fn the_store_gives_each_msdu_back_once() {
+        let msdu = |id| Packet::new(id, NodeId::AP, NodeId(1), 100);
+        let mut s = AmsduStore::default();
+        let mut carrier = msdu(1);
+        s.joined(&carrier, msdu(2));
+        s.joined(&carrier, msdu(3));
+        carrier.amsdu_msdus = 3;
+        carrier.len_bytes = carrier_len_bytes(amsdu_bytes([100; 3]));
+        carrier.ecn = Ecn::Ce;
+        assert_eq!(s.msdus(&carrier).len(), 3);
+        assert_eq!(s.extra_undelivered(), 2);
+        // Acknowledged before the receiver released it (held for reordering).
+        s.done(&carrier);
+        let mut out = Vec::new();
+        s.unpack(carrier, |p| out.push(p));
+        assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(out.iter().all(|p| p.len_bytes == 100 && p.amsdu_msdus == 0));
+        assert_eq!(out[0].ecn, Ecn::Ce);
+        assert_eq!(out[1].ecn, Ecn::NotEct);
+        assert!(s.is_empty());
+        assert_eq!(s.extra_undelivered(), 0);
+        // Released, then given up by its sender: nothing more.
+        let mut c2 = msdu(10);
+        s.joined(&c2, msdu(11));
+        c2.amsdu_msdus = 2;
+        s.unpack(c2, |p| out.push(p));
+        s.unpack(c2, |p| out.push(p));
+        assert_eq!(out.len(), 5);
+        s.done(&c2);
+        assert!(s.is_empty());
+        // Dropped unreleased: its MSDUs, as dropped.
+        let mut c3 = msdu(20);
+        s.joined(&c3, msdu(21));
+        c3.amsdu_msdus = 2;
+        let mut dropped = Vec::new();
+        s.dropped(c3, |p| dropped.push(p.id));
+        assert_eq!(dropped, [20, 21]);
+        assert!(s.is_empty());
+        assert_eq!(s.extra_undelivered(), 0);
+    }
+}
