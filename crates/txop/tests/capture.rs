@@ -102,18 +102,22 @@ fn tshark_frames(file: &Path) -> Vec<Frame> {
 
 /// Frames of `file` matching the display filter `filter` (tshark's count).
 fn tshark_count(file: &Path, filter: &str) -> usize {
-    let out = Command::new("tshark")
-        .arg("-r")
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
         .arg(file)
-        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
-        .output()
-        .expect("tshark");
+        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"]);
+    tshark_stdout(&mut cmd).lines().count()
+}
+
+/// What tshark run as `cmd` printed (it must succeed).
+fn tshark_stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("tshark");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).lines().count()
+    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 /// Run `args` with `-o DIR --pcap` and return DIR and its results.json.
@@ -812,30 +816,24 @@ fn amsdu_subframes_decode() {
     };
     let (dir, _) = captured_run("amsdu-on", &args("stack_options.amsdu=true"));
     let file = dir.join("air.pcapng");
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(&file)
-        .args(["-o", "wlan.check_checksum:TRUE"])
-        .args(["-Y", "wlan.qos.amsdupresent == 1", "-T", "fields"])
-        .args([
-            "-E",
-            "separator=\t",
-            "-E",
-            "occurrence=a",
-            "-E",
-            "aggregator=,",
-        ])
-        .args(["-e", "frame.len", "-e", "radiotap.length"])
-        .args(["-e", "wlan_aggregate.a_mdsu.length", "-e", "ip.len"])
-        .args(["-e", "wlan.fcs.status"])
-        .output()
-        .expect("tshark");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = tshark_stdout(
+        Command::new("tshark")
+            .arg("-r")
+            .arg(&file)
+            .args(["-o", "wlan.check_checksum:TRUE"])
+            .args(["-Y", "wlan.qos.amsdupresent == 1", "-T", "fields"])
+            .args([
+                "-E",
+                "separator=\t",
+                "-E",
+                "occurrence=a",
+                "-E",
+                "aggregator=,",
+            ])
+            .args(["-e", "frame.len", "-e", "radiotap.length"])
+            .args(["-e", "wlan_aggregate.a_mdsu.length", "-e", "ip.len"])
+            .args(["-e", "wlan.fcs.status"]),
     );
-    let text = String::from_utf8(out.stdout).unwrap();
     let mut frames = 0;
     for line in text.lines() {
         let c: Vec<&str> = line.split('\t').collect();

@@ -564,6 +564,21 @@ impl Fq {
         i
     }
 
+    /// `fq_flow_classify` (§3.3): the slot of the flow a packet hashed `hash` goes to in
+    /// tin `t`: its own flow, or the tin's default flow (a collision, counted) if
+    /// another tin owns that flow.
+    #[inline(always)]
+    fn classify(&mut self, t: usize, hash: u32) -> u32 {
+        let slot = flow_index(hash, self.params.flows);
+        let owner = self.flow(slot).map_or(NIL, |f| f.owner);
+        if owner != NIL && owner != t as u32 {
+            self.tins[t].stats.collisions += 1;
+            self.core.stats.collisions += 1;
+            return self.default_slot(t);
+        }
+        slot
+    }
+
     /// `ieee80211_txq_enqueue` → `fq_tin_enqueue` (reference §3.3, §3.4): stamp
     /// `packet.queued_at = now`, classify by `packet.flow`, append to the flow, list a
     /// new flow at the tail of `new_flows` with `deficit = quantum`, then run the
@@ -583,14 +598,7 @@ impl Fq {
         assert!(t < self.tins.len(), "unknown tin {t}");
         packet.queued_at = now;
 
-        // fq_flow_classify.
-        let mut slot = flow_index(packet.flow, self.params.flows);
-        let owner = self.flow(slot).map_or(NIL, |f| f.owner);
-        if owner != NIL && owner != t as u32 {
-            slot = self.default_slot(t);
-            self.tins[t].stats.collisions += 1;
-            self.core.stats.collisions += 1;
-        }
+        let slot = self.classify(t, packet.flow);
         let i = self.state_index(slot);
         let tin_state = &mut self.tins[t];
         let flow = &mut self.flows[i as usize];
@@ -625,13 +633,7 @@ impl Fq {
     ) -> bool {
         let t = tin.index();
         assert!(t < self.tins.len(), "unknown tin {t}");
-        let mut slot = flow_index(packet.flow, self.params.flows);
-        let owner = self.flow(slot).map_or(NIL, |f| f.owner);
-        if owner != NIL && owner != t as u32 {
-            slot = self.default_slot(t);
-            self.tins[t].stats.collisions += 1;
-            self.core.stats.collisions += 1;
-        }
+        let slot = self.classify(t, packet.flow);
         let Some(i) = (match self.state_of[slot as usize] {
             NIL => None,
             i => Some(i),
