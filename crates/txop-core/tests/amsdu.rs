@@ -259,3 +259,61 @@ fn amsdu_carrier(n: u32) -> u32 {
     let padded = sub.div_ceil(4) * 4;
     (n - 1) * padded + sub - 8
 }
+
+/// On VHT and HE links the BlockAck window (64 MPDUs) bounds a saturated download's
+/// aggregates; A-MSDU makes each of those MPDUs carry two MSDUs (the 4095-byte cap of
+/// a rate control that never sets one), so an exchange carries up to twice the MSDUs
+/// in the same 64 MPDUs (linux-6.16's firmware driver under AQL).
+#[test]
+fn a_msdu_doubles_what_the_blockack_window_carries_on_vht_and_he() {
+    use txop_core::phy::{
+        ChannelWidth, HeFormat, HeGuardInterval, HeLtf, NominalPacketPadding, TxVector,
+    };
+    let he80 = TxVector::He {
+        mcs: 11,
+        nss: 2,
+        width: ChannelWidth::Mhz80,
+        gi: HeGuardInterval::Us0_8,
+        ltf: HeLtf::X2,
+        format: HeFormat::Su,
+        pe: NominalPacketPadding::Us16,
+    };
+    for (standard, txv) in [
+        (Standard::Ac, support::cell_driver::vht80_mcs9_2ss_sgi()),
+        (Standard::Ax, he80),
+    ] {
+        let per_exchange = |amsdu: bool| {
+            // The firmware driver builds each aggregate when the MAC wins access (ath9k's
+            // second aggregate, built ahead, would find the window closed). Frames join
+            // only while they wait in the TXQ, i.e. beyond what AQL lets into the
+            // firmware (12 ms per station, some 600 frames here): hence 2000 in flight.
+            let mut s = stack::preset("linux-6.16").expect("a preset");
+            s.amsdu.enabled = amsdu;
+            let mut cfg = CellConfig::new(standard, Band::Ghz5, vec![sta(txv, ErrorModel::None)]);
+            cfg.stack = s;
+            cfg.airtime_records = true;
+            let mut d = Driver::new(cfg, 11, &[down(1, 0, 2000)]);
+            d.run_until(Nanos::from_ms(600));
+            let recs = d.airtime();
+            let steady = &recs[10..];
+            assert!(steady.len() > 100, "{txv:?}: {} exchanges", steady.len());
+            assert!(
+                steady.iter().all(|r| r.mpdus == 64 && r.acked_mpdus == 64),
+                "{txv:?} {amsdu}"
+            );
+            let (from, to) = (steady[0].start, steady[steady.len() - 1].start);
+            let delivered = d
+                .log
+                .iter()
+                .filter(|o| matches!(o, Output::Delivered { at, .. } if *at > from && *at <= to))
+                .count();
+            delivered as f64 / (steady.len() - 1) as f64
+        };
+        let (plain, amsdu) = (per_exchange(false), per_exchange(true));
+        println!("{txv:?}: {plain} MSDUs per exchange, {amsdu} with A-MSDU");
+        // At most two per MPDU (the cap); a few MPDUs go alone, when the firmware took
+        // a flow's last frame before its partner arrived.
+        assert_eq!(plain, 64.0, "{txv:?}");
+        assert!(amsdu <= 128.0 && amsdu > 0.97 * 128.0, "{txv:?}: {amsdu}");
+    }
+}
