@@ -108,9 +108,9 @@ pub const fn amsdu_mpdu_bytes(amsdu_bytes: u32) -> u32 {
 /// `new_ip_bytes` would join a tail frame: `skb->len + head->len`, where `skb` is still
 /// the Ethernet frame (14 + IP) and `head` the tail's 802.11 frame as it is (its QoS
 /// header and, if it carries one MSDU, LLC/SNAP and IP; else the A-MSDU so far, last
-/// subframe unpadded). `tail_len_bytes` is the tail's [`Packet::len_bytes`] (a carrier's
-/// or a plain MSDU's: both are the 802.11 frame less 26 + 8... see
-/// [`carrier_len_bytes`]).
+/// subframe unpadded). `tail_len_bytes` is the tail's [`Packet::len_bytes`]: a plain
+/// MSDU's IP length, or a carrier's ([`carrier_len_bytes`]); either way the tail's
+/// 802.11 frame is that plus the 26-byte header and 8 bytes.
 pub const fn join_test_bytes(tail_len_bytes: u32, new_ip_bytes: u32) -> u32 {
     (ETH_HEADER_BYTES + new_ip_bytes) + (QOS_HEADER_BYTES + LLC_SNAP_BYTES + tail_len_bytes)
 }
