@@ -52,6 +52,51 @@ fn header_bytes(ppdu: &CapturedPpdu) -> usize {
 /// Append the MAC header and LLC/SNAP of `mpdu` of data PPDU `ppdu` to `out`; the IP
 /// packet (`ethertype` 0x0800 or 0x86dd) and the FCS follow.
 pub fn data_header(ppdu: &CapturedPpdu, mpdu: &CapturedMpdu, ethertype: u16, out: &mut Vec<u8>) {
+    mac_header(ppdu, mpdu, false, out);
+    out.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0]);
+    out.extend_from_slice(&ethertype.to_be_bytes());
+}
+
+/// Append the MAC header of `mpdu`, an A-MSDU, to `out`: a QoS data header with the
+/// QoS control field's "A-MSDU Present" bit (bit 7, `IEEE80211_QOS_CTL_A_MSDU_PRESENT`;
+/// 802.11-2016 9.2.4.5.9); the subframes ([`amsdu_subframe_header`]) and the FCS follow.
+pub fn amsdu_header(ppdu: &CapturedPpdu, mpdu: &CapturedMpdu, out: &mut Vec<u8>) {
+    mac_header(ppdu, mpdu, true, out);
+}
+
+/// Append an A-MSDU subframe's header for an MSDU of `ip_bytes` and its LLC/SNAP
+/// (802.11-2016 9.3.2.2.2): DA, SA, and the length of what follows (LLC/SNAP and the IP
+/// packet, big-endian); the IP packet and, unless it is the last subframe, the padding
+/// to 4 bytes follow. DA and SA are the MSDU's ends as address 3 names the wired side:
+/// the AP's address on that side.
+pub fn amsdu_subframe_header(
+    ppdu: &CapturedPpdu,
+    ip_bytes: u32,
+    ethertype: u16,
+    out: &mut Vec<u8>,
+) {
+    let ap = mac_address(NodeId::AP);
+    let sta = if ppdu.transmitter.is_ap() {
+        ppdu.receiver.map_or(BROADCAST, mac_address)
+    } else {
+        mac_address(ppdu.transmitter)
+    };
+    let (da, sa) = if ppdu.transmitter.is_ap() {
+        (sta, ap)
+    } else {
+        (ap, sta)
+    };
+    out.extend_from_slice(&da);
+    out.extend_from_slice(&sa);
+    let len = (LLC_SNAP_BYTES as u32 + ip_bytes) as u16;
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0]);
+    out.extend_from_slice(&ethertype.to_be_bytes());
+}
+
+/// The MAC header of a data MPDU (no LLC/SNAP); `amsdu` sets the QoS control field's
+/// A-MSDU Present bit.
+fn mac_header(ppdu: &CapturedPpdu, mpdu: &CapturedMpdu, amsdu: bool, out: &mut Vec<u8>) {
     let (tid, qos) = match ppdu.frame {
         CapturedFrame::Data { tid, qos } => (tid, qos),
         _ => (0, true),
@@ -71,15 +116,16 @@ pub fn data_header(ppdu: &CapturedPpdu, mpdu: &CapturedMpdu, ethertype: u16, out
     out.extend_from_slice(&ra);
     out.extend_from_slice(&ta);
     // Address 3: the source (From DS) or destination (To DS) beyond the AP: the AP's
-    // own address, as the wired side is not modelled by MAC address.
+    // own address, as the wired side is not modelled by MAC address (for an A-MSDU
+    // the BSSID in any case, 802.11-2016 Table 9-26).
     out.extend_from_slice(&ap);
     out.extend_from_slice(&(mpdu.seq << 4).to_le_bytes());
     if qos {
-        // TID, normal ack policy (an A-MPDU's implicit BlockAck request).
-        out.extend_from_slice(&[tid & 0x0f, 0]);
+        // TID, normal ack policy (an A-MPDU's implicit BlockAck request), A-MSDU
+        // Present.
+        let a = if amsdu { 0x80 } else { 0 };
+        out.extend_from_slice(&[(tid & 0x0f) | a, 0]);
     }
-    out.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0]);
-    out.extend_from_slice(&ethertype.to_be_bytes());
 }
 
 /// Append the whole frame of a PPDU that is not data (control frames, beacon, null
@@ -212,6 +258,7 @@ mod tests {
             tx_try: 1,
             chain: Vec::new(),
             aql_pending_us: None,
+            amsdu_msdus: Vec::new(),
         }
     }
 

@@ -236,6 +236,7 @@ impl<W: Write> AirWriter<W> {
         self.ampdu_ref = self.ampdu_ref.wrapping_add(1);
         let n = p.mpdus.len();
         let mut prefix_bytes = 0u32;
+        let mut amsdu_at = 0;
         for (i, m) in p.mpdus.iter().enumerate() {
             let last = i + 1 == n;
             let mpdu_bytes = frame::data_mpdu_bytes(p, m.packet.len_bytes);
@@ -258,24 +259,48 @@ impl<W: Write> AirWriter<W> {
             let rt_len = self.buf.len();
             let ethertype = 0x0800;
             let mac_from = self.buf.len();
-            frame::data_header(p, m, ethertype, &mut self.buf);
-            let whole = rt_len + mpdu_bytes;
-            let snap = self.cfg.snaplen_bytes as usize;
-            let ip_room = if whole <= snap {
-                m.packet.len_bytes as usize
-            } else {
-                snap.saturating_sub(self.buf.len())
-            };
-            let ip_from = self.buf.len();
-            ip(&m.packet, ip_room, &mut self.buf);
-            // Set the ethertype from the IP version the packet turned out to have.
-            if self.buf.get(ip_from).is_some_and(|b| b >> 4 == 6) {
-                self.buf[ip_from - 2..ip_from].copy_from_slice(&0x86ddu16.to_be_bytes());
-            }
-            self.buf
-                .resize(ip_from + ip_room.min(m.packet.len_bytes as usize), 0);
-            if whole <= snap {
+            let k = usize::from(m.packet.amsdu_msdus);
+            if k >= 2 {
+                // An A-MSDU (reference §16): its subframes, each MSDU's IP packet
+                // synthesized as for a lone MPDU, all but the last padded to 4 bytes.
+                let msdus = p.amsdu_msdus.get(amsdu_at..amsdu_at + k).unwrap_or(&[]);
+                amsdu_at += k;
+                frame::amsdu_header(p, m, &mut self.buf);
+                for (j, msdu) in msdus.iter().enumerate() {
+                    let sub_from = self.buf.len();
+                    frame::amsdu_subframe_header(p, msdu.len_bytes, ethertype, &mut self.buf);
+                    let ip_from = self.buf.len();
+                    ip(msdu, msdu.len_bytes as usize, &mut self.buf);
+                    if self.buf.get(ip_from).is_some_and(|b| b >> 4 == 6) {
+                        self.buf[ip_from - 2..ip_from].copy_from_slice(&0x86ddu16.to_be_bytes());
+                    }
+                    self.buf.resize(ip_from + msdu.len_bytes as usize, 0);
+                    if j + 1 < msdus.len() {
+                        let sub = self.buf.len() - sub_from;
+                        self.buf.resize(self.buf.len() + (4 - sub % 4) % 4, 0);
+                    }
+                }
                 frame::push_fcs(&mut self.buf, mac_from);
+            } else {
+                frame::data_header(p, m, ethertype, &mut self.buf);
+                let whole = rt_len + mpdu_bytes;
+                let snap = self.cfg.snaplen_bytes as usize;
+                let ip_room = if whole <= snap {
+                    m.packet.len_bytes as usize
+                } else {
+                    snap.saturating_sub(self.buf.len())
+                };
+                let ip_from = self.buf.len();
+                ip(&m.packet, ip_room, &mut self.buf);
+                // Set the ethertype from the IP version the packet turned out to have.
+                if self.buf.get(ip_from).is_some_and(|b| b >> 4 == 6) {
+                    self.buf[ip_from - 2..ip_from].copy_from_slice(&0x86ddu16.to_be_bytes());
+                }
+                self.buf
+                    .resize(ip_from + ip_room.min(m.packet.len_bytes as usize), 0);
+                if whole <= snap {
+                    frame::push_fcs(&mut self.buf, mac_from);
+                }
             }
             self.comment.clear();
             let c = &mut self.comment;

@@ -158,6 +158,10 @@ pub struct CapturedPpdu {
     /// For data sent by the AP: the AQL airtime (µs) pending for the station's AC when
     /// the PPDU went out.
     pub aql_pending_us: Option<u32>,
+    /// For data: the MSDUs of its A-MSDUs (reference §16), in order: an MPDU whose
+    /// packet carries `amsdu_msdus` = k ≥ 2 MSDUs takes the next k. Empty without
+    /// A-MSDU.
+    pub amsdu_msdus: Vec<Packet>,
 }
 
 /// The cell's record of what it put on the air, until drained: bounded
@@ -372,6 +376,7 @@ impl Cell {
             tx_try: if tx.frame.is_some() { 1 } else { tx.ppdu.tries },
             chain: Vec::new(),
             aql_pending_us: None,
+            amsdu_msdus: Vec::new(),
         };
         if p.kind == PpduKind::Data {
             self.fill_captured_data(&mut record, tx);
@@ -413,6 +418,12 @@ impl Cell {
             .map(|s| (s.txv, s.tries))
             .collect();
         record.aql_pending_us = (n == 0).then(|| self.nodes[n].path.aql_pending_us(link, tx.ac));
+        if !self.nodes[n].path.amsdu.is_empty() {
+            let store = &self.nodes[n].path.amsdu;
+            for m in &ppdu.mpdus {
+                record.amsdu_msdus.extend_from_slice(store.msdus(&m.packet));
+            }
+        }
     }
 
     /// How the capture shows one of the MAC's own frames: a beacon with its TIM (the
@@ -585,6 +596,7 @@ mod tests {
             tx_try: 1,
             chain: Vec::new(),
             aql_pending_us: None,
+            amsdu_msdus: Vec::new(),
         };
         for k in 0..CAPTURE_BUFFER_PPDUS as u64 + 2 {
             c.push(ppdu(k));

@@ -164,8 +164,12 @@ pub struct Packet {
     pub aql_us: u16,
     /// Opaque to the model.
     pub token: u64,
+    /// MSDUs this packet carries as an A-MSDU (`mac80211/amsdu.rs`): 0 for a plain
+    /// MSDU; 2 or more for a carrier, whose `len_bytes` is then the A-MSDU's (less
+    /// LLC/SNAP) and whose MSDUs wait in its transmitter's store.
+    pub amsdu_msdus: u8,
     /// Layout only (always zero): see [`PadWord`].
-    _pad: [u8; 7],
+    _pad: [u8; 6],
     _tag: PadWord,
 }
 
@@ -228,7 +232,8 @@ impl Packet {
             queued_at: Nanos::ZERO,
             aql_us: 0,
             token: 0,
-            _pad: [0; 7],
+            amsdu_msdus: 0,
+            _pad: [0; 6],
             _tag: PadWord::Zero,
         }
     }

@@ -6,6 +6,7 @@
 //! `stack = "…"` and may override any knob.
 
 use crate::aqm::codel::CodelParams;
+use crate::mac80211::amsdu::AmsduConfig;
 use crate::mac80211::aql::{AqlEstimator, AqlParams};
 use crate::mac80211::classify::DscpMapping;
 use crate::mac80211::fq::OverloadPolicy;
@@ -126,6 +127,9 @@ pub struct StackConfig {
     /// The minstrel_ht design of the stack's kernel, run by stations whose rate control
     /// is `minstrel_ht` (rate-control.md §1: ≤ 5.10 or ≥ 5.11).
     pub minstrel_era: MinstrelEra,
+    /// mac80211's A-MSDU at enqueue (§16): off in every preset, as none of their
+    /// drivers (ath9k, the ath10k-like firmware) sets `IEEE80211_HW_TX_AMSDU`.
+    pub amsdu: AmsduConfig,
 }
 
 impl StackConfig {
@@ -230,6 +234,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         max_ampdu_subframes: 32,
         rate_caps: HwRateCaps::ATH9K,
         minstrel_era: MinstrelEra::Linux5_10,
+        amsdu: AmsduConfig::OFF,
     };
     let itxq = StackConfig {
         qdisc: QdiscKind::NoQueue,
@@ -380,7 +385,7 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
     } else {
         "the driver's round robin over its TIDs".to_string()
     };
-    vec![
+    let mut lines = vec![
         ("qdisc".into(), qdisc),
         ("mac80211 TXQs".into(), txqs),
         ("scheduler".into(), scheduler),
@@ -402,7 +407,31 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
             }
             .to_string(),
         ),
-    ]
+    ];
+    if c.amsdu.enabled {
+        let a = c.amsdu;
+        let limit = |v: u16| {
+            if v == 0 {
+                "none".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        lines.push((
+            "A-MSDU".into(),
+            format!(
+                "at enqueue; peer max {} B, ≤ {} subframes, ≤ {} fragments",
+                if a.max_len_bytes == 0 {
+                    "3839 (HT) / 3895 (VHT, HE)".to_string()
+                } else {
+                    a.max_len_bytes.to_string()
+                },
+                limit(a.max_subframes),
+                limit(a.max_frags)
+            ),
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::driver::{
     ATH_NON_AGGR_MIN_QDEPTH,
 };
 use crate::mac::edca::Ac;
+use crate::mac80211::amsdu::{self, AmsduStore, JoinLimits, PeerClass};
 use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, AqlEstimator};
 use crate::mac80211::classify::dscp_to_up;
 use crate::mac80211::dql::Dql;
@@ -254,6 +255,10 @@ pub(crate) struct TxPath {
     /// MPDUs given up since the caller last drained them: the recipient must stop
     /// waiting for them.
     pub(crate) gave_up: Vec<GivenUpMpdu>,
+    /// Per link: its peer's PHY class, which sets its advertised A-MSDU limit.
+    amsdu_peer: Vec<PeerClass>,
+    /// The MSDUs of this node's A-MSDUs until their carriers are done with.
+    pub(crate) amsdu: AmsduStore,
 }
 
 /// An MPDU the path gave up after its last allowed attempt, as the recipient's reorder
@@ -279,6 +284,10 @@ impl TxPath {
         fq_memory_limit_bytes: u64,
     ) -> TxPath {
         let n = links.len();
+        let amsdu_peer = links
+            .iter()
+            .map(|l| PeerClass::of(l.rc.rate_set().into_iter().map(|(_, t)| t)))
+            .collect();
         let qdisc = match Qdisc::new(cfg.qdisc) {
             Some(q) => vec![q; 4],
             None => Vec::new(),
@@ -358,6 +367,8 @@ impl TxPath {
             peaks: QueuePeaks::default(),
             drops: Vec::new(),
             gave_up: Vec::new(),
+            amsdu_peer,
+            amsdu: AmsduStore::default(),
         }
     }
 
@@ -497,13 +508,56 @@ impl TxPath {
         self.kick(now, ac);
     }
 
-    /// Into its TXQ (`ieee80211_txq_enqueue`), and schedule it.
+    /// Into its TXQ (`ieee80211_txq_enqueue`), and schedule it; or, with A-MSDU, into
+    /// the tail frame of its flow if it may join it (the TXQ is then scheduled
+    /// already).
     fn enqueue_txq(&mut self, now: Nanos, txq: TxqId, packet: Packet, ac: Ac) {
+        if self.cfg.amsdu.enabled && self.join_amsdu(txq, &packet) {
+            return;
+        }
         if let Some(fq) = self.fq.as_mut() {
             fq.enqueue(now, txq, packet, &mut self.drops);
             self.peaks.txqs_packets = self.peaks.txqs_packets.max(fq.backlog_packets());
         }
         self.schedule_txq(now, txq, ac);
+    }
+
+    /// `ieee80211_amsdu_aggregate` (reference §16.2): `packet` joins the tail frame
+    /// of its fq flow if the peer, rate control and driver limits allow. Only QoS data
+    /// to an HT/VHT/HE peer that is not dozing (the kernel's fast-xmit path, which a
+    /// station in power save leaves).
+    #[cold]
+    #[inline(never)]
+    fn join_amsdu(&mut self, txq: TxqId, packet: &Packet) -> bool {
+        let link = txq.link();
+        if !self.qos || self.is_paused(link) {
+            return false;
+        }
+        let class = self.amsdu_peer[link.index()];
+        let peer_max = class.max_len_bytes(self.cfg.amsdu.max_len_bytes);
+        if peer_max == 0 {
+            return false;
+        }
+        let rc_cap = match &self.links[link.index()].rc {
+            LinkRateControl::MinstrelHt(m) => amsdu::minstrel_cap_bytes(m, class == PeerClass::Vht),
+            // `max_rc_amsdu_len` as `sta_info.c` starts it, for a rate control that
+            // never sets it.
+            _ => Some(amsdu::MAX_LEN_HT_BA),
+        };
+        let limits = JoinLimits {
+            max_len_bytes: amsdu::effective_max_len(peer_max, rc_cap),
+            max_subframes: self.cfg.amsdu.max_subframes,
+            max_frags: self.cfg.amsdu.max_frags,
+        };
+        let (Some(fq), store) = (self.fq.as_mut(), &mut self.amsdu) else {
+            return false;
+        };
+        fq.join_tail(txq, packet, |tail| {
+            let len = amsdu::join(tail.len_bytes, tail.amsdu_msdus, packet.len_bytes, &limits)?;
+            store.joined(tail, *packet);
+            tail.amsdu_msdus = tail.amsdu_msdus.max(1) + 1;
+            Some(len)
+        })
     }
 
     /// `ieee80211_schedule_txq`: the TXQ has data for the scheduler.
@@ -1147,6 +1201,9 @@ impl TxPath {
         // perf: by reference (a drain would copy each MPDU out of the vector).
         for (i, m) in ppdu.mpdus.iter().enumerate() {
             let acked = report.acked.get(i).copied().unwrap_or(false);
+            if acked && m.packet.amsdu_msdus > 1 {
+                self.amsdu.done(&m.packet);
+            }
             if acked || m.attempts >= report.retry_limit {
                 self.drv.release_held(ac);
                 self.drv.tid_mut(txq).complete(m.seq);
@@ -1204,7 +1261,7 @@ impl TxPath {
     pub(crate) fn packets_inside(&self) -> u64 {
         let q: usize = self.qdisc.iter().map(|q| q.len_packets()).sum();
         let fq = self.fq.as_ref().map_or(0, |f| f.backlog_packets() as u64);
-        q as u64 + fq + self.drv.packets()
+        q as u64 + fq + self.drv.packets() + self.amsdu.extra_undelivered()
     }
 
     /// The driver below this path.

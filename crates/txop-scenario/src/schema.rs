@@ -197,6 +197,15 @@ pub struct StackOptions {
     pub driver_queue_packets: Option<u32>,
     pub hw_queue_ppdus: Option<u32>,
     pub max_ampdu_subframes: Option<u16>,
+    /// mac80211's A-MSDU at enqueue (the driver sets `TX_AMSDU`); off in every preset.
+    pub amsdu: Option<bool>,
+    /// The stations' (and the AP's) advertised A-MSDU limit: 0 (the capability's
+    /// default) or 3839, 7935, 3895, 7991, 11454.
+    pub amsdu_max_len_bytes: Option<u16>,
+    /// "Max Number Of MSDUs In A-MSDU": 0 (none), 8, 16 or 32.
+    pub amsdu_max_subframes: Option<u16>,
+    /// `hw->max_tx_fragments`: skbs per A-MSDU, 0 (none) to 255 (mt76: 16).
+    pub amsdu_max_frags: Option<u16>,
 }
 
 pub(crate) fn default_seed() -> u64 {

@@ -102,18 +102,22 @@ fn tshark_frames(file: &Path) -> Vec<Frame> {
 
 /// Frames of `file` matching the display filter `filter` (tshark's count).
 fn tshark_count(file: &Path, filter: &str) -> usize {
-    let out = Command::new("tshark")
-        .arg("-r")
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
         .arg(file)
-        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
-        .output()
-        .expect("tshark");
+        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"]);
+    tshark_stdout(&mut cmd).lines().count()
+}
+
+/// What tshark run as `cmd` printed (it must succeed).
+fn tshark_stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("tshark");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).lines().count()
+    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 /// Run `args` with `-o DIR --pcap` and return DIR and its results.json.
@@ -785,4 +789,86 @@ fn the_size_bound_is_in_mib_and_what_it_left_out_is_said_under_quiet() {
         assert!((1_000_000..=1 << 20).contains(&bytes), "{bytes} bytes");
         assert!(tshark_count(&dir.join("air.pcapng"), "frame") > 0);
     }
+}
+
+/// A-MSDU in the capture (reference mac80211-tx-path.md §16), as tshark decodes it:
+/// with `stack_options.amsdu` the uploads' QoS data frames carry the A-MSDU Present
+/// bit and tshark finds their subframes; each frame's length is what 802.11-2016
+/// 9.3.2.2.2 makes of the subframes tshark read (QoS header 26, per subframe its
+/// 14-byte header and the length field's bytes, padding to 4 bytes but after the last,
+/// FCS 4), its FCS verifies, and no frame is malformed. Without the key (every preset's
+/// default) no frame carries an A-MSDU.
+#[test]
+fn amsdu_subframes_decode() {
+    let args = |amsdu: &'static str| {
+        [
+            "run",
+            "e3-rtt-fair-up",
+            "--set",
+            amsdu,
+            "--set",
+            "duration_s=11",
+            "--pcap-window",
+            "10-10.3",
+            "--pcap-snaplen",
+            "65535",
+        ]
+    };
+    let (dir, _) = captured_run("amsdu-on", &args("stack_options.amsdu=true"));
+    let file = dir.join("air.pcapng");
+    let text = tshark_stdout(
+        Command::new("tshark")
+            .arg("-r")
+            .arg(&file)
+            .args(["-o", "wlan.check_checksum:TRUE"])
+            .args(["-Y", "wlan.qos.amsdupresent == 1", "-T", "fields"])
+            .args([
+                "-E",
+                "separator=\t",
+                "-E",
+                "occurrence=a",
+                "-E",
+                "aggregator=,",
+            ])
+            .args(["-e", "frame.len", "-e", "radiotap.length"])
+            .args(["-e", "wlan_aggregate.a_mdsu.length", "-e", "ip.len"])
+            .args(["-e", "wlan.fcs.status"]),
+    );
+    let mut frames = 0;
+    for line in text.lines() {
+        let c: Vec<&str> = line.split('\t').collect();
+        let nums = |i: usize| -> Vec<usize> {
+            c[i].split(',')
+                .map(|v| v.parse().expect("a number"))
+                .collect()
+        };
+        let (len, radiotap) = (nums(0)[0], nums(1)[0]);
+        let (subframes, ips) = (nums(2), nums(3));
+        assert!(subframes.len() >= 2, "{line}");
+        assert_eq!(
+            ips.len(),
+            subframes.len(),
+            "an IP packet per subframe: {line}"
+        );
+        let mut amsdu = 0;
+        for (k, (&sub, &ip)) in subframes.iter().zip(&ips).enumerate() {
+            assert_eq!(sub, 8 + ip, "LLC/SNAP and the IP packet: {line}");
+            amsdu += 14 + sub;
+            if k + 1 < subframes.len() {
+                amsdu = amsdu.div_ceil(4) * 4;
+            }
+        }
+        assert_eq!(len - radiotap, 26 + amsdu + 4, "{line}");
+        assert_eq!(c[4], "1", "the FCS verifies: {line}");
+        frames += 1;
+    }
+    println!("{frames} A-MSDU frames");
+    assert!(frames > 50, "{frames} A-MSDU frames");
+    assert_eq!(tshark_count(&file, "_ws.malformed"), 0);
+    let (dir, _) = captured_run("amsdu-off", &args("stack_options.amsdu=false"));
+    assert_eq!(
+        tshark_count(&dir.join("air.pcapng"), "wlan.qos.amsdupresent == 1"),
+        0
+    );
+    assert!(tshark_count(&dir.join("air.pcapng"), "wlan.fc.type_subtype == 0x0028") > 50);
 }

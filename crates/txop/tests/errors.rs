@@ -383,3 +383,34 @@ fn a_trace_out_of_range_or_for_no_station_is_refused() {
         assert!(err.contains(needle), "{err:?} lacks {needle:?}");
     }
 }
+
+/// The A-MSDU keys (reference mac80211-tx-path.md §16) refuse what no station or
+/// driver says, in one line naming the key, exit 2.
+#[test]
+fn amsdu_keys_refuse_values_no_device_advertises() {
+    for (set, needle) in [
+        (
+            "stack_options.amsdu_max_len_bytes=4000",
+            "amsdu_max_len_bytes: 4000",
+        ),
+        (
+            "stack_options.amsdu_max_subframes=7",
+            "amsdu_max_subframes: 7",
+        ),
+        ("stack_options.amsdu_max_frags=300", "amsdu_max_frags"),
+        ("stack=linux-4.8-bloated", "stack_options.amsdu: "),
+    ] {
+        let o = txop(&[
+            "run",
+            "default",
+            "--set",
+            "stack_options.amsdu=true",
+            "--set",
+            set,
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{set}: {err}");
+        assert_eq!(err.lines().count(), 1, "{set}: {err}");
+        assert!(err.contains(needle), "{set}: {err}");
+    }
+}

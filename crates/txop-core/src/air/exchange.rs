@@ -454,6 +454,7 @@ impl Cell {
         // What the reorder buffer releases becomes an output at once, in the order
         // released, as `emit_released` reports it.
         // perf: straight into `out`, without the copy through `released`.
+        let from = self.out.len();
         let out = &mut self.out;
         let (mut pkts, mut bytes) = (0, 0);
         let mut emit = |p: Packet| {
@@ -465,6 +466,9 @@ impl Cell {
             if *ok {
                 reorder.receive(m.seq, m.packet, &mut emit);
             }
+        }
+        if self.has_amsdus(txn) {
+            (pkts, bytes) = self.unpack_delivered(txn, from);
         }
         if !self.delivered_copies.is_empty() {
             // A copy received again is no longer in the air's count.
@@ -503,13 +507,17 @@ impl Cell {
     /// Report the packets a reorder buffer just released as delivered (they came from
     /// node `txn` over its link `link`).
     pub(crate) fn emit_released(&mut self, t: Nanos, txn: usize, link: LinkId) {
-        let pkts = self.released.len() as u64;
+        let mut pkts = self.released.len() as u64;
         let mut bytes = 0;
+        let from = self.out.len();
         // perf: one pass, and one reservation in `out` (the drain's length is known).
         self.out.extend(self.released.drain(..).map(|p| {
             bytes += p.len_bytes as u64;
             Output::Delivered { at: t, packet: p }
         }));
+        if self.has_amsdus(txn) {
+            (pkts, bytes) = self.unpack_delivered(txn, from);
+        }
         self.count_delivered(txn, link, pkts, bytes);
     }
 

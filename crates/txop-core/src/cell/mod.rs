@@ -22,6 +22,7 @@
 //! PPDUs the driver put in the hardware queue, reports their outcome back, and charges
 //! the airtime to the AP's scheduler.
 
+mod amsdu;
 mod config;
 mod management;
 mod stats;
@@ -735,31 +736,18 @@ impl Cell {
             if !self.delivered_copies.is_empty() {
                 self.delivered_copies.remove(&packet.id);
             }
-            if reason == DropReason::RetryLimit
+            let received = reason == DropReason::RetryLimit
                 && delivered_anyway
                     .as_mut()
                     .and_then(|it| it.next())
-                    .unwrap_or(false)
-            {
-                continue;
-            }
-            let uplink = !packet.src.is_ap();
-            // Every packet in a path travels between the AP and a station.
-            if let Some(station) = if uplink { packet.src } else { packet.dst }.as_station() {
-                let s = self.link_stats(station, uplink);
-                match reason {
-                    DropReason::QueueFull => s.dropped_queue_full += 1,
-                    DropReason::RetryLimit => s.dropped_retry_limit += 1,
-                    DropReason::PsBuffer => s.dropped_ps_buffer += 1,
-                    _ => s.dropped_aqm += 1,
+                    .unwrap_or(false);
+            if packet.amsdu_msdus > 1 {
+                for p in self.msdus_dropped(n, packet, received) {
+                    self.report_msdu_drop(now, n, p, reason);
                 }
+            } else if !received {
+                self.report_msdu_drop(now, n, packet, reason);
             }
-            self.out.push_back(Output::Dropped {
-                at: now,
-                node: self.nodes[n].id,
-                packet,
-                reason,
-            });
         }
         self.nodes[n].path.drops = drops;
         let mut gave_up = std::mem::take(&mut self.nodes[n].path.gave_up);

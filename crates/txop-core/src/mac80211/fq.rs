@@ -310,6 +310,10 @@ struct Tin {
 struct Node {
     packet: Packet,
     next: u32,
+    /// The truesize accounted at enqueue: an A-MSDU's head keeps the truesize it had
+    /// when the frames after it joined (`ieee80211_amsdu_aggregate` chains them on
+    /// `frag_list` without adding theirs), so it is not recomputed from the length.
+    truesize: u32,
 }
 
 /// The radio-wide state the per-flow operations touch.
@@ -344,11 +348,16 @@ impl Core {
     /// Append `packet` to `flow` and account it (`fq_tin_enqueue` steps 1–2, 4).
     fn push(&mut self, flow: &mut Flow, backlog: &mut Backlog, packet: Packet) {
         let len = packet.len_bytes as u64;
-        self.memory_usage += packet.truesize_bytes() as u64;
+        let truesize = packet.truesize_bytes();
+        self.memory_usage += truesize as u64;
         self.backlog_packets += 1;
         backlog.packets += 1;
         backlog.bytes += len;
-        let node = Node { packet, next: NIL };
+        let node = Node {
+            packet,
+            next: NIL,
+            truesize,
+        };
         let idx = if self.free != NIL {
             let idx = self.free;
             self.free = self.nodes[idx as usize].next;
@@ -389,7 +398,7 @@ impl Core {
         let idx = flow.head;
         let node = &mut self.nodes[idx as usize];
         let len = node.packet.len_bytes as u64;
-        let truesize = node.packet.truesize_bytes() as u64;
+        let truesize = node.truesize as u64;
         flow.head = node.next;
         node.next = self.free;
         self.free = idx;
@@ -555,6 +564,21 @@ impl Fq {
         i
     }
 
+    /// `fq_flow_classify` (§3.3): the slot of the flow a packet hashed `hash` goes to in
+    /// tin `t`: its own flow, or the tin's default flow (a collision, counted) if
+    /// another tin owns that flow.
+    #[inline(always)]
+    fn classify(&mut self, t: usize, hash: u32) -> u32 {
+        let slot = flow_index(hash, self.params.flows);
+        let owner = self.flow(slot).map_or(NIL, |f| f.owner);
+        if owner != NIL && owner != t as u32 {
+            self.tins[t].stats.collisions += 1;
+            self.core.stats.collisions += 1;
+            return self.default_slot(t);
+        }
+        slot
+    }
+
     /// `ieee80211_txq_enqueue` → `fq_tin_enqueue` (reference §3.3, §3.4): stamp
     /// `packet.queued_at = now`, classify by `packet.flow`, append to the flow, list a
     /// new flow at the tail of `new_flows` with `deficit = quantum`, then run the
@@ -574,14 +598,7 @@ impl Fq {
         assert!(t < self.tins.len(), "unknown tin {t}");
         packet.queued_at = now;
 
-        // fq_flow_classify.
-        let mut slot = flow_index(packet.flow, self.params.flows);
-        let owner = self.flow(slot).map_or(NIL, |f| f.owner);
-        if owner != NIL && owner != t as u32 {
-            slot = self.default_slot(t);
-            self.tins[t].stats.collisions += 1;
-            self.core.stats.collisions += 1;
-        }
+        let slot = self.classify(t, packet.flow);
         let i = self.state_index(slot);
         let tin_state = &mut self.tins[t];
         let flow = &mut self.flows[i as usize];
@@ -598,6 +615,49 @@ impl Fq {
         }
 
         self.overload(drops);
+    }
+
+    /// `ieee80211_amsdu_aggregate`'s access to fq (§16.2): classify `packet` into
+    /// `tin` as an enqueue would (`fq_flow_classify`, counting a collision as the kernel
+    /// does, a second time if the packet is then enqueued), and offer the tail packet
+    /// of that flow to `join`. If `join` returns the tail's new length, the tail takes
+    /// it (the flow's and tin's byte backlogs follow; packet counts and memory do not,
+    /// as in the kernel) and this returns true. A flow with no packet refuses.
+    ///
+    /// Panics if `tin` did not come from this fq's [`Fq::add_tin`].
+    pub fn join_tail(
+        &mut self,
+        tin: TxqId,
+        packet: &Packet,
+        join: impl FnOnce(&mut Packet) -> Option<u32>,
+    ) -> bool {
+        let t = tin.index();
+        assert!(t < self.tins.len(), "unknown tin {t}");
+        let slot = self.classify(t, packet.flow);
+        let Some(i) = (match self.state_of[slot as usize] {
+            NIL => None,
+            i => Some(i),
+        }) else {
+            return false;
+        };
+        let flow = &mut self.flows[i as usize];
+        if flow.tail == NIL {
+            return false;
+        }
+        let node = &mut self.core.nodes[flow.tail as usize];
+        let old = node.packet.len_bytes;
+        let Some(new) = join(&mut node.packet) else {
+            return false;
+        };
+        node.packet.len_bytes = new;
+        let grown = u64::from(new.saturating_sub(old));
+        flow.backlog_bytes += grown;
+        self.tins[t].backlog.bytes += grown;
+        if self.core.policy == OverloadPolicy::OneFromFattest {
+            // ≤5.11: the grown flow moves in front of those with an equal backlog.
+            flow.tie = -self.core.next_stamp();
+        }
+        true
     }
 
     /// The overload loop at the end of `fq_tin_enqueue` (reference §3.4): while the

@@ -237,6 +237,7 @@ impl Scenario {
                 "ath9k pulls from mac80211's TXQs into its hardware queue: it needs at least 1",
             ));
         }
+        self.apply_amsdu(&mut c)?;
         if c.fq_flows == 0 || c.fq_quantum_bytes == 0 || c.fq_limit_packets == 0 {
             return Err(ScenarioError::new(
                 "stack_options",
@@ -244,5 +245,55 @@ impl Scenario {
             ));
         }
         Ok(c)
+    }
+
+    /// `[stack_options]`'s A-MSDU keys (reference §16).
+    fn apply_amsdu(&self, c: &mut StackConfig) -> Result<(), ScenarioError> {
+        use txop_core::mac80211::amsdu::STATION_MAX_LENS;
+        let o = &self.stack_options;
+        if let Some(v) = o.amsdu {
+            c.amsdu.enabled = v;
+        }
+        if let Some(v) = o.amsdu_max_len_bytes {
+            if v != 0 && !STATION_MAX_LENS.contains(&v) {
+                return Err(ScenarioError::new(
+                    "stack_options.amsdu_max_len_bytes",
+                    format!(
+                        "{v} is not a length a station advertises; expected 0 (the \
+                         capability's default), 3839 or 7935 (HT), 3895, 7991 or 11454 \
+                         (VHT, HE)"
+                    ),
+                ));
+            }
+            c.amsdu.max_len_bytes = v;
+        }
+        if let Some(v) = o.amsdu_max_subframes {
+            if ![0, 8, 16, 32].contains(&v) {
+                return Err(ScenarioError::new(
+                    "stack_options.amsdu_max_subframes",
+                    format!(
+                        "{v} is not a limit Extended Capabilities can say; expected 0 (none), \
+                         8, 16 or 32"
+                    ),
+                ));
+            }
+            c.amsdu.max_subframes = v;
+        }
+        if let Some(v) = o.amsdu_max_frags {
+            if v > 255 {
+                return Err(ScenarioError::new(
+                    "stack_options.amsdu_max_frags",
+                    "must be 0 (no limit) to 255",
+                ));
+            }
+            c.amsdu.max_frags = v;
+        }
+        if c.amsdu.enabled && !c.mac80211_txqs {
+            return Err(ScenarioError::new(
+                "stack_options.amsdu",
+                "mac80211 builds A-MSDUs in its TXQs: it needs mac80211_txqs = true",
+            ));
+        }
+        Ok(())
     }
 }

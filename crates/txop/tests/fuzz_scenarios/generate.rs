@@ -703,6 +703,33 @@ impl Gen {
                 t.insert("mac80211_txqs".into(), Value::Boolean(true));
             }
         }
+        if self.chance(p) {
+            // A-MSDU (mostly with the TXQs it needs: the checks refuse the rest).
+            self.set_bool(&mut t, "amsdu");
+            if self.chance(0.8) {
+                t.insert("mac80211_txqs".into(), Value::Boolean(true));
+            }
+        }
+        if self.chance(p) {
+            let v = if self.chance(0.9) {
+                self.pick(&[0, 3839, 7935, 3895, 7991, 11454])
+            } else {
+                self.int(0, 65_535)
+            };
+            self.set_int(&mut t, "amsdu_max_len_bytes", v);
+        }
+        if self.chance(p) {
+            let v = if self.chance(0.9) {
+                self.pick(&[0, 8, 16, 32])
+            } else {
+                self.int(0, 300)
+            };
+            self.set_int(&mut t, "amsdu_max_subframes", v);
+        }
+        if self.chance(p) {
+            let v = self.int(0, 300);
+            self.set_int(&mut t, "amsdu_max_frags", v);
+        }
         t
     }
 
