@@ -123,19 +123,9 @@ const PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER`.
 const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 
-/// BBR's mode (`enum bbr_mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum BbrMode {
-    /// Ramp up to fill the pipe (gain 2.885).
-    #[default]
-    Startup,
-    /// Drain the queue STARTUP made.
-    Drain,
-    /// Cycle the pacing gain around the estimated bandwidth.
-    ProbeBw,
-    /// Cap inflight at 4 segments to re-measure the propagation delay.
-    ProbeRtt,
-}
+/// BBR's mode (`enum bbr_mode`): defined with the results that report it, each step's
+/// modes in `bbr_mode_series`.
+pub use txop_results::flowstats::BbrMode;
 
 /// BBR's model, for stats (what `bbr_get_info` reports, and more).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -329,6 +319,11 @@ impl Bbr {
     /// (`bbr_update_min_rtt`: low-rate samples are ignored).
     pub fn in_probe_rtt(&self) -> bool {
         self.mode == BbrMode::ProbeRtt
+    }
+
+    /// The state machine's mode (`bbr->mode`).
+    pub fn mode(&self) -> BbrMode {
+        self.mode
     }
 
     /// The model, for stats.

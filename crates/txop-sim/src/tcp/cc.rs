@@ -1,7 +1,7 @@
 //! The congestion window and the interface to the congestion-control modules
 //! (Linux `struct tcp_congestion_ops`, `net/ipv4/tcp_cong.c`).
 
-use super::bbr::{Bbr, BbrInfo};
+use super::bbr::{Bbr, BbrInfo, BbrMode};
 use super::cubic::Cubic;
 use super::newreno::NewReno;
 use super::rate::RateSample;
@@ -146,6 +146,15 @@ impl Cc {
     /// PROBE_RTT).
     pub fn marks_app_limited(&self) -> bool {
         matches!(self, Cc::Bbr(b) if b.in_probe_rtt())
+    }
+
+    /// BBR's state machine's mode (`bbr->mode`), without the rest of its model: the
+    /// simulator samples it on every ACK.
+    pub fn bbr_mode(&self) -> Option<BbrMode> {
+        match self {
+            Cc::Bbr(b) => Some(b.mode()),
+            _ => None,
+        }
     }
 
     /// BBR's model, for stats.

@@ -43,7 +43,7 @@
 //! at the RTO, doubling (`tcp_probe_timer`, `tcp_xmit_probe_skb`: a segment below
 //! `snd_una` that the receiver must acknowledge with its window).
 
-use super::bbr::BbrInfo;
+use super::bbr::{BbrInfo, BbrMode};
 use super::cc::{AckedSample, Cc, ConnInfo, Window, TCP_INFINITE_SSTHRESH};
 use super::pacing::Pacer;
 use super::rate::{RateEstimator, RateSample};
@@ -129,6 +129,8 @@ pub struct TcpSenderStats {
     pub ece_acks: u64,
     /// Pacing rate in bytes per second, when pacing.
     pub pacing_rate: Option<u64>,
+    /// Delivery rate in payload bytes per second ([`TcpSender::delivery_rate`]).
+    pub delivery_rate: Option<u64>,
     /// cwnd at which HyStart ended slow start (CUBIC).
     pub hystart_exit_cwnd: Option<u32>,
     /// CUBIC's W_max in segments (0 before the first congestion event).
@@ -361,11 +363,8 @@ impl TcpSender {
         s.retrans_out = self.sb.retrans_out();
         s.snd_una = self.snd_una;
         s.snd_nxt = self.snd_nxt;
-        s.pacing_rate = if self.paces() {
-            self.pacer.rate()
-        } else {
-            None
-        };
+        s.pacing_rate = self.pacing_rate();
+        s.delivery_rate = self.delivery_rate();
         s.hystart_exit_cwnd = self.cc.hystart_exit_cwnd();
         s.cubic_w_max = self.cc.w_max();
         s.bbr = self.cc.bbr_info();
@@ -389,6 +388,38 @@ impl TcpSender {
     /// Segments retransmitted so far (as in [`TcpSender::stats`]).
     pub fn retransmits(&self) -> u64 {
         self.stats.retransmits
+    }
+
+    /// Retransmission timeouts so far (as in [`TcpSender::stats`]).
+    pub fn timeouts(&self) -> u64 {
+        self.stats.timeouts
+    }
+
+    /// Smoothed RTT, once measured (as in [`TcpSender::stats`]).
+    pub fn srtt(&self) -> Option<Nanos> {
+        self.rtt.srtt()
+    }
+
+    /// Pacing rate in bytes per second, when pacing (as in [`TcpSender::stats`]).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        if self.paces() {
+            self.pacer.rate()
+        } else {
+            None
+        }
+    }
+
+    /// The delivery rate `ss -ti` shows (`tcpi_delivery_rate`, `tcp_rate.c`): the
+    /// last delivery-rate sample not application-limited, or an application-limited
+    /// one at least as fast, payload bytes per second; `None` before the first valid
+    /// sample.
+    pub fn delivery_rate(&self) -> Option<u64> {
+        self.rate.delivery_rate_bytes_per_s(self.mss)
+    }
+
+    /// BBR's mode, for a BBR sender.
+    pub fn bbr_mode(&self) -> Option<BbrMode> {
+        self.cc.bbr_mode()
     }
 
     /// The configuration.
