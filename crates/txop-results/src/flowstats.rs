@@ -319,10 +319,21 @@ impl BbrMode {
         }
     }
 
-    /// Its bit in a step's set of modes.
-    fn bit(self) -> u64 {
-        1 << self as u32
+    /// Its bit in a set of modes ([`BbrSample::entered`]).
+    pub fn bit(self) -> u8 {
+        1 << self as u8
     }
+}
+
+/// BBR's state as a sender reports it after an ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BbrSample {
+    /// Its mode now.
+    pub mode: BbrMode,
+    /// The modes it entered since its last sample (bits of [`BbrMode::bit`]): a mode
+    /// may begin and end within one ACK (DRAIN, when STARTUP ends with no queue to
+    /// drain, `bbr_check_drain`).
+    pub entered: u8,
 }
 
 /// What a TCP sender reports after an ACK ([`FlowStats::tcp_sample`]).
@@ -343,8 +354,8 @@ pub struct TcpSample {
     pub pacing_rate_bps: Option<u64>,
     /// Its delivery rate (`tcpi_delivery_rate`), payload bit/s, once sampled.
     pub delivery_rate_bps: Option<u64>,
-    /// BBR's mode after the ACK, for a BBR sender.
-    pub bbr_mode: Option<BbrMode>,
+    /// BBR's mode after the ACK and the modes it passed through, for a BBR sender.
+    pub bbr: Option<BbrSample>,
 }
 
 /// A step of a [`StepSeries`] of end values that no sample has reached yet (before a
@@ -394,17 +405,17 @@ impl TcpSeries {
         record_end_value(&mut self.pacing_rate_bps, at, pacing, NO_SAMPLE);
         let delivery = value(sample.delivery_rate_bps);
         record_end_value(&mut self.delivery_rate_bps, at, delivery, NO_SAMPLE);
-        if let Some(mode) = sample.bbr_mode {
+        if let Some(bbr) = sample.bbr {
             let series = &mut self.bbr_modes;
             let step = series.index(at, union_bits);
             // Steps since the last sample were in its mode all along, and so was this
             // one until now.
-            let before = self.bbr_mode.map_or(0, BbrMode::bit);
+            let before = self.bbr_mode.map_or(0, |m| m.bit() as u64);
             if series.values.len() <= step {
                 series.values.resize(step + 1, before);
             }
-            series.values[step] |= mode.bit();
-            self.bbr_mode = Some(mode);
+            series.values[step] |= (bbr.entered | bbr.mode.bit()) as u64;
+            self.bbr_mode = Some(bbr.mode);
         }
     }
 
@@ -610,7 +621,7 @@ impl FlowStats {
                     .map(|&bits| {
                         BbrMode::ALL
                             .iter()
-                            .filter(|m| bits & m.bit() != 0)
+                            .filter(|m| bits & m.bit() as u64 != 0)
                             .map(|m| m.name())
                             .collect()
                     })
@@ -721,7 +732,10 @@ mod tests {
                     srtt: Some(Nanos::from_ms(20)),
                     pacing_rate_bps: Some(k),
                     delivery_rate_bps: None,
-                    bbr_mode: Some(BbrMode::ALL[(k % 4) as usize]),
+                    bbr: Some(BbrSample {
+                        mode: BbrMode::ALL[(k % 4) as usize],
+                        entered: 0,
+                    }),
                 },
             );
             // RTTs 10 ms and 11 ms alternately: every |ΔRTT| is 1 ms.

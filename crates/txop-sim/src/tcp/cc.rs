@@ -1,13 +1,14 @@
 //! The congestion window and the interface to the congestion-control modules
 //! (Linux `struct tcp_congestion_ops`, `net/ipv4/tcp_cong.c`).
 
-use super::bbr::{Bbr, BbrInfo, BbrMode};
+use super::bbr::{Bbr, BbrInfo};
 use super::cubic::Cubic;
 use super::newreno::NewReno;
 use super::rate::RateSample;
 use super::sender::CaState;
 use super::{CongestionControl, TcpConfig};
 use txop_core::Nanos;
+use txop_results::flowstats::BbrSample;
 
 /// `TCP_INFINITE_SSTHRESH`: no slow-start threshold yet.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -148,11 +149,14 @@ impl Cc {
         matches!(self, Cc::Bbr(b) if b.in_probe_rtt())
     }
 
-    /// BBR's state machine's mode (`bbr->mode`), without the rest of its model: the
-    /// simulator samples it on every ACK.
-    pub fn bbr_mode(&self) -> Option<BbrMode> {
+    /// BBR's mode (`bbr->mode`) and the modes it entered since the last call
+    /// ([`BbrSample`]): the simulator samples them on every ACK.
+    pub fn take_bbr_sample(&mut self) -> Option<BbrSample> {
         match self {
-            Cc::Bbr(b) => Some(b.mode()),
+            Cc::Bbr(b) => Some(BbrSample {
+                mode: b.mode(),
+                entered: b.take_entered(),
+            }),
             _ => None,
         }
     }

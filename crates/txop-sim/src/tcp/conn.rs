@@ -56,7 +56,7 @@ pub(crate) fn ack_sample(snd: &mut TcpSender, reported: &mut Reported) -> TcpSam
         srtt: snd.srtt(),
         pacing_rate_bps: snd.pacing_rate().map(|r| r * 8),
         delivery_rate_bps: snd.delivery_rate().map(|r| r * 8),
-        bbr_mode: snd.bbr_mode(),
+        bbr: snd.take_bbr_sample(),
     };
     *reported = Reported {
         retransmits,

@@ -43,7 +43,7 @@
 //! at the RTO, doubling (`tcp_probe_timer`, `tcp_xmit_probe_skb`: a segment below
 //! `snd_una` that the receiver must acknowledge with its window).
 
-use super::bbr::{BbrInfo, BbrMode};
+use super::bbr::BbrInfo;
 use super::cc::{AckedSample, Cc, ConnInfo, Window, TCP_INFINITE_SSTHRESH};
 use super::pacing::Pacer;
 use super::rate::{RateEstimator, RateSample};
@@ -53,6 +53,7 @@ use super::segment::Segment;
 use super::ReceiveWindow;
 use super::{TcpConfig, DUP_THRESH};
 use txop_core::Nanos;
+use txop_results::flowstats::BbrSample;
 
 /// Congestion-avoidance state (Linux `enum tcp_ca_state`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -417,9 +418,10 @@ impl TcpSender {
         self.rate.delivery_rate_bytes_per_s(self.mss)
     }
 
-    /// BBR's mode, for a BBR sender.
-    pub fn bbr_mode(&self) -> Option<BbrMode> {
-        self.cc.bbr_mode()
+    /// For a BBR sender, its mode and the modes it entered since the last call (a mode
+    /// can last less than an ACK: DRAIN may end in the ACK that starts it).
+    pub fn take_bbr_sample(&mut self) -> Option<BbrSample> {
+        self.cc.take_bbr_sample()
     }
 
     /// The configuration.
