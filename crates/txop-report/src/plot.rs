@@ -381,13 +381,7 @@ mod grouped {
                 "{title}: RTT over time by flow group{}",
                 shown_of(panels.len(), table.len())
             ),
-            x: Axis {
-                label: "time (s)".into(),
-                min: 0.0,
-                max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
-                scale: Scale::Linear,
-                names: &[],
-            },
+            x: time_axis(runs),
             y: latency_axis("round-trip time (ms), replies per step", &panels),
             panels,
             legend,
@@ -898,17 +892,10 @@ fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> 
     if panels.iter().all(|p| p.series.is_empty()) {
         return None;
     }
-    let duration_s = longest_duration_s(runs);
     Some(LineFigure {
         stem: "latency-time",
         heading: format!("{title}: latency over time"),
-        x: Axis {
-            label: "time (s)".into(),
-            min: 0.0,
-            max: duration_s.max(MIN_TIME_AXIS_S),
-            scale: Scale::Linear,
-            names: &[],
-        },
+        x: time_axis(runs),
         y: latency_axis("round-trip time (ms)", &panels),
         panels,
         legend,
@@ -1178,13 +1165,7 @@ fn time_series_figure(
     Some(LineFigure {
         stem,
         heading,
-        x: Axis {
-            label: "time (s)".into(),
-            min: 0.0,
-            max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
-            scale: Scale::Linear,
-            names: &[],
-        },
+        x: time_axis(runs),
         y: Axis {
             label: y_label,
             min: 0.0,
@@ -1198,6 +1179,17 @@ fn time_series_figure(
         }],
         legend,
     })
+}
+
+/// The time axis of `runs`' plots: from 0 to the longest run.
+fn time_axis(runs: &[PlotRun<'_>]) -> Axis {
+    Axis {
+        label: "time (s)".into(),
+        min: 0.0,
+        max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
+        scale: Scale::Linear,
+        names: &[],
+    }
 }
 
 /// The highest y of any point of `series` (0 for none).
@@ -1443,13 +1435,7 @@ mod tcp {
         Some(LineFigure {
             stem: "tcp-rate",
             heading: format!("{title}: TCP delivery rate (thick) and pacing rate (thin)"),
-            x: Axis {
-                label: "time (s)".into(),
-                min: 0.0,
-                max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
-                scale: Scale::Linear,
-                names: &[],
-            },
+            x: time_axis(runs),
             y: latency_axis("rate (Mbit/s, at the end of each step)", &panels),
             panels,
             legend,
@@ -1459,7 +1445,13 @@ mod tcp {
     /// BBR's mode per flow: within each step the modes it passed through, in order,
     /// spread evenly over the step, so that a line traces the state machine.
     fn bbr_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
-        const MODES: [&str; 4] = ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"];
+        use txop_results::flowstats::BbrMode;
+        const MODES: [&str; 4] = [
+            BbrMode::Startup.name(),
+            BbrMode::Drain.name(),
+            BbrMode::ProbeBw.name(),
+            BbrMode::ProbeRtt.name(),
+        ];
         let (flows, left_out) = picked(runs, |f| f.bbr_mode_series.iter().any(|m| !m.is_empty()));
         if flows.is_empty() {
             return None;
@@ -1490,13 +1482,7 @@ mod tcp {
         Some(LineFigure {
             stem: "tcp-bbr",
             heading: format!("{title}: BBR's mode over time"),
-            x: Axis {
-                label: "time (s)".into(),
-                min: 0.0,
-                max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
-                scale: Scale::Linear,
-                names: &[],
-            },
+            x: time_axis(runs),
             y: Axis {
                 // The mode names are the tick labels.
                 label: String::new(),

@@ -310,7 +310,7 @@ impl BbrMode {
 
     /// The kernel's name for it (`BBR_STARTUP` … without the prefix), as results
     /// name it.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             BbrMode::Startup => "STARTUP",
             BbrMode::Drain => "DRAIN",

@@ -5,10 +5,24 @@
 mod support;
 use support::*;
 
-fn json_of(dir: &std::path::Path) -> serde_json::Value {
-    let v = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+/// `txop run SCENARIO --set …` into a results directory: the directory and its
+/// results.json, checked against the schema.
+fn run_to_dir(
+    name: &str,
+    scenario: &str,
+    sets: &[&str],
+) -> (std::path::PathBuf, serde_json::Value) {
+    let out = scratch(name).join("out");
+    let mut args = vec!["run", scenario];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    args.extend(["-o", out.to_str().unwrap(), "-q"]);
+    let o = txop(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
     assert_valid(&v, "results.json");
-    v
+    (out, v)
 }
 
 /// The summary's TCP rows say what results.json says: each TCP flow's retransmitted
@@ -16,19 +30,7 @@ fn json_of(dir: &std::path::Path) -> serde_json::Value {
 /// run's results directory. A ping flow has no row.
 #[test]
 fn the_summary_counts_retransmits_and_timeouts_as_results_json() {
-    let dir = scratch("tcp-summary");
-    let out = dir.join("out");
-    let o = txop(&[
-        "run",
-        "tcp-ndown-6mbit",
-        "--set",
-        "traffic.length_s=10",
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&out);
+    let (out, v) = run_to_dir("tcp-summary", "tcp-ndown-6mbit", &["traffic.length_s=10"]);
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     let header = summary
         .lines()
@@ -140,23 +142,12 @@ bytes = 1448
 /// every series is as long as `cwnd_series_bytes`.
 #[test]
 fn a_bbr_sender_goes_from_startup_through_drain_to_probe_bw() {
-    let dir = scratch("tcp-bbr");
-    let out = dir.join("out");
-    let o = txop(&[
-        "run",
-        "tcp-ndown-6mbit",
-        "--set",
+    let sets = [
         "traffic.test=tcp_1down",
-        "--set",
         "traffic.cc=bbr",
-        "--set",
         "traffic.length_s=15",
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = json_of(&out);
+    ];
+    let (out, v) = run_to_dir("tcp-bbr", "tcp-ndown-6mbit", &sets);
     let f = v["flows"]
         .as_array()
         .unwrap()
