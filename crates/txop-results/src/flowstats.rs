@@ -385,7 +385,7 @@ fn union_bits(a: u64, b: Option<u64>) -> u64 {
 /// series merge in step with it): srtt, pacing and delivery rate at the end of each
 /// step ([`NO_SAMPLE`] before the first), and the set of BBR modes the sender was in
 /// during each step, which a sample at the end of the step would not show (DRAIN
-/// lasts about one round trip).
+/// lasts at most about a round trip, sometimes not past the ACK that begins it).
 #[derive(Default)]
 struct TcpSeries {
     srtt_ns: StepSeries,
