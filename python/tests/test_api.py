@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import filecmp
+import json
+import math
 import threading
 import time
 
@@ -207,3 +209,25 @@ def test_a_value_of_the_wrong_type_raises_txop_error_naming_the_key(call, messag
         call()
     assert str(e.value).startswith(message), str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_tcp_frame_holds_each_senders_series(cli):
+    sets = {"traffic.test": "tcp_1down", "traffic.cc": "bbr", "traffic.length_s": 3, "traffic.delay_s": 1}
+    r = txop.run(txop.scenario("tcp-ndown-6mbit", sets))
+    res = r.results
+    f = next(f for f in res["flows"] if f["kind"] == "tcp")
+    t = r.tcp.loc[f["flow"]]
+    step = res["series_step_s"]
+    assert list(t.index) == pytest.approx([(k + 1) * step for k in range(len(f["cwnd_series_bytes"]))])
+    assert list(t["cwnd_bytes"]) == f["cwnd_series_bytes"]
+    for column, key in [("srtt_ms", "srtt_series_ms"), ("pacing_rate_bps", "pacing_rate_series_bps")]:
+        values = [math.nan if v is None else v for v in f[key]]
+        assert list(t[column]) == pytest.approx(values, nan_ok=True)
+    # BBR enters DRAIN and leaves it for PROBE_BW within one step here.
+    assert list(t["bbr_modes"]).count("STARTUP+DRAIN+PROBE_BW") == 1
+    assert t["bbr_modes"].iloc[-1] == "PROBE_BW"
+    ping = next(f for f in res["flows"] if f["kind"] == "ping")
+    assert ping["flow"] not in r.tcp.index.get_level_values("flow")
+    args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+    code, out, _ = cli("run", "tcp-ndown-6mbit", *args, "--json")
+    assert code == 0 and json.loads(out)["flows"] == res["flows"]

@@ -317,6 +317,37 @@ def flow_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
     return rows
 
 
+#: A TCP flow's series (results.json key, column of :attr:`Result.tcp`).
+_TCP_SERIES = (
+    ("cwnd_series_bytes", "cwnd_bytes"),
+    ("srtt_series_ms", "srtt_ms"),
+    ("pacing_rate_series_bps", "pacing_rate_bps"),
+    ("delivery_rate_series_bps", "delivery_rate_bps"),
+)
+
+
+def tcp_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
+    """One dict per TCP flow and step (per BSS): the flow, ``time_s`` (the end of the
+    step), its series' values there (NaN where a series has none) and ``bbr_modes``."""
+    rows = []
+    for bss, cell in _cells(results):
+        step = cell["series_step_s"]
+        for f in cell["flows"]:
+            steps = len(f.get("cwnd_series_bytes", []))
+            for k in range(steps):
+                row: dict[str, Any] = {} if bss is None else {"bss": bss}
+                row["flow"] = f["flow"]
+                row["time_s"] = (k + 1) * step
+                for key, column in _TCP_SERIES:
+                    values = f.get(key, [])
+                    value = values[k] if k < len(values) else None
+                    row[column] = math.nan if value is None else value
+                modes = f.get("bbr_mode_series", [])
+                row["bbr_modes"] = "+".join(modes[k]) if k < len(modes) else ""
+                rows.append(row)
+    return rows
+
+
 class Result:
     """One run's results.
 
@@ -402,6 +433,22 @@ class Result:
         frame.index = pd.Index([i * (step or 0.2) for i in range(len(frame))], name="time_s")
         frame.columns.name = "flow"
         return frame
+
+    @property
+    def tcp(self) -> "pd.DataFrame":
+        """Each TCP sender over time (docs/results.md): a row per TCP flow and step of
+        ``series_step_s``, indexed by ``flow`` (``bss, flow`` with several BSSs) and
+        ``time_s``, the end of the step, where its values were taken: ``cwnd_bytes``,
+        ``srtt_ms``, ``pacing_rate_bps``, ``delivery_rate_bps`` (NaN before the first
+        sample or when the sender does not pace) and ``bbr_modes`` (the modes of the
+        step joined by ``+``, ``"STARTUP+DRAIN"``; empty for other congestion
+        controls). ``r.tcp["cwnd_bytes"].unstack("flow").plot()`` draws
+        ``tcp-cwnd.png``."""
+        import pandas as pd
+
+        keys = (["bss"] if "bss" in self.results else []) + ["flow", "time_s"]
+        columns = keys + [c for _, c in _TCP_SERIES] + ["bbr_modes"]
+        return pd.DataFrame(tcp_rows(self.results), columns=columns).set_index(keys)
 
     def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
         """Write the results directory ``txop run -o DIR`` writes (summary.txt,

@@ -89,6 +89,27 @@ pub struct EmuConfig {
     /// Capture the (first BSS's) air within these bounds (`txop emu --pcap`); `None`:
     /// no capture.
     pub capture: Option<txop_capture::CaptureConfig>,
+    /// The TCP congestion control to set in the namespaces (`txop emu --cc`); the
+    /// others keep the machine's.
+    pub congestion_control: CongestionControls,
+}
+
+/// TCP congestion controls for the namespaces (`net.ipv4.tcp_congestion_control` in
+/// each, [`netns::CC_SYSCTL`]): one for every namespace, and one per site, which wins.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CongestionControls {
+    pub every: Option<String>,
+    pub sites: Vec<(Site, String)>,
+}
+
+impl CongestionControls {
+    /// What to set in `site`'s namespace; `None`: leave the machine's.
+    pub fn of(&self, site: Site) -> Option<&str> {
+        (self.sites.iter().rev())
+            .find(|(s, _)| *s == site)
+            .map(|(_, cc)| cc.as_str())
+            .or(self.every.as_deref())
+    }
 }
 
 impl EmuConfig {
@@ -120,6 +141,7 @@ impl EmuConfig {
             slab_packets: DEFAULT_SLAB_PACKETS,
             loop_options: LoopOptions::default(),
             capture: None,
+            congestion_control: CongestionControls::default(),
         }
     }
 }
@@ -136,6 +158,9 @@ pub struct Outcome {
     /// What the command wrote on stdout and stderr, interleaved as it came (with
     /// `keep_log`).
     pub command_log: Option<Vec<u8>>,
+    /// Each node's TCP congestion control as its namespace had it when the command
+    /// started (name, `net.ipv4.tcp_congestion_control`), in the order of the plan.
+    pub congestion_control: Vec<(String, String)>,
 }
 
 /// What one BSS of a run measured.
@@ -210,9 +235,9 @@ pub fn describe_network(net: &Network) -> String {
     );
     // Names and namespaces are longer with several BSSs (`flat2.sta1`).
     let (name_w, ns_w) = if bsss.is_empty() { (8, 22) } else { (16, 34) };
-    for &site in net.sites() {
+    for (&site, cc) in net.sites().iter().zip(net.congestion_controls()) {
         s.push_str(&format!(
-            "  {:<name_w$} {:<ns_w$} {:<16} {}\n",
+            "  {:<name_w$} {:<ns_w$} {:<16} {:<24} TCP {cc}\n",
             plan.name(site),
             net.namespace(site).unwrap_or(""),
             site.ipv4(),
@@ -220,6 +245,18 @@ pub fn describe_network(net: &Network) -> String {
         ));
     }
     s
+}
+
+/// The line stating each node's TCP congestion control (`txop emu`'s summary): the
+/// kernel's own TCP runs in the namespaces, with the machine's default unless `--cc`
+/// set one, so the same scenario can behave differently on another machine.
+pub fn congestion_control_line(ccs: &[(String, String)]) -> String {
+    let nodes: Vec<String> = ccs.iter().map(|(n, cc)| format!("{n} {cc}")).collect();
+    format!(
+        "TCP congestion control ({}; set with --cc): {}\n",
+        netns::CC_SYSCTL,
+        nodes.join(", ")
+    )
 }
 
 /// Copy a child's output stream to ours (the same stream: stdout stays stdout) and to
@@ -361,7 +398,15 @@ pub fn emulate(
                 .map_err(|e| format!("cannot start the capture: {e}"))?;
         }
     }
-    let mut net = Network::create(&plan, &|| signals.stop_signal().is_some())?;
+    let mut net = Network::create(&plan, &cfg.congestion_control, &|| {
+        signals.stop_signal().is_some()
+    })?;
+    let congestion_control = net
+        .sites()
+        .iter()
+        .zip(net.congestion_controls())
+        .map(|(&site, cc)| (plan.name(site), cc.clone()))
+        .collect();
     on_ready(&net);
     let Started {
         mut child,
@@ -456,6 +501,7 @@ pub fn emulate(
         stopped_by,
         bsss,
         command_log,
+        congestion_control,
     })
 }
 

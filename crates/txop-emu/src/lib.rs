@@ -52,5 +52,5 @@ pub mod timing;
 pub mod tun;
 
 pub use addr::Endpoint;
-pub use emulator::{emulate, EmuConfig, Outcome, Program};
+pub use emulator::{emulate, CongestionControls, EmuConfig, Outcome, Program};
 pub use engine::{Engine, Port};

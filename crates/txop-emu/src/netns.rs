@@ -156,6 +156,64 @@ pub fn configure_tun(ns: &str, endpoint: Site) -> Result<(), String> {
     ip(&["-n", ns, "addr", "add", &v6, "dev", dev, "nodad"])
 }
 
+/// The sysctl naming a network namespace's default TCP congestion control: what a
+/// connection opened in it uses unless the program chooses (`TCP_CONGESTION`,
+/// `iperf3 -C`). Per namespace since Linux 4.15; a new namespace starts with the root
+/// namespace's.
+pub const CC_SYSCTL: &str = "net.ipv4.tcp_congestion_control";
+
+/// Run `sysctl ARGS` inside `ns` (`ip netns exec`); its output, or its own error.
+fn sysctl_in(ns: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "sysctl"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `ip netns exec … sysctl`: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// The TCP congestion control new connections in `ns` use ([`CC_SYSCTL`]).
+pub fn congestion_control(ns: &str) -> Result<String, String> {
+    sysctl_in(ns, &["-n", CC_SYSCTL]).map_err(|e| format!("{ns}: {CC_SYSCTL}: {e}"))
+}
+
+/// Make `name` the TCP congestion control of `ns` ([`CC_SYSCTL`]); the setting goes
+/// with the namespace. A namespace other than the root one may take only the root
+/// namespace's `tcp_allowed_congestion_control` (`tcp_set_default_congestion_control`:
+/// `-EPERM` for a restricted one); the emulator does not change that host-wide list,
+/// and on failure says what it holds and how to extend it.
+pub fn set_congestion_control(ns: &str, name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !valid {
+        return Err(format!("`{name}` is not a congestion control's name"));
+    }
+    sysctl_in(ns, &["-q", "-w", &format!("{CC_SYSCTL}={name}")])
+        .map(|_| ())
+        .map_err(|_| {
+            let read = |what: &str| {
+                std::fs::read_to_string(format!("/proc/sys/net/ipv4/tcp_{what}_congestion_control"))
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string()
+            };
+            let allowed = read("allowed");
+            format!(
+                "cannot set `{name}`: a namespace takes only the host's \
+                 net.ipv4.tcp_allowed_congestion_control ({allowed}; available: {}); \
+                 allow it with `sysctl -w net.ipv4.tcp_allowed_congestion_control=\"{allowed} {name}\"`",
+                read("available")
+            )
+        })
+}
+
 /// Packets the TUN device in `ns` dropped on its way to the emulator because its
 /// queue (txqueuelen) was full: the emulator did not read fast enough.
 pub fn tun_tx_dropped(ns: &str) -> Option<u64> {

@@ -13,6 +13,7 @@
 //! ([`crate::runs`]) is free.
 
 use crate::addr::{self, Plan, Site};
+use crate::emulator::CongestionControls;
 use crate::netns;
 use crate::runs::RunLock;
 use crate::tun::Tun;
@@ -171,6 +172,8 @@ pub struct Network {
     /// What dead runs had left, removed before this run started.
     leftovers: netns::Removed,
     torn_down: bool,
+    /// Each namespace's TCP congestion control, read back from it once set up.
+    congestion_controls: Vec<String>,
 }
 
 impl Network {
@@ -179,7 +182,13 @@ impl Network {
     /// and stations' namespaces of every BSS of `plan` with their TUN devices.
     /// `cancelled` is polled between namespaces so that a signal during a long setup
     /// stops it. On error everything created so far is removed.
-    pub fn create(plan: &Plan, cancelled: &dyn Fn() -> bool) -> Result<Network, String> {
+    /// Each namespace's TCP congestion control is `ccs`' for its site, else the
+    /// machine's; [`Network::congestion_controls`] says which it has.
+    pub fn create(
+        plan: &Plan,
+        ccs: &CongestionControls,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Network, String> {
         for b in &plan.bsss {
             let stations = b.stations;
             if stations == 0 || stations > addr::MAX_STATIONS {
@@ -211,6 +220,7 @@ impl Network {
             lock: Some(lock),
             leftovers,
             torn_down: false,
+            congestion_controls: Vec::new(),
         };
         for site in net.sites.clone() {
             if cancelled() {
@@ -225,6 +235,12 @@ impl Network {
                 .map_err(|e| format!("{ns}: cannot create the TUN device: {e}"))?;
             net.tuns.push(tun);
             netns::configure_tun(&ns, site)?;
+            if let Some(cc) = ccs.of(site) {
+                netns::set_congestion_control(&ns, cc)
+                    .map_err(|e| format!("--cc {}={cc}: {e}", plan.name(site)))?;
+            }
+            net.congestion_controls
+                .push(netns::congestion_control(&ns)?);
         }
         Ok(net)
     }
@@ -251,6 +267,12 @@ impl Network {
 
     pub fn namespaces(&self) -> &[String] {
         &self.namespaces
+    }
+
+    /// Each namespace's TCP congestion control (`net.ipv4.tcp_congestion_control`), in
+    /// the order of [`Network::sites`].
+    pub fn congestion_controls(&self) -> &[String] {
+        &self.congestion_controls
     }
 
     /// What dead runs had left and this run removed before it started.

@@ -317,6 +317,9 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
             row(format!("{fname} retransmits"), &|r| {
                 same(r).and_then(|f| f.retransmits.map(|x| x.to_string()))
             });
+            row(format!("{fname} timeouts"), &|r| {
+                same(r).and_then(|f| f.timeouts.map(|x| x.to_string()))
+            });
         }
     }
     let name_w = rows

@@ -77,6 +77,10 @@ pub fn render_plots(title: &str, runs: &[PlotRun<'_>]) -> Result<Vec<(String, Ve
 /// The plot file names (without extension), in the order they are drawn.
 pub const PLOT_NAMES: [&str; 4] = ["latency-time", "latency-cdf", "throughput", "stations"];
 
+/// The TCP plots' file names (without extension), drawn, between `rate` and `stations`,
+/// for runs with TCP flows (`tcp-bbr` with BBR flows).
+pub const TCP_PLOT_NAMES: [&str; 4] = ["tcp-cwnd", "tcp-srtt", "tcp-rate", "tcp-bbr"];
+
 // ---------------------------------------------------------------------------------------
 // What to draw: figures as data, independent of the backend.
 // ---------------------------------------------------------------------------------------
@@ -160,6 +164,9 @@ struct Axis {
     /// On a log axis, the values to label instead of 1-2-5 of every decade (a varied
     /// key's own values); empty for the usual ticks.
     marks: Vec<f64>,
+    /// Names for the integer ticks 0, 1, … (a categorical axis: BBR's modes); empty for
+    /// a numeric axis.
+    names: &'static [&'static str],
 }
 
 struct Panel {
@@ -246,6 +253,7 @@ fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
     out.extend(latency_cdf_figure(title, runs).map(Figure::Lines));
     out.extend(throughput_figure(title, runs).map(Figure::Lines));
     out.extend(rate_figure(title, runs).map(Figure::Lines));
+    out.extend(tcp::figures(title, runs).into_iter().map(Figure::Lines));
     out.extend(stations_figure(title, runs).map(Figure::Bars));
     out
 }
@@ -398,13 +406,7 @@ mod grouped {
                 "{title}: RTT over time by flow group{}",
                 shown_of(panels.len(), table.len())
             ),
-            x: Axis {
-                marks: Vec::new(),
-                label: "time (s)".into(),
-                min: 0.0,
-                max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
-                scale: Scale::Linear,
-            },
+            x: time_axis(runs),
             y: latency_axis("round-trip time (ms), replies per step", &panels),
             panels,
             legend,
@@ -466,6 +468,7 @@ mod grouped {
                 min: 0.0,
                 max: 1.04,
                 scale: Scale::Linear,
+                names: &[],
             },
             panels,
             legend,
@@ -917,17 +920,10 @@ fn latency_time_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> 
     if panels.iter().all(|p| p.series.is_empty()) {
         return None;
     }
-    let duration_s = longest_duration_s(runs);
     Some(LineFigure {
         stem: "latency-time",
         heading: format!("{title}: latency over time"),
-        x: Axis {
-            marks: Vec::new(),
-            label: "time (s)".into(),
-            min: 0.0,
-            max: duration_s.max(MIN_TIME_AXIS_S),
-            scale: Scale::Linear,
-        },
+        x: time_axis(runs),
         y: latency_axis("round-trip time (ms)", &panels),
         panels,
         legend,
@@ -1008,6 +1004,7 @@ fn latency_cdf_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
             // Room above 1 so that the curves' tops and the max dots are not cut.
             max: 1.04,
             scale: Scale::Linear,
+            names: &[],
         },
         panels,
         legend,
@@ -1053,6 +1050,7 @@ fn latency_axis(label: &str, panels: &[Panel]) -> Axis {
             min: lo / 1.25,
             max: hi * 1.25,
             scale: Scale::Log,
+            names: &[],
         }
     } else {
         Axis {
@@ -1061,6 +1059,7 @@ fn latency_axis(label: &str, panels: &[Panel]) -> Axis {
             min: 0.0,
             max: if hi > 0.0 { hi * 1.05 } else { 1.0 },
             scale: Scale::Linear,
+            names: &[],
         }
     }
 }
@@ -1199,19 +1198,14 @@ fn time_series_figure(
     Some(LineFigure {
         stem,
         heading,
-        x: Axis {
-            marks: Vec::new(),
-            label: "time (s)".into(),
-            min: 0.0,
-            max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
-            scale: Scale::Linear,
-        },
+        x: time_axis(runs),
         y: Axis {
             marks: Vec::new(),
             label: y_label,
             min: 0.0,
             max: hi * 1.08,
             scale: Scale::Linear,
+            names: &[],
         },
         panels: vec![Panel {
             y: None,
@@ -1220,6 +1214,18 @@ fn time_series_figure(
         }],
         legend,
     })
+}
+
+/// The time axis of `runs`' plots: from 0 to the longest run.
+fn time_axis(runs: &[PlotRun<'_>]) -> Axis {
+    Axis {
+        marks: Vec::new(),
+        label: "time (s)".into(),
+        min: 0.0,
+        max: longest_duration_s(runs).max(MIN_TIME_AXIS_S),
+        scale: Scale::Linear,
+        names: &[],
+    }
 }
 
 /// The highest y of any point of `series` (0 for none).
@@ -1285,6 +1291,253 @@ fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
         series,
         Legend { header, entries },
     )
+}
+
+/// TCP senders over time, from their per-step series (`cwnd_series_bytes`,
+/// `srtt_series_ms`, `delivery_rate_series_bps`, `pacing_rate_series_bps`,
+/// `bbr_mode_series`): one figure each, a line per TCP flow (per run and flow in a
+/// comparison, the run's label first), each point at the end of its step.
+mod tcp {
+    use super::*;
+
+    /// Lines beyond this many are left out (results.json holds every flow's series): the
+    /// palette's colours, so that no two lines share one.
+    const MAX_LINES: usize = PALETTE.len();
+
+    /// The TCP flows of the runs that have a series for `has`: (run, flow) pairs, at
+    /// most [`MAX_LINES`], and how many were left out.
+    fn picked(
+        runs: &[PlotRun<'_>],
+        has: impl Fn(&FlowResult) -> bool + Copy,
+    ) -> (Vec<(usize, usize)>, usize) {
+        let all: Vec<(usize, usize)> = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(j, r)| {
+                (0..r.results.flows.len())
+                    .filter(move |&i| has(&r.results.flows[i]))
+                    .map(move |i| (j, i))
+            })
+            .collect();
+        let left_out = all.len().saturating_sub(MAX_LINES);
+        (all.into_iter().take(MAX_LINES).collect(), left_out)
+    }
+
+    /// Points at the end of each step of `values` that has a value.
+    fn points(values: &[Option<f64>], step_s: f64) -> Vec<(f64, f64)> {
+        let points: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .filter_map(|(k, v)| v.map(|v| ((k + 1) as f64 * step_s, v)))
+            .collect();
+        envelope(&points, SERIES_MAX_POINTS)
+    }
+
+    /// The legend's entry for flow `i` of run `j`: its name, and its retransmissions and
+    /// timeouts.
+    fn entry(runs: &[PlotRun<'_>], (j, i): (usize, usize), colour: RGBColor) -> LegendEntry {
+        let f = &runs[j].results.flows[i];
+        LegendEntry {
+            name: format!("{}{}", run_prefix(runs, j), flow_names(runs[j].results)[i]),
+            note: format!(
+                "{} retransmits, {} timeouts",
+                f.retransmits.unwrap_or(0),
+                f.timeouts.unwrap_or(0)
+            ),
+            colour,
+            mark: Mark::Line,
+        }
+    }
+
+    /// The legend's header: the run's label (or "runs"), and how many flows are not
+    /// drawn.
+    fn header(runs: &[PlotRun<'_>], left_out: usize) -> String {
+        let h = rate_legend_header(runs);
+        if left_out > 0 {
+            format!("{h} ({left_out} more flows in results.json)")
+        } else {
+            h
+        }
+    }
+
+    /// One line per picked flow of `value`'s series.
+    fn line_figure(
+        title: &str,
+        runs: &[PlotRun<'_>],
+        (stem, what, y_label): (&'static str, &str, &str),
+        value: fn(&FlowResult) -> Vec<Option<f64>>,
+    ) -> Option<LineFigure> {
+        let (flows, left_out) = picked(runs, |f| value(f).iter().any(Option::is_some));
+        let mut series = Vec::new();
+        let mut entries = Vec::new();
+        for (n, &(j, i)) in flows.iter().enumerate() {
+            let r = runs[j].results;
+            series.push(Series {
+                colour: colour(n),
+                points: points(&value(&r.flows[i]), r.series_step_s),
+                mark: Mark::Line,
+            });
+            entries.push(entry(runs, (j, i), colour(n)));
+        }
+        let legend = Legend {
+            header: header(runs, left_out),
+            entries,
+        };
+        time_series_figure(
+            stem,
+            format!("{title}: TCP {what} over time"),
+            y_label.into(),
+            runs,
+            series,
+            legend,
+        )
+    }
+
+    pub(super) fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<LineFigure> {
+        let cwnd = line_figure(
+            title,
+            runs,
+            (
+                "tcp-cwnd",
+                "congestion window",
+                "cwnd (kB, at the end of each step)",
+            ),
+            // The steps before the first ACK carry the first ACK's cwnd in
+            // results.json; the plot starts where the sender does (its first RTT
+            // sample, with that ACK).
+            |f| {
+                let started = |k: usize| f.srtt_series_ms.get(k).is_none_or(Option::is_some);
+                (f.cwnd_series_bytes.iter().enumerate())
+                    .map(|(k, &b)| started(k).then_some(b as f64 / 1e3))
+                    .collect()
+            },
+        );
+        let srtt = line_figure(
+            title,
+            runs,
+            (
+                "tcp-srtt",
+                "smoothed RTT",
+                "srtt (ms, at the end of each step)",
+            ),
+            |f| f.srtt_series_ms.clone(),
+        );
+        cwnd.into_iter()
+            .chain(srtt)
+            .chain(rate_figure(title, runs))
+            .chain(bbr_figure(title, runs))
+            .collect()
+    }
+
+    fn mbps(values: &[Option<u64>]) -> Vec<Option<f64>> {
+        values.iter().map(|v| v.map(|b| b as f64 / 1e6)).collect()
+    }
+
+    /// Delivery rate (a line) and pacing rate (a thin line of the same colour) per flow.
+    fn rate_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+        let (flows, left_out) = picked(runs, |f| !f.delivery_rate_series_bps.is_empty());
+        let mut series = Vec::new();
+        let mut entries = Vec::new();
+        for (n, &(j, i)) in flows.iter().enumerate() {
+            let r = runs[j].results;
+            let f = &r.flows[i];
+            series.push(Series {
+                colour: colour(n),
+                points: points(&mbps(&f.delivery_rate_series_bps), r.series_step_s),
+                mark: Mark::Line,
+            });
+            if !f.pacing_rate_series_bps.is_empty() {
+                series.push(Series {
+                    colour: colour(n),
+                    points: points(&mbps(&f.pacing_rate_series_bps), r.series_step_s),
+                    mark: Mark::Thin,
+                });
+            }
+            entries.push(entry(runs, (j, i), colour(n)));
+        }
+        let legend = Legend {
+            header: header(runs, left_out),
+            entries,
+        };
+        if highest_y(&series) <= 0.0 {
+            return None;
+        }
+        // A pacing rate set from the first RTT sample can be many times the rate the
+        // path delivers: a log axis keeps both readable.
+        let panels = vec![Panel {
+            title: None,
+            series,
+        }];
+        Some(LineFigure {
+            stem: "tcp-rate",
+            heading: format!("{title}: TCP delivery rate (thick) and pacing rate (thin)"),
+            x: time_axis(runs),
+            y: latency_axis("rate (Mbit/s, at the end of each step)", &panels),
+            panels,
+            legend,
+        })
+    }
+
+    /// BBR's mode per flow: within each step the modes it passed through, in order,
+    /// spread evenly over the step, so that a line traces the state machine.
+    fn bbr_figure(title: &str, runs: &[PlotRun<'_>]) -> Option<LineFigure> {
+        use txop_results::flowstats::BbrMode;
+        const MODES: [&str; 4] = [
+            BbrMode::Startup.name(),
+            BbrMode::Drain.name(),
+            BbrMode::ProbeBw.name(),
+            BbrMode::ProbeRtt.name(),
+        ];
+        let (flows, left_out) = picked(runs, |f| f.bbr_mode_series.iter().any(|m| !m.is_empty()));
+        if flows.is_empty() {
+            return None;
+        }
+        let mut series = Vec::new();
+        let mut entries = Vec::new();
+        for (n, &(j, i)) in flows.iter().enumerate() {
+            let r = runs[j].results;
+            let step_s = r.series_step_s;
+            // Flows one above another by a fraction of a mode, so that lines in the same
+            // mode stay apart.
+            let offset = (n as f64 - (flows.len() - 1) as f64 / 2.0) * 0.3 / flows.len() as f64;
+            let mut trace = Vec::new();
+            for (k, modes) in r.flows[i].bbr_mode_series.iter().enumerate() {
+                for (m, mode) in modes.iter().enumerate() {
+                    let y = MODES.iter().position(|x| x == mode).unwrap_or(0) as f64;
+                    let x = (k as f64 + (m as f64 + 0.5) / modes.len() as f64) * step_s;
+                    trace.push((x, y + offset));
+                }
+            }
+            series.push(Series {
+                colour: colour(n),
+                points: envelope(&trace, SERIES_MAX_POINTS),
+                mark: Mark::Line,
+            });
+            entries.push(entry(runs, (j, i), colour(n)));
+        }
+        Some(LineFigure {
+            stem: "tcp-bbr",
+            heading: format!("{title}: BBR's mode over time"),
+            x: time_axis(runs),
+            y: Axis {
+                marks: Vec::new(),
+                // The mode names are the tick labels.
+                label: String::new(),
+                min: -0.5,
+                max: 3.5,
+                scale: Scale::Linear,
+                names: &MODES,
+            },
+            panels: vec![Panel {
+                title: None,
+                series,
+            }],
+            legend: Legend {
+                header: header(runs, left_out),
+                entries,
+            },
+        })
+    }
 }
 
 /// Per-station throughput and airtime share, one bar per run in each station's group.
@@ -1868,6 +2121,21 @@ fn tick_label(v: f64, scale: Scale, marked: bool) -> String {
     }
 }
 
+/// A tick label of `axis`: its name for an integer tick of a categorical axis (none
+/// between them), else [`tick_label`].
+fn axis_tick_label(v: f64, axis: &Axis) -> String {
+    if axis.names.is_empty() {
+        return tick_label(v, axis.scale, !axis.marks.is_empty());
+    }
+    let i = v.round();
+    if (v - i).abs() > 1e-9 || i < 0.0 {
+        return String::new();
+    }
+    axis.names
+        .get(i as usize)
+        .map_or_else(String::new, |n| n.to_string())
+}
+
 fn draw_panel<DB, X, Y>(
     mut chart: ChartContext<'_, DB, Cartesian2d<X, Y>>,
     f: &LineFigure,
@@ -1888,8 +2156,8 @@ where
         .x_labels(12)
         .y_labels(10)
         .max_light_lines(1)
-        .x_label_formatter(&|v| tick_label(*v, xs, !f.x.marks.is_empty()))
-        .y_label_formatter(&|v| tick_label(*v, ys, !y.marks.is_empty()))
+        .x_label_formatter(&|v| axis_tick_label(*v, &f.x))
+        .y_label_formatter(&|v| axis_tick_label(*v, y))
         .label_style((FONT, TICK_SIZE))
         .axis_desc_style((FONT, AXIS_DESC_SIZE))
         .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
@@ -2409,7 +2677,10 @@ mod tests {
         }];
         let written = write_plots(&dir, "tcp-ndown-6mbit", &runs).expect("plots");
         let mut expected = Vec::new();
-        for stem in PLOT_NAMES {
+        // CUBIC: no BBR modes to draw.
+        let tcp = &TCP_PLOT_NAMES[..3];
+        let stems = PLOT_NAMES[..3].iter().chain(tcp).chain(&PLOT_NAMES[3..]);
+        for stem in stems {
             expected.push(format!("{stem}.png"));
             expected.push(format!("{stem}.svg"));
         }
@@ -2418,7 +2689,8 @@ mod tests {
             assert!(path.is_file(), "{} missing", path.display());
         }
         let figures = figures("tcp-ndown-6mbit", &runs);
-        for (figure, stem) in figures.iter().zip(PLOT_NAMES) {
+        for figure in &figures {
+            let stem = figure.stem();
             let (w, h, rgb) = decode_png(&dir.join(format!("{stem}.png")));
             assert_eq!((w, h), size_of(figure), "{stem}.png dimensions");
             // Drawn, not blank: the series' colours cover the plot area (left of any
@@ -2487,6 +2759,57 @@ mod tests {
         }
         // The only station holds all the busy airtime: its bar is labelled 100 %.
         assert!(bars.contains("100 %"), "the lone station's airtime share");
+        for (stem, needle) in [
+            ("tcp-cwnd", "TCP congestion window over time"),
+            ("tcp-srtt", "srtt (ms, at the end of each step)"),
+            ("tcp-rate", "pacing rate (thin)"),
+        ] {
+            let text = svg(stem);
+            for needle in [needle, "TCP download::1", "TCP download::4", "timeouts"] {
+                assert!(text.contains(needle), "{stem}.svg lacks {needle:?}");
+            }
+        }
+    }
+
+    /// A BBR download's modes as a trace over the mode axis: STARTUP, then DRAIN, then
+    /// PROBE_BW (BBR v1's first pass, `tcp_bbr.c`), the axis ticks named after them.
+    #[test]
+    fn bbr_modes_are_drawn_in_the_order_bbr_enters_them() {
+        let r = simulate(
+            "tcp-ndown-6mbit",
+            &[
+                ("traffic.test", "tcp_1down"),
+                ("traffic.cc", "bbr"),
+                ("traffic.length_s", "3"),
+                ("traffic.delay_s", "1"),
+            ],
+        );
+        let runs = [PlotRun {
+            label: "bbr",
+            results: &r,
+        }];
+        let figures = figures("bbr", &runs);
+        let stems: Vec<&str> = figures.iter().map(Figure::stem).collect();
+        assert!(
+            TCP_PLOT_NAMES.iter().all(|s| stems.contains(s)),
+            "{stems:?}"
+        );
+        let Some(Figure::Lines(bbr)) = figures.iter().find(|f| f.stem() == "tcp-bbr") else {
+            panic!("a tcp-bbr figure")
+        };
+        let modes: Vec<i64> = bbr.panels[0].series[0]
+            .points
+            .iter()
+            .map(|&(_, y)| y.round() as i64)
+            .collect();
+        let mut distinct = modes.clone();
+        distinct.dedup();
+        assert_eq!(distinct[..3], [0, 1, 2], "{distinct:?}");
+        let names: Vec<String> = (0..4).map(|v| axis_tick_label(v as f64, &bbr.y)).collect();
+        assert_eq!(names, ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"]);
+        assert_eq!(axis_tick_label(0.5, &bbr.y), "");
+        let svg = svg_string(figures.iter().find(|f| f.stem() == "tcp-bbr").unwrap()).unwrap();
+        assert!(svg.contains("PROBE_BW") && svg.contains("mode over time"));
     }
 
     #[test]
@@ -2503,8 +2826,12 @@ mod tests {
             },
         ];
         let written = write_plots(&dir, "tcp-ndown-6mbit", &runs).expect("plots");
-        assert_eq!(written.len(), 2 * PLOT_NAMES.len());
-        for stem in PLOT_NAMES {
+        assert_eq!(
+            written.len(),
+            2 * (PLOT_NAMES.len() + 3),
+            "CUBIC: no tcp-bbr"
+        );
+        for stem in PLOT_NAMES.iter().chain(&TCP_PLOT_NAMES[..3]) {
             let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
             for run in &runs {
                 assert!(svg.contains(run.label), "{stem}.svg lacks {:?}", run.label);

@@ -93,6 +93,7 @@ pub fn summary(title: &str, r: &Results) -> String {
     } else {
         flow_table(&mut s, r);
     }
+    tcp_table(&mut s, r);
     let web: Vec<&FlowResult> = r
         .flows
         .iter()
@@ -260,6 +261,49 @@ fn flow_table(s: &mut String, r: &Results) {
             );
             let _ = writeln!(s, "{}", line.trim_end());
         }
+    }
+}
+
+/// The TCP senders (TCP and web flows): retransmitted segments, retransmission
+/// timeouts (RTOs) and the median and p99 of the RTT samples the sender took
+/// (`tcp_rtt_ms`), what `ss -ti` shows of a connection. A row per flow; beyond
+/// [`SCREEN_FLOWS`] flows, one line of totals (every flow's in results.json).
+fn tcp_table(s: &mut String, r: &Results) {
+    let tcp: Vec<&FlowResult> = r.flows.iter().filter(|f| f.retransmits.is_some()).collect();
+    if tcp.is_empty() {
+        return;
+    }
+    let sum =
+        |get: fn(&FlowResult) -> Option<u64>| -> u64 { tcp.iter().filter_map(|f| get(f)).sum() };
+    if r.flows.len() > SCREEN_FLOWS {
+        let _ = writeln!(
+            s,
+            "\nTCP: {} flows, {} segments retransmitted, {} timeouts (RTO); per flow in results.json",
+            tcp.len(),
+            sum(|f| f.retransmits),
+            sum(|f| f.timeouts)
+        );
+        return;
+    }
+    let header = format!(
+        "{:>5}  {:<9} {:>4} → {:<4} {:>11} {:>9} {:>9} {:>9}",
+        "flow", "TCP", "src", "dst", "retransmits", "timeouts", "rtt p50", "rtt p99"
+    );
+    let _ = writeln!(s, "\n{header}");
+    for f in &tcp {
+        let rtt = f.tcp_rtt_ms;
+        let line = format!(
+            "{:>5}  {:<9} {:>4} → {:<4} {:>11} {:>9} {:>9} {:>9}",
+            f.flow,
+            f.kind,
+            f.src,
+            f.dst,
+            f.retransmits.unwrap_or(0),
+            f.timeouts.unwrap_or(0),
+            ms(rtt.map(|l| l.p50)),
+            ms(rtt.map(|l| l.p99)),
+        );
+        let _ = writeln!(s, "{}", line.trim_end());
     }
 }
 

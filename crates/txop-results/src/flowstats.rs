@@ -103,6 +103,9 @@ pub struct FlowStats {
     retransmits: Option<u64>,
     /// TCP: retransmission timeouts of the sender(s).
     timeouts: Option<u64>,
+    /// TCP: srtt, pacing and delivery rate, BBR's modes per step (allocated by the
+    /// first sample: most flows are not TCP).
+    tcp_series: Option<Box<TcpSeries>>,
     /// Web: page load times (s), every `stride`-th.
     page_loads: Thinned<f64>,
 }
@@ -281,6 +284,58 @@ fn record(h: &mut Option<Latency>, d: Nanos) {
     h.get_or_insert_with(Latency::new).record(d);
 }
 
+/// BBR's mode (`enum bbr_mode` of `net/ipv4/tcp_bbr.c`): the TCP model's state
+/// machine, and what a BBR flow's results report per step (`bbr_mode_series`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BbrMode {
+    /// Ramp up to fill the pipe (gain 2.885).
+    #[default]
+    Startup,
+    /// Drain the queue STARTUP made.
+    Drain,
+    /// Cycle the pacing gain around the estimated bandwidth.
+    ProbeBw,
+    /// Cap inflight at 4 segments to re-measure the propagation delay.
+    ProbeRtt,
+}
+
+impl BbrMode {
+    /// Every mode, in the order of the state machine's first pass.
+    pub const ALL: [BbrMode; 4] = [
+        BbrMode::Startup,
+        BbrMode::Drain,
+        BbrMode::ProbeBw,
+        BbrMode::ProbeRtt,
+    ];
+
+    /// The kernel's name for it (`BBR_STARTUP` … without the prefix), as results
+    /// name it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BbrMode::Startup => "STARTUP",
+            BbrMode::Drain => "DRAIN",
+            BbrMode::ProbeBw => "PROBE_BW",
+            BbrMode::ProbeRtt => "PROBE_RTT",
+        }
+    }
+
+    /// Its bit in a set of modes ([`BbrSample::entered`]).
+    pub fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// BBR's state as a sender reports it after an ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BbrSample {
+    /// Its mode now.
+    pub mode: BbrMode,
+    /// The modes it entered since its last sample (bits of [`BbrMode::bit`]): a mode
+    /// may begin and end within one ACK (DRAIN, when STARTUP ends with no queue to
+    /// drain, `bbr_check_drain`).
+    pub entered: u8,
+}
+
 /// What a TCP sender reports after an ACK ([`FlowStats::tcp_sample`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TcpSample {
@@ -293,6 +348,96 @@ pub struct TcpSample {
     /// The RTT sample the ACK gave, if it advanced the window (the one the sender's
     /// RTT estimator takes: from the timestamp it echoes).
     pub rtt: Option<Nanos>,
+    /// Its smoothed RTT, once measured.
+    pub srtt: Option<Nanos>,
+    /// Its pacing rate, bit/s, when it paces.
+    pub pacing_rate_bps: Option<u64>,
+    /// Its delivery rate (`tcpi_delivery_rate`), payload bit/s, once sampled.
+    pub delivery_rate_bps: Option<u64>,
+    /// BBR's mode after the ACK and the modes it passed through, for a BBR sender.
+    pub bbr: Option<BbrSample>,
+}
+
+/// A step of a [`StepSeries`] of end values that no sample has reached yet (before a
+/// flow's first one): `null` in the results.
+const NO_SAMPLE: u64 = u64::MAX;
+
+/// Record `v` as the value at the end of the step holding `at`: steps skipped since the
+/// last sample keep its value (nothing changed without a sample), and steps before the
+/// first take `lead`.
+#[inline]
+fn record_end_value(series: &mut StepSeries, at: Nanos, v: u64, lead: u64) {
+    let step = series.index(at, end_value);
+    if series.values.len() <= step {
+        let last = series.values.last().copied().unwrap_or(lead);
+        series.values.resize(step + 1, last);
+    }
+    series.values[step] = v;
+}
+
+/// Sets of BBR modes per step (bits of [`BbrMode::bit`]): a merged step was in the
+/// modes of both.
+fn union_bits(a: u64, b: Option<u64>) -> u64 {
+    a | b.unwrap_or(0)
+}
+
+/// A TCP sender's state per step, sampled on every ACK as `cwnd_per_step` is (so its
+/// series merge in step with it): srtt, pacing and delivery rate at the end of each
+/// step ([`NO_SAMPLE`] before the first), and the set of BBR modes the sender was in
+/// during each step, which a sample at the end of the step would not show (DRAIN
+/// lasts at most about a round trip, sometimes not past the ACK that begins it).
+#[derive(Default)]
+struct TcpSeries {
+    srtt_ns: StepSeries,
+    pacing_rate_bps: StepSeries,
+    delivery_rate_bps: StepSeries,
+    bbr_modes: StepSeries,
+    /// BBR's mode at the last sample: the one it was in until the next.
+    bbr_mode: Option<BbrMode>,
+}
+
+impl TcpSeries {
+    fn record(&mut self, at: Nanos, sample: &TcpSample) {
+        let value = |v: Option<u64>| v.unwrap_or(NO_SAMPLE);
+        let srtt = value(sample.srtt.map(Nanos::as_ns));
+        record_end_value(&mut self.srtt_ns, at, srtt, NO_SAMPLE);
+        let pacing = value(sample.pacing_rate_bps);
+        record_end_value(&mut self.pacing_rate_bps, at, pacing, NO_SAMPLE);
+        let delivery = value(sample.delivery_rate_bps);
+        record_end_value(&mut self.delivery_rate_bps, at, delivery, NO_SAMPLE);
+        if let Some(bbr) = sample.bbr {
+            let series = &mut self.bbr_modes;
+            let step = series.index(at, union_bits);
+            // Steps since the last sample were in its mode all along, and so was this
+            // one until now.
+            let before = self.bbr_mode.map_or(0, |m| m.bit() as u64);
+            if series.values.len() <= step {
+                series.values.resize(step + 1, before);
+            }
+            series.values[step] |= (bbr.entered | bbr.mode.bit()) as u64;
+            self.bbr_mode = Some(bbr.mode);
+        }
+    }
+
+    fn retained_entries(&self) -> usize {
+        self.srtt_ns.values.len()
+            + self.pacing_rate_bps.values.len()
+            + self.delivery_rate_bps.values.len()
+            + self.bbr_modes.values.len()
+    }
+}
+
+/// A series of end values at `shift`, cut to the run's `steps`, `None` where no
+/// sample had come yet; empty when no step has a sample.
+fn end_values(series: &StepSeries, shift: u32, steps: usize) -> Vec<Option<u64>> {
+    let mut v = series.at_shift(shift, end_value);
+    v.truncate(steps);
+    if v.iter().all(|&x| x == NO_SAMPLE) {
+        return Vec::new();
+    }
+    v.into_iter()
+        .map(|x| (x != NO_SAMPLE).then_some(x))
+        .collect()
 }
 
 impl FlowStats {
@@ -344,24 +489,16 @@ impl FlowStats {
     /// A TCP sender's state after an ACK: its cwnd, and the segments retransmitted and
     /// the timeouts since its last sample (a web flow's connections add up).
     pub fn tcp_sample(&mut self, at: Nanos, sample: TcpSample) {
-        let TcpSample {
-            cwnd_bytes,
-            new_retransmits,
-            new_timeouts,
-            rtt,
-        } = sample;
-        if let Some(rtt) = rtt {
+        if let Some(rtt) = sample.rtt {
             record(&mut self.tcp_rtt, rtt);
         }
-        let series = &mut self.cwnd_per_step;
-        let step = series.index(at, end_value);
-        if series.values.len() <= step {
-            let last = series.values.last().copied().unwrap_or(cwnd_bytes);
-            series.values.resize(step + 1, last);
-        }
-        series.values[step] = cwnd_bytes;
-        self.retransmits = Some(self.retransmits.unwrap_or(0) + new_retransmits);
-        self.timeouts = Some(self.timeouts.unwrap_or(0) + new_timeouts);
+        let cwnd = sample.cwnd_bytes;
+        record_end_value(&mut self.cwnd_per_step, at, cwnd, cwnd);
+        self.tcp_series
+            .get_or_insert_with(Box::default)
+            .record(at, &sample);
+        self.retransmits = Some(self.retransmits.unwrap_or(0) + sample.new_retransmits);
+        self.timeouts = Some(self.timeouts.unwrap_or(0) + sample.new_timeouts);
     }
 
     /// An echo reply came back: `forward` and `back` are the one-way delays of the
@@ -395,10 +532,11 @@ impl FlowStats {
     }
 
     /// Entries held in the flow's time series and sample lists: at most
-    /// 2 × ([`SERIES_MAX_STEPS`] + 1) + 2 × [`SAMPLES_MAX`], however long the run.
+    /// 6 × ([`SERIES_MAX_STEPS`] + 1) + 2 × [`SAMPLES_MAX`], however long the run.
     pub fn retained_entries(&self) -> usize {
         self.bytes_per_step.values.len()
             + self.cwnd_per_step.values.len()
+            + self.tcp_series.as_ref().map_or(0, |t| t.retained_entries())
             + self.echoes.kept.len()
             + self.page_loads.kept.len()
     }
@@ -422,9 +560,11 @@ impl FlowStats {
         secs: f64,
     ) -> FlowResult {
         // The run's step; a flow never merges further unless it recorded past the end.
+        // The TCP series record with `cwnd_per_step` and share its step.
         let shift = series_shift(secs)
             .max(self.bytes_per_step.shift)
             .max(self.cwnd_per_step.shift);
+        let tcp = self.tcp_series.as_deref();
         let step_s = step_secs(shift);
         let steps = (secs / step_s).ceil() as usize;
         let bytes = self.bytes_per_step.at_shift(shift, sum_bytes);
@@ -463,6 +603,30 @@ impl FlowStats {
                 cwnd.truncate(steps);
                 cwnd
             },
+            srtt_series_ms: tcp.map_or_else(Vec::new, |t| {
+                end_values(&t.srtt_ns, shift, steps)
+                    .into_iter()
+                    .map(|v| v.map(|ns| Nanos(ns).as_ms_f64()))
+                    .collect()
+            }),
+            pacing_rate_series_bps: tcp
+                .map_or_else(Vec::new, |t| end_values(&t.pacing_rate_bps, shift, steps)),
+            delivery_rate_series_bps: tcp
+                .map_or_else(Vec::new, |t| end_values(&t.delivery_rate_bps, shift, steps)),
+            bbr_mode_series: tcp.map_or_else(Vec::new, |t| {
+                let mut steps_modes = t.bbr_modes.at_shift(shift, union_bits);
+                steps_modes.truncate(steps);
+                steps_modes
+                    .iter()
+                    .map(|&bits| {
+                        BbrMode::ALL
+                            .iter()
+                            .filter(|m| bits & m.bit() as u64 != 0)
+                            .map(|m| m.name())
+                            .collect()
+                    })
+                    .collect()
+            }),
             page_load_times_s: self.page_loads.kept.clone(),
             ipdv_ms: self.ipdv_ms(),
             // Requests sent whose reply never came (those still in flight at the end,
@@ -550,7 +714,7 @@ mod tests {
     #[test]
     fn long_runs_keep_bounded_exact_summaries() {
         let secs = 1_000_000u64;
-        let bound = 2 * (SERIES_MAX_STEPS + 1) + 2 * SAMPLES_MAX;
+        let bound = 6 * (SERIES_MAX_STEPS + 1) + 2 * SAMPLES_MAX;
         let mut f = FlowStats::default();
         let mut delivered = 0u64;
         for k in 0..secs {
@@ -565,6 +729,13 @@ mod tests {
                     new_retransmits: 0,
                     new_timeouts: 0,
                     rtt: Some(Nanos::from_ms(20 + k % 3)),
+                    srtt: Some(Nanos::from_ms(20)),
+                    pacing_rate_bps: Some(k),
+                    delivery_rate_bps: None,
+                    bbr: Some(BbrSample {
+                        mode: BbrMode::ALL[(k % 4) as usize],
+                        entered: 0,
+                    }),
                 },
             );
             // RTTs 10 ms and 11 ms alternately: every |ΔRTT| is 1 ms.
@@ -592,6 +763,24 @@ mod tests {
             let end_s = ((j + 1) as f64 * step_s).min(secs as f64);
             assert_eq!(cwnd as f64, (end_s - 0.5).floor(), "step {j}");
         }
+        // The pacing rate (k at k + 0.5 s) is sampled as cwnd is, srtt was 20 ms all
+        // along, the delivery rate was never sampled, and a mode a second puts all four
+        // in every 819.2 s step.
+        let pacing: Vec<u64> = r.cwnd_series_bytes.clone();
+        assert_eq!(
+            r.pacing_rate_series_bps,
+            pacing.into_iter().map(Some).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            r.srtt_series_ms,
+            vec![Some(20.0); r.cwnd_series_bytes.len()]
+        );
+        assert!(r.delivery_rate_series_bps.is_empty());
+        assert_eq!(r.bbr_mode_series.len(), r.cwnd_series_bytes.len());
+        assert!(r
+            .bbr_mode_series
+            .iter()
+            .all(|m| *m == ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"]));
         assert!(r.rtt_samples.len() <= SAMPLES_MAX && r.rtt_samples.len() > SAMPLES_MAX / 2);
         assert_eq!(r.sample_stride, 512, "1e6 replies in at most 2048");
         for (i, (&(t, _), &(t2, _, _))) in r.rtt_samples.iter().zip(&r.owd_samples).enumerate() {

@@ -15,7 +15,7 @@ use txop_core::{Nanos, StationId};
 pub struct Results {
     pub seed: u64,
     pub duration_s: f64,
-    /// The step of every flow's `throughput_series_bps` and `cwnd_series_bytes`, s:
+    /// The step of every flow's `throughput_series_bps` and TCP series (`cwnd_series_bytes` …), s:
     /// flent's 0.2 s, doubled as often as needed for the run to fit
     /// [`crate::flowstats::SERIES_MAX_STEPS`] steps.
     pub series_step_s: f64,
@@ -136,6 +136,23 @@ pub struct FlowResult {
     /// TCP: the sender's congestion window at the end of each step (bytes), up to the
     /// step of its last ACK.
     pub cwnd_series_bytes: Vec<u64>,
+    /// TCP: the sender's smoothed RTT (RFC 6298 SRTT, what `ss -ti` shows as `rtt`)
+    /// at the end of each step, ms; `null` before its first RTT sample; as long as
+    /// `cwnd_series_bytes` (empty for other flows).
+    pub srtt_series_ms: Vec<Option<f64>>,
+    /// TCP: the sender's pacing rate at the end of each step, bit/s (`null` before its
+    /// first ACK); empty for a sender that does not pace (CUBIC and Reno unless
+    /// `pacing` is on) and for other flows.
+    pub pacing_rate_series_bps: Vec<Option<u64>>,
+    /// TCP: the sender's delivery rate at the end of each step, payload bit/s
+    /// (`tcpi_delivery_rate`: the last rate sample of `tcp_rate.c` that was not
+    /// application-limited, or an application-limited one at least as fast); `null`
+    /// before its first valid sample; empty for other flows.
+    pub delivery_rate_series_bps: Vec<Option<u64>>,
+    /// BBR: the modes its sender was in during each step ("STARTUP", "DRAIN",
+    /// "PROBE_BW", "PROBE_RTT", in that order), empty before its first ACK; empty for
+    /// other flows.
+    pub bbr_mode_series: Vec<Vec<&'static str>>,
     /// Web: every `sample_stride`-th completed page load, seconds.
     pub page_load_times_s: Vec<f64>,
     /// Mean |ΔRTT| between consecutive replies (IPDV, jitter), ms.

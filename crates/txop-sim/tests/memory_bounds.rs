@@ -50,7 +50,7 @@ fn a_long_run_keeps_every_series_and_sample_list_under_its_cap() {
     let flows = vec![Flow::Ping(ping), Flow::Cbr(cbr), Flow::Web(page)];
     let mut sim = Simulation::new(SimConfig::new(cell, flows, Nanos::from_secs(secs), 1)).unwrap();
     sim.run_until(Nanos::from_secs(secs));
-    let cap = 2 * (SERIES_MAX_STEPS + 1) + 2 * SAMPLES_MAX;
+    let cap = 6 * (SERIES_MAX_STEPS + 1) + 2 * SAMPLES_MAX;
     for (i, f) in sim.flow_stats().iter().enumerate() {
         assert!(
             f.retained_entries() <= cap,
@@ -66,6 +66,8 @@ fn a_long_run_keeps_every_series_and_sample_list_under_its_cap() {
     for f in [ping, cbr, web] {
         assert_eq!(f.throughput_series_bps.len(), 1954, "ceil(1e5 / 51.2)");
         assert!(f.cwnd_series_bytes.len() <= SERIES_MAX_STEPS);
+        assert!(f.srtt_series_ms.len() <= SERIES_MAX_STEPS);
+        assert!(f.delivery_rate_series_bps.len() <= SERIES_MAX_STEPS);
         assert!(f.rtt_samples.len() <= SAMPLES_MAX && f.page_load_times_s.len() <= SAMPLES_MAX);
     }
     assert!(ping.delivered_packets >= secs - 1, "every ping answered");
@@ -76,4 +78,5 @@ fn a_long_run_keeps_every_series_and_sample_list_under_its_cap() {
     );
     assert!(web.page_load_times_s.len() > SAMPLES_MAX / 2 && web.sample_stride == 2);
     assert!(!web.cwnd_series_bytes.is_empty());
+    assert_eq!(web.srtt_series_ms.len(), web.cwnd_series_bytes.len());
 }

@@ -55,6 +55,11 @@ pub struct EmuArgs {
     /// `NAME.server` or `NAME.staN` (bare: the first BSS's).
     #[arg(long = "in", value_name = "NODE", default_value = "server")]
     node: String,
+    /// TCP congestion control in the namespaces (`net.ipv4.tcp_congestion_control`
+    /// inside each): `NAME` for every node, `NODE=NAME` for one (wins); repeatable.
+    /// Without it each keeps this machine's default, which the summary states.
+    #[arg(long = "cc", value_name = "[NODE=]NAME")]
+    cc: Vec<String>,
     /// Start an interactive shell instead of a command (the namespaces and addresses
     /// are printed first).
     #[arg(long, conflicts_with = "output")]
@@ -144,6 +149,27 @@ struct BssJson<'a> {
     emulator: &'a EmuReport,
 }
 
+/// `--cc` values: `NAME` for every node, `NODE=NAME` for one (`NODE` as `--in`
+/// takes it).
+fn congestion_controls(
+    values: &[String],
+    plan: &txop_emu::addr::Plan,
+) -> Result<txop_emu::CongestionControls, UserError> {
+    let mut ccs = txop_emu::CongestionControls::default();
+    for v in values {
+        match v.split_once('=') {
+            Some((node, cc)) => {
+                let site = plan
+                    .parse(node)
+                    .map_err(|e| UserError(format!("--cc {v}: {e}")))?;
+                ccs.sites.push((site, cc.to_string()));
+            }
+            None => ccs.every = Some(v.clone()),
+        }
+    }
+    Ok(ccs)
+}
+
 /// The summary printed on stderr after the command's output (and summary.txt).
 fn summary(name: &str, r: &Results, e: &EmuReport) -> String {
     let sim = report::summary(name, r);
@@ -217,6 +243,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         .plan()
         .parse(&args.node)
         .map_err(|e| UserError(format!("--in {e}")))?;
+    emu_cfg.congestion_control = congestion_controls(&args.cc, &emu_cfg.plan())?;
     let max_bytes = capture
         .as_ref()
         .and_then(|c| c.first())
@@ -252,7 +279,7 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
         }
     })
     .map_err(UserError)?;
-    let text = match &bsss {
+    let mut text = match &bsss {
         None => summary(&name, &outcome.bsss[0].results, &outcome.bsss[0].report),
         Some(bsss) => bsss
             .iter()
@@ -261,6 +288,9 @@ pub fn main(args: EmuArgs) -> Result<(), UserError> {
             .collect::<Vec<_>>()
             .join("\n"),
     };
+    text.push_str(&txop_emu::emulator::congestion_control_line(
+        &outcome.congestion_control,
+    ));
     let code = outcome.exit_code();
     // Each capture with its file name: air.pcapng for one BSS, air-<name>.pcapng each
     // with several (as `txop run --pcap` names them).

@@ -1291,6 +1291,13 @@ fn shell_prints_the_network_and_runs_in_the_chosen_namespace() {
     ] {
         assert!(plan.contains(&line), "{line:?} not in\n{plan}");
     }
+    // Each node's TCP congestion control: the host's default, without --cc.
+    let cc = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+    let sta2 = plan.lines().find(|l| l.trim_start().starts_with("sta2 "));
+    assert!(
+        sta2.is_some_and(|l| l.ends_with(&format!("TCP {}", cc.trim()))),
+        "{plan}"
+    );
     assert_nothing_left(id, "no-marker-86461");
 }
 
@@ -1626,4 +1633,82 @@ fn sigint_leaves_nothing_of_either_flat() {
     );
     assert_nothing_left(id, marker);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--cc` sets each namespace's TCP congestion control (`net.ipv4.tcp_congestion_control`
+/// inside it, as the programs there read it), `NODE=NAME` winning over `NAME`, and the
+/// summary states what each node had (issue 27: the host's default, BBR on some
+/// machines, made a bloated AP look fine). Reno is always allowed in a namespace and
+/// the host's default is; a name the host does not allow is refused in one line naming
+/// `--cc` and the host's list, exit 2. Nothing is left either way, and the host's own
+/// setting is untouched.
+#[test]
+fn cc_sets_and_states_each_namespaces_congestion_control() {
+    require_root();
+    let _g = serial();
+    let host = || {
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let default = host();
+    // `txop ARGS` with both streams piped: its run id and its output.
+    let emu = |args: &[&str]| {
+        let child = txop()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        (child.id(), child.wait_with_output().unwrap())
+    };
+    let stated = |stderr: &str| -> String {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("TCP congestion control"));
+        let line = line.unwrap_or_else(|| panic!("no congestion control line: {stderr}"));
+        line.split_once("): ").unwrap().1.to_string()
+    };
+    let marker = "86481";
+    let cmd = format!(
+        "sleep {marker} & cat /proc/sys/net/ipv4/tcp_congestion_control; \
+         $TXOP_EXE emu exec sta2 -- cat /proc/sys/net/ipv4/tcp_congestion_control"
+    );
+    let sta2 = format!("sta2={default}");
+    let (id, out) = emu(&[
+        "emu", "default", "--cc", "reno", "--cc", &sta2, "--", "sh", "-c", &cmd,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("reno\n{default}\n")
+    );
+    assert_eq!(
+        stated(&stderr),
+        format!("server reno, sta1 reno, sta2 {default}, sta3 reno, sta4 reno")
+    );
+    assert_nothing_left(id, marker);
+    // Without --cc every node has, and is said to have, the host's default.
+    let (id, out) = emu(&["emu", "default", "--", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let all: Vec<String> = ["server", "sta1", "sta2", "sta3", "sta4"]
+        .iter()
+        .map(|n| format!("{n} {default}"))
+        .collect();
+    assert_eq!(stated(&stderr), all.join(", "));
+    assert_nothing_left(id, marker);
+    // A name the kernel does not have: refused in one line, nothing left.
+    let (id, out) = emu(&["emu", "default", "--cc", "sta1=no_such_cc", "--", "true"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--cc sta1=no_such_cc") && err.contains("tcp_allowed_congestion_control"),
+        "{err}"
+    );
+    assert_nothing_left(id, marker);
+    assert_eq!(host(), default, "the host's setting is untouched");
 }

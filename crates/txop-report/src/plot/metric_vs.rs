@@ -134,5 +134,6 @@ fn padded(label: &str, lo: f64, hi: f64, scale: Scale) -> Axis {
         max,
         scale,
         marks: Vec::new(),
+        names: &[],
     }
 }

@@ -123,19 +123,9 @@ const PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER`.
 const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 
-/// BBR's mode (`enum bbr_mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum BbrMode {
-    /// Ramp up to fill the pipe (gain 2.885).
-    #[default]
-    Startup,
-    /// Drain the queue STARTUP made.
-    Drain,
-    /// Cycle the pacing gain around the estimated bandwidth.
-    ProbeBw,
-    /// Cap inflight at 4 segments to re-measure the propagation delay.
-    ProbeRtt,
-}
+/// BBR's mode (`enum bbr_mode`): defined with the results that report it, each step's
+/// modes in `bbr_mode_series`.
+pub use txop_results::flowstats::BbrMode;
 
 /// BBR's model, for stats (what `bbr_get_info` reports, and more).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -236,6 +226,9 @@ pub struct Bbr {
     /// End of the 200 ms at 4 segments, once inflight got there.
     probe_rtt_done_stamp: Option<Nanos>,
     probe_rtt_round_done: bool,
+    /// Modes entered since [`Bbr::take_entered`] last took them (bits of
+    /// [`BbrMode::bit`]; not in the kernel: what the flow's series report).
+    entered: u8,
     prev_ca_state: CaState,
     packet_conservation: bool,
     round_start: bool,
@@ -289,6 +282,7 @@ impl Bbr {
             min_rtt_stamp: now,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
+            entered: BbrMode::Startup.bit(),
             prev_ca_state: CaState::Open,
             packet_conservation: false,
             round_start: false,
@@ -329,6 +323,11 @@ impl Bbr {
     /// (`bbr_update_min_rtt`: low-rate samples are ignored).
     pub fn in_probe_rtt(&self) -> bool {
         self.mode == BbrMode::ProbeRtt
+    }
+
+    /// The state machine's mode (`bbr->mode`).
+    pub fn mode(&self) -> BbrMode {
+        self.mode
     }
 
     /// The model, for stats.
@@ -550,17 +549,30 @@ impl Bbr {
 
     /// `bbr_reset_probe_bw_mode`: start the cycle at a random phase other than 0.75.
     fn reset_probe_bw_mode(&mut self, c: &ConnInfo) {
-        self.mode = BbrMode::ProbeBw;
+        self.set_mode(BbrMode::ProbeBw);
         self.rng = self.rng.wrapping_add(1);
         let r = mix64(self.rng) % CYCLE_RAND;
         self.cycle_idx = CYCLE_LEN - 1 - r as usize;
         self.advance_cycle_phase(c);
     }
 
+    /// Enter mode `m`, and remember it was entered, however briefly (DRAIN may end in
+    /// the ACK that starts it, `bbr_check_drain`).
+    fn set_mode(&mut self, m: BbrMode) {
+        self.mode = m;
+        self.entered |= m.bit();
+    }
+
+    /// The modes entered since the last call (bits of [`BbrMode::bit`]), for the
+    /// flow's series.
+    pub fn take_entered(&mut self) -> u8 {
+        std::mem::take(&mut self.entered)
+    }
+
     /// `bbr_reset_mode`.
     fn reset_mode(&mut self, c: &ConnInfo) {
         if !self.full_bw_reached {
-            self.mode = BbrMode::Startup;
+            self.set_mode(BbrMode::Startup);
         } else {
             self.reset_probe_bw_mode(c);
         }
@@ -721,7 +733,7 @@ impl Bbr {
     /// `bbr_check_drain`.
     fn check_drain(&mut self, c: &ConnInfo, w: &mut Window) {
         if self.mode == BbrMode::Startup && self.full_bw_reached {
-            self.mode = BbrMode::Drain;
+            self.set_mode(BbrMode::Drain);
             w.ssthresh = self.inflight(self.max_bw(), BBR_UNIT);
         }
         if self.mode == BbrMode::Drain
@@ -753,7 +765,7 @@ impl Bbr {
             }
         }
         if filter_expired && !self.idle_restart && self.mode != BbrMode::ProbeRtt {
-            self.mode = BbrMode::ProbeRtt;
+            self.set_mode(BbrMode::ProbeRtt);
             self.probe_rtt_entries += 1;
             self.save_cwnd(w.cwnd);
             self.probe_rtt_done_stamp = None;

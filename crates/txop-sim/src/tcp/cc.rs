@@ -8,6 +8,7 @@ use super::rate::RateSample;
 use super::sender::CaState;
 use super::{CongestionControl, TcpConfig};
 use txop_core::Nanos;
+use txop_results::flowstats::BbrSample;
 
 /// `TCP_INFINITE_SSTHRESH`: no slow-start threshold yet.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -146,6 +147,18 @@ impl Cc {
     /// PROBE_RTT).
     pub fn marks_app_limited(&self) -> bool {
         matches!(self, Cc::Bbr(b) if b.in_probe_rtt())
+    }
+
+    /// BBR's mode (`bbr->mode`) and the modes it entered since the last call
+    /// ([`BbrSample`]): the simulator samples them on every ACK.
+    pub fn take_bbr_sample(&mut self) -> Option<BbrSample> {
+        match self {
+            Cc::Bbr(b) => Some(BbrSample {
+                mode: b.mode(),
+                entered: b.take_entered(),
+            }),
+            _ => None,
+        }
     }
 
     /// BBR's model, for stats.

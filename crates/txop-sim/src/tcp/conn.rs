@@ -29,10 +29,40 @@ pub(crate) struct TcpConn {
     pub(crate) client_requests: bool,
     /// Where its handshake is.
     pub(crate) handshake: Handshake,
-    /// The sender's retransmissions already added to its flow's count.
-    pub(crate) retransmits_counted: u64,
-    /// The sender's timeouts already counted in the flow's statistics.
-    pub(crate) timeouts_counted: u64,
+    /// The sender's counters already added to its flow's statistics.
+    pub(crate) reported: Reported,
+}
+
+/// A sender's counters already added to its flow's statistics (a web flow's several
+/// connections add up).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Reported {
+    retransmits: u64,
+    timeouts: u64,
+}
+
+/// What the flow's statistics take of `snd` after an ACK ([`FlowStats::tcp_sample`]):
+/// its state, its RTT sample, and its retransmissions and timeouts since `reported`
+/// (which this updates).
+///
+/// [`FlowStats::tcp_sample`]: txop_results::FlowStats::tcp_sample
+pub(crate) fn ack_sample(snd: &mut TcpSender, reported: &mut Reported) -> TcpSample {
+    let (retransmits, timeouts) = (snd.retransmits(), snd.timeouts());
+    let sample = TcpSample {
+        cwnd_bytes: snd.cwnd_bytes(),
+        rtt: snd.take_rtt_sample(),
+        new_retransmits: retransmits - reported.retransmits,
+        new_timeouts: timeouts - reported.timeouts,
+        srtt: snd.srtt(),
+        pacing_rate_bps: snd.pacing_rate().map(|r| r * 8),
+        delivery_rate_bps: snd.delivery_rate().map(|r| r * 8),
+        bbr: snd.take_bbr_sample(),
+    };
+    *reported = Reported {
+        retransmits,
+        timeouts,
+    };
+    sample
 }
 
 impl TcpConn {
@@ -99,8 +129,7 @@ impl Simulation {
             timer: ConnTimer::default(),
             client_requests: spec.client_requests,
             handshake: Handshake::default(),
-            retransmits_counted: 0,
-            timeouts_counted: 0,
+            reported: Reported::default(),
         });
         self.conns.len() - 1
     }
@@ -216,14 +245,7 @@ impl Simulation {
             c.rcv.bytes_received() - before
         } else {
             c.snd.on_ack(at, seg);
-            let (retransmits, timeouts) = (c.snd.retransmits(), c.snd.stats().timeouts);
-            let sample = TcpSample {
-                cwnd_bytes: c.snd.cwnd_bytes(),
-                rtt: c.snd.take_rtt_sample(),
-                new_retransmits: retransmits - c.retransmits_counted,
-                new_timeouts: timeouts - c.timeouts_counted,
-            };
-            (c.retransmits_counted, c.timeouts_counted) = (retransmits, timeouts);
+            let sample = ack_sample(&mut c.snd, &mut c.reported);
             self.flow_stats[flow].tcp_sample(at, sample);
             0
         };

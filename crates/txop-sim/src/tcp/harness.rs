@@ -4,6 +4,7 @@
 //! and a fixed propagation delay each way. ACKs come back without queueing or loss.
 //! Driven by the simulator's [`EventQueue`].
 
+use super::conn::{ack_sample, Reported};
 use super::{Segment, TcpConfig, TcpReceiver, TcpSender};
 use std::collections::{BTreeMap, VecDeque};
 use txop_core::aqm::fq_codel::{FqCodel, FqCodelParams};
@@ -11,6 +12,7 @@ use txop_core::network::EventQueue;
 use txop_core::packet::Ecn;
 use txop_core::rng::{RngStream, StreamKind};
 use txop_core::{Nanos, NodeId, Packet};
+use txop_results::FlowStats;
 
 /// What the bottleneck does besides tail drop.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,6 +39,8 @@ pub struct Path {
     /// Probability of dropping a first transmission (below `random_loss_below`).
     pub random_loss: f64,
     pub random_loss_below: u64,
+    /// Drop the first transmission of the segment that starts at this sequence number.
+    pub drop_seq: Option<u64>,
     pub seed: u64,
 }
 
@@ -51,6 +55,7 @@ impl Path {
             blackhole: None,
             random_loss: 0.0,
             random_loss_below: u64::MAX,
+            drop_seq: None,
             seed: 1,
         }
     }
@@ -145,6 +150,10 @@ pub struct Harness {
     pub sender: TcpSender,
     pub receiver: TcpReceiver,
     pub run: Run,
+    /// The connection's flow statistics, sampled after every ACK as the simulator
+    /// samples them.
+    pub flow: FlowStats,
+    reported: Reported,
     q: EventQueue<Ev>,
     queue: Queue,
     busy: bool,
@@ -183,6 +192,8 @@ impl Harness {
             sender,
             receiver: TcpReceiver::new(cfg),
             run: Run::default(),
+            flow: FlowStats::tcp(),
+            reported: Reported::default(),
             q: EventQueue::default(),
             queue,
             busy: false,
@@ -217,6 +228,10 @@ impl Harness {
         let first = seg.seq >= self.highest_sent;
         if first {
             self.highest_sent = seg.end();
+        }
+        if first && self.path.drop_seq == Some(seg.seq) {
+            self.run.note_drop(now);
+            return;
         }
         if first
             && self.path.random_loss > 0.0
@@ -354,6 +369,8 @@ impl Harness {
             }
             self.first_tx.pop_first();
         }
+        let sample = ack_sample(&mut self.sender, &mut self.reported);
+        self.flow.tcp_sample(now, sample);
         let s = self.sender.stats();
         self.run.samples.push(Sample {
             t: now,

@@ -86,6 +86,19 @@ pub struct RateEstimator {
     first_tx_mstamp: Nanos,
     /// `tp->app_limited`: 0, or the `delivered` count after which the bubble is gone.
     app_limited: u64,
+    /// The sample `tcp_info` reports (`tp->rate_delivered`, `tp->rate_interval_us`):
+    /// the last one not application-limited, or an application-limited one at least as
+    /// fast; `None` before the first valid sample.
+    reported: Option<ReportedRate>,
+}
+
+/// A delivery-rate sample as `tcp_info`'s `tcpi_delivery_rate` reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ReportedRate {
+    /// Segments delivered over the interval (`rate_delivered`).
+    delivered: u64,
+    /// The sample's interval (`rate_interval_us`), > 0.
+    interval: Nanos,
 }
 
 impl RateEstimator {
@@ -170,6 +183,31 @@ impl RateEstimator {
             return;
         }
         rs.interval = Some(interval);
+        // Record the last non-app-limited or the highest app-limited bw (the end of
+        // `tcp_rate_gen`).
+        let delivered = delivered - rs.prior_delivered;
+        let keep = !rs.is_app_limited
+            || self.reported.is_none_or(|r| {
+                delivered as u128 * r.interval.as_ns() as u128
+                    >= r.delivered as u128 * interval.as_ns() as u128
+            });
+        if keep {
+            self.reported = Some(ReportedRate {
+                delivered,
+                interval,
+            });
+        }
+    }
+
+    /// The delivery rate `tcp_info` reports (`tcp_compute_delivery_rate`:
+    /// `rate_delivered` × MSS over `rate_interval_us`), payload bytes per second, for
+    /// segments of `mss_bytes`; `None` before the first valid sample.
+    pub fn delivery_rate_bytes_per_s(&self, mss_bytes: u32) -> Option<u64> {
+        let r = self.reported?;
+        Some(
+            (r.delivered as u128 * mss_bytes as u128 * 1_000_000_000 / r.interval.as_ns() as u128)
+                as u64,
+        )
     }
 
     /// `tcp_rate_check_app_limited`: the application has less than a segment left

@@ -53,6 +53,7 @@ use super::segment::Segment;
 use super::ReceiveWindow;
 use super::{TcpConfig, DUP_THRESH};
 use txop_core::Nanos;
+use txop_results::flowstats::BbrSample;
 
 /// Congestion-avoidance state (Linux `enum tcp_ca_state`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,6 +130,8 @@ pub struct TcpSenderStats {
     pub ece_acks: u64,
     /// Pacing rate in bytes per second, when pacing.
     pub pacing_rate: Option<u64>,
+    /// Delivery rate in payload bytes per second ([`TcpSender::delivery_rate`]).
+    pub delivery_rate: Option<u64>,
     /// cwnd at which HyStart ended slow start (CUBIC).
     pub hystart_exit_cwnd: Option<u32>,
     /// CUBIC's W_max in segments (0 before the first congestion event).
@@ -361,11 +364,8 @@ impl TcpSender {
         s.retrans_out = self.sb.retrans_out();
         s.snd_una = self.snd_una;
         s.snd_nxt = self.snd_nxt;
-        s.pacing_rate = if self.paces() {
-            self.pacer.rate()
-        } else {
-            None
-        };
+        s.pacing_rate = self.pacing_rate();
+        s.delivery_rate = self.delivery_rate();
         s.hystart_exit_cwnd = self.cc.hystart_exit_cwnd();
         s.cubic_w_max = self.cc.w_max();
         s.bbr = self.cc.bbr_info();
@@ -389,6 +389,39 @@ impl TcpSender {
     /// Segments retransmitted so far (as in [`TcpSender::stats`]).
     pub fn retransmits(&self) -> u64 {
         self.stats.retransmits
+    }
+
+    /// Retransmission timeouts so far (as in [`TcpSender::stats`]).
+    pub fn timeouts(&self) -> u64 {
+        self.stats.timeouts
+    }
+
+    /// Smoothed RTT, once measured (as in [`TcpSender::stats`]).
+    pub fn srtt(&self) -> Option<Nanos> {
+        self.rtt.srtt()
+    }
+
+    /// Pacing rate in bytes per second, when pacing (as in [`TcpSender::stats`]).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        if self.paces() {
+            self.pacer.rate()
+        } else {
+            None
+        }
+    }
+
+    /// The delivery rate `ss -ti` shows (`tcpi_delivery_rate`, `tcp_rate.c`): the
+    /// last delivery-rate sample not application-limited, or an application-limited
+    /// one at least as fast, payload bytes per second; `None` before the first valid
+    /// sample.
+    pub fn delivery_rate(&self) -> Option<u64> {
+        self.rate.delivery_rate_bytes_per_s(self.mss)
+    }
+
+    /// For a BBR sender, its mode and the modes it entered since the last call (a mode
+    /// can last less than an ACK: DRAIN may end in the ACK that starts it).
+    pub fn take_bbr_sample(&mut self) -> Option<BbrSample> {
+        self.cc.take_bbr_sample()
     }
 
     /// The configuration.

@@ -899,3 +899,69 @@ fn linux_receive_window_bounds_the_queue_until_autotuning_grows_it() {
     );
     assert!(at(Nanos::from_ms(250)) < tuned.run.max_queue / 4);
 }
+
+/// The flow's series as the simulator records them (`FlowStats::tcp_sample` after every
+/// ACK), for a connection that one forced loss hits while its window is held at 64
+/// segments by the receive window: each step's cwnd is the sender's at the step's last
+/// ACK, 64 segments before the loss, and after it the window comes down to CUBIC's
+/// ssthresh, 64 × 717/1024 = 44 segments (RFC 9438 §4.6, `cubictcp_recalc_ssthresh`),
+/// never lower, from where it grows again; srtt is the path's RTT while the window is
+/// far below the path's capacity (2 × 250 ms, and at most a window's serialisation,
+/// 0.75 ms, of queue), and the delivery rate a window per RTT.
+#[test]
+fn series_show_cubic_backing_off_once_after_one_loss() {
+    use txop_core::network::Host;
+    let mss = 1448u64;
+    let cfg = TcpConfig {
+        rwnd_bytes: 64 * mss,
+        ..TcpConfig::default()
+    };
+    let mut path = Path::default_10m();
+    path.one_way = Nanos::from_ms(250);
+    // A window of 64 segments crosses 1 Gbit/s in 0.75 ms: no queue to speak of.
+    path.rate_bps = 1_000_000_000;
+    path.drop_seq = Some(600 * mss);
+    let secs_run = 12.0;
+    let h = run(cfg, path.clone(), None, Nanos::from_secs(12));
+    let r = h
+        .flow
+        .result(0, ("tcp", ""), Host::Server, Host::Station(1), secs_run);
+    assert_eq!(h.run.drops, 1, "one forced loss, nothing else");
+    assert_eq!(r.retransmits, Some(1));
+    let step = Nanos::from_ms(200);
+    let cwnd = &r.cwnd_series_bytes;
+    assert_eq!(cwnd.len(), 60);
+    // Each step's value is the sender's cwnd after the last ACK before the step's end;
+    // the steps before the first ACK (at one RTT) take the first.
+    let first_ack = h.run.samples[0].t;
+    for (j, &c) in cwnd.iter().enumerate() {
+        let end = step * (j as u64 + 1);
+        let last = h.run.samples.iter().rfind(|s| s.t < end);
+        let segments = last.map_or(h.run.samples[0].cwnd, |s| s.cwnd);
+        assert_eq!(c, segments as u64 * mss, "step {j}");
+        assert_eq!(r.srtt_series_ms[j].is_some(), end > first_ack, "step {j}");
+    }
+    let full = 64 * mss;
+    let reached = cwnd.iter().position(|&c| c == full).unwrap();
+    let cut = reached + cwnd[reached..].iter().position(|&c| c < full).unwrap();
+    assert!(
+        cut - reached >= 10,
+        "held at 64 segments until the loss: {cwnd:?}"
+    );
+    let ssthresh = 64 * 717 / 1024 * mss;
+    assert_eq!(cwnd[cut], ssthresh, "{cwnd:?}");
+    assert_eq!(cwnd[cut..].iter().min(), Some(&ssthresh), "{cwnd:?}");
+    assert!(cwnd.last() > Some(&ssthresh), "grows again: {cwnd:?}");
+    let rtt_ms = path.base_rtt(1448).as_ms_f64();
+    for &v in r.srtt_series_ms.iter().take(cut).flatten() {
+        assert!(
+            v >= rtt_ms && v < rtt_ms + 0.75,
+            "srtt {v} ms, path {rtt_ms} ms"
+        );
+    }
+    // CUBIC does not pace here; it samples its delivery rate: 64 segments per RTT.
+    assert!(r.pacing_rate_series_bps.is_empty() && r.bbr_mode_series.is_empty());
+    let rate = r.delivery_rate_series_bps[cut - 1].unwrap() as f64;
+    let expect = 64.0 * mss as f64 * 8.0 / path.base_rtt(1448).as_secs_f64();
+    assert!((rate / expect - 1.0).abs() < 0.05, "{rate} vs {expect}");
+}
