@@ -1465,6 +1465,7 @@ mod tcp {
         // A pacing rate set from the first RTT sample can be many times the rate the
         // path delivers: a log axis keeps both readable.
         let panels = vec![Panel {
+            y: None,
             title: None,
             series,
         }];
@@ -1529,6 +1530,7 @@ mod tcp {
                 names: &MODES,
             },
             panels: vec![Panel {
+                y: None,
                 title: None,
                 series,
             }],
