@@ -204,7 +204,6 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The summary `txop run` prints (and writes as summary.txt).
     /// Each cell's headline figures ([`metric_vs::headline`]): the run's, or each
     /// BSS's in the scenario's order. A sweep keeps them for its `--metric-vs` chart.
     pub fn headline(&self) -> Vec<metric_vs::Headline> {
@@ -214,6 +213,7 @@ impl Outcome {
         }
     }
 
+    /// The summary `txop run` prints (and writes as summary.txt).
     pub fn summary(&self) -> String {
         match self {
             Outcome::Single { p, results } => report::summary(&p.name, results),
