@@ -42,6 +42,7 @@ struct oracle_txq {
 	struct codel_vars def_cvars;
 	struct codel_stats cstats;
 	struct oracle *local;
+	uint32_t index;
 };
 
 /* struct ieee80211_local's fq and CoDel parts, plus the harness's event log. */
@@ -49,7 +50,7 @@ struct oracle {
 	struct fq fq;
 	struct codel_vars *cvars;
 	struct codel_params cparams;
-	struct oracle_txq *txqs;
+	struct oracle_txq **txqs;
 	uint32_t ntxqs;
 	struct oracle_event *events;
 	uint32_t nevents, cap;
@@ -151,6 +152,22 @@ static void oracle_purge_func(struct fq *fq, struct fq_tin *tin,
 	free(skb);
 }
 
+/* ieee80211_txq_init's fq and CoDel part: TXQ number o->ntxqs. Each TXQ is its own
+ * allocation, as each txq_info is in the kernel: flows point at their tin. */
+uint32_t oracle_add_txq(struct oracle *o)
+{
+	struct oracle_txq *t = calloc(1, sizeof(*t));
+
+	fq_tin_init(&t->tin);
+	codel_vars_init(&t->def_cvars);
+	codel_stats_init(&t->cstats);
+	t->local = o;
+	t->index = o->ntxqs;
+	o->txqs = realloc(o->txqs, (o->ntxqs + 1) * sizeof(o->txqs[0]));
+	o->txqs[o->ntxqs] = t;
+	return o->ntxqs++;
+}
+
 /* ieee80211_txq_setup_flows + one ieee80211_txq_init per TXQ. */
 struct oracle *oracle_new(uint32_t flows, uint32_t quantum, uint32_t limit,
 			  uint32_t memory_limit, uint32_t ntxqs)
@@ -168,14 +185,8 @@ struct oracle *oracle_new(uint32_t flows, uint32_t quantum, uint32_t limit,
 	o->cvars = calloc(o->fq.flows_cnt, sizeof(o->cvars[0]));
 	for (i = 0; i < o->fq.flows_cnt; i++)
 		codel_vars_init(&o->cvars[i]);
-	o->txqs = calloc(ntxqs, sizeof(o->txqs[0]));
-	o->ntxqs = ntxqs;
-	for (i = 0; i < ntxqs; i++) {
-		fq_tin_init(&o->txqs[i].tin);
-		codel_vars_init(&o->txqs[i].def_cvars);
-		codel_stats_init(&o->txqs[i].cstats);
-		o->txqs[i].local = o;
-	}
+	for (i = 0; i < ntxqs; i++)
+		oracle_add_txq(o);
 	oracle_warnings = 0;
 	return o;
 }
@@ -185,8 +196,10 @@ void oracle_free(struct oracle *o)
 	uint32_t i;
 
 	for (i = 0; i < o->ntxqs; i++)
-		fq_tin_reset(&o->fq, &o->txqs[i].tin, oracle_purge_func);
+		fq_tin_reset(&o->fq, &o->txqs[i]->tin, oracle_purge_func);
 	fq_reset(&o->fq, oracle_purge_func);
+	for (i = 0; i < o->ntxqs; i++)
+		free(o->txqs[i]);
 	free(o->cvars);
 	free(o->txqs);
 	free(o->events);
@@ -199,7 +212,7 @@ void oracle_enqueue(struct oracle *o, uint32_t txq, uint64_t now_ns, uint64_t id
 		    uint32_t hash, uint32_t len, uint32_t truesize, uint32_t ecn)
 {
 	struct sk_buff *skb = calloc(1, sizeof(*skb));
-	struct fq_tin *tin = &o->txqs[txq].tin;
+	struct fq_tin *tin = &o->txqs[txq]->tin;
 
 	oracle_now_ns = now_ns;
 	skb->id = id;
@@ -230,7 +243,7 @@ int oracle_dequeue(struct oracle *o, uint32_t txq, uint64_t now_ns,
 	o->cparams.mtu = p->mtu;
 	o->cparams.ecn = p->ecn != 0;
 	o->cparams.ce_threshold = p->ce_threshold;
-	skb = fq_tin_dequeue(&o->fq, &o->txqs[txq].tin, fq_tin_dequeue_func);
+	skb = fq_tin_dequeue(&o->fq, &o->txqs[txq]->tin, fq_tin_dequeue_func);
 	if (!skb)
 		return 0;
 	*id = skb->id;
@@ -242,7 +255,100 @@ int oracle_dequeue(struct oracle *o, uint32_t txq, uint64_t now_ns,
 /* ieee80211_txq_purge: fq_tin_reset. */
 void oracle_reset_tin(struct oracle *o, uint32_t txq)
 {
-	fq_tin_reset(&o->fq, &o->txqs[txq].tin, oracle_purge_func);
+	fq_tin_reset(&o->fq, &o->txqs[txq]->tin, oracle_purge_func);
+}
+
+/* oracle_clone: where an old pointer into the source's fq, flows or TXQs lies in the
+ * copy (NULL stays NULL). */
+struct oracle_reloc {
+	const struct oracle *from;
+	struct oracle *to;
+};
+
+static void *oracle_relocate(const struct oracle_reloc *r, const void *p)
+{
+	const char *c = p;
+	const char *flows = (const char *)r->from->fq.flows;
+	const char *fq = (const char *)&r->from->fq;
+	uint32_t i;
+
+	if (!p)
+		return NULL;
+	if (c >= flows && c < flows + r->from->fq.flows_cnt * sizeof(struct fq_flow))
+		return (char *)r->to->fq.flows + (c - flows);
+	if (c >= fq && c < fq + sizeof(struct fq))
+		return (char *)&r->to->fq + (c - fq);
+	for (i = 0; i < r->from->ntxqs; i++) {
+		const char *t = (const char *)r->from->txqs[i];
+
+		if (c >= t && c < t + sizeof(struct oracle_txq))
+			return (char *)r->to->txqs[i] + (c - t);
+	}
+	return NULL;
+}
+
+static void oracle_relocate_list(const struct oracle_reloc *r, struct list_head *l)
+{
+	l->next = oracle_relocate(r, l->next);
+	l->prev = oracle_relocate(r, l->prev);
+}
+
+/* A flow of the copy: its lists relocated, its packets copied in order. */
+static void oracle_copy_flow(const struct oracle_reloc *r, struct fq_flow *to,
+			     const struct fq_flow *from)
+{
+	struct sk_buff *skb;
+
+	to->tin = oracle_relocate(r, from->tin);
+	oracle_relocate_list(r, &to->flowchain);
+	__skb_queue_head_init(&to->queue);
+	for (skb = from->queue.next; skb != (const struct sk_buff *)&from->queue;
+	     skb = skb->next) {
+		struct sk_buff *c = malloc(sizeof(*c));
+
+		*c = *skb;
+		__skb_queue_tail(&to->queue, c);
+	}
+}
+
+/* An independent copy in the same state (a txop cell is cloneable): the fq, its flows,
+ * CoDel states, TXQs and queued packets, every pointer between them moved to the
+ * copy's. It knows the pointers of 6.12's struct fq, fq_tin and fq_flow; a tree that
+ * adds one to them is copied without it. */
+struct oracle *oracle_clone(const struct oracle *o)
+{
+	struct oracle *n = calloc(1, sizeof(*n));
+	struct oracle_reloc r = { o, n };
+	size_t bitmap = BITS_TO_LONGS(o->fq.flows_cnt) * sizeof(unsigned long);
+	uint32_t i;
+
+	n->fq = o->fq;
+	n->fq.flows = malloc(o->fq.flows_cnt * sizeof(struct fq_flow));
+	memcpy(n->fq.flows, o->fq.flows, o->fq.flows_cnt * sizeof(struct fq_flow));
+	n->fq.flows_bitmap = malloc(bitmap);
+	memcpy(n->fq.flows_bitmap, o->fq.flows_bitmap, bitmap);
+	n->cvars = malloc(o->fq.flows_cnt * sizeof(n->cvars[0]));
+	memcpy(n->cvars, o->cvars, o->fq.flows_cnt * sizeof(n->cvars[0]));
+	n->cparams = o->cparams;
+	n->ntxqs = o->ntxqs;
+	n->txqs = malloc(o->ntxqs * sizeof(n->txqs[0]));
+	for (i = 0; i < o->ntxqs; i++) {
+		n->txqs[i] = malloc(sizeof(struct oracle_txq));
+		*n->txqs[i] = *o->txqs[i];
+		n->txqs[i]->local = n;
+	}
+	oracle_relocate_list(&r, &n->fq.tin_backlog);
+	for (i = 0; i < o->fq.flows_cnt; i++)
+		oracle_copy_flow(&r, &n->fq.flows[i], &o->fq.flows[i]);
+	for (i = 0; i < o->ntxqs; i++) {
+		struct fq_tin *t = &n->txqs[i]->tin;
+
+		oracle_relocate_list(&r, &t->new_flows);
+		oracle_relocate_list(&r, &t->old_flows);
+		oracle_relocate_list(&r, &t->tin_list);
+		oracle_copy_flow(&r, &t->default_flow, &o->txqs[i]->tin.default_flow);
+	}
+	return n;
 }
 
 const struct oracle_event *oracle_events(const struct oracle *o, uint32_t *n)
@@ -271,8 +377,8 @@ struct oracle_flow_view {
 static void oracle_view_flow(const struct oracle *o, const struct fq_flow *f,
 			     const struct codel_vars *cv, struct oracle_flow_view *v)
 {
-	v->tin = f->tin ? (int32_t)(container_of(f->tin, struct oracle_txq, tin) -
-				    o->txqs) :
+	(void)o;
+	v->tin = f->tin ? (int32_t)container_of(f->tin, struct oracle_txq, tin)->index :
 			  -1;
 	v->backlog_bytes = f->backlog;
 	v->packets = skb_queue_len(&f->queue);
@@ -295,8 +401,8 @@ void oracle_flow(const struct oracle *o, uint32_t idx, struct oracle_flow_view *
 void oracle_default_flow(const struct oracle *o, uint32_t txq,
 			 struct oracle_flow_view *v)
 {
-	oracle_view_flow(o, &o->txqs[txq].tin.default_flow,
-			 &o->txqs[txq].def_cvars, v);
+	oracle_view_flow(o, &o->txqs[txq]->tin.default_flow,
+			 &o->txqs[txq]->def_cvars, v);
 }
 
 struct oracle_tin_view {
@@ -317,7 +423,7 @@ static uint32_t list_len(const struct list_head *h)
 
 void oracle_tin(const struct oracle *o, uint32_t txq, struct oracle_tin_view *v)
 {
-	const struct oracle_txq *t = &o->txqs[txq];
+	const struct oracle_txq *t = o->txqs[txq];
 
 	v->backlog_bytes = t->tin.backlog_bytes;
 	v->backlog_packets = t->tin.backlog_packets;

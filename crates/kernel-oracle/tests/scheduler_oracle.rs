@@ -346,6 +346,7 @@ impl Pair {
                     threshold_us: setup.threshold_us,
                     per_ac_limit: true,
                     enabled: true,
+                    code: None,
                 },
                 setup.stations as usize,
             )

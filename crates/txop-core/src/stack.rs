@@ -9,7 +9,7 @@ use crate::aqm::codel::CodelParams;
 use crate::mac80211::amsdu::AmsduConfig;
 use crate::mac80211::aql::{AqlEstimator, AqlParams};
 use crate::mac80211::classify::DscpMapping;
-use crate::mac80211::fq::OverloadPolicy;
+use crate::mac80211::fq::{ExternalFqCode, FqSetup, OverloadPolicy};
 use crate::mac80211::rate_control::{HwRateCaps, MinstrelEra};
 use crate::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
 use crate::Nanos;
@@ -89,6 +89,9 @@ pub struct StackConfig {
     pub fq_memory_limit_bytes: u64,
     /// What fq drops when it is over its packet or memory limit (§3.4).
     pub fq_overload: OverloadPolicy,
+    /// External code run in place of txop's fq and CoDel (the kernel's own, built by
+    /// the front end; `None` in every preset).
+    pub fq_code: Option<ExternalFqCode>,
     /// CoDel of the TXQs (mac80211: 20 ms / 100 ms, ECN, §2.1): the target sojourn.
     pub codel_target: Nanos,
     /// CoDel's interval: how long the sojourn must stay above target before a drop.
@@ -133,6 +136,15 @@ pub struct StackConfig {
 }
 
 impl StackConfig {
+    /// What [`Fq::new`](crate::mac80211::fq::Fq::new) builds besides its limits: the
+    /// overload policy, or the external code in its place.
+    pub fn fq_setup(&self) -> FqSetup {
+        FqSetup {
+            policy: self.fq_overload,
+            code: self.fq_code,
+        }
+    }
+
     /// The TXQ CoDel parameters (mtu guard 0, as mac80211).
     pub fn codel_params(&self) -> CodelParams {
         CodelParams::new(self.codel_target, self.codel_interval, 0, self.codel_ecn)
@@ -218,6 +230,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         fq_limit_packets: 8192,
         fq_memory_limit_bytes: 0,
         fq_overload: OverloadPolicy::OneFromFattest,
+        fq_code: None,
         codel_target: Nanos::from_ms(20),
         codel_interval: Nanos::from_ms(100),
         codel_ecn: true,

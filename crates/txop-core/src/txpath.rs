@@ -300,7 +300,7 @@ impl TxPath {
                     limit_packets: cfg.fq_limit_packets,
                     memory_limit_bytes: fq_memory_limit_bytes,
                 },
-                cfg.fq_overload,
+                cfg.fq_setup(),
             );
             // One tin per TXQ, in TXQ order.
             for i in 0..TxqId::first_of_link(n).index() {

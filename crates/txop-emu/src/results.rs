@@ -70,6 +70,7 @@ pub fn results(engine: &Engine, end: Nanos, seed: u64, plan: &Plan) -> Results {
                 .map(|s| plan.name(s))
         }),
         host_buses: bus_results(net, end, secs),
+        kernel_code: txop_results::results::kernel_code(cell),
         conservation: Conservation {
             // What entered at the junction was offered here; what left there, delivered.
             offered_packets: c.offered_packets + c.junction_in,

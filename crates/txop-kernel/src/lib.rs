@@ -20,12 +20,14 @@
 //! shim, the file, the line and the symbol the compiler or linker names.
 
 pub mod extract;
+pub mod fq;
 mod link;
 mod source;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use txop_core::mac80211::fq::ExternalFqCode;
 use txop_core::mac80211::rate_control::ExternalCode;
 
 pub use link::{
@@ -51,6 +53,44 @@ pub fn minstrel_ht(src: Option<&Path>) -> Result<ExternalCode, String> {
     let code = ExternalCode(KernelMinstrelCode::build(src)?);
     loaded.get_or_insert_with(HashMap::new).insert(key, code);
     Ok(code)
+}
+
+/// Loaded fq code by source, as [`LOADED`].
+static LOADED_FQ: Mutex<Option<HashMap<Option<PathBuf>, ExternalFqCode>>> = Mutex::new(None);
+
+/// The kernel's fq and CoDel (`include/net/fq_impl.h`, `codel_impl.h`) from `src`, as
+/// [`minstrel_ht`] builds and loads minstrel_ht, glued as mac80211 glues them
+/// (kernel-oracle's `shim/oracle.c`).
+pub fn fq(src: Option<&Path>) -> Result<ExternalFqCode, String> {
+    let key = src.map(Path::to_path_buf);
+    let mut loaded = LOADED_FQ.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(code) = loaded.as_ref().and_then(|m| m.get(&key)) {
+        return Ok(*code);
+    }
+    let code = ExternalFqCode(fq::KernelFqCode::build(src)?);
+    loaded.get_or_insert_with(HashMap::new).insert(key, code);
+    Ok(code)
+}
+
+/// Loads the shared object `object` for the process's lifetime.
+pub(crate) fn load(object: &Path) -> Result<&'static libloading::Library, String> {
+    // SAFETY: the object is a shim just compiled (or cached under the hash of its
+    // inputs); it has no initialisers beyond static data.
+    let lib = unsafe { libloading::Library::new(object) }
+        .map_err(|e| format!("{}: cannot load: {e}", object.display()))?;
+    Ok(Box::leak(Box::new(lib)))
+}
+
+/// The function `name` of a loaded shim, as the C signature `T`.
+pub(crate) fn sym<T: Copy>(
+    lib: &'static libloading::Library,
+    object: &Path,
+    name: &str,
+) -> Result<T, String> {
+    // SAFETY: T is the symbol's C signature as the shim defines it.
+    unsafe { lib.get::<T>(name.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("{}: no `{name}`: {e}", object.display()))
 }
 
 /// Where built objects and extracted sources are kept: `TXOP_CACHE_DIR`, else

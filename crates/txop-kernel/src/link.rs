@@ -1,7 +1,7 @@
 //! The loaded kernel minstrel_ht behind the core's `ExternalRateControl`: one `struct
 //! kmin` (kernel-oracle's `shim/mac80211/minstrel.c`: one hw, one station) per link.
 
-use crate::source::Source;
+use crate::source::{Source, MINSTREL_HT};
 use std::ffi::c_void;
 use std::path::Path;
 use std::sync::Mutex;
@@ -199,31 +199,17 @@ pub struct KernelMinstrelCode {
 impl KernelMinstrelCode {
     /// Build (or find in the cache) and load the code of `src` (`None`: the tarball).
     pub(crate) fn build(src: Option<&Path>) -> Result<&'static KernelMinstrelCode, String> {
-        let source = Source::read(src)?;
+        let source = Source::read(&MINSTREL_HT, src)?;
         let (object, fnv64) = source.build()?;
-        // SAFETY: the object is the shim's minstrel.c just compiled (or cached under
-        // the hash of its inputs); it has no initialisers beyond static data.
-        let lib = unsafe { libloading::Library::new(&object) }
-            .map_err(|e| format!("{}: cannot load: {e}", object.display()))?;
-        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
-        fn sym<T: Copy>(
-            lib: &'static libloading::Library,
-            object: &Path,
-            name: &str,
-        ) -> Result<T, String> {
-            // SAFETY: T is the symbol's C signature as minstrel.c defines it.
-            unsafe { lib.get::<T>(name.as_bytes()) }
-                .map(|s| *s)
-                .map_err(|e| format!("{}: no `{name}`: {e}", object.display()))
-        }
+        let lib = crate::load(&object)?;
         let api = Api {
-            new: sym(lib, &object, "kmin_new")?,
-            free: sym(lib, &object, "kmin_free")?,
-            clone: sym(lib, &object, "kmin_clone")?,
-            get_rate: sym(lib, &object, "kmin_get_rate")?,
-            tx_status: sym(lib, &object, "kmin_tx_status")?,
-            state: sym(lib, &object, "kmin_state")?,
-            table_updates: sym(lib, &object, "kmin_table_updates")?,
+            new: crate::sym(lib, &object, "kmin_new")?,
+            free: crate::sym(lib, &object, "kmin_free")?,
+            clone: crate::sym(lib, &object, "kmin_clone")?,
+            get_rate: crate::sym(lib, &object, "kmin_get_rate")?,
+            tx_status: crate::sym(lib, &object, "kmin_tx_status")?,
+            state: crate::sym(lib, &object, "kmin_state")?,
+            table_updates: crate::sym(lib, &object, "kmin_table_updates")?,
         };
         Ok(Box::leak(Box::new(KernelMinstrelCode {
             origin: CodeOrigin {

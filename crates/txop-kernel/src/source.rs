@@ -1,4 +1,5 @@
-//! Finding the kernel's minstrel_ht source and building it into a shared object.
+//! Finding a unit of the kernel's code (minstrel_ht, fq and CoDel) and building it
+//! into a shared object.
 
 use crate::extract::{self, Fnv64};
 use std::path::{Path, PathBuf};
@@ -15,12 +16,120 @@ const RC_H: &str = "net/mac80211/rc80211_minstrel_ht.h";
 const UTIL_C: &str = "net/mac80211/util.c";
 /// `rate_supported`, `rate_lowest_index` and two airtime helpers are taken from it.
 const MAC80211_H: &str = "include/net/mac80211.h";
-/// Every kernel file read, in the order they are hashed.
-const FILES: [&str; 4] = [RC_C, RC_H, UTIL_C, MAC80211_H];
+/// fq and CoDel: compiled whole, as mac80211's `tx.c` includes them.
+const FQ_HEADERS: [&str; 4] = [
+    "include/net/fq.h",
+    "include/net/fq_impl.h",
+    "include/net/codel.h",
+    "include/net/codel_impl.h",
+];
+/// `IP_ECN_set_ce` is taken from it (the rest needs the IP stack).
+const INET_ECN_H: &str = "include/net/inet_ecn.h";
 
-/// The shim (kernel-oracle's, the one the differential tests build against), by its
-/// path under the build directory.
-const SHIM: [(&str, &str); 16] = [
+/// One unit of the kernel's code as a run builds it: which kernel files it reads, the
+/// shim it is compiled with, and what goes into the build directory.
+pub(crate) struct Unit {
+    /// The unit's name in results (`minstrel_ht`, `fq`).
+    pub(crate) name: &'static str,
+    /// Every kernel file read, in the order `prepare` is given them.
+    files: &'static [&'static str],
+    /// The shim, by its path under the build directory, and where it lives in the
+    /// repository (under `crates/`), for error messages.
+    shim: &'static [(&'static str, &'static str)],
+    shim_home: &'static str,
+    /// The shim file compiled (it includes the kernel's).
+    main: &'static str,
+    /// `-I` directories, under the build directory.
+    includes: &'static [&'static str],
+    /// The kernel's files as the build directory gets them, and the texts hashed.
+    prepare: fn(&[String]) -> Result<Prepared, String>,
+    /// What `extra/` holds, for error messages.
+    extra_from: &'static str,
+}
+
+/// What [`Unit::prepare`] makes of the kernel files.
+pub(crate) struct Prepared {
+    /// Files written into the build directory (path under it, text).
+    write: Vec<(String, String)>,
+    /// The texts whose FNV-1a 64 names the code, in order.
+    hashed: Vec<String>,
+}
+
+/// The kernel's minstrel_ht (`rc80211_minstrel_ht.c` and `.h` whole, and helpers).
+pub(crate) const MINSTREL_HT: Unit = Unit {
+    name: "minstrel_ht",
+    files: &[RC_C, RC_H, UTIL_C, MAC80211_H],
+    shim: &MINSTREL_SHIM_FILES,
+    shim_home: "kernel-oracle/shim/mac80211",
+    main: "shim/minstrel.c",
+    includes: &["shim/include", "net/mac80211", "extra"],
+    prepare: prepare_minstrel,
+    extra_from: "helpers from net/mac80211/util.c and include/net/mac80211.h",
+};
+
+/// The kernel's fq and CoDel (`fq.h`, `fq_impl.h`, `codel.h`, `codel_impl.h` whole,
+/// and `IP_ECN_set_ce`), glued as mac80211's `tx.c` glues them by kernel-oracle's
+/// `shim/oracle.c`.
+pub(crate) const FQ: Unit = Unit {
+    name: "fq",
+    files: &[
+        FQ_HEADERS[0],
+        FQ_HEADERS[1],
+        FQ_HEADERS[2],
+        FQ_HEADERS[3],
+        INET_ECN_H,
+    ],
+    shim: &FQ_SHIM,
+    shim_home: "kernel-oracle/shim",
+    main: "shim/oracle.c",
+    includes: &["shim/include", "kernel/include", "extra"],
+    prepare: prepare_fq,
+    extra_from: "IP_ECN_set_ce from include/net/inet_ecn.h",
+};
+
+/// Every unit, for the files a tarball is unpacked for.
+const UNITS: [&Unit; 2] = [&MINSTREL_HT, &FQ];
+
+/// `rc80211_minstrel_ht.c` and `.h` go in `net/mac80211/` (where its `#include
+/// "rate.h"` finds the shim's, not the tree's), the helpers in `extra/`.
+fn prepare_minstrel(texts: &[String]) -> Result<Prepared, String> {
+    let helpers = extract::minstrel_helpers(&texts[2], &texts[3])?;
+    Ok(Prepared {
+        write: vec![
+            (RC_C.to_string(), texts[0].clone()),
+            (RC_H.to_string(), texts[1].clone()),
+            (
+                "extra/kernel_helpers.h".to_string(),
+                format!("/* Extracted by txop-kernel. */\n{helpers}"),
+            ),
+        ],
+        // As kernel-oracle's build script hashes them.
+        hashed: vec![texts[0].clone(), texts[1].clone(), helpers],
+    })
+}
+
+/// The four headers under `kernel/include/net/`, `IP_ECN_set_ce` in `extra/`.
+fn prepare_fq(texts: &[String]) -> Result<Prepared, String> {
+    let set_ce = extract::function(
+        &texts[4],
+        "static inline int IP_ECN_set_ce(struct iphdr *iph)",
+    )
+    .ok_or_else(|| format!("{INET_ECN_H}: no `static inline int IP_ECN_set_ce(`"))?
+    .to_string();
+    let mut write: Vec<(String, String)> = FQ_HEADERS
+        .iter()
+        .zip(texts)
+        .map(|(f, t)| (format!("kernel/{f}"), t.clone()))
+        .collect();
+    write.push(("extra/ip_ecn_set_ce.h".to_string(), set_ce.clone()));
+    let mut hashed: Vec<String> = texts[..4].to_vec();
+    hashed.push(set_ce);
+    Ok(Prepared { write, hashed })
+}
+
+/// minstrel_ht's shim (kernel-oracle's, the one the differential tests build against),
+/// by its path under the build directory.
+const MINSTREL_SHIM_FILES: [(&str, &str); 16] = [
     (
         "shim/minstrel.c",
         include_str!("../../kernel-oracle/shim/mac80211/minstrel.c"),
@@ -87,6 +196,35 @@ const SHIM: [(&str, &str); 16] = [
     ),
 ];
 
+/// fq's shim (kernel-oracle's `shim/oracle.c` and `shim/include/`), by its path under
+/// the build directory.
+const FQ_SHIM: [(&str, &str); 6] = [
+    (
+        "shim/oracle.c",
+        include_str!("../../kernel-oracle/shim/oracle.c"),
+    ),
+    (
+        "shim/include/linux/types.h",
+        include_str!("../../kernel-oracle/shim/include/linux/types.h"),
+    ),
+    (
+        "shim/include/linux/skbuff.h",
+        include_str!("../../kernel-oracle/shim/include/linux/skbuff.h"),
+    ),
+    (
+        "shim/include/linux/ktime.h",
+        include_str!("../../kernel-oracle/shim/include/linux/ktime.h"),
+    ),
+    (
+        "shim/include/linux/spinlock.h",
+        include_str!("../../kernel-oracle/shim/include/linux/spinlock.h"),
+    ),
+    (
+        "shim/include/net/inet_ecn.h",
+        include_str!("../../kernel-oracle/shim/include/net/inet_ecn.h"),
+    ),
+];
+
 /// The C compiler's flags: the kernel's C dialect, warnings off as in the kernel's
 /// default build (no `W=1`) but a call of an undeclared function an error, as the
 /// kernel's own Makefile makes it (so the error names the symbol where it is used), a
@@ -108,11 +246,13 @@ const CFLAGS: [&str; 10] = [
 
 /// The kernel files read, and what results say about them.
 pub(crate) struct Source {
+    /// The unit they are for.
+    unit: &'static Unit,
     /// The tarball or tree, as results name it.
     pub(crate) path: String,
     /// `VERSION.PATCHLEVEL.SUBLEVEL`, or `unknown` without a top Makefile.
     pub(crate) version: String,
-    /// [`FILES`]' texts, in order.
+    /// The unit's files' texts, in order.
     texts: Vec<String>,
     /// The directory a file's name in an error message is under (the tree, or the
     /// tarball's name).
@@ -120,17 +260,18 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    /// The kernel files of `src` (a tree), or of the Debian tarball when `None`.
-    pub(crate) fn read(src: Option<&Path>) -> Result<Source, String> {
+    /// The kernel files of `unit` in `src` (a tree), or in the Debian tarball when
+    /// `None`.
+    pub(crate) fn read(unit: &'static Unit, src: Option<&Path>) -> Result<Source, String> {
         match src {
-            Some(dir) => Self::read_tree(dir),
+            Some(dir) => Self::read_tree(unit, dir),
             None => {
                 let tarball = std::env::var("TXOP_KERNEL_TARBALL")
                     .ok()
                     .filter(|t| !t.is_empty())
                     .unwrap_or_else(|| DEFAULT_TARBALL.to_string());
                 let tree = extract_tarball(Path::new(&tarball))?;
-                let mut s = Self::read_tree(&tree)?;
+                let mut s = Self::read_tree(unit, &tree)?;
                 s.path = tarball.clone();
                 s.shown_root = tarball;
                 Ok(s)
@@ -138,14 +279,16 @@ impl Source {
         }
     }
 
-    fn read_tree(dir: &Path) -> Result<Source, String> {
+    fn read_tree(unit: &'static Unit, dir: &Path) -> Result<Source, String> {
         if !dir.is_dir() {
             return Err(format!(
-                "{}: no such directory (a kernel source tree, with {RC_C})",
-                dir.display()
+                "{}: no such directory (a kernel source tree, with {})",
+                dir.display(),
+                unit.files[0]
             ));
         }
-        let texts = FILES
+        let texts = unit
+            .files
             .iter()
             .map(|f| {
                 let p = dir.join(f);
@@ -157,6 +300,7 @@ impl Source {
             .map(|m| extract::kernel_version(&m))
             .unwrap_or_else(|_| "unknown".to_string());
         Ok(Source {
+            unit,
             path: dir.display().to_string(),
             version,
             texts,
@@ -165,35 +309,37 @@ impl Source {
     }
 
     /// The shared object built from this source (from the cache when built before),
-    /// and the FNV-1a 64 of the kernel code compiled: `rc80211_minstrel_ht.c`, `.h` and
-    /// the helpers taken from the other two files, hashed as kernel-oracle's build
-    /// script hashes them, so that the harness and a run name the same code alike.
+    /// and the FNV-1a 64 of the kernel code compiled (for minstrel_ht hashed as
+    /// kernel-oracle's build script hashes it, so that the harness and a run name the
+    /// same code alike).
     pub(crate) fn build(&self) -> Result<(PathBuf, u64), String> {
-        let helpers = extract::minstrel_helpers(&self.texts[2], &self.texts[3])
-            .map_err(|e| format!("{}/{e}", self.shown_root))?;
+        let unit = self.unit;
+        let prepared =
+            (unit.prepare)(&self.texts).map_err(|e| format!("{}/{e}", self.shown_root))?;
         let mut code = Fnv64::default();
-        code.update(self.texts[0].as_bytes());
-        code.update(self.texts[1].as_bytes());
-        code.update(helpers.as_bytes());
+        for t in &prepared.hashed {
+            code.update(t.as_bytes());
+        }
         let cc = std::env::var("CC")
             .ok()
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| "cc".to_string());
         let mut key = Fnv64::default();
         key.update(&code.0.to_le_bytes());
-        for (name, text) in SHIM {
+        for (name, text) in unit.shim {
             key.update(name.as_bytes());
             key.update(text.as_bytes());
         }
         key.update(cc.as_bytes());
         key.update(CFLAGS.join(" ").as_bytes());
-        let dir = crate::cache_dir().join(format!("minstrel_ht-{:016x}", key.0));
-        let object = dir.join("minstrel_ht.so");
+        let name = unit.name;
+        let dir = crate::cache_dir().join(format!("{name}-{:016x}", key.0));
+        let object = dir.join(format!("{name}.so"));
         if object.is_file() {
             return Ok((object, code.0));
         }
         let build = crate::cache_dir().join(format!(
-            "minstrel_ht-{:016x}.build-{}",
+            "{name}-{:016x}.build-{}",
             key.0,
             std::process::id()
         ));
@@ -206,34 +352,24 @@ impl Source {
             }
             std::fs::write(&p, text).map_err(|e| format!("{}: cannot write: {e}", p.display()))
         };
-        for (name, text) in SHIM {
+        for (name, text) in unit.shim {
             write(name, text)?;
         }
-        // Only the two minstrel files go in net/mac80211/: its `#include "rate.h"` must
-        // find the shim's, not the tree's.
-        write(RC_C, &self.texts[0])?;
-        write(RC_H, &self.texts[1])?;
-        write(
-            "extra/kernel_helpers.h",
-            &format!(
-                "/* Extracted by txop-kernel from {}. */\n{helpers}",
-                self.path
-            ),
-        )?;
+        for (rel, text) in &prepared.write {
+            write(rel, text)?;
+        }
         let out = Command::new(&cc)
             .args(CFLAGS)
-            .arg("-Ishim/include")
-            .arg("-Inet/mac80211")
-            .arg("-Iextra")
-            .arg("shim/minstrel.c")
+            .args(unit.includes.iter().map(|i| format!("-I{i}")))
+            .arg(unit.main)
             .arg("-o")
-            .arg("minstrel_ht.so")
+            .arg(format!("{name}.so"))
             .current_dir(&build)
             .output()
             .map_err(|e| format!("cannot run the C compiler `{cc}` (set CC): {e}"))?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let message = compile_error(&stderr, &build, &self.shown_root);
+            let message = compile_error(unit, &stderr, &build, &self.shown_root);
             let _ = std::fs::remove_dir_all(&build);
             return Err(message);
         }
@@ -263,8 +399,10 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
             tarball.display()
         )
     })?;
+    let files: Vec<&str> = UNITS.iter().flat_map(|u| u.files.iter().copied()).collect();
     let mut key = Fnv64::default();
     key.update(tarball.display().to_string().as_bytes());
+    key.update(files.join(" ").as_bytes());
     key.update(&meta.len().to_le_bytes());
     let mtime = meta
         .modified()
@@ -273,7 +411,7 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
         .map_or(0, |d| d.as_nanos() as u64);
     key.update(&mtime.to_le_bytes());
     let dir = crate::cache_dir().join(format!("source-{:016x}", key.0));
-    if dir.join(RC_C).is_file() {
+    if files.iter().all(|f| dir.join(f).is_file()) {
         return Ok(dir);
     }
     let tmp = crate::cache_dir().join(format!("source-{:016x}.part-{}", key.0, std::process::id()));
@@ -289,7 +427,7 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
         "--no-wildcards-match-slash".into(),
         "*/Makefile".into(),
     ];
-    args.extend(FILES.iter().map(|f| format!("*/{f}")));
+    args.extend(files.iter().map(|f| format!("*/{f}")));
     let out = Command::new("tar")
         .args(&args)
         .output()
@@ -299,7 +437,7 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
         return Err(format!(
             "{}: tar could not unpack {}: {}",
             tarball.display(),
-            FILES.join(", "),
+            files.join(", "),
             first_line(&String::from_utf8_lossy(&out.stderr))
         ));
     }
@@ -313,18 +451,21 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
 /// `shown_root` for a kernel file, as `kernel-oracle/shim/…` for the shim's), its line,
 /// and the message, which names the symbol (`'FOO' undeclared`, ``undefined reference
 /// to `foo'``).
-fn compile_error(stderr: &str, build: &Path, shown_root: &str) -> String {
+fn compile_error(unit: &Unit, stderr: &str, build: &Path, shown_root: &str) -> String {
     let build_prefix = format!("{}/", build.display());
     let shown = |path: &str| -> String {
         let rel = path
             .trim_start_matches(&build_prefix)
             .trim_start_matches("./");
         if let Some(shim) = rel.strip_prefix("shim/") {
-            format!("kernel-oracle/shim/mac80211/{}", shim)
+            format!("{}/{}", unit.shim_home, shim)
         } else if rel.starts_with("extra/") {
-            format!("{shown_root} (helpers from {UTIL_C} and {MAC80211_H})")
+            format!("{shown_root} ({})", unit.extra_from)
         } else {
-            format!("{shown_root}/{rel}")
+            format!(
+                "{shown_root}/{}",
+                rel.strip_prefix("kernel/").unwrap_or(rel)
+            )
         }
     };
     // `file:line:col: error: message` or `file:line:col: fatal error: message`.
@@ -355,11 +496,11 @@ fn compile_error(stderr: &str, build: &Path, shown_root: &str) -> String {
                 });
             return match place {
                 Some((file, at)) => format!("{}:{at}: {message}", shown(file)),
-                None => format!("{}/{RC_C}: {message}", shown_root),
+                None => format!("{}/{}: {message}", shown_root, unit.files[0]),
             };
         }
     }
-    format!("{}/{RC_C}: {}", shown_root, first_line(stderr))
+    format!("{}/{}: {}", shown_root, unit.files[0], first_line(stderr))
 }
 
 /// The first non-empty line of `text`, trimmed.

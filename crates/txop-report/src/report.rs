@@ -57,11 +57,11 @@ pub fn summary(title: &str, r: &Results) -> String {
     );
     // Which kernel code ran in place of txop's, once per tree (issue 28).
     let mut codes: Vec<&CodeResult> = Vec::new();
-    for c in r
-        .stations
-        .iter()
-        .filter_map(|st| st.rate_control.as_ref()?.code.as_ref())
-    {
+    for c in r.kernel_code.iter().chain(
+        r.stations
+            .iter()
+            .filter_map(|st| st.rate_control.as_ref()?.code.as_ref()),
+    ) {
         if !codes.contains(&c) {
             codes.push(c);
         }

@@ -40,6 +40,22 @@ pub struct Results {
     /// The host buses of the stations that have one (absent when none has).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_buses: Vec<BusResult>,
+    /// Which kernel code ran in place of txop's Rust for the radio-wide units
+    /// (`[kernel] units`: `fq`), on every node ([`kernel_code`]); absent when none did.
+    /// A station's rate control names its own (`rate_control.code`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_code: Vec<CodeResult>,
+}
+
+/// The kernel code `cell`'s stack runs in place of txop's Rust (`[kernel] units`), as
+/// [`Results::kernel_code`] lists it.
+pub fn kernel_code(cell: &Cell) -> Vec<CodeResult> {
+    let stack = &cell.config().stack;
+    stack
+        .fq_code
+        .iter()
+        .map(|c| CodeResult::of(c.0.origin()))
+        .collect()
 }
 
 /// One station's host bus (`txop_core::driver::bus`): what crossed it and what it
@@ -409,6 +425,18 @@ pub struct CodeResult {
     pub fnv64: String,
 }
 
+impl CodeResult {
+    /// What results say of code from `o`.
+    pub fn of(o: &txop_core::mac80211::rate_control::CodeOrigin) -> CodeResult {
+        CodeResult {
+            unit: o.unit.to_string(),
+            path: o.path.clone(),
+            version: o.version.clone(),
+            fnv64: o.fnv64.clone(),
+        }
+    }
+}
+
 /// The rates one direction of a link went out at.
 #[derive(Clone, Debug, Serialize)]
 pub struct LinkRateResult {
@@ -567,13 +595,7 @@ pub fn station_results(cell: &Cell, secs: f64) -> (Vec<StationResult>, u64) {
                         kind: kind.name().to_string(),
                         code: match kind {
                             RateControlKind::External(code) => {
-                                let o = code.0.origin();
-                                Some(CodeResult {
-                                    unit: o.unit.to_string(),
-                                    path: o.path.clone(),
-                                    version: o.version.clone(),
-                                    fnv64: o.fnv64.clone(),
-                                })
+                                Some(CodeResult::of(code.0.origin()))
                             }
                             _ => None,
                         },

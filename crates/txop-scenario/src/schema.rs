@@ -47,8 +47,9 @@ pub struct Scenario {
     /// `[server]`: the wired host's own settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerSpec>,
-    /// `[kernel]`: where the kernel's own code comes from for stations whose rate
-    /// control is `minstrel_ht-kernel` (absent: Debian's `linux-source-6.12`).
+    /// `[kernel]`: which of the kernel's own code runs in place of txop's Rust
+    /// (`units`; stations' `minstrel_ht-kernel`), and where it comes from (absent:
+    /// Debian's `linux-source-6.12`).
     #[serde(default, skip_serializing_if = "Kernel::is_default")]
     pub kernel: Kernel,
     /// `[space]`: where the nodes stand and what their radios hear; its presence turns
@@ -81,6 +82,11 @@ pub struct Kernel {
     /// the current directory); `None`: the Debian tarball `/usr/src/linux-source-6.12.tar.xz`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub src: Option<String>,
+    /// The radio-wide units whose kernel code runs in place of txop's Rust on every
+    /// node (`"fq"`: `include/net/fq_impl.h` and `codel_impl.h`); a station's rate
+    /// control is chosen per station instead (`minstrel_ht-kernel`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<String>,
 }
 
 impl Kernel {

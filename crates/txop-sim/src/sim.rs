@@ -850,6 +850,7 @@ impl Simulation {
                 inside_packets: inside_wired,
             },
             host_buses: bus_results(&self.net, self.now, secs),
+            kernel_code: txop_results::results::kernel_code(cell),
         }
     }
 }

@@ -20,6 +20,7 @@
 //! stored value is subtracted on completion.
 
 use crate::mac::edca::Ac;
+use crate::mac80211::rate_control::CodeOrigin;
 use crate::mac80211::txq::{LinkId, LinkSet};
 use crate::phy::{ChannelWidth, DsssPreamble, GuardInterval, HeGuardInterval, TxVector};
 
@@ -362,6 +363,80 @@ pub struct AqlParams {
     /// kernel it affects neither the accounting nor the per-AC check; to model a driver
     /// without `NL80211_EXT_FEATURE_AQL`, turn off `per_ac_limit` too. Default on.
     pub enabled: bool,
+    /// External code run in place of txop's accounting and checks (the kernel's own,
+    /// built by the front end; `None`: txop's Rust).
+    pub code: Option<ExternalAqlCode>,
+}
+
+/// AQL's accounting and checks from outside the core, loaded by the front end: the
+/// kernel's own `ieee80211_sta_update_pending_airtime` (`net/mac80211/sta_info.c`),
+/// `ieee80211_txq_airtime_check` and `ieee80211_txq_schedule_airtime_check`
+/// (`net/mac80211/tx.c`) built at run time (`crates/txop-kernel`, scenario key
+/// `kernel.units = ["aql"]`; issue 28, "bring your patch"). The core only drives it
+/// through [`ExternalAql`].
+pub trait AqlCode: Send + Sync + std::panic::RefUnwindSafe {
+    /// Where the code came from (`unit` is `aql`).
+    fn origin(&self) -> &CodeOrigin;
+    /// A radio with `params`' defaults and no station (`ieee80211_alloc_hw_nm`).
+    fn aql(&'static self, params: &AqlParams) -> Box<dyn ExternalAql>;
+}
+
+/// A handle on loaded [`AqlCode`]: `Copy`, as the code lives as long as the process.
+/// Two handles are equal when their code has the same origin.
+#[derive(Clone, Copy)]
+pub struct ExternalAqlCode(pub &'static dyn AqlCode);
+
+impl PartialEq for ExternalAqlCode {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.origin() == other.0.origin()
+    }
+}
+
+impl Eq for ExternalAqlCode {}
+
+impl std::fmt::Debug for ExternalAqlCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ExternalAqlCode")
+            .field(self.0.origin())
+            .finish()
+    }
+}
+
+/// One radio's external AQL, driven as [`Aql`] drives its own. Counters are the
+/// kernel's `atomic_t`s (signed).
+pub trait ExternalAql: Send + std::fmt::Debug {
+    /// `sta_info_alloc`'s AQL part: the next station, with the radio's default limits.
+    fn add_station(&mut self);
+    /// `ieee80211_sta_update_pending_airtime(local, sta, ac, us, completed)`.
+    fn update_pending_airtime(&mut self, sta: LinkId, ac: Ac, us: u32, completed: bool);
+    /// `ieee80211_txq_airtime_check` for a TXQ of `sta` on `ac`, with debugfs
+    /// `aql_enable` as `enabled`.
+    fn airtime_check(&self, sta: LinkId, ac: Ac, enabled: bool) -> bool;
+    /// `ieee80211_txq_schedule_airtime_check(local, ac)` with `n_active_txqs` TXQs on
+    /// the AC's active list: true when the round may go on.
+    fn schedule_airtime_check(&self, ac: Ac, n_active_txqs: usize) -> bool;
+    /// `sta->airtime[ac].aql_tx_pending`.
+    fn pending_us(&self, sta: LinkId, ac: Ac) -> i32;
+    /// `local->aql_ac_pending_airtime[ac]`.
+    fn ac_pending_us(&self, ac: Ac) -> i32;
+    /// `local->aql_total_pending_airtime`.
+    fn total_pending_us(&self) -> i32;
+    /// debugfs `aql_threshold`.
+    fn set_threshold_us(&mut self, threshold_us: u32);
+    /// `local->aql_txq_limit_{low,high}[ac]`, the radio defaults.
+    fn set_radio_limits(&mut self, ac: Ac, low_us: u32, high_us: u32);
+    /// A station's `aql_limit_low` and `aql_limit_high` on `ac`.
+    fn station_limits(&self, sta: LinkId, ac: Ac) -> AqlLimits;
+    /// The station's debugfs `aql` write `limit <ac> <low> <high>`.
+    fn set_station_limits(&mut self, sta: LinkId, ac: Ac, limits: AqlLimits);
+    /// An independent copy in the same state (a cell is `Clone`).
+    fn clone_box(&self) -> Box<dyn ExternalAql>;
+}
+
+impl Clone for Box<dyn ExternalAql> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 impl Default for AqlParams {
@@ -374,6 +449,7 @@ impl Default for AqlParams {
             threshold_us: AQL_THRESHOLD_US,
             per_ac_limit: true,
             enabled: true,
+            code: None,
         }
     }
 }
@@ -419,6 +495,11 @@ pub struct Aql {
     /// each), once the radio has [`TRACK_ELIGIBILITY_STATIONS`] stations.
     eligible: [LinkSet; 4],
     tracking: bool,
+    /// External code ([`AqlParams::code`]) keeping the counters and making the checks
+    /// in place of the fields above (which then stay 0 but for the limits and the
+    /// eligibility bitmap, kept here for both).
+    // perf: an `Option` tested per call, not a trait object, on txop's own path.
+    external: Option<Box<dyn ExternalAql>>,
 }
 
 /// From this many stations on, [`Aql`] keeps the eligibility bitmap. Below, asking
@@ -436,6 +517,7 @@ impl Aql {
             ac_pending: [0; 4],
             eligible: Default::default(),
             tracking: false,
+            external: params.code.map(|c| c.0.aql(&params)),
         };
         for _ in 0..n_stations {
             aql.add_station();
@@ -451,6 +533,9 @@ impl Aql {
             limit_low: self.params.limit_low_us,
             limit_high: self.params.limit_high_us,
         });
+        if let Some(e) = self.external.as_mut() {
+            e.add_station();
+        }
         let sta = LinkId((self.stations.len() - 1) as u16);
         for bits in &mut self.eligible {
             bits.grow(self.stations.len());
@@ -490,7 +575,7 @@ impl Aql {
     /// The radio total is below the threshold (the part of eligibility every
     /// station shares).
     fn below_threshold(&self) -> bool {
-        clamp_u32(self.total_pending) < self.params.threshold_us
+        self.total_pending_us() < self.params.threshold_us
     }
 
     /// After station `sta`'s counter on `ac` and the radio total changed: its bit,
@@ -525,6 +610,7 @@ impl Aql {
 
     /// debugfs `aql_enable` (reference §10).
     pub fn set_enabled(&mut self, enabled: bool) {
+        // External code reads it at each check (`aql_disable` is a per-thread key).
         self.params.enabled = enabled;
         self.refresh_all();
     }
@@ -532,6 +618,9 @@ impl Aql {
     /// debugfs `aql_threshold` (reference §10).
     pub fn set_threshold_us(&mut self, threshold_us: u32) {
         self.params.threshold_us = threshold_us;
+        if let Some(e) = self.external.as_mut() {
+            e.set_threshold_us(threshold_us);
+        }
         self.refresh_all();
     }
 
@@ -544,10 +633,16 @@ impl Aql {
         let (old_low, old_high) = (self.params.limit_low_us[a], self.params.limit_high_us[a]);
         self.params.limit_low_us[a] = low_us;
         self.params.limit_high_us[a] = high_us;
-        for sta in &mut self.stations {
+        if let Some(e) = self.external.as_mut() {
+            e.set_radio_limits(ac, low_us, high_us);
+        }
+        for (i, sta) in self.stations.iter_mut().enumerate() {
             if sta.limit_low[a] == old_low && sta.limit_high[a] == old_high {
                 sta.limit_low[a] = low_us;
                 sta.limit_high[a] = high_us;
+                if let Some(e) = self.external.as_mut() {
+                    e.set_station_limits(LinkId(i as u16), ac, AqlLimits { low_us, high_us });
+                }
             }
         }
         self.refresh_all();
@@ -558,11 +653,17 @@ impl Aql {
         let s = &mut self.stations[sta.index()];
         s.limit_low[ac.index()] = limits.low_us;
         s.limit_high[ac.index()] = limits.high_us;
+        if let Some(e) = self.external.as_mut() {
+            e.set_station_limits(sta, ac, limits);
+        }
         self.refresh(sta, ac);
     }
 
     /// A station's `aql_limit_low` and `aql_limit_high` for `ac`.
     pub fn station_limits(&self, sta: LinkId, ac: Ac) -> AqlLimits {
+        if let Some(e) = self.external.as_ref() {
+            return e.station_limits(sta, ac);
+        }
         let s = &self.stations[sta.index()];
         AqlLimits {
             low_us: s.limit_low[ac.index()],
@@ -576,6 +677,10 @@ impl Aql {
     #[inline]
     pub fn add(&mut self, sta: LinkId, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
+        if let Some(e) = self.external.as_mut() {
+            e.update_pending_airtime(sta, ac, us, false);
+            return self.refresh_after_change(sta, ac, was_below);
+        }
         let a = ac.index();
         let us = i64::from(us);
         self.stations[sta.index()].pending[a] += us;
@@ -592,6 +697,10 @@ impl Aql {
     #[inline]
     pub fn complete(&mut self, sta: LinkId, ac: Ac, us: u32) {
         let was_below = self.below_threshold();
+        if let Some(e) = self.external.as_mut() {
+            e.update_pending_airtime(sta, ac, us, true);
+            return self.refresh_after_change(sta, ac, was_below);
+        }
         let a = ac.index();
         let us = i64::from(us);
         let s = &mut self.stations[sta.index()].pending[a];
@@ -614,6 +723,9 @@ impl Aql {
     /// if the radio total is below the threshold and the station is below its high
     /// limit.
     pub fn station_eligible(&self, sta: LinkId, ac: Ac) -> bool {
+        if let Some(e) = self.external.as_ref() {
+            return e.airtime_check(sta, ac, self.params.enabled);
+        }
         if !self.params.enabled {
             return true;
         }
@@ -645,21 +757,33 @@ impl Aql {
         if !self.params.per_ac_limit {
             return false;
         }
+        if let Some(e) = self.external.as_ref() {
+            return !e.schedule_airtime_check(ac, n_active_txqs);
+        }
         u64::from(self.ac_pending_us(ac)) >= self.ac_limit_us(ac, n_active_txqs)
     }
 
     /// `sta->airtime[ac].aql_tx_pending`, in µs.
     pub fn pending_us(&self, sta: LinkId, ac: Ac) -> u32 {
+        if let Some(e) = self.external.as_ref() {
+            return clamp_u32(i64::from(e.pending_us(sta, ac)));
+        }
         clamp_u32(self.stations[sta.index()].pending[ac.index()])
     }
 
     /// `local->aql_ac_pending_airtime[ac]`, in µs (debugfs `aql_pending`).
     pub fn ac_pending_us(&self, ac: Ac) -> u32 {
+        if let Some(e) = self.external.as_ref() {
+            return clamp_u32(i64::from(e.ac_pending_us(ac)));
+        }
         clamp_u32(self.ac_pending[ac.index()])
     }
 
     /// `local->aql_total_pending_airtime`, in µs.
     pub fn total_pending_us(&self) -> u32 {
+        if let Some(e) = self.external.as_ref() {
+            return clamp_u32(i64::from(e.total_pending_us()));
+        }
         clamp_u32(self.total_pending)
     }
 }

@@ -79,6 +79,7 @@
 //! vector.
 
 use crate::aqm::codel::{CodelParams, CodelQueue, CodelStats, CodelVars};
+use crate::mac80211::rate_control::CodeOrigin;
 use crate::mac80211::txq::{TxqId, TxqSet};
 use crate::packet::{DropReason, Dropped, Packet};
 use crate::Nanos;
@@ -202,6 +203,91 @@ pub struct Backlog {
     pub packets: u32,
     /// Their bytes ([`Packet::len_bytes`]).
     pub bytes: u64,
+}
+
+/// mac80211's fq and CoDel from outside the core, loaded by the front end: the kernel's
+/// own `include/net/fq_impl.h` and `codel_impl.h` built at run time
+/// (`crates/txop-kernel`, scenario key `kernel.units = ["fq"]`; issue 28, "bring your
+/// patch"). The core only drives it through [`ExternalFq`]; it neither builds nor loads
+/// it.
+pub trait FqCode: Send + Sync + std::panic::RefUnwindSafe {
+    /// Where the code came from (`unit` is `fq`).
+    fn origin(&self) -> &CodeOrigin;
+    /// `fq_init` plus `ieee80211_txq_setup_flows` with `params` (no tins yet), as
+    /// [`Fq::new`] does for txop's own.
+    fn fq(&'static self, params: FqParams) -> Box<dyn ExternalFq>;
+}
+
+/// A handle on loaded [`FqCode`]: `Copy`, as the code lives as long as the process.
+/// Two handles are equal when their code has the same origin.
+#[derive(Clone, Copy)]
+pub struct ExternalFqCode(pub &'static dyn FqCode);
+
+impl PartialEq for ExternalFqCode {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.origin() == other.0.origin()
+    }
+}
+
+impl Eq for ExternalFqCode {}
+
+impl std::fmt::Debug for ExternalFqCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ExternalFqCode")
+            .field(self.0.origin())
+            .finish()
+    }
+}
+
+/// One radio's external fq, driven as [`Fq`] drives its own: the same operations with
+/// the same contracts (enqueue stamps nothing: [`Fq`] does; drops and purges are
+/// appended in the code's order).
+pub trait ExternalFq: Send + std::fmt::Debug {
+    /// `fq_tin_init`: the next tin (TXQ `n` for the `n`-th call).
+    fn add_tin(&mut self);
+    /// `fq_tin_enqueue` of `packet` into `tin`, with the overload loop's drops.
+    fn enqueue(&mut self, now: Nanos, tin: TxqId, packet: Packet, drops: &mut Vec<Dropped>);
+    /// `fq_tin_dequeue` with CoDel `codel`: the packet (ECN as CoDel left it), with
+    /// CoDel's drops; `None` when the tin lists no flow any more.
+    fn dequeue(
+        &mut self,
+        now: Nanos,
+        tin: TxqId,
+        codel: &CodelParams,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet>;
+    /// `fq_tin_reset`: every packet of the tin, in the code's order.
+    fn reset_tin(&mut self, tin: TxqId, purged: &mut Vec<Packet>);
+    /// What the tin holds.
+    fn tin_backlog(&self, tin: TxqId) -> Backlog;
+    /// The tin's counters.
+    fn tin_stats(&self, tin: TxqId) -> TinStats;
+    /// The radio-wide counters and levels.
+    fn stats(&self) -> FqStats;
+    /// An independent copy in the same state (a cell is `Clone`).
+    fn clone_box(&self) -> Box<dyn ExternalFq>;
+}
+
+impl Clone for Box<dyn ExternalFq> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// What [`Fq::new`] builds besides its parameters: the overload policy of txop's own
+/// fq, or external code in its place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FqSetup {
+    /// The overload policy (txop's own fq; external code has its own).
+    pub policy: OverloadPolicy,
+    /// External code run in place of txop's Rust (`None`: txop's own).
+    pub code: Option<ExternalFqCode>,
+}
+
+impl From<OverloadPolicy> for FqSetup {
+    fn from(policy: OverloadPolicy) -> FqSetup {
+        FqSetup { policy, code: None }
+    }
 }
 
 /// `reciprocal_scale(hash, flows)` = `(hash × flows) >> 32`: the flow index of a hash
@@ -467,12 +553,22 @@ pub struct Fq {
     /// a dequeue returns nothing and changes nothing).
     busy: TxqSet,
     core: Core,
+    /// External code run in place of the state above ([`FqSetup::code`]), which then
+    /// stays empty but for `busy`, kept here for both (the per-flow inspection
+    /// accessors, [`Fq::flow_owner`] to [`Fq::default_flow_codel`], then report that
+    /// empty state).
+    // perf: an `Option` tested per call, not a trait object, on txop's own path.
+    external: Option<Box<dyn ExternalFq>>,
 }
 
 impl Fq {
     /// `fq_init` plus `ieee80211_txq_setup_flows`: an empty fq with `params.flows`
     /// unowned flows and no tins. `flows` and `quantum_bytes` below 1 are raised to 1.
-    pub fn new(params: FqParams, policy: OverloadPolicy) -> Fq {
+    /// `setup` is the overload policy, or ([`FqSetup`]) external code to run instead,
+    /// built here with the parameters as given.
+    pub fn new(params: FqParams, setup: impl Into<FqSetup>) -> Fq {
+        let FqSetup { policy, code } = setup.into();
+        let external = code.map(|c| c.0.fq(params));
         let params = FqParams {
             flows: params.flows.max(1),
             quantum_bytes: params.quantum_bytes.max(1),
@@ -496,7 +592,13 @@ impl Fq {
                 seq: 0,
                 stats: FqStats::default(),
             },
+            external,
         }
+    }
+
+    /// External code ([`FqSetup::code`]) runs in place of txop's own.
+    pub fn runs_external(&self) -> bool {
+        self.external.is_some()
     }
 
     /// The parameters in use (after the clamping described in [`Fq::new`]).
@@ -523,6 +625,9 @@ impl Fq {
             stats: TinStats::default(),
         });
         self.busy.grow(self.tins.len());
+        if let Some(e) = self.external.as_mut() {
+            e.add_tin();
+        }
         self.state_of.push(NIL);
         let slots = self.state_of.len();
         if self.core.nonempty.len() * 64 < slots {
@@ -597,6 +702,9 @@ impl Fq {
         let t = tin.index();
         assert!(t < self.tins.len(), "unknown tin {t}");
         packet.queued_at = now;
+        if self.external.is_some() {
+            return self.enqueue_external(now, tin, packet, drops);
+        }
 
         let slot = self.classify(t, packet.flow);
         let i = self.state_index(slot);
@@ -617,12 +725,50 @@ impl Fq {
         self.overload(drops);
     }
 
+    /// [`Fq::enqueue`] into the external code: the tin lists a flow afterwards.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_external(
+        &mut self,
+        now: Nanos,
+        tin: TxqId,
+        packet: Packet,
+        drops: &mut Vec<Dropped>,
+    ) {
+        if let Some(e) = self.external.as_mut() {
+            e.enqueue(now, tin, packet, drops);
+            self.busy.insert(tin);
+        }
+    }
+
+    /// [`Fq::dequeue`] from the external code: a tin that gives nothing lists no flow
+    /// any more (`fq_tin_dequeue` returns NULL only then).
+    #[cold]
+    #[inline(never)]
+    fn dequeue_external(
+        &mut self,
+        now: Nanos,
+        tin: TxqId,
+        codel: &CodelParams,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        let e = self.external.as_mut()?;
+        let p = e.dequeue(now, tin, codel, drops);
+        if p.is_none() {
+            self.busy.remove(tin);
+        }
+        p
+    }
+
     /// `ieee80211_amsdu_aggregate`'s access to fq (§16.2): classify `packet` into
     /// `tin` as an enqueue would (`fq_flow_classify`, counting a collision as the kernel
     /// does, a second time if the packet is then enqueued), and offer the tail packet
     /// of that flow to `join`. If `join` returns the tail's new length, the tail takes
     /// it (the flow's and tin's byte backlogs follow; packet counts and memory do not,
     /// as in the kernel) and this returns true. A flow with no packet refuses.
+    ///
+    /// External code ([`FqSetup::code`]) has no such access: it refuses (scenarios
+    /// refuse A-MSDU with it).
     ///
     /// Panics if `tin` did not come from this fq's [`Fq::add_tin`].
     pub fn join_tail(
@@ -633,6 +779,9 @@ impl Fq {
     ) -> bool {
         let t = tin.index();
         assert!(t < self.tins.len(), "unknown tin {t}");
+        if self.external.is_some() {
+            return false;
+        }
         let slot = self.classify(t, packet.flow);
         let Some(i) = (match self.state_of[slot as usize] {
             NIL => None,
@@ -770,6 +919,9 @@ impl Fq {
         codel: &CodelParams,
         drops: &mut Vec<Dropped>,
     ) -> Option<Packet> {
+        if self.external.is_some() {
+            return self.dequeue_external(now, tin, codel, drops);
+        }
         let t = tin.index();
         let quantum = self.params.quantum_bytes as i64;
         let Fq {
@@ -861,6 +1013,11 @@ impl Fq {
     /// CoDel state is kept (the kernel does not reset `cvars` either) and no counter
     /// other than the backlog changes; the caller decides what a purge means.
     pub fn reset_tin(&mut self, tin: TxqId, purged: &mut Vec<Packet>) {
+        if let Some(e) = self.external.as_mut() {
+            e.reset_tin(tin, purged);
+            self.busy.remove(tin);
+            return;
+        }
         let t = tin.index();
         let Tin {
             new_flows,
@@ -902,27 +1059,42 @@ impl Fq {
     /// What a tin holds (`tin->backlog_packets`, `backlog_bytes`;
     /// `ieee80211_txq_get_depth` without the frags queue, reference §3.6).
     pub fn tin_backlog(&self, tin: TxqId) -> Backlog {
+        if let Some(e) = self.external.as_ref() {
+            return e.tin_backlog(tin);
+        }
         self.tins[tin.index()].backlog
     }
 
     /// Packets queued over all tins (`fq->backlog`, compared with `limit`).
     pub fn backlog_packets(&self) -> u32 {
+        if let Some(e) = self.external.as_ref() {
+            return e.stats().backlog_packets;
+        }
         self.core.backlog_packets
     }
 
     /// Truesize bytes queued over all tins (`fq->memory_usage`, compared with
     /// `memory_limit`).
     pub fn memory_usage(&self) -> u64 {
+        if let Some(e) = self.external.as_ref() {
+            return e.stats().memory_usage_bytes;
+        }
         self.core.memory_usage
     }
 
     /// A tin's counters (reference §3.1, §2.3).
     pub fn tin_stats(&self, tin: TxqId) -> TinStats {
+        if let Some(e) = self.external.as_ref() {
+            return e.tin_stats(tin);
+        }
         self.tins[tin.index()].stats
     }
 
     /// The radio-wide counters and current levels.
     pub fn stats(&self) -> FqStats {
+        if let Some(e) = self.external.as_ref() {
+            return e.stats();
+        }
         FqStats {
             backlog_packets: self.core.backlog_packets,
             memory_usage_bytes: self.core.memory_usage,

@@ -53,11 +53,16 @@ impl Scenario {
     /// or the Debian tarball, built and loaded (`txop-kernel`), or its one-line error
     /// under the key `kernel.src`.
     fn kernel_minstrel_ht(&self) -> Result<ExternalCode, ScenarioError> {
-        let src = self.kernel.src.as_ref().map(|s| match &self.base_dir {
+        txop_kernel::minstrel_ht(self.kernel_src().as_deref())
+            .map_err(|e| ScenarioError::new("kernel.src", e))
+    }
+
+    /// `kernel.src`, relative to the scenario file; `None`: the Debian tarball.
+    pub(crate) fn kernel_src(&self) -> Option<std::path::PathBuf> {
+        self.kernel.src.as_ref().map(|s| match &self.base_dir {
             Some(dir) if std::path::Path::new(s).is_relative() => dir.join(s),
             _ => std::path::PathBuf::from(s),
-        });
-        txop_kernel::minstrel_ht(src.as_deref()).map_err(|e| ScenarioError::new("kernel.src", e))
+        })
     }
 
     /// Check every value and build the simulator's configuration.

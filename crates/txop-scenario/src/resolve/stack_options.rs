@@ -244,7 +244,58 @@ impl Scenario {
                 "fq_flows, fq_quantum_bytes and fq_limit_packets must be at least 1",
             ));
         }
+        self.apply_kernel_units(&mut c)?;
         Ok(c)
+    }
+
+    /// `[kernel] units`: the kernel's own code, built and loaded (`txop-kernel`) from
+    /// `kernel.src` or the Debian tarball, in place of txop's Rust for each unit named.
+    fn apply_kernel_units(&self, c: &mut StackConfig) -> Result<(), ScenarioError> {
+        let units = &self.kernel.units;
+        for (i, unit) in units.iter().enumerate() {
+            if units[..i].contains(unit) {
+                return Err(ScenarioError::new(
+                    "kernel.units",
+                    format!("`{unit}` is listed twice"),
+                ));
+            }
+            match unit.as_str() {
+                "fq" => {
+                    if !c.mac80211_txqs {
+                        return Err(ScenarioError::new(
+                            "kernel.units",
+                            format!(
+                                "`fq` is mac80211's TXQ fq, which stack `{}` does not run \
+                                 (it has no mac80211 TXQs)",
+                                c.name
+                            ),
+                        ));
+                    }
+                    if c.amsdu.enabled {
+                        return Err(ScenarioError::new(
+                            "kernel.units",
+                            "`fq` cannot build A-MSDUs (ieee80211_amsdu_aggregate is not \
+                             lifted): leave stack_options.amsdu off",
+                        ));
+                    }
+                    let src = self.kernel_src();
+                    c.fq_code = Some(
+                        txop_kernel::fq(src.as_deref())
+                            .map_err(|e| ScenarioError::new("kernel.src", e))?,
+                    );
+                }
+                other => {
+                    return Err(ScenarioError::new(
+                        "kernel.units",
+                        format!(
+                            "unknown unit `{other}`; expected fq (minstrel_ht is a \
+                             station's rate_control = \"minstrel_ht-kernel\")"
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `[stack_options]`'s A-MSDU keys (reference §16).
