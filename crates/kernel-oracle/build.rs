@@ -223,73 +223,14 @@ fn build_scheduler(sched_src: &Path, kernel: &Path, extra: &Path, origin: &str, 
         std::fs::read_to_string(path)
             .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: cannot read {f}: {e}"))
     };
-    let mut parts: Vec<String> = Vec::new();
-    let take = |parts: &mut Vec<String>, file: &str, text: &str, signature: &str| {
-        let f = function(text, signature)
-            .unwrap_or_else(|| panic!("kernel-oracle: {origin}: {file}: no `{signature}`"));
-        parts.push(format!("/* {file} */\n{f}"));
-    };
-    let wme = read("net/mac80211/wme.c");
-    let table = "const int ieee802_1d_to_ac[8] = {";
-    let at = wme
-        .find(table)
-        .unwrap_or_else(|| panic!("kernel-oracle: {origin}: net/mac80211/wme.c: no `{table}`"));
-    let end = wme[at..].find("};").unwrap_or_else(|| {
-        panic!("kernel-oracle: {origin}: net/mac80211/wme.c: `{table}` unclosed")
-    });
-    let mut parts_head = vec![format!(
-        "/* net/mac80211/wme.c */\n{};\n",
-        &wme[at..at + end + 1]
-    )];
-    let i_h = read("net/mac80211/ieee80211_i.h");
-    for sig in [
-        "static inline struct ieee80211_local *hw_to_local(",
-        "static inline struct txq_info *to_txq_info(",
-        "static inline bool txq_has_queue(",
-        "static inline int ieee80211_ac_from_tid(",
-        "static inline bool\nieee80211_sta_keep_active(",
-    ] {
-        take(&mut parts, "net/mac80211/ieee80211_i.h", &i_h, sig);
-    }
-    let tx = read("net/mac80211/tx.c");
-    for sig in [
-        "static inline s32 ieee80211_sta_deficit(",
-        "static void\nieee80211_txq_set_active(",
-        "static bool\nieee80211_txq_keep_active(",
-        "struct ieee80211_txq *ieee80211_next_txq(",
-        "void __ieee80211_schedule_txq(",
-    ] {
-        take(&mut parts, "net/mac80211/tx.c", &tx, sig);
-    }
-    let key = "DEFINE_STATIC_KEY_FALSE(aql_disable);";
-    if !tx.contains(key) {
-        panic!("kernel-oracle: {origin}: net/mac80211/tx.c: no `{key}`");
-    }
-    parts.push(format!("/* net/mac80211/tx.c */\n{key}\n"));
-    for sig in [
-        "bool ieee80211_txq_airtime_check(",
-        "static bool\nieee80211_txq_schedule_airtime_check(",
-        "bool ieee80211_txq_may_transmit(",
-        "void ieee80211_txq_schedule_start(",
-    ] {
-        take(&mut parts, "net/mac80211/tx.c", &tx, sig);
-    }
-    let sta_info = read("net/mac80211/sta_info.c");
-    for sig in [
-        "void ieee80211_sta_register_airtime(",
-        "void ieee80211_sta_update_pending_airtime(",
-    ] {
-        take(&mut parts, "net/mac80211/sta_info.c", &sta_info, sig);
-    }
-    let mac80211 = read("include/net/mac80211.h");
-    for sig in [
-        "static inline void\nieee80211_schedule_txq(",
-        "static inline void\nieee80211_return_txq(",
-    ] {
-        take(&mut parts, "include/net/mac80211.h", &mac80211, sig);
-    }
-    parts_head.append(&mut parts);
-    let text = parts_head.join("\n");
+    let text = extract::scheduler_functions(
+        &read("net/mac80211/tx.c"),
+        &read("net/mac80211/sta_info.c"),
+        &read("net/mac80211/ieee80211_i.h"),
+        &read("net/mac80211/wme.c"),
+        &read("include/net/mac80211.h"),
+    )
+    .unwrap_or_else(|e| panic!("kernel-oracle: {origin}: {e}"));
     std::fs::write(
         extra.join("sched_kernel.h"),
         format!("/* Extracted by kernel-oracle's build.rs from {origin}. */\n{text}"),

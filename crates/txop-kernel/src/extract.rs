@@ -94,3 +94,80 @@ pub fn minstrel_helpers(util_c: &str, mac80211_h: &str) -> Result<String, String
     ]
     .join("\n"))
 }
+
+/// The TXQ scheduler's and AQL's functions (6.12) as kernel-oracle's
+/// `shim/mac80211/scheduler.c` includes them (`sched_kernel.h`): `ieee802_1d_to_ac`
+/// (`net/mac80211/wme.c`), five helpers of `net/mac80211/ieee80211_i.h`, the scheduler
+/// and AQL checks of `net/mac80211/tx.c`, `ieee80211_sta_register_airtime` and
+/// `ieee80211_sta_update_pending_airtime` (`net/mac80211/sta_info.c`) and two inline
+/// wrappers of `include/net/mac80211.h`, in an order in which each is declared before
+/// use; or the file and the signature not found.
+pub fn scheduler_functions(
+    tx_c: &str,
+    sta_info_c: &str,
+    ieee80211_i_h: &str,
+    wme_c: &str,
+    mac80211_h: &str,
+) -> Result<String, String> {
+    let take = |parts: &mut Vec<String>, file: &str, text: &str, signature: &str| {
+        let f = function(text, signature)
+            .ok_or_else(|| format!("{file}: no `{}`", signature.replace('\n', " ")))?;
+        parts.push(format!("/* {file} */\n{f}"));
+        Ok::<(), String>(())
+    };
+    let table = "const int ieee802_1d_to_ac[8] = {";
+    let at = wme_c
+        .find(table)
+        .ok_or_else(|| format!("net/mac80211/wme.c: no `{table}`"))?;
+    let end = wme_c[at..]
+        .find("};")
+        .ok_or_else(|| format!("net/mac80211/wme.c: `{table}` unclosed"))?;
+    let mut parts = vec![format!(
+        "/* net/mac80211/wme.c */\n{};\n",
+        &wme_c[at..at + end + 1]
+    )];
+    for sig in [
+        "static inline struct ieee80211_local *hw_to_local(",
+        "static inline struct txq_info *to_txq_info(",
+        "static inline bool txq_has_queue(",
+        "static inline int ieee80211_ac_from_tid(",
+        "static inline bool\nieee80211_sta_keep_active(",
+    ] {
+        take(&mut parts, "net/mac80211/ieee80211_i.h", ieee80211_i_h, sig)?;
+    }
+    for sig in [
+        "static inline s32 ieee80211_sta_deficit(",
+        "static void\nieee80211_txq_set_active(",
+        "static bool\nieee80211_txq_keep_active(",
+        "struct ieee80211_txq *ieee80211_next_txq(",
+        "void __ieee80211_schedule_txq(",
+    ] {
+        take(&mut parts, "net/mac80211/tx.c", tx_c, sig)?;
+    }
+    let key = "DEFINE_STATIC_KEY_FALSE(aql_disable);";
+    if !tx_c.contains(key) {
+        return Err(format!("net/mac80211/tx.c: no `{key}`"));
+    }
+    parts.push(format!("/* net/mac80211/tx.c */\n{key}\n"));
+    for sig in [
+        "bool ieee80211_txq_airtime_check(",
+        "static bool\nieee80211_txq_schedule_airtime_check(",
+        "bool ieee80211_txq_may_transmit(",
+        "void ieee80211_txq_schedule_start(",
+    ] {
+        take(&mut parts, "net/mac80211/tx.c", tx_c, sig)?;
+    }
+    for sig in [
+        "void ieee80211_sta_register_airtime(",
+        "void ieee80211_sta_update_pending_airtime(",
+    ] {
+        take(&mut parts, "net/mac80211/sta_info.c", sta_info_c, sig)?;
+    }
+    for sig in [
+        "static inline void\nieee80211_schedule_txq(",
+        "static inline void\nieee80211_return_txq(",
+    ] {
+        take(&mut parts, "include/net/mac80211.h", mac80211_h, sig)?;
+    }
+    Ok(parts.join("\n"))
+}

@@ -19,6 +19,7 @@
 //! Errors are one line naming the file, and for a tree that does not build against the
 //! shim, the file, the line and the symbol the compiler or linker names.
 
+pub mod aql;
 pub mod extract;
 pub mod fq;
 mod link;
@@ -27,6 +28,7 @@ mod source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use txop_core::mac80211::aql::ExternalAqlCode;
 use txop_core::mac80211::fq::ExternalFqCode;
 use txop_core::mac80211::rate_control::ExternalCode;
 
@@ -36,40 +38,56 @@ pub use link::{
 };
 pub use source::DEFAULT_TARBALL;
 
-/// Loaded code by source (`None`: the default tarball), so that a comparison or a sweep
-/// of many runs builds and loads each tree once per process.
-static LOADED: Mutex<Option<HashMap<Option<PathBuf>, ExternalCode>>> = Mutex::new(None);
+/// Loaded code of one unit by source (`None`: the default tarball), so that a
+/// comparison or a sweep of many runs builds and loads each tree once per process.
+type Loaded<T> = Mutex<Option<HashMap<Option<PathBuf>, T>>>;
+
+static LOADED_MINSTREL_HT: Loaded<ExternalCode> = Mutex::new(None);
+static LOADED_FQ: Loaded<ExternalFqCode> = Mutex::new(None);
+static LOADED_AQL: Loaded<ExternalAqlCode> = Mutex::new(None);
+
+/// The code `loaded` holds for `src`, or what `build` makes of it (then kept).
+fn once<T: Copy>(
+    loaded: &Loaded<T>,
+    src: Option<&Path>,
+    build: impl FnOnce(Option<&Path>) -> Result<T, String>,
+) -> Result<T, String> {
+    let key = src.map(Path::to_path_buf);
+    let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(code) = loaded.as_ref().and_then(|m| m.get(&key)) {
+        return Ok(*code);
+    }
+    let code = build(src)?;
+    loaded.get_or_insert_with(HashMap::new).insert(key, code);
+    Ok(code)
+}
 
 /// The kernel's minstrel_ht from `src` (a kernel source tree; `None`: the Debian
 /// tarball [`DEFAULT_TARBALL`], or the one `TXOP_KERNEL_TARBALL` names), built and
 /// loaded once per process, or a one-line error: the directory or file missing, or the
 /// file, line and symbol a tree fails to build with.
 pub fn minstrel_ht(src: Option<&Path>) -> Result<ExternalCode, String> {
-    let key = src.map(Path::to_path_buf);
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(code) = loaded.as_ref().and_then(|m| m.get(&key)) {
-        return Ok(*code);
-    }
-    let code = ExternalCode(KernelMinstrelCode::build(src)?);
-    loaded.get_or_insert_with(HashMap::new).insert(key, code);
-    Ok(code)
+    once(&LOADED_MINSTREL_HT, src, |src| {
+        KernelMinstrelCode::build(src).map(|c| ExternalCode(c))
+    })
 }
-
-/// Loaded fq code by source, as [`LOADED`].
-static LOADED_FQ: Mutex<Option<HashMap<Option<PathBuf>, ExternalFqCode>>> = Mutex::new(None);
 
 /// The kernel's fq and CoDel (`include/net/fq_impl.h`, `codel_impl.h`) from `src`, as
 /// [`minstrel_ht`] builds and loads minstrel_ht, glued as mac80211 glues them
 /// (kernel-oracle's `shim/oracle.c`).
 pub fn fq(src: Option<&Path>) -> Result<ExternalFqCode, String> {
-    let key = src.map(Path::to_path_buf);
-    let mut loaded = LOADED_FQ.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(code) = loaded.as_ref().and_then(|m| m.get(&key)) {
-        return Ok(*code);
-    }
-    let code = ExternalFqCode(fq::KernelFqCode::build(src)?);
-    loaded.get_or_insert_with(HashMap::new).insert(key, code);
-    Ok(code)
+    once(&LOADED_FQ, src, |src| {
+        fq::KernelFqCode::build(src).map(|c| ExternalFqCode(c))
+    })
+}
+
+/// The kernel's AQL accounting and checks (`net/mac80211/sta_info.c`, `tx.c`) from
+/// `src`, as [`minstrel_ht`] builds and loads minstrel_ht (kernel-oracle's
+/// `shim/mac80211/scheduler.c`).
+pub fn aql(src: Option<&Path>) -> Result<ExternalAqlCode, String> {
+    once(&LOADED_AQL, src, |src| {
+        aql::KernelAqlCode::build(src).map(|c| ExternalAqlCode(c))
+    })
 }
 
 /// Loads the shared object `object` for the process's lifetime.

@@ -87,8 +87,45 @@ pub(crate) const FQ: Unit = Unit {
     extra_from: "IP_ECN_set_ce from include/net/inet_ecn.h",
 };
 
+/// AQL's accounting and checks (`ieee80211_sta_update_pending_airtime`,
+/// `ieee80211_txq_airtime_check`, `ieee80211_txq_schedule_airtime_check`), taken with
+/// the rest of the 6.12 scheduler functions kernel-oracle's
+/// `shim/mac80211/scheduler.c` includes (only the AQL ones are called in a run).
+pub(crate) const AQL: Unit = Unit {
+    name: "aql",
+    files: &[TX_C, STA_INFO_C, IEEE80211_I_H, WME_C, MAC80211_H],
+    shim: &AQL_SHIM,
+    shim_home: "kernel-oracle/shim",
+    main: "shim/scheduler.c",
+    includes: &["shim/include", "extra"],
+    prepare: prepare_aql,
+    extra_from: "functions of net/mac80211/tx.c, sta_info.c, ieee80211_i.h, wme.c and include/net/mac80211.h",
+};
+
+/// `net/mac80211/tx.c`: the scheduler and AQL checks are taken from it.
+const TX_C: &str = "net/mac80211/tx.c";
+/// `net/mac80211/sta_info.c`: the pending-airtime update is taken from it.
+const STA_INFO_C: &str = "net/mac80211/sta_info.c";
+/// `net/mac80211/ieee80211_i.h`: five inline helpers are taken from it.
+const IEEE80211_I_H: &str = "net/mac80211/ieee80211_i.h";
+/// `net/mac80211/wme.c`: `ieee802_1d_to_ac` is taken from it.
+const WME_C: &str = "net/mac80211/wme.c";
+
+/// The functions in `extra/sched_kernel.h`, as kernel-oracle's build script writes
+/// and hashes them.
+fn prepare_aql(texts: &[String]) -> Result<Prepared, String> {
+    let text = extract::scheduler_functions(&texts[0], &texts[1], &texts[2], &texts[3], &texts[4])?;
+    Ok(Prepared {
+        write: vec![(
+            "extra/sched_kernel.h".to_string(),
+            format!("/* Extracted by txop-kernel. */\n{text}"),
+        )],
+        hashed: vec![text],
+    })
+}
+
 /// Every unit, for the files a tarball is unpacked for.
-const UNITS: [&Unit; 2] = [&MINSTREL_HT, &FQ];
+const UNITS: [&Unit; 3] = [&MINSTREL_HT, &FQ, &AQL];
 
 /// `rc80211_minstrel_ht.c` and `.h` go in `net/mac80211/` (where its `#include
 /// "rate.h"` finds the shim's, not the tree's), the helpers in `extra/`.
@@ -193,6 +230,19 @@ const MINSTREL_SHIM_FILES: [(&str, &str); 16] = [
     (
         "shim/include/linux/types.h",
         include_str!("../../kernel-oracle/shim/mac80211/include/linux/types.h"),
+    ),
+];
+
+/// AQL's shim (kernel-oracle's `shim/mac80211/scheduler.c` over `shim/include/`'s
+/// types and lists), by its path under the build directory.
+const AQL_SHIM: [(&str, &str); 2] = [
+    (
+        "shim/scheduler.c",
+        include_str!("../../kernel-oracle/shim/mac80211/scheduler.c"),
+    ),
+    (
+        "shim/include/linux/types.h",
+        include_str!("../../kernel-oracle/shim/include/linux/types.h"),
     ),
 ];
 
@@ -399,7 +449,12 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
             tarball.display()
         )
     })?;
-    let files: Vec<&str> = UNITS.iter().flat_map(|u| u.files.iter().copied()).collect();
+    let mut files: Vec<&str> = Vec::new();
+    for f in UNITS.iter().flat_map(|u| u.files.iter().copied()) {
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
     let mut key = Fnv64::default();
     key.update(tarball.display().to_string().as_bytes());
     key.update(files.join(" ").as_bytes());

@@ -41,7 +41,8 @@ pub struct Results {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_buses: Vec<BusResult>,
     /// Which kernel code ran in place of txop's Rust for the radio-wide units
-    /// (`[kernel] units`: `fq`), on every node ([`kernel_code`]); absent when none did.
+    /// (`[kernel] units`: `fq`, `aql`), on every node ([`kernel_code`]); absent when
+    /// none did.
     /// A station's rate control names its own (`rate_control.code`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernel_code: Vec<CodeResult>,
@@ -51,10 +52,13 @@ pub struct Results {
 /// [`Results::kernel_code`] lists it.
 pub fn kernel_code(cell: &Cell) -> Vec<CodeResult> {
     let stack = &cell.config().stack;
-    stack
-        .fq_code
-        .iter()
-        .map(|c| CodeResult::of(c.0.origin()))
+    let aql = match &stack.queue_limit {
+        txop_core::stack::QueueLimit::Aql { params, .. } => params.code,
+        _ => None,
+    };
+    let fq = stack.fq_code.iter().map(|c| c.0.origin());
+    fq.chain(aql.iter().map(|c| c.0.origin()))
+        .map(CodeResult::of)
         .collect()
 }
 

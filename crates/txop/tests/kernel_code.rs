@@ -1,6 +1,7 @@
 //! "Bring your patch" (issue 28): a scenario's stations run the kernel's own
 //! `rc80211_minstrel_ht.c` (`rate_control = "minstrel_ht-kernel"`, built at run time by
-//! txop-kernel) instead of txop's Rust, end to end through the `txop` binary.
+//! txop-kernel) instead of txop's Rust, end to end through the `txop` binary; and every
+//! node runs the kernel's fq/CoDel and AQL (`[kernel] units = ["fq", "aql"]`).
 //!
 //! - The stock code (Debian's linux-source-6.12) gives the same `--json` as txop's
 //!   minstrel_ht-6, which the kernel-oracle harness finds equal to it step by step, but
@@ -95,6 +96,15 @@ fn unpack_tree(name: &str) -> PathBuf {
             "*/net/mac80211/rc80211_minstrel_ht.h",
             "*/net/mac80211/util.c",
             "*/include/net/mac80211.h",
+            "*/include/net/fq.h",
+            "*/include/net/fq_impl.h",
+            "*/include/net/codel.h",
+            "*/include/net/codel_impl.h",
+            "*/include/net/inet_ecn.h",
+            "*/net/mac80211/tx.c",
+            "*/net/mac80211/sta_info.c",
+            "*/net/mac80211/ieee80211_i.h",
+            "*/net/mac80211/wme.c",
         ])
         .status()
         .expect("run tar");
@@ -178,7 +188,12 @@ fn one_line_error(dir: &Path) -> String {
     let mut args: Vec<String> = vec!["run".into(), "default".into()];
     args.extend(sets("minstrel_ht-kernel"));
     args.extend(["--kernel-src".into(), dir.display().to_string()]);
-    let out = txop(&args);
+    refused(&args)
+}
+
+/// `txop ARGS`' error: exit 2 and one line on stderr, returned.
+fn refused(args: &[String]) -> String {
+    let out = txop(args);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -230,4 +245,251 @@ fn a_tree_that_does_not_build_or_is_missing_is_one_line() {
         err.contains("txop_no_such_function"),
         "names the symbol: {err}"
     );
+}
+
+/// `txop run NAME --json` with `sets`; its stdout, as text.
+fn run_text(name: &str, sets: &[&str]) -> String {
+    let mut args: Vec<String> = vec!["run".into(), name.into(), "--json".into()];
+    for s in sets {
+        args.extend(["--set".into(), s.to_string()]);
+    }
+    let out = txop(&args);
+    assert!(
+        out.status.success(),
+        "txop {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("--json is UTF-8")
+}
+
+/// A kernel run's `--json` split at its last top-level field, `kernel_code`: the text
+/// without it (which must be the Rust run's, byte for byte) and the field's value.
+fn split_kernel_code(text: &str) -> (String, serde_json::Value) {
+    let at = text
+        .rfind(",\n  \"kernel_code\": ")
+        .unwrap_or_else(|| panic!("no top-level kernel_code:\n{text}"));
+    let end = text.rfind("\n}").expect("a JSON object");
+    let field = &text[at + 2..end];
+    let value: serde_json::Value =
+        serde_json::from_str(&format!("{{{field}}}")).expect("kernel_code is JSON");
+    (
+        format!("{}{}", &text[..at], &text[end..]),
+        value["kernel_code"].clone(),
+    )
+}
+
+/// On the stock code (the Debian tarball), a built-in's `--json` with the kernel's fq
+/// and CoDel, its AQL, or both, is the Rust run's byte for byte but for the added
+/// top-level `kernel_code`, which names each unit, the tarball, its version and a hash:
+/// where kernel-oracle's harness finds both codes agree step by step (fq_codel_oracle.rs,
+/// scheduler_oracle.rs), a whole run agrees. The default (saturated, CoDel drops
+/// thousands), hidden stations (fq alone) and TCP uploads from two stations at
+/// different rates (AQL alone).
+#[test]
+fn the_kernels_fq_and_aql_give_rusts_json_byte_for_byte() {
+    for (name, duration, units) in [
+        ("default", "duration_s=3", r#"kernel.units=["fq","aql"]"#),
+        ("hidden-stations", "duration_s=10", r#"kernel.units=["fq"]"#),
+        ("e3-rtt-fair-up", "duration_s=3", r#"kernel.units=["aql"]"#),
+    ] {
+        let rust = run_text(name, &[duration]);
+        let kernel = run_text(name, &[duration, units]);
+        let (rest, code) = split_kernel_code(&kernel);
+        assert!(
+            rest == rust,
+            "{name} with {units}: the JSON differs beyond kernel_code"
+        );
+        if units.contains("fq") {
+            let v: serde_json::Value = serde_json::from_str(&rust).unwrap();
+            let codel: u64 = v["stations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["dropped_aqm"].as_u64().unwrap())
+                .sum();
+            assert!(
+                codel > 0,
+                "{name}: CoDel dropped nothing, so fq decided little"
+            );
+        }
+        let code = code.as_array().expect("a list");
+        let wanted: Vec<&str> = ["fq", "aql"]
+            .into_iter()
+            .filter(|u| units.contains(&format!("\"{u}\"")))
+            .collect();
+        let got: Vec<&str> = code.iter().map(|c| c["unit"].as_str().unwrap()).collect();
+        assert_eq!(got, wanted, "{name}");
+        for c in code {
+            assert_eq!(c["path"], TARBALL);
+            assert!(c["version"].as_str().unwrap().starts_with("6.12."), "{c}");
+            assert_eq!(c["fnv64"].as_str().unwrap().len(), 16, "{c}");
+        }
+    }
+}
+
+/// The summary's first numbers of the probe rows (each group's median RTT, ms) and the
+/// total throughput line of `txop run default` with 30 stations, in three groups at
+/// 30, 18 and 11 dB under minstrel_ht, 3 s, with `more`.
+fn thirty_stations(more: &[String]) -> (String, String) {
+    let mut args: Vec<String> = vec!["run".into(), "default".into()];
+    for s in [
+        "stations.list=[{count=10,snr_db=30},{count=10,snr_db=18},{count=10,snr_db=11}]",
+        "stations.rate_control=\"minstrel_ht\"",
+        "duration_s=3",
+    ] {
+        args.extend(["--set".into(), s.into()]);
+    }
+    args.extend(more.iter().cloned());
+    let out = txop(&args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = |key: &str| {
+        text.lines()
+            .filter(|l| l.contains(key))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    (line("kernel code:"), line("total"))
+}
+
+/// A copied tree with one line of AQL changed (a station is always eligible only below
+/// half its low limit) runs that change: other results, named by the copy and its own
+/// hash. Likewise one line of CoDel (the target compared doubled) in fq's.
+#[test]
+fn a_patched_aql_or_codel_changes_the_results() {
+    let units = |u: &str| vec!["--set".to_string(), format!("kernel.units=[\"{u}\"]")];
+    let (stock_code, stock) = thirty_stations(&units("aql"));
+    assert!(
+        stock_code.contains(&format!("aql from {TARBALL}")),
+        "{stock_code}"
+    );
+    let tree = unpack_tree("kernel-units-aql-patched");
+    patch(
+        &tree,
+        "net/mac80211/tx.c",
+        "\t    sta->airtime[txq->ac].aql_limit_low)\n\t\treturn true;",
+        "\t    sta->airtime[txq->ac].aql_limit_low / 2)\n\t\treturn true;",
+    );
+    let mut more = units("aql");
+    more.extend(["--kernel-src".into(), tree.display().to_string()]);
+    let (code, patched) = thirty_stations(&more);
+    assert!(
+        code.contains(&format!("aql from {}", tree.display())),
+        "{code}"
+    );
+    assert_ne!(code.split("fnv64").nth(1), stock_code.split("fnv64").nth(1));
+    assert_ne!(
+        patched, stock,
+        "halving the low limit changes the 30-station run"
+    );
+
+    let rust = run_text("default", &["duration_s=3"]);
+    let tree = unpack_tree("kernel-units-fq-patched");
+    patch(
+        &tree,
+        "include/net/codel_impl.h",
+        "\tif (codel_time_before(vars->ldelay, params->target) ||",
+        "\tif (codel_time_before(vars->ldelay, 2 * params->target) ||",
+    );
+    let src = format!("kernel.src=\"{}\"", tree.display());
+    let patched = run_text("default", &["duration_s=3", r#"kernel.units=["fq"]"#, &src]);
+    let (rest, code) = split_kernel_code(&patched);
+    assert_eq!(code[0]["path"], tree.display().to_string());
+    assert!(
+        rest != rust,
+        "CoDel with twice the target changes the saturated run"
+    );
+}
+
+/// fq's and AQL's trees that do not build are one line naming the file, the line and
+/// the symbol; bad `units` values are one line naming the file and the key.
+#[test]
+fn bad_units_and_trees_that_do_not_build_are_one_line() {
+    let run = |more: &[&str]| -> String {
+        let mut args: Vec<String> = vec!["run".into(), "default".into()];
+        for s in more {
+            args.extend(["--set".into(), s.to_string()]);
+        }
+        refused(&args)
+    };
+    let tree = unpack_tree("kernel-units-fq-broken");
+    patch(
+        &tree,
+        "include/net/fq.h",
+        "\tu32 backlog;\n\tint deficit;",
+        "\tu32 backlog_renamed;\n\tint deficit;",
+    );
+    let err = run(&[
+        r#"kernel.units=["fq"]"#,
+        &format!("kernel.src=\"{}\"", tree.display()),
+    ]);
+    assert!(
+        err.contains(&format!(
+            "kernel.src: {}/include/net/fq_impl.h:",
+            tree.display()
+        )),
+        "names the file and line: {err}"
+    );
+    assert!(err.contains("backlog"), "names the member: {err}");
+
+    let tree = unpack_tree("kernel-units-aql-broken");
+    patch(
+        &tree,
+        "net/mac80211/tx.c",
+        "\tif (static_branch_unlikely(&aql_disable))\n\t\treturn true;\n\n\tif (!txq->sta)",
+        "\tif (txop_no_such_function(&aql_disable))\n\t\treturn true;\n\n\tif (!txq->sta)",
+    );
+    let err = run(&[
+        r#"kernel.units=["aql"]"#,
+        &format!("kernel.src=\"{}\"", tree.display()),
+    ]);
+    assert!(err.contains("kernel.src: "), "{err}");
+    assert!(
+        err.contains("txop_no_such_function"),
+        "names the symbol: {err}"
+    );
+
+    // A scenario file: the error names it and the key.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kernel-units-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (units, stack, says) in [
+        (
+            r#"["fq", "fq"]"#,
+            "linux-6.16",
+            "kernel.units: `fq` is listed twice",
+        ),
+        (
+            r#"["codel"]"#,
+            "linux-6.16",
+            "kernel.units: unknown unit `codel`; expected fq or aql",
+        ),
+        (
+            r#"["fq"]"#,
+            "linux-4.8-bloated",
+            "kernel.units: `fq` is mac80211's TXQ fq",
+        ),
+        (
+            r#"["aql"]"#,
+            "linux-4.9",
+            "kernel.units: `aql` is mac80211's Airtime Queue Limits",
+        ),
+    ] {
+        let file = dir.join("units.toml");
+        std::fs::write(
+            &file,
+            format!("stack = \"{stack}\"\nduration_s = 1\n[kernel]\nunits = {units}\n"),
+        )
+        .unwrap();
+        let err = refused(&["run".into(), file.display().to_string()]);
+        assert!(
+            err.contains(&file.display().to_string()),
+            "names the file: {err}"
+        );
+        assert!(err.contains(says), "{units} on {stack}: {err}");
+    }
 }

@@ -200,6 +200,9 @@ struct ksched {
 	struct txq_info vif_txq;
 	struct ksched_sta **stas;
 	u32 n_stas;
+	/* Stand-ins for another scheduler's active TXQs (ksched_ac_airtime_ok). */
+	struct txq_info *stand_ins;
+	u32 n_stand_ins;
 };
 
 struct ksched_sta_view {
@@ -260,6 +263,7 @@ void ksched_free(struct ksched *k)
 	for (i = 0; i < k->n_stas; i++)
 		free(k->stas[i]);
 	free(k->stas);
+	free(k->stand_ins);
 	free(k);
 }
 
@@ -480,4 +484,84 @@ u32 ksched_ac_from_tid(u32 tid)
 u32 ksched_warning_count(void)
 {
 	return ksched_warnings;
+}
+
+/* ieee80211_txq_schedule_airtime_check(local, ac) when another scheduler (txop's)
+ * keeps the active list: the AC's list holds `n` stand-in TXQs for the call, and is
+ * empty again after it. 1: the round may go on. */
+u32 ksched_ac_airtime_ok(struct ksched *k, u32 ac, u32 n)
+{
+	u32 i, ok;
+
+	if (n > k->n_stand_ins) {
+		k->stand_ins = realloc(k->stand_ins, n * sizeof(k->stand_ins[0]));
+		k->n_stand_ins = n;
+	}
+	for (i = 0; i < n; i++)
+		list_add_tail(&k->stand_ins[i].schedule_order, &k->local.active_txqs[ac]);
+	ok = ieee80211_txq_schedule_airtime_check(&k->local, ac);
+	INIT_LIST_HEAD(&k->local.active_txqs[ac]);
+	return ok;
+}
+
+/* The radio's default limits on `ac` (local->aql_txq_limit_{low,high}[ac]; what
+ * debugfs aql_txq_limit writes before moving the stations on the old pair). */
+void ksched_set_radio_limits(struct ksched *k, u32 ac, u32 low, u32 high)
+{
+	k->local.aql_txq_limit_low[ac] = low;
+	k->local.aql_txq_limit_high[ac] = high;
+}
+
+/* An independent copy of a radio whose active lists are empty (AQL alone: only its
+ * counters and limits are state), every pointer moved to the copy's. */
+struct ksched *ksched_clone(const struct ksched *k)
+{
+	struct ksched *n = malloc(sizeof(*n));
+	u32 i, t;
+	int ac;
+
+	*n = *k;
+	n->local.hw.wiphy = &n->wiphy;
+	n->sdata.local = &n->local;
+	for (ac = 0; ac < IEEE80211_NUM_ACS; ac++)
+		INIT_LIST_HEAD(&n->local.active_txqs[ac]);
+	INIT_LIST_HEAD(&n->vif_txq.schedule_order);
+	n->stand_ins = NULL;
+	n->n_stand_ins = 0;
+	n->stas = malloc(k->n_stas * sizeof(n->stas[0]));
+	for (i = 0; i < k->n_stas; i++) {
+		struct ksched_sta *s = malloc(sizeof(*s));
+
+		*s = *k->stas[i];
+		s->sta.local = &n->local;
+		s->sta.sdata = &n->sdata;
+		for (t = 0; t < KSCHED_TIDS; t++) {
+			INIT_LIST_HEAD(&s->txqs[t].schedule_order);
+			s->txqs[t].txq.sta = &s->sta.sta;
+		}
+		n->stas[i] = s;
+	}
+	return n;
+}
+
+/* ieee80211_sta_update_pending_airtime for station `sta` on `ac` (a dequeue's charge,
+ * or a completion's release). */
+void ksched_update_pending(struct ksched *k, u64 now, u32 sta, u32 ac, u32 airtime,
+			   u32 completed)
+{
+	ksched_clock(now);
+	ieee80211_sta_update_pending_airtime(&k->local, &k->stas[sta]->sta, ac, airtime,
+					     completed != 0);
+}
+
+/* ieee80211_txq_airtime_check for station `sta`'s TXQs on `ac`. */
+u32 ksched_airtime_check(struct ksched *k, u32 sta, u32 ac)
+{
+	struct ksched_sta *s = k->stas[sta];
+	u32 tid;
+
+	for (tid = 0; tid < KSCHED_TIDS; tid++)
+		if (s->txqs[tid].txq.ac == ac)
+			return ieee80211_txq_airtime_check(&k->local.hw, &s->txqs[tid].txq);
+	return 1;
 }

@@ -4,7 +4,7 @@ use crate::error::ScenarioError;
 use crate::limits;
 use crate::resolve::choose_in;
 use crate::schema::Scenario;
-use txop_core::stack::{self, StackConfig};
+use txop_core::stack::{self, QueueLimit, StackConfig};
 use txop_core::Nanos;
 
 pub(crate) fn choose<T: Copy>(
@@ -22,7 +22,7 @@ impl Scenario {
         use txop_core::mac80211::classify::DscpMapping;
         use txop_core::mac80211::fq::OverloadPolicy;
         use txop_core::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
-        use txop_core::stack::{DriverKind, QdiscKind, QueueLimit};
+        use txop_core::stack::{DriverKind, QdiscKind};
         let mut c = stack::preset(&self.stack).ok_or_else(|| {
             let names: Vec<&str> = stack::PRESETS.iter().map(|(n, _)| *n).collect();
             let near = names
@@ -284,11 +284,28 @@ impl Scenario {
                             .map_err(|e| ScenarioError::new("kernel.src", e))?,
                     );
                 }
+                "aql" => {
+                    let QueueLimit::Aql { params, .. } = &mut c.queue_limit else {
+                        return Err(ScenarioError::new(
+                            "kernel.units",
+                            format!(
+                                "`aql` is mac80211's Airtime Queue Limits, which stack `{}` \
+                                 does not run (its queue_limit is not aql)",
+                                c.name
+                            ),
+                        ));
+                    };
+                    let src = self.kernel_src();
+                    params.code = Some(
+                        txop_kernel::aql(src.as_deref())
+                            .map_err(|e| ScenarioError::new("kernel.src", e))?,
+                    );
+                }
                 other => {
                     return Err(ScenarioError::new(
                         "kernel.units",
                         format!(
-                            "unknown unit `{other}`; expected fq (minstrel_ht is a \
+                            "unknown unit `{other}`; expected fq or aql (minstrel_ht is a \
                              station's rate_control = \"minstrel_ht-kernel\")"
                         ),
                     ))

@@ -415,12 +415,26 @@ impl Gen {
             .map(|d| d.min(budget_s).max(1e-9))
             .or(default_duration);
         self.with_bss_rng(|g| g.bss(&ctx, &mut top, duration));
-        // `[kernel] src` is read only for `minstrel_ht-kernel`, which the generator does
-        // not pick (a tree's first build takes seconds): here it is parsed and left
-        // unused. Drawn last, so that it moves no other value of the case.
+        // `[kernel] src` is read only for `minstrel_ht-kernel` and `units`, never built
+        // here (a tree's first build takes seconds): the tree named does not exist, so
+        // `units` (well formed or not) is refused in one line, and without them `src` is
+        // parsed and left unused. Drawn last, so that it moves no other value of the
+        // case.
         if self.chance(0.05) {
             let mut kernel = Table::new();
             self.set_str(&mut kernel, "src", "/nonexistent/linux-tree");
+            if self.chance(0.5) {
+                let units = self.pick(&[
+                    &["fq"][..],
+                    &["aql"],
+                    &["fq", "aql"],
+                    &["fq", "fq"],
+                    &["minstrel_ht"],
+                    &[],
+                ]);
+                let units = units.iter().map(|u| Value::String(u.to_string()));
+                kernel.insert("units".into(), Value::Array(units.collect()));
+            }
             top.insert("kernel".into(), Value::Table(kernel));
         }
         let text = toml::to_string(&top).expect("a table serialises");
