@@ -8,16 +8,8 @@
 # Linux 6.16, 10 simulated seconds), with fixed rates and with minstrel_ht, under
 # `valgrind --tool=callgrind` and prints the instructions executed (Ir) of each. Counts are deterministic to within a few
 # thousand instructions, so one run each is enough. Needs valgrind (apt: valgrind).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-bin=${1:-}
-if [ -z "$bin" ]; then
-    cargo build --release -q -p txop
-    bin=target/release/txop
-fi
-command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind not found (apt install valgrind)" >&2; exit 2; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+# shellcheck source=bench-preamble.sh
+. "$(dirname "$0")/bench-preamble.sh"
 # Each run with fixed rates (the scenario's) and with minstrel_ht (issue 14: at most
 # 20 % more), and the ratio between them.
 for run in rrul tcp_1down; do

@@ -53,6 +53,17 @@ pub(crate) struct Prepared {
     write: Vec<(String, String)>,
     /// The texts whose FNV-1a 64 names the code, in order.
     hashed: Vec<String>,
+    /// Where the functions of a written file were taken from, for error messages.
+    origins: Vec<Origin>,
+}
+
+/// A function written into the build directory at `written:line` (1-based) whose text
+/// starts at `source:source_line` in the kernel tree.
+struct Origin {
+    written: &'static str,
+    line: usize,
+    source: &'static str,
+    source_line: usize,
 }
 
 /// The kernel's minstrel_ht (`rc80211_minstrel_ht.c` and `.h` whole, and helpers).
@@ -115,12 +126,36 @@ const WME_C: &str = "net/mac80211/wme.c";
 /// and hashes them.
 fn prepare_aql(texts: &[String]) -> Result<Prepared, String> {
     let text = extract::scheduler_functions(&texts[0], &texts[1], &texts[2], &texts[3], &texts[4])?;
+    const WRITTEN: &str = "extra/sched_kernel.h";
+    // Each function follows a `/* FILE */` line (the text starts at line 2, after the
+    // header).
+    let mut origins = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(file) = l.strip_prefix("/* ").and_then(|f| f.strip_suffix(" */")) else {
+            continue;
+        };
+        let Some(k) = AQL.files.iter().position(|f| *f == file) else {
+            continue;
+        };
+        // The function's first two lines (a signature may open with `static bool`).
+        let head = lines[i + 1..(i + 3).min(lines.len())].join("\n");
+        if let Some(at) = texts[k].find(&head) {
+            origins.push(Origin {
+                written: WRITTEN,
+                line: i + 3,
+                source: AQL.files[k],
+                source_line: texts[k][..at].lines().count() + 1,
+            });
+        }
+    }
     Ok(Prepared {
         write: vec![(
-            "extra/sched_kernel.h".to_string(),
+            WRITTEN.to_string(),
             format!("/* Extracted by txop-kernel. */\n{text}"),
         )],
         hashed: vec![text],
+        origins,
     })
 }
 
@@ -142,6 +177,7 @@ fn prepare_minstrel(texts: &[String]) -> Result<Prepared, String> {
         ],
         // As kernel-oracle's build script hashes them.
         hashed: vec![texts[0].clone(), texts[1].clone(), helpers],
+        origins: Vec::new(),
     })
 }
 
@@ -161,7 +197,11 @@ fn prepare_fq(texts: &[String]) -> Result<Prepared, String> {
     write.push(("extra/ip_ecn_set_ce.h".to_string(), set_ce.clone()));
     let mut hashed: Vec<String> = texts[..4].to_vec();
     hashed.push(set_ce);
-    Ok(Prepared { write, hashed })
+    Ok(Prepared {
+        write,
+        hashed,
+        origins: Vec::new(),
+    })
 }
 
 /// minstrel_ht's shim (kernel-oracle's, the one the differential tests build against),
@@ -419,7 +459,7 @@ impl Source {
             .map_err(|e| format!("cannot run the C compiler `{cc}` (set CC): {e}"))?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let message = compile_error(unit, &stderr, &build, &self.shown_root);
+            let message = compile_error(unit, &prepared, &stderr, &build, &self.shown_root);
             let _ = std::fs::remove_dir_all(&build);
             return Err(message);
         }
@@ -506,19 +546,40 @@ fn extract_tarball(tarball: &Path) -> Result<PathBuf, String> {
 /// `shown_root` for a kernel file, as `kernel-oracle/shim/…` for the shim's), its line,
 /// and the message, which names the symbol (`'FOO' undeclared`, ``undefined reference
 /// to `foo'``).
-fn compile_error(unit: &Unit, stderr: &str, build: &Path, shown_root: &str) -> String {
+fn compile_error(
+    unit: &Unit,
+    prepared: &Prepared,
+    stderr: &str,
+    build: &Path,
+    shown_root: &str,
+) -> String {
     let build_prefix = format!("{}/", build.display());
-    let shown = |path: &str| -> String {
+    // `file:line` as the user knows it.
+    let shown = |path: &str, at: &str| -> String {
         let rel = path
             .trim_start_matches(&build_prefix)
             .trim_start_matches("./");
         if let Some(shim) = rel.strip_prefix("shim/") {
-            format!("{}/{}", unit.shim_home, shim)
+            format!("{}/{}:{at}", unit.shim_home, shim)
         } else if rel.starts_with("extra/") {
-            format!("{shown_root} ({})", unit.extra_from)
+            // A function taken from a kernel file: its own file and line.
+            let line: usize = at.parse().unwrap_or(0);
+            let from = prepared
+                .origins
+                .iter()
+                .filter(|o| o.written == rel && o.line <= line)
+                .max_by_key(|o| o.line);
+            match from {
+                Some(o) => format!(
+                    "{shown_root}/{}:{}",
+                    o.source,
+                    o.source_line + (line - o.line)
+                ),
+                None => format!("{shown_root} ({}):{at}", unit.extra_from),
+            }
         } else {
             format!(
-                "{shown_root}/{}",
+                "{shown_root}/{}:{at}",
                 rel.strip_prefix("kernel/").unwrap_or(rel)
             )
         }
@@ -533,7 +594,7 @@ fn compile_error(unit: &Unit, stderr: &str, build: &Path, shown_root: &str) -> S
             // A source position (`collect2: error: …` is not one).
             if let (Some(file), Some(at)) = (parts.next(), parts.next()) {
                 if at.bytes().all(|b| b.is_ascii_digit()) && !at.is_empty() {
-                    return format!("{}:{at}: {}", shown(file), message.trim());
+                    return format!("{}: {}", shown(file, at), message.trim());
                 }
             }
         }
@@ -550,7 +611,7 @@ fn compile_error(unit: &Unit, stderr: &str, build: &Path, shown_root: &str) -> S
                     Some((parts.next()?, parts.next()?))
                 });
             return match place {
-                Some((file, at)) => format!("{}:{at}: {message}", shown(file)),
+                Some((file, at)) => format!("{}: {message}", shown(file, at)),
                 None => format!("{}/{}: {message}", shown_root, unit.files[0]),
             };
         }
