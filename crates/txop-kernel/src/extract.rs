@@ -126,48 +126,69 @@ pub fn scheduler_functions(
         "/* net/mac80211/wme.c */\n{};\n",
         &wme_c[at..at + end + 1]
     )];
-    for sig in [
-        "static inline struct ieee80211_local *hw_to_local(",
-        "static inline struct txq_info *to_txq_info(",
-        "static inline bool txq_has_queue(",
-        "static inline int ieee80211_ac_from_tid(",
-        "static inline bool\nieee80211_sta_keep_active(",
-    ] {
-        take(&mut parts, "net/mac80211/ieee80211_i.h", ieee80211_i_h, sig)?;
-    }
-    for sig in [
-        "static inline s32 ieee80211_sta_deficit(",
-        "static void\nieee80211_txq_set_active(",
-        "static bool\nieee80211_txq_keep_active(",
-        "struct ieee80211_txq *ieee80211_next_txq(",
-        "void __ieee80211_schedule_txq(",
-    ] {
-        take(&mut parts, "net/mac80211/tx.c", tx_c, sig)?;
-    }
+    // By file, in an order in which each function is declared before use; the
+    // `aql_disable` key goes before the AQL checks that read it.
+    let groups: [(&str, &str, &[&str]); 5] = [
+        (
+            "net/mac80211/ieee80211_i.h",
+            ieee80211_i_h,
+            &[
+                "static inline struct ieee80211_local *hw_to_local(",
+                "static inline struct txq_info *to_txq_info(",
+                "static inline bool txq_has_queue(",
+                "static inline int ieee80211_ac_from_tid(",
+                "static inline bool\nieee80211_sta_keep_active(",
+            ],
+        ),
+        (
+            "net/mac80211/tx.c",
+            tx_c,
+            &[
+                "static inline s32 ieee80211_sta_deficit(",
+                "static void\nieee80211_txq_set_active(",
+                "static bool\nieee80211_txq_keep_active(",
+                "struct ieee80211_txq *ieee80211_next_txq(",
+                "void __ieee80211_schedule_txq(",
+            ],
+        ),
+        (
+            "net/mac80211/tx.c",
+            tx_c,
+            &[
+                "bool ieee80211_txq_airtime_check(",
+                "static bool\nieee80211_txq_schedule_airtime_check(",
+                "bool ieee80211_txq_may_transmit(",
+                "void ieee80211_txq_schedule_start(",
+            ],
+        ),
+        (
+            "net/mac80211/sta_info.c",
+            sta_info_c,
+            &[
+                "void ieee80211_sta_register_airtime(",
+                "void ieee80211_sta_update_pending_airtime(",
+            ],
+        ),
+        (
+            "include/net/mac80211.h",
+            mac80211_h,
+            &[
+                "static inline void\nieee80211_schedule_txq(",
+                "static inline void\nieee80211_return_txq(",
+            ],
+        ),
+    ];
     let key = "DEFINE_STATIC_KEY_FALSE(aql_disable);";
-    if !tx_c.contains(key) {
-        return Err(format!("net/mac80211/tx.c: no `{key}`"));
-    }
-    parts.push(format!("/* net/mac80211/tx.c */\n{key}\n"));
-    for sig in [
-        "bool ieee80211_txq_airtime_check(",
-        "static bool\nieee80211_txq_schedule_airtime_check(",
-        "bool ieee80211_txq_may_transmit(",
-        "void ieee80211_txq_schedule_start(",
-    ] {
-        take(&mut parts, "net/mac80211/tx.c", tx_c, sig)?;
-    }
-    for sig in [
-        "void ieee80211_sta_register_airtime(",
-        "void ieee80211_sta_update_pending_airtime(",
-    ] {
-        take(&mut parts, "net/mac80211/sta_info.c", sta_info_c, sig)?;
-    }
-    for sig in [
-        "static inline void\nieee80211_schedule_txq(",
-        "static inline void\nieee80211_return_txq(",
-    ] {
-        take(&mut parts, "include/net/mac80211.h", mac80211_h, sig)?;
+    for (i, (file, text, signatures)) in groups.into_iter().enumerate() {
+        if i == 2 {
+            if !tx_c.contains(key) {
+                return Err(format!("net/mac80211/tx.c: no `{key}`"));
+            }
+            parts.push(format!("/* net/mac80211/tx.c */\n{key}\n"));
+        }
+        for sig in signatures {
+            take(&mut parts, file, text, sig)?;
+        }
     }
     Ok(parts.join("\n"))
 }

@@ -417,17 +417,24 @@ fn bad_units_and_trees_that_do_not_build_are_one_line() {
         }
         refused(&args)
     };
-    let tree = unpack_tree("kernel-units-fq-broken");
-    patch(
-        &tree,
+    // A copy of the tarball's files with `from` made `to` in `file`, run with `unit`:
+    // the tree and the error.
+    let broken = |name: &str, unit: &str, file: &str, from: &str, to: &str| {
+        let tree = unpack_tree(name);
+        patch(&tree, file, from, to);
+        let err = run(&[
+            &format!("kernel.units=[\"{unit}\"]"),
+            &format!("kernel.src=\"{}\"", tree.display()),
+        ]);
+        (tree, err)
+    };
+    let (tree, err) = broken(
+        "kernel-units-fq-broken",
+        "fq",
         "include/net/fq.h",
         "\tu32 backlog;\n\tint deficit;",
         "\tu32 backlog_renamed;\n\tint deficit;",
     );
-    let err = run(&[
-        r#"kernel.units=["fq"]"#,
-        &format!("kernel.src=\"{}\"", tree.display()),
-    ]);
     assert!(
         err.contains(&format!(
             "kernel.src: {}/include/net/fq_impl.h:",
@@ -437,17 +444,13 @@ fn bad_units_and_trees_that_do_not_build_are_one_line() {
     );
     assert!(err.contains("backlog"), "names the member: {err}");
 
-    let tree = unpack_tree("kernel-units-aql-broken");
-    patch(
-        &tree,
+    let (tree, err) = broken(
+        "kernel-units-aql-broken",
+        "aql",
         "net/mac80211/tx.c",
         "\tif (static_branch_unlikely(&aql_disable))\n\t\treturn true;\n\n\tif (!txq->sta)",
         "\tif (txop_no_such_function(&aql_disable))\n\t\treturn true;\n\n\tif (!txq->sta)",
     );
-    let err = run(&[
-        r#"kernel.units=["aql"]"#,
-        &format!("kernel.src=\"{}\"", tree.display()),
-    ]);
     // The function was taken from tx.c into the build: the error gives tx.c's line.
     let line = std::fs::read_to_string(tree.join("net/mac80211/tx.c"))
         .unwrap()
