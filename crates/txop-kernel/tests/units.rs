@@ -64,7 +64,7 @@ fn drive(fq: &mut Fq, from: u64, to: u64) -> Vec<Step> {
             0..=74 => {
                 let mut p = Packet::new(i, NodeId::AP, NodeId(1), 60 + d.next(1441) as u32);
                 p.flow = (d.next(40) as u32).wrapping_mul(0x0765_4321);
-                p.ecn = if p.flow % 3 == 0 {
+                p.ecn = if p.flow.is_multiple_of(3) {
                     Ecn::Ect0
                 } else {
                     Ecn::NotEct

@@ -56,14 +56,19 @@ fn run_json(rate_control: &str, more: &[String]) -> serde_json::Value {
     let mut args: Vec<String> = vec!["run".into(), "default".into(), "--json".into()];
     args.extend(sets(rate_control));
     args.extend(more.iter().cloned());
-    let out = txop(&args);
+    serde_json::from_slice(&succeeded(&args)).expect("--json is JSON")
+}
+
+/// `txop ARGS`' stdout; it must succeed.
+fn succeeded(args: &[String]) -> Vec<u8> {
+    let out = txop(args);
     assert!(
         out.status.success(),
         "txop {}: {}",
         args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("--json is JSON")
+    out.stdout
 }
 
 /// The JSON without what names the code (each station's `rate` label,
@@ -253,14 +258,7 @@ fn run_text(name: &str, sets: &[&str]) -> String {
     for s in sets {
         args.extend(["--set".into(), s.to_string()]);
     }
-    let out = txop(&args);
-    assert!(
-        out.status.success(),
-        "txop {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("--json is UTF-8")
+    String::from_utf8(succeeded(&args)).expect("--json is UTF-8")
 }
 
 /// A kernel run's `--json` split at its last top-level field, `kernel_code`: the text
@@ -341,13 +339,7 @@ fn thirty_stations(more: &[String]) -> (String, String) {
         args.extend(["--set".into(), s.into()]);
     }
     args.extend(more.iter().cloned());
-    let out = txop(&args);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = String::from_utf8(succeeded(&args)).expect("the summary is UTF-8");
     let line = |key: &str| {
         text.lines()
             .filter(|l| l.contains(key))
