@@ -6,14 +6,14 @@
 //! 94.6 → 74.3 Mbit/s (−21 %). What sets each figure in the model:
 //! - ath11k's latency is the firmware's standing queue: the generic push hands every
 //!   frame over at once (firmware-queues.md §1.5 rule P3), TCP fills the firmware's
-//!   2500 MSDUs (unverified depth, §3.2 rule K3) until frames are dropped at the
-//!   handoff, so the delay is that many frames at the link's rate: it scales inversely
-//!   with the rate (about 50 ms at 370 Mbit/s, 270 ms at 67 Mbit/s).
+//!   2500 MSDUs (an unverified depth: firmware-queues.md §3.2 rule K3) until frames
+//!   are dropped at the handoff, so the delay is that many frames at the link's rate:
+//!   it scales inversely with the rate (about 50 ms at 330 Mbit/s, 250 ms at 60).
 //! - ath11k-aql's latency is AQL's bound in airtime (12 ms per station while the radio
-//!   total is under 24 ms, §1.3 rule A2) plus what CoDel keeps in the TXQ for the TCP
-//!   flows (a ping, a sparse flow in fq, skips that): about 20 ms whatever the rate.
-//!   So the factor grows as the rate falls: ×2.6 at 370 Mbit/s, ×13 at 67 Mbit/s,
-//!   where the series' ×7 at 95 Mbit/s sits between.
+//!   total is under 24 ms: firmware-queues.md §1.3 rule A2) plus what CoDel keeps in
+//!   the TXQ for the TCP flows (a ping, a sparse flow in fq, skips that): about 20 ms
+//!   whatever the rate. So the factor grows as the rate falls: ×2.6 at 330 Mbit/s,
+//!   ×12 at 60 Mbit/s, where the series' ×7 at 95 Mbit/s sits between.
 //! - The throughput cost is near zero in the model: 12 ms of airtime in the firmware is
 //!   many full aggregates, and the model runs the scheduler at every completion at no
 //!   CPU cost. The series' −21 % (and −64 % without its patch 6) comes from what the
