@@ -78,6 +78,7 @@ impl FirmwareStage {
     /// The firmware asks mac80211 (`ieee80211_txq_may_transmit`) before it serves a
     /// TXQ: only ath10k's pull mode does; neither mt76 nor ath11k calls it
     /// (firmware-queues.md §1.2 rule S11).
+    #[inline]
     pub fn asks_may_transmit(self) -> bool {
         self == FirmwareStage::Ath10kLike
     }

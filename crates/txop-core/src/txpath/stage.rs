@@ -17,6 +17,10 @@ use crate::Nanos;
 impl TxPath {
     /// The firmware stage's turn for `ac` after a wake (an enqueue) or a completion:
     /// mt76's worker or mac80211's generic push.
+    // perf: out of line, so that the ath10k-like push loop it branches off from keeps
+    // its shape.
+    #[cold]
+    #[inline(never)]
     pub(super) fn run_firmware_stage(&mut self, now: Nanos, ac: Ac) {
         match self.cfg.firmware {
             FirmwareStage::Mt76(m) => self.mt76_worker(now, ac, m),
@@ -122,6 +126,7 @@ impl TxPath {
     /// mt76's polled batches (firmware-queues.md §2.3 rules F3–F5: the WTBL counters
     /// accrue, a poll reports each station's per-AC increase under tid 0/1/4/6), or
     /// never (ath11k, firmware-queues.md §1.4 rule T4).
+    #[inline]
     pub(crate) fn report_airtime(
         &mut self,
         now: Nanos,
@@ -130,9 +135,23 @@ impl TxPath {
         tx_us: u32,
         rx_us: u32,
     ) {
-        if self.cfg.driver != DriverKind::Firmware {
+        if self.cfg.driver != DriverKind::Firmware || self.cfg.firmware.asks_may_transmit() {
             return self.register_airtime(now, link, tid, tx_us, rx_us);
         }
+        self.report_airtime_staged(now, link, tid, tx_us, rx_us);
+    }
+
+    /// [`TxPath::report_airtime`] for the stages of issue 30.
+    #[cold]
+    #[inline(never)]
+    fn report_airtime_staged(
+        &mut self,
+        now: Nanos,
+        link: LinkId,
+        tid: Tid,
+        tx_us: u32,
+        rx_us: u32,
+    ) {
         match self.cfg.firmware {
             FirmwareStage::Ath10kLike => self.register_airtime(now, link, tid, tx_us, rx_us),
             FirmwareStage::GenericPush => {}
