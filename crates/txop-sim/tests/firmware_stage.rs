@@ -243,3 +243,4 @@ fn mt76_polled_reports_add_up_to_the_airtime() {
         assert!(p.max_delay <= Nanos::from_ms(interval_ms + 6), "{p:?}");
     }
 }
+
