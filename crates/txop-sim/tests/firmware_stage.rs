@@ -12,9 +12,11 @@ use txop_core::phy::{
 use txop_core::stack::{preset, FirmwareStage, Mt76Params, StackConfig};
 use txop_core::{Nanos, NodeId, PathQueue, QueueOccupancy};
 use txop_results::Results;
-use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::Flow;
-use txop_sim::{SimConfig, Simulation};
+
+#[path = "support/downlink.rs"]
+mod downlink;
+use downlink::{downlink_cbr, simulation};
 
 fn he80(mcs: u8, nss: u8) -> StationConfig {
     StationConfig::new(
@@ -29,27 +31,6 @@ fn he80(mcs: u8, nss: u8) -> StationConfig {
         },
         ErrorModel::None,
     )
-}
-
-/// Downlink CBR to each of `n` stations at `rate_bps`, phases spread over one interval.
-fn downlink_cbr(n: usize, rate_bps: u64, len_bytes: u32) -> Vec<Flow> {
-    (0..n)
-        .map(|i| {
-            let c = Cbr {
-                src: NodeId::AP,
-                dst: NodeId(i as u16 + 1),
-                len_bytes,
-                tid: 0,
-                dscp: 0,
-                rate_bps,
-                start: Nanos::ZERO,
-                flow_hash: (txop_core::rng::mix64(i as u64) >> 32) as u32,
-                probe: false,
-            };
-            let start = Nanos(c.interval().as_ns() * i as u64 / n as u64);
-            Flow::Cbr(Cbr { start, ..c })
-        })
-        .collect()
 }
 
 struct Run {
@@ -72,17 +53,7 @@ fn run_with(
     let mut cell = CellConfig::new(Standard::Ax, Band::Ghz5, stations);
     cell.stack = stack;
     tweak(&mut cell);
-    let mut sim = Simulation::new(SimConfig {
-        cell,
-        flows,
-        duration: Nanos::from_secs(secs),
-        seed: 3,
-        wired: Default::default(),
-        host_bus: Vec::new(),
-        remote_ends: Vec::new(),
-        tcp_hosts: Default::default(),
-    })
-    .expect("valid config");
+    let mut sim = simulation(cell, flows, secs);
     sim.run_until(Nanos::from_secs(secs));
     assert!(sim.stuck().is_none(), "{:?}", sim.stuck());
     Run {
@@ -243,4 +214,3 @@ fn mt76_polled_reports_add_up_to_the_airtime() {
         assert!(p.max_delay <= Nanos::from_ms(interval_ms + 6), "{p:?}");
     }
 }
-

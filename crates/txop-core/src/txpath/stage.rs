@@ -138,30 +138,23 @@ impl TxPath {
         if self.cfg.driver != DriverKind::Firmware || self.cfg.firmware.asks_may_transmit() {
             return self.register_airtime(now, link, tid, tx_us, rx_us);
         }
-        self.report_airtime_staged(now, link, tid, tx_us, rx_us);
+        let exchange = StationAirtime {
+            link,
+            ac: self.tid_ac(tid),
+            tx_us: u64::from(tx_us),
+            rx_us: u64::from(rx_us),
+        };
+        self.report_airtime_staged(now, exchange);
     }
 
-    /// [`TxPath::report_airtime`] for the stages of issue 30.
+    /// [`TxPath::report_airtime`] for the stages of issue 30: `exchange`'s airtime
+    /// accrues to mt76's counters, or is not reported at all.
     #[cold]
     #[inline(never)]
-    fn report_airtime_staged(
-        &mut self,
-        now: Nanos,
-        link: LinkId,
-        tid: Tid,
-        tx_us: u32,
-        rx_us: u32,
-    ) {
+    fn report_airtime_staged(&mut self, now: Nanos, exchange: StationAirtime) {
         match self.cfg.firmware {
-            FirmwareStage::Ath10kLike => self.register_airtime(now, link, tid, tx_us, rx_us),
-            FirmwareStage::GenericPush => {}
+            FirmwareStage::Ath10kLike | FirmwareStage::GenericPush => {}
             FirmwareStage::Mt76(m) => {
-                let exchange = StationAirtime {
-                    link,
-                    ac: self.tid_ac(tid),
-                    tx_us: u64::from(tx_us),
-                    rx_us: u64::from(rx_us),
-                };
                 let sched = &mut self.sched;
                 self.drv
                     .stage
