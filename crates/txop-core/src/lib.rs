@@ -28,4 +28,4 @@ pub use cell::{Cell, CellConfig, Output, StationConfig};
 pub use mac80211::txq::{LinkId, Tid};
 pub use packet::{DropReason, Dropped, NodeId, Packet, StationId};
 pub use time::Nanos;
-pub use txpath::{PathQueue, QueueOccupancy};
+pub use txpath::{PathQueue, PolledAirtime, QueueOccupancy};

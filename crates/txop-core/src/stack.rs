@@ -53,6 +53,86 @@ pub enum DriverKind {
     Firmware,
 }
 
+/// Which firmware stage sits under mac80211 when `driver` is
+/// [`DriverKind::Firmware`]: who moves frames from the TXQs into the firmware, what
+/// stops it, and how airtime comes back (firmware-queues.md §1.5, §2, §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirmwareStage {
+    /// The ath10k-like firmware (pull-push): a push loop of up to 16 frames per TXQ
+    /// turn while the firmware has room and AQL allows; the firmware asks
+    /// `ieee80211_txq_may_transmit` before it serves a TXQ; airtime is charged per
+    /// exchange. Every preset before issue 30.
+    Ath10kLike,
+    /// mt76 (mt7915/mt7996 families): the driver's own TXQ scheduler pulls rounds
+    /// from mac80211 into a per-band DMA ring under a token pool; airtime comes back
+    /// in polled batches (firmware-queues.md §2.2, §2.3).
+    Mt76(Mt76Params),
+    /// ath11k: mac80211's generic push (`ieee80211_handle_wake_tx_queue`) drains
+    /// every TXQ whole into the firmware on every wake; a frame that finds the
+    /// firmware full is dropped; no airtime is reported
+    /// (firmware-queues.md §1.5, §3.2).
+    GenericPush,
+}
+
+impl FirmwareStage {
+    /// The firmware asks mac80211 (`ieee80211_txq_may_transmit`) before it serves a
+    /// TXQ: only ath10k's pull mode does; neither mt76 nor ath11k calls it
+    /// (firmware-queues.md §1.2 rule S11).
+    #[inline]
+    pub fn asks_may_transmit(self) -> bool {
+        self == FirmwareStage::Ath10kLike
+    }
+}
+
+/// The sizes and cadence of an mt76 firmware stage (firmware-queues.md §2.1, §2.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mt76Params {
+    /// Entries of the band's TX data ring, shared by the four ACs (2048).
+    pub ring_entries: u32,
+    /// `MT_TXQ_FREE_THR`: the ring counts as stopped when `queued + 32 >= ndesc`.
+    pub ring_free_thr: u32,
+    /// The token pool (`*_TOKEN_SIZE`: 8192 mt7915, 16384 mt7996): one token per frame
+    /// handed to the firmware until it reports the frame done.
+    pub tokens: u32,
+    /// How often the firmware's TX-free events poll the stations' airtime counters
+    /// and report them (`register_airtime`): the model's stand-in for a cadence the
+    /// driver does not set (firmware-queues.md §2.3 rule F5, unverified).
+    pub report_interval: Nanos,
+}
+
+impl Mt76Params {
+    /// `MT76_TOKEN_FREE_THR`: the rings are blocked at `token_size − 64` tokens in use
+    /// (firmware-queues.md §2.2 rule M8).
+    pub const TOKEN_FREE_THR: u32 = 64;
+    /// `MT_MAX_NON_AQL_PKT`: frames without an airtime estimate one station may have
+    /// in flight (firmware-queues.md §2.1).
+    pub const MAX_NON_AQL_PKT: u32 = 16;
+
+    /// mt7915 family: 2048-entry ring, 8192 tokens.
+    pub const MT7915: Mt76Params = Mt76Params {
+        ring_entries: 2048,
+        ring_free_thr: 32,
+        tokens: 8192,
+        report_interval: Nanos::from_ms(1),
+    };
+    /// mt7996 family: 2048-entry ring, 16384 tokens.
+    pub const MT7996: Mt76Params = Mt76Params {
+        tokens: 16384,
+        ..Mt76Params::MT7915
+    };
+
+    /// Frames one worker run may write into the ring before it is stopped
+    /// (`queued + MT_TXQ_FREE_THR >= ndesc`, `mt76_txq_stopped`): 2016.
+    pub fn ring_writable(&self) -> u32 {
+        self.ring_entries.saturating_sub(self.ring_free_thr)
+    }
+
+    /// Frames the firmware may hold before the rings are blocked: 8128 / 16320.
+    pub fn usable_tokens(&self) -> u32 {
+        self.tokens.saturating_sub(Self::TOKEN_FREE_THR)
+    }
+}
+
 /// What limits how much the driver/firmware holds per station or AC.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum QueueLimit {
@@ -117,6 +197,9 @@ pub struct StackConfig {
     pub driver: DriverKind,
     /// Driver (legacy ath9k) or firmware queue depth in packets; see [`DriverKind`].
     pub driver_queue_packets: u32,
+    /// The firmware stage under mac80211 ([`FirmwareStage`]); with
+    /// [`DriverKind::Firmware`] only.
+    pub firmware: FirmwareStage,
     /// Built PPDUs the hardware queue holds per AC (ath9k 2). 0: the PPDU is built when
     /// the MAC wins access, from what the driver/firmware holds at that moment (the
     /// firmware model, and the `simple` stack).
@@ -189,7 +272,50 @@ pub const PRESETS: &[(&str, &str)] = &[
         "linux-6.16",
         "linux-6.0 with the per-station CoDel parameters reverted (every TXQ 20/100 ms, ECN)",
     ),
+    (
+        "mt76",
+        "6.12 mt76 (mt7915-like; mt76_chip = \"mt7996\" for 16384 tokens): the driver pulls rounds from mac80211 into a 2048-entry ring under 8192 tokens, AQL and airtime fairness on (airtime_flags = 0: MediaTek's feed, fairness off), airtime reported in polled batches",
+    ),
+    (
+        "ath11k",
+        "6.12 ath11k: mac80211's generic push drains every TXQ into the firmware on every wake, no AQL, no airtime reported; a frame that finds the firmware full is dropped",
+    ),
+    (
+        "ath11k-aql",
+        "ath11k with the 2026 AQL series as summarised (unverified): AQL 5/12/24 ms and the per-AC limit gate the push, scheduling also on completion",
+    ),
 ];
+
+/// The kernel a preset of issue 30 models and the sources its constants come from,
+/// for `txop stacks` (firmware-queues.md §0, §4).
+struct Provenance {
+    kernel: &'static str,
+    sources: &'static str,
+}
+
+/// [`Provenance`] of the presets that carry it (the firmware-stage presets).
+fn provenance(name: &str) -> Option<Provenance> {
+    Some(match name {
+        "mt76" => Provenance {
+            kernel: "6.12.117 (Debian linux-source-6.12); mt76 rules of 6.12 (firmware-queues.md §2.2 rule M9)",
+            sources: "drivers/net/wireless/mediatek/mt76/{tx.c,mt76.h,mt7915/,mt7996/}, net/mac80211/{tx.c,sta_info.c,util.c}; docs/reference/firmware-queues.md §1, §2, §4",
+        },
+        "ath11k" => Provenance {
+            kernel: "6.12.117 (Debian linux-source-6.12)",
+            sources: "net/mac80211/util.c ieee80211_handle_wake_tx_queue, drivers/net/wireless/ath/ath11k/{mac.c,dp_tx.c,dp.h,hw.h}; docs/reference/firmware-queues.md §1.5, §3, §4",
+        },
+        "ath11k-aql" => Provenance {
+            kernel: "6.12.117 with the 2026 ath11k AQL series (v3, 9 patches; as summarised, unverified)",
+            sources: "docs/reference/firmware-queues.md §3.3 (from mac80211-tx-path.md §15.7's secondary summary), §4",
+        },
+        _ => return None,
+    })
+}
+
+/// The frames the `ath11k` presets' firmware holds: `TARGET_NUM_MSDU_DESC` of the
+/// IPQ8074 family (firmware-queues.md §3.1), whose meaning on the TCL path is
+/// unverified (firmware-queues.md §3.2 rule K3).
+pub const ATH11K_MSDU_DESC: u32 = 2500;
 
 /// The `simple` stack: no qdisc and no mac80211 TXQs; the driver's per-(station, TID)
 /// FIFOs hold up to 1000 packets per AC and are served round robin, each PPDU built
@@ -243,6 +369,7 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         queue_limit: QueueLimit::None,
         driver: DriverKind::Ath9k,
         driver_queue_packets: 123,
+        firmware: FirmwareStage::Ath10kLike,
         hw_queue_ppdus: 2,
         max_ampdu_subframes: 32,
         rate_caps: HwRateCaps::ATH9K,
@@ -311,6 +438,42 @@ pub fn preset(name: &str) -> Option<StackConfig> {
             c.dscp_mapping = DscpMapping::Rfc8325;
             c
         }
+        // 6.12.117 is linux-6.0's design (DRR with AQL-aware deficits, per-AC AQL
+        // limit, per-station CoDel until 6.16); what differs is the firmware stage
+        // (firmware-queues.md §4).
+        "mt76" => {
+            let mt76 = Mt76Params::MT7915;
+            StackConfig {
+                firmware: FirmwareStage::Mt76(mt76),
+                driver_queue_packets: mt76.usable_tokens(),
+                ..preset("linux-6.0")?
+            }
+        }
+        // Neither AQL nor airtime fairness (firmware-queues.md §1.6 row off/off):
+        // mac80211's list is a plain round robin (tail insertion, no deficits), no
+        // airtime reported (firmware-queues.md §3.2 rule K5). The firmware's depth
+        // is not in the driver (rule K3): the model takes `TARGET_NUM_MSDU_DESC`,
+        // 2500 (IPQ8074 family, firmware-queues.md §3.1), unverified.
+        "ath11k" => StackConfig {
+            firmware: FirmwareStage::GenericPush,
+            scheduler: SchedulerKind::RoundRobin,
+            queue_limit: QueueLimit::None,
+            driver_queue_packets: ATH11K_MSDU_DESC,
+            ..preset("linux-6.0")?
+        },
+        // The series' design as summarised (firmware-queues.md §3.3, unverified):
+        // AQL gates A2/A3 with mac80211's defaults on the same push, which the
+        // model also runs on every completion (patch 6). No airtime is reported
+        // (`register_airtime` stays uncalled, firmware-queues.md §1.4 rule T4) and
+        // the fairness flag is taken as unset (tail insertion, airtime_flags 0): the
+        // effective deficit 256 − pending rotates the stations
+        // (firmware-queues.md §1.6 row on/off).
+        "ath11k-aql" => StackConfig {
+            scheduler: SchedulerKind::DrrAql,
+            airtime_flags: 0,
+            queue_limit: preset("linux-6.0")?.queue_limit,
+            ..preset("ath11k")?
+        },
         _ => return None,
     };
     Some(StackConfig {
@@ -380,10 +543,25 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
                 )
             }
         ),
-        DriverKind::Firmware => format!(
-            "firmware queue of {} MSDUs, {hw}, ≤ {} subframes",
-            c.driver_queue_packets, c.max_ampdu_subframes
-        ),
+        DriverKind::Firmware => match c.firmware {
+            FirmwareStage::Ath10kLike => format!(
+                "firmware queue of {} MSDUs, {hw}, ≤ {} subframes",
+                c.driver_queue_packets, c.max_ampdu_subframes
+            ),
+            FirmwareStage::Mt76(m) => format!(
+                "mt76: the driver pulls rounds from mac80211 (mt76_txq_schedule_list) into a {}-entry ring (stopped {} short), ≤ {} of {} tokens in firmware, airtime polled every {} µs; {hw}, ≤ {} subframes",
+                m.ring_entries,
+                m.ring_free_thr,
+                m.usable_tokens(),
+                m.tokens,
+                m.report_interval.as_ns() / 1000,
+                c.max_ampdu_subframes
+            ),
+            FirmwareStage::GenericPush => format!(
+                "generic push (ieee80211_handle_wake_tx_queue): every TXQ drained into a firmware of {} MSDUs, dropped when full, no airtime reported; {hw}, ≤ {} subframes",
+                c.driver_queue_packets, c.max_ampdu_subframes
+            ),
+        },
     };
     let scheduler = if c.mac80211_txqs {
         let check = if c.may_transmit_aql_check == MayTransmitAqlCheck::Flipped {
@@ -421,6 +599,10 @@ pub fn describe(c: &StackConfig) -> Vec<(String, String)> {
             .to_string(),
         ),
     ];
+    if let Some(p) = provenance(&c.name) {
+        lines.push(("kernel".into(), p.kernel.to_string()));
+        lines.push(("sources".into(), p.sources.to_string()));
+    }
     if c.amsdu.enabled {
         let a = c.amsdu;
         let limit = |v: u16| {
@@ -474,5 +656,63 @@ mod tests {
         assert_eq!(p("linux-6.0").scheduler, SchedulerKind::DrrAql);
         assert!(p("linux-6.0").per_station_codel);
         assert!(!p("linux-6.16").per_station_codel);
+    }
+
+    /// The firmware-stage presets carry firmware-queues.md §4's numbers: mt76's
+    /// ring, free threshold and tokens (firmware-queues.md §2.1: 2048, 32, 8192 /
+    /// 16384, blocked 64 short), AQL and fairness on (firmware-queues.md §2.3 rule
+    /// F6); ath11k without AQL or fairness (firmware-queues.md §3.1) on the generic
+    /// push; ath11k-aql the same push under mac80211's default AQL.
+    #[test]
+    fn firmware_presets_follow_the_reference_table() {
+        let p = |n| preset(n).unwrap();
+        let mt76 = p("mt76");
+        assert_eq!(mt76.driver, DriverKind::Firmware);
+        let FirmwareStage::Mt76(m) = mt76.firmware else {
+            panic!("mt76 stage: {:?}", mt76.firmware);
+        };
+        assert_eq!(
+            (m.ring_entries, m.ring_free_thr, m.tokens),
+            (2048, 32, 8192)
+        );
+        assert_eq!((m.ring_writable(), m.usable_tokens()), (2016, 8128));
+        assert_eq!(Mt76Params::MT7996.usable_tokens(), 16320);
+        assert_eq!(mt76.driver_queue_packets, 8128);
+        assert_eq!(mt76.airtime_flags, 3);
+        assert_eq!(mt76.scheduler, SchedulerKind::DrrAql);
+        let QueueLimit::Aql { params, .. } = mt76.queue_limit else {
+            panic!("mt76 without AQL");
+        };
+        assert_eq!(
+            (
+                params.limit_low_us[2],
+                params.limit_high_us[2],
+                params.threshold_us
+            ),
+            (5000, 12000, 24000)
+        );
+        assert!(params.per_ac_limit);
+        let ath11k = p("ath11k");
+        assert_eq!(ath11k.firmware, FirmwareStage::GenericPush);
+        assert!(matches!(ath11k.queue_limit, QueueLimit::None));
+        assert_eq!(ath11k.scheduler, SchedulerKind::RoundRobin);
+        assert_eq!(ath11k.driver_queue_packets, 2500);
+        let aql = p("ath11k-aql");
+        assert_eq!(aql.firmware, FirmwareStage::GenericPush);
+        assert_eq!(aql.queue_limit, mt76.queue_limit);
+        assert_eq!(aql.airtime_flags, 0, "fairness flag taken as unset");
+        for n in ["mt76", "ath11k", "ath11k-aql"] {
+            assert!(!p(n).firmware.asks_may_transmit(), "{n}");
+            let lines = describe(&p(n));
+            assert!(
+                lines
+                    .iter()
+                    .any(|(k, v)| k == "kernel" && v.contains("6.12")),
+                "{n}: {lines:?}"
+            );
+            assert!(lines.iter().any(|(k, v)| k == "sources" && v.contains('§')));
+        }
+        assert!(p("linux-6.0").firmware.asks_may_transmit());
+        assert!(provenance("linux-6.0").is_none());
     }
 }

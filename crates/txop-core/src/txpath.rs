@@ -32,6 +32,9 @@ use crate::packet::{DropReason, Dropped, NodeId, Packet};
 use crate::stack::{DriverKind, QdiscKind, QueueLimit, StackConfig};
 use crate::Nanos;
 
+mod stage;
+pub use stage::PolledAirtime;
+
 /// BQL's slack hold time (`dql_init(&queue->dql, HZ)`: one second).
 const DQL_HOLD_TIME: Nanos = Nanos::from_secs(1);
 /// Packets the firmware push loop takes from one TXQ per turn.
@@ -111,6 +114,8 @@ pub enum PathQueue {
     /// they are handed to it, against `driver_queue_packets` (per AC for ath9k, over
     /// all ACs for the firmware): the netdev queue stops at that limit.
     Driver,
+    /// mt76's TX data ring: entries one worker run wrote, against `ndesc − 32`.
+    FirmwareRing,
     /// ath9k's `axq_ampdu_depth` of one AC (PPDUs of a block-ack session, probes
     /// aside, queued or in the air) against `hw_queue_ppdus` (`ATH_AGGR_MIN_QDEPTH`).
     HardwareAmpdus,
@@ -128,6 +133,7 @@ impl PathQueue {
             PathQueue::Qdisc => "qdisc",
             PathQueue::Txqs => "mac80211 TXQs",
             PathQueue::Driver => "driver queue",
+            PathQueue::FirmwareRing => "firmware DMA ring",
             PathQueue::HardwareAmpdus => "hardware queue (axq_ampdu_depth)",
             PathQueue::Hardware => "hardware queue",
         }
@@ -778,6 +784,9 @@ impl TxPath {
     /// does not hold every station back ([`TxPath::aql_holds_all`]).
     #[inline(never)]
     fn push_firmware(&mut self, now: Nanos, ac: Ac) {
+        if !self.cfg.firmware.asks_may_transmit() {
+            return self.run_firmware_stage(now, ac);
+        }
         // One turn visits the AC's TXQs in TXQ order from where the last one that gave
         // packets left off, wrapping around. A TXQ whose tin lists no flow gives
         // nothing and changes nothing when dequeued, so only the others are visited
@@ -1044,7 +1053,8 @@ impl TxPath {
     // `take_ppdu` after a `peek_ppdu`) return without this function's prologue.
     #[inline(never)]
     fn build_on_demand_now(&mut self, now: Nanos, ac: Ac) {
-        let gated = self.sched.is_some() && self.fq.is_some();
+        let gated =
+            self.sched.is_some() && self.fq.is_some() && self.cfg.firmware.asks_may_transmit();
         let passes = 256 * self.drv.active_len(ac);
         let mut attempt = 0;
         while attempt <= passes {

@@ -166,6 +166,7 @@ pub(crate) const CHOICE_KEYS: &[&str] = &[
     "stack_options.queue_limit",
     "stack_options.aql_estimator",
     "stack_options.driver",
+    "stack_options.mt76_chip",
     "phy.standard",
     "phy.guard_interval",
     "phy.preamble",

@@ -201,6 +201,8 @@ pub struct StackOptions {
     /// "ath9k" or "firmware".
     pub driver: Option<String>,
     pub driver_queue_packets: Option<u32>,
+    /// "mt7915" or "mt7996": the token pool of an `mt76` preset's firmware stage.
+    pub mt76_chip: Option<String>,
     pub hw_queue_ppdus: Option<u32>,
     pub max_ampdu_subframes: Option<u16>,
     /// mac80211's A-MSDU at enqueue (the driver sets `TX_AMSDU`); off in every preset.

@@ -16,6 +16,10 @@ use txop_sim::traffic::cbr::Cbr;
 use txop_sim::traffic::Flow;
 use txop_sim::{SimConfig, Simulation};
 
+#[path = "support/downlink.rs"]
+mod downlink;
+use downlink::{downlink_cbr, simulation};
+
 fn ht20(mcs: u8) -> StationConfig {
     StationConfig::new(
         TxVector::Ht {
@@ -27,40 +31,8 @@ fn ht20(mcs: u8) -> StationConfig {
     )
 }
 
-/// Downlink CBR to every station at `rate_bps`, phases spread over one interval.
-fn downlink_cbr(n: usize, rate_bps: u64, len_bytes: u32) -> Vec<Flow> {
-    (0..n)
-        .map(|i| {
-            let c = Cbr {
-                src: NodeId::AP,
-                dst: NodeId(i as u16 + 1),
-                len_bytes,
-                tid: 0,
-                dscp: 0,
-                rate_bps,
-                start: Nanos::ZERO,
-                flow_hash: (txop_core::rng::mix64(i as u64) >> 32) as u32,
-                probe: false,
-            };
-            let start = Nanos(c.interval().as_ns() * i as u64 / n as u64);
-            Flow::Cbr(Cbr { start, ..c })
-        })
-        .collect()
-}
-
 fn run(cell: CellConfig, flows: Vec<Flow>, secs: u64) -> Results {
-    Simulation::new(SimConfig {
-        cell,
-        flows,
-        duration: Nanos::from_secs(secs),
-        seed: 3,
-        wired: Default::default(),
-        host_bus: Vec::new(),
-        remote_ends: Vec::new(),
-        tcp_hosts: Default::default(),
-    })
-    .expect("valid config")
-    .run()
+    simulation(cell, flows, secs).run()
 }
 
 fn stack(name: &str) -> StackConfig {

@@ -176,8 +176,21 @@ fn stacks_lists_every_era_with_its_parts() {
         "linux-5.14",
         "linux-6.0",
         "linux-6.16",
+        "mt76",
+        "ath11k",
+        "ath11k-aql",
     ] {
         assert!(out.lines().any(|l| l == era), "{era} missing");
+    }
+    // The firmware-stage presets name their kernel and sources (issue 30).
+    let o = txop(&["stacks", "ath11k"]);
+    let out = stdout(&o);
+    for part in [
+        "    kernel         6.12.117",
+        "    sources        ",
+        "ath11k/",
+    ] {
+        assert!(out.contains(part), "{part} missing:\n{out}");
     }
     for part in [
         "qdisc",

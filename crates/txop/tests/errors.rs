@@ -414,3 +414,29 @@ fn amsdu_keys_refuse_values_no_device_advertises() {
         assert!(err.contains(needle), "{set}: {err}");
     }
 }
+
+/// `stack_options.mt76_chip` names an mt76 firmware stage's token pool: on another
+/// stack, or with an unknown chip, it is refused in one line naming the key, exit 2.
+#[test]
+fn mt76_chip_is_refused_off_mt76_and_for_unknown_chips() {
+    for (sets, needle) in [
+        (
+            &["stack_options.mt76_chip=mt7996"][..],
+            "stack_options.mt76_chip: only an mt76 stack",
+        ),
+        (
+            &["stack=mt76", "stack_options.mt76_chip=mt7921"][..],
+            "stack_options.mt76_chip: unknown value `mt7921`; expected one of mt7915, mt7996",
+        ),
+    ] {
+        let mut args = vec!["run", "default"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = txop(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{sets:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{sets:?}: {err}");
+        assert!(err.contains(needle), "{sets:?}: {err}");
+    }
+}

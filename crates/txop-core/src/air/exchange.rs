@@ -713,7 +713,7 @@ impl Cell {
         // downlink, RX for uplink.
         self.nodes[0]
             .path
-            .register_airtime(t, station.ap_link(), tid, tx_us, rx_us);
+            .report_airtime(t, station.ap_link(), tid, tx_us, rx_us);
         let node = &mut self.nodes[n];
         let link = tx.link();
         let l = &mut node.links[link.index()];

@@ -562,8 +562,20 @@ impl Cell {
         self.nodes
             .iter()
             .enumerate()
-            .flat_map(|(i, node)| node.path.queue_occupancy(NodeId(i as u16)))
+            .flat_map(|(i, node)| {
+                let id = NodeId(i as u16);
+                let mut q = node.path.queue_occupancy(id);
+                q.extend(node.path.stage_occupancy(id));
+                q
+            })
             .collect()
+    }
+
+    /// The AP's polled airtime (an mt76 firmware stage, firmware-queues.md §2.3):
+    /// what its stations' exchanges accrued and what the polls reported to the
+    /// scheduler so far; all zero for other stages.
+    pub fn ap_polled_airtime(&self) -> crate::PolledAirtime {
+        self.nodes[0].path.polled_airtime()
     }
 
     /// Packets inside the model: queued, in the air, held in a reorder buffer, or in

@@ -5,10 +5,12 @@
 //! retransmit (`tid->retry_q`) and the block-ack window; it builds aggregates from them
 //! and puts them in the per-AC hardware queue the MAC transmits from.
 //!
-//! [`bus`] is the host bus between a station's host CPU and its WLAN chip.
+//! [`bus`] is the host bus between a station's host CPU and its WLAN chip;
+//! [`firmware_stage`] what an mt76- or ath11k-like firmware stage keeps (issue 30).
 
 pub(crate) mod airtime_report;
 pub mod bus;
+pub(crate) mod firmware_stage;
 
 use crate::mac::ampdu::{AmpduLength, BA_WINDOW};
 use crate::mac::blockack::{Mpdu, TxTid};
@@ -229,6 +231,8 @@ pub(crate) struct DriverQueues {
     /// Links whose station dozes (reference §9.1; ath9k `ath_tx_aggr_sleep`): kept off
     /// the round robin, their frames held, until [`DriverQueues::resume`].
     paused: Vec<bool>,
+    /// The firmware stage's own state (mt76's ring run and polled airtime).
+    pub(crate) stage: firmware_stage::FirmwareState,
 }
 
 impl DriverQueues {
@@ -249,6 +253,7 @@ impl DriverQueues {
             listed: vec![0; n_txqs],
             spare: Vec::new(),
             paused: vec![false; n_links],
+            stage: Default::default(),
         }
     }
 

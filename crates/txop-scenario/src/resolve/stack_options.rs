@@ -167,6 +167,27 @@ impl Scenario {
                 ],
             )?;
         }
+        if let Some(v) = &o.mt76_chip {
+            use txop_core::stack::{FirmwareStage, Mt76Params};
+            let chip = choose(
+                "mt76_chip",
+                v,
+                &[
+                    ("mt7915", Mt76Params::MT7915),
+                    ("mt7996", Mt76Params::MT7996),
+                ],
+            )?;
+            let FirmwareStage::Mt76(_) = c.firmware else {
+                return Err(ScenarioError::new(
+                    "stack_options.mt76_chip",
+                    "only an mt76 stack (`stack = \"mt76\"`) has an mt76 chip",
+                ));
+            };
+            c.firmware = FirmwareStage::Mt76(chip);
+            if o.driver_queue_packets.is_none() {
+                c.driver_queue_packets = chip.usable_tokens();
+            }
+        }
         let (mut params, mut estimator) = match c.queue_limit {
             QueueLimit::Aql { params, estimator } => (params, estimator),
             _ => (AqlParams::default(), AqlEstimator::AggShift),

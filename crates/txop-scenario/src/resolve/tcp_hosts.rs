@@ -24,8 +24,8 @@ const MAX_RMEM_BYTES: u32 = 1 << 30;
 const MIN_RMEM_DEFAULT_BYTES: u32 = 8192;
 
 /// Which kernel's receive defaults the hosts of a stack preset have: the kernel of
-/// the preset's own era (the 4.x presets 4.9, 5.5–6.0 the 4.20–6.5 defaults, 6.16
-/// and `simple` 6.12).
+/// the preset's own era (the 4.x presets 4.9, 5.5–6.0 the 4.20–6.5 defaults, 6.16,
+/// `simple` and the firmware-stage presets of 6.12 6.12).
 pub(crate) fn preset_era(stack: &str) -> LinuxReceive {
     match stack {
         "linux-4.8-bloated" | "fq_codel-qdisc" | "linux-4.9" | "linux-4.11-ath9k" => {

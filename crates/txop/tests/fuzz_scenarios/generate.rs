@@ -752,6 +752,11 @@ impl Gen {
             let v = self.int(0, 300);
             self.set_int(&mut t, "amsdu_max_frags", v);
         }
+        if self.chance(p) {
+            // Valid only on an mt76 stack: the checks refuse the rest.
+            let v = self.pick(&["mt7915", "mt7996"]);
+            self.set_str(&mut t, "mt76_chip", v);
+        }
         t
     }
 
