@@ -113,6 +113,24 @@ pub struct FlowStats {
     budget: Option<Box<[Option<DirectionBudgetStats>; 2]>>,
 }
 
+/// A packet of a flow reached the application at its destination: what its delay
+/// budget records ([`FlowStats::budget`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BudgetArrival<'a> {
+    /// Which way it went.
+    pub direction: Direction,
+    /// When its application sent it.
+    pub sent_at: Nanos,
+    /// When it reached the application.
+    pub at: Nanos,
+    /// Its stages go into the percentiles too, not only the sums and means (not for
+    /// TCP's ACKs: their means split a round trip, and they are half of a TCP flow's
+    /// packets, whose percentiles would cost as much again).
+    pub percentiles: bool,
+    /// Its delay split by stage; `None` when it could not be split.
+    pub stages: Option<&'a Stages>,
+}
+
 /// Which way a packet of a flow went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -133,6 +151,9 @@ struct DirectionBudgetStats {
     /// the first: many stages stay 0 on a stack (the qdisc under `noqueue`, the
     /// reorder buffer without losses). The packets not counted here spent 0 there.
     nonzero: [Option<Buckets>; Stage::COUNT],
+    /// Packets recorded without percentiles ([`BudgetArrival::percentiles`]): then
+    /// there are none.
+    means_only: bool,
 }
 
 /// Count a stage's non-zero time `ns` in its buckets (allocated by the first).
@@ -154,19 +175,20 @@ fn record_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
 }
 
 impl DirectionBudgetStats {
-    // perf: once per packet each way, nine stages: a sum and, for a stage that took
-    // time, one bucket count (most stages of most packets take none).
+    // perf: once per packet each way: nine sums, and a bucket count for each stage
+    // that took time (most stages of most packets take none).
     #[inline]
-    fn record(&mut self, delay: Nanos, stages: &Stages) {
+    fn record(&mut self, delay: Nanos, stages: &Stages, percentiles: bool) {
         self.packets += 1;
         self.delay_sum_ns += delay.as_ns();
-        for ((sum, nonzero), &ns) in self
-            .sum_ns
-            .iter_mut()
-            .zip(&mut self.nonzero)
-            .zip(&stages.ns)
-        {
+        for (sum, &ns) in self.sum_ns.iter_mut().zip(&stages.ns) {
             *sum += ns;
+        }
+        if !percentiles {
+            self.means_only = true;
+            return;
+        }
+        for (nonzero, &ns) in self.nonzero.iter_mut().zip(&stages.ns) {
             if ns != 0 {
                 record_nonzero(nonzero, ns);
             }
@@ -187,9 +209,13 @@ impl DirectionBudgetStats {
                     } else {
                         self.sum_ns[i] as f64 / self.packets as f64 / 1e6
                     };
-                    let [p50_ms, p99_ms] = self.nonzero[i].as_ref().map_or([0.0; 2], |b| {
-                        b.quantiles_ms_with_zeros(self.packets, [0.5, 0.99])
-                    });
+                    let [p50_ms, p99_ms] = match &self.nonzero[i] {
+                        _ if self.means_only => [None; 2],
+                        None => [Some(0.0); 2],
+                        Some(b) => b
+                            .quantiles_ms_with_zeros(self.packets, [0.5, 0.99])
+                            .map(Some),
+                    };
                     StageBudget {
                         stage: stage.name(),
                         sum_ns: self.sum_ns[i],
@@ -590,18 +616,17 @@ impl FlowStats {
     /// One of the flow's packets, sent by its application at `sent_at`, reached the
     /// application at its destination at `at`, going `direction`; `stages` is its
     /// delay split by stage (`None`: it could not be split).
-    #[inline]
-    pub fn budget(
-        &mut self,
-        direction: Direction,
-        sent_at: Nanos,
-        at: Nanos,
-        stages: Option<&Stages>,
-    ) {
+    // perf: out of line, so that the callers on the path of every packet (TCP's
+    // arrival, with the receiver inlined) stay small enough to inline what they call.
+    #[inline(never)]
+    pub fn budget(&mut self, arrived: BudgetArrival<'_>) {
         let both = self.budget.get_or_insert_with(Default::default);
-        let d = both[direction as usize].get_or_insert_with(Default::default);
-        match stages {
-            Some(stages) => d.record(at.saturating_sub(sent_at), stages),
+        let d = both[arrived.direction as usize].get_or_insert_with(Default::default);
+        match arrived.stages {
+            Some(stages) => {
+                let delay = arrived.at.saturating_sub(arrived.sent_at);
+                d.record(delay, stages, arrived.percentiles);
+            }
             None => d.unsplit_packets += 1,
         }
     }

@@ -6,7 +6,7 @@ pub mod flentfile;
 pub mod flowstats;
 pub mod results;
 
-pub use flowstats::{Direction, FlowStats};
+pub use flowstats::{BudgetArrival, Direction, FlowStats};
 pub use results::{
     BusResult, Conservation, DelayBudgetResult, DirectionBudget, FlowResult, GroupResult,
     LatencySummary, Results, Spread, StageBudget, StationResult,

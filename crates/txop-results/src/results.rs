@@ -201,10 +201,10 @@ pub struct StageBudget {
     /// `delay_sum_ns`.
     pub sum_ns: u64,
     /// Per packet, ms: `mean` (the means add up to the mean delay), `p50`, `p99`
-    /// (percentiles do not add up).
+    /// (percentiles do not add up; `None` for TCP's ACKs, which record means only).
     pub mean_ms: f64,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
 }
 
 impl FlowResult {

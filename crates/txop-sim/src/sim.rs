@@ -32,7 +32,7 @@ use txop_core::network::{
 use txop_core::world::Crossing;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
 use txop_results::results::{bus_results, host_bus_rows, jain_index};
-use txop_results::{Conservation, Direction, FlowStats, Results};
+use txop_results::{BudgetArrival, Conservation, Direction, FlowStats, Results};
 
 /// A simulation run: the cell, its traffic, and how long to run.
 #[derive(Clone, Debug)]
@@ -723,7 +723,13 @@ impl Simulation {
                     };
                     let stages = f.stages(at);
                     if let Some(stats) = self.flow_stats.get_mut(f.flow as usize) {
-                        stats.budget(direction, f.sent_at, at, stages.as_ref());
+                        stats.budget(BudgetArrival {
+                            direction,
+                            sent_at: f.sent_at,
+                            at,
+                            stages: stages.as_ref(),
+                            percentiles: true,
+                        });
                     }
                 }
                 let arrival = Arrival {

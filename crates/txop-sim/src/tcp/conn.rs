@@ -14,7 +14,7 @@ use txop_core::packet::Ecn;
 use txop_core::Nanos;
 use txop_core::Packet;
 use txop_results::flowstats::TcpSample;
-use txop_results::Direction;
+use txop_results::{BudgetArrival, Direction};
 
 /// One TCP connection's two ends.
 pub(crate) struct TcpConn {
@@ -253,14 +253,26 @@ impl Simulation {
             c.snd.on_ack(at, seg);
             let sample = ack_sample(&mut c.snd, &mut c.reported);
             self.flow_stats[flow].tcp_sample(at, sample);
-            self.flow_stats[flow].budget(Direction::Back, sent_at, at, stages.as_ref());
+            self.flow_stats[flow].budget(BudgetArrival {
+                direction: Direction::Back,
+                sent_at,
+                at,
+                stages: stages.as_ref(),
+                percentiles: false,
+            });
             0
         };
         self.slab[token] = None;
         self.free.push(token as u32);
         if new_bytes > 0 {
             self.flow_stats[flow].delivered_bytes_at(at, sent_at, new_bytes);
-            self.flow_stats[flow].budget(Direction::Forward, sent_at, at, stages.as_ref());
+            self.flow_stats[flow].budget(BudgetArrival {
+                direction: Direction::Forward,
+                sent_at,
+                at,
+                stages: stages.as_ref(),
+                percentiles: true,
+            });
             self.with_conn_source(conn, at, |s, ctx, conn| s.received(ctx, conn));
         }
         self.pump_tcp(at, conn);
