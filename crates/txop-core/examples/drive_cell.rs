@@ -60,7 +60,7 @@ fn main() -> Result<(), String> {
         // After every call: drain what the cell reported.
         while let Some(output) = cell.poll_output() {
             match output {
-                Output::Delivered { at, packet } => {
+                Output::Delivered { at, packet, .. } => {
                     let sta = if packet.dst.is_ap() {
                         packet.src
                     } else {

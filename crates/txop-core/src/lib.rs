@@ -9,6 +9,7 @@
 
 pub(crate) mod air;
 pub mod aqm;
+pub mod budget;
 pub mod capture;
 pub mod cell;
 pub mod driver;

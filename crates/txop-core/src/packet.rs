@@ -168,9 +168,33 @@ pub struct Packet {
     /// MSDU; 2 or more for a carrier, whose `len_bytes` is then the A-MSDU's (less
     /// LLC/SNAP) and whose MSDUs wait in its transmitter's store.
     pub amsdu_msdus: u8,
-    /// Layout only (always zero): see [`PadWord`].
-    _pad: [u8; 6],
+    /// When it left the qdisc ([`Packet::txq_at`]), its low 48 bits: the delay
+    /// budget's one stamp that must ride in the packet, in the bytes its layout has
+    /// spare (see [`PadWord`]).
+    txq_at_low: [u8; 6],
     _tag: PadWord,
+}
+
+impl Packet {
+    /// It left the qdisc at `now`: it enters mac80211's TXQ (or, on a stack without
+    /// TXQs, the driver). A stamp of its delay budget ([`crate::budget`]).
+    #[inline]
+    pub fn set_txq_at(&mut self, now: Nanos) {
+        let b = now.as_ns().to_le_bytes();
+        self.txq_at_low.copy_from_slice(&b[..6]);
+    }
+
+    /// When it left the qdisc, if it has since it entered the cell
+    /// ([`Packet::set_txq_at`]): the instant at or after `enqueued_at` with the
+    /// stored low 48 bits (2⁴⁸ ns is 78 hours: no packet waits that long in a qdisc).
+    pub fn txq_at(&self) -> Nanos {
+        let mut b = [0u8; 8];
+        b[..6].copy_from_slice(&self.txq_at_low);
+        const MASK: u64 = (1 << 48) - 1;
+        let low = u64::from_le_bytes(b);
+        let since = low.wrapping_sub(self.enqueued_at.as_ns()) & MASK;
+        Nanos(self.enqueued_at.as_ns() + since)
+    }
 }
 
 /// A word that is always zero: the niche `Option<Packet>` keeps its tag in.
@@ -233,7 +257,7 @@ impl Packet {
             aql_us: 0,
             token: 0,
             amsdu_msdus: 0,
-            _pad: [0; 6],
+            txq_at_low: [0; 6],
             _tag: PadWord::Zero,
         }
     }

@@ -261,6 +261,9 @@ pub(crate) struct TxPath {
     /// MPDUs given up since the caller last drained them: the recipient must stop
     /// waiting for them.
     pub(crate) gave_up: Vec<GivenUpMpdu>,
+    /// Per AC, when the node's last transmission of it ended: where medium access for
+    /// a PPDU already waiting begins (a packet's `stamps.access_at`).
+    access_from: [Nanos; 4],
     /// Per link: its peer's PHY class, which sets its advertised A-MSDU limit.
     amsdu_peer: Vec<PeerClass>,
     /// The MSDUs of this node's A-MSDUs until their carriers are done with.
@@ -373,6 +376,7 @@ impl TxPath {
             peaks: QueuePeaks::default(),
             drops: Vec::new(),
             gave_up: Vec::new(),
+            access_from: [Nanos::ZERO; 4],
             amsdu_peer,
             amsdu: AmsduStore::default(),
         }
@@ -498,7 +502,12 @@ impl TxPath {
             q.enqueue(now, packet, &mut self.drops);
             let peak = &mut self.peaks.qdisc_packets[ac.index()];
             *peak = (*peak).max(q.len_packets() as u32);
-        } else if self.fq.is_some() {
+            self.kick(now, ac);
+            return;
+        }
+        // noqueue: no time in a qdisc.
+        packet.set_txq_at(now);
+        if self.fq.is_some() {
             self.enqueue_txq(now, txq, packet, ac);
         } else if self.driver_room(ac) {
             packet.queued_at = now;
@@ -662,6 +671,7 @@ impl TxPath {
                 continue;
             };
             let txq = TxqId::new(link, Tid(p.tid));
+            p.set_txq_at(now);
             if to_txqs {
                 self.enqueue_txq(now, txq, p, ac);
             } else {
@@ -1160,8 +1170,12 @@ impl TxPath {
     /// The MAC takes the next PPDU of `ac` for transmission.
     pub(crate) fn take_ppdu(&mut self, now: Nanos, ac: Ac) -> Option<Ppdu> {
         self.build_on_demand(now, ac);
-        let p = self.drv.hw[ac.index()].pop_front()?;
+        let mut p = self.drv.hw[ac.index()].pop_front()?;
         self.drv.air_started(&p);
+        let access_from = self.access_from[ac.index()];
+        for m in p.mpdus.iter_mut() {
+            m.tries.tried(now, access_from, m.packet.queued_at);
+        }
         Some(p)
     }
 
@@ -1172,6 +1186,7 @@ impl TxPath {
     /// failed subframes of an A-MPDU go back to the driver for software retransmission.
     pub(crate) fn tx_done(&mut self, now: Nanos, ppdu: Ppdu, report: TxReport<'_>) {
         let ac = ppdu.ac;
+        self.access_from[ac.index()] = now;
         self.drv.air_ended(&ppdu);
         let txq = ppdu.txq();
         let acked_mpdus = report.acked.iter().filter(|&&a| a).count() as u16;

@@ -128,7 +128,7 @@ fn airtime_per_byte_falls_by_the_overhead_saved() {
             .log
             .iter()
             .filter_map(|o| match o {
-                Output::Delivered { at, packet } if *at > from => Some(packet.len_bytes as u64),
+                Output::Delivered { at, packet, .. } if *at > from => Some(packet.len_bytes as u64),
                 _ => None,
             })
             .sum();

@@ -407,7 +407,7 @@ fn a_delivered_packet_whose_ack_was_lost_is_not_inside() {
         cell.handle_timeout(t);
         while let Some(o) = cell.poll_output() {
             match o {
-                Output::Delivered { at, packet } => {
+                Output::Delivered { at, packet, .. } => {
                     gone += 1;
                     delivered_at.insert(packet.id, at);
                 }
@@ -893,7 +893,7 @@ fn a_receiver_that_leaves_mid_ampdu_on(medium: support::cell_driver::Medium) {
     let mut delivered_at: BTreeMap<Nanos, u64> = BTreeMap::new();
     let mut seen = std::collections::HashSet::new();
     for o in &d.log {
-        if let Output::Delivered { at, packet } = o {
+        if let Output::Delivered { at, packet, .. } = o {
             if packet.dst == NodeId(1) {
                 assert!(
                     seen.insert(packet.id),

@@ -233,7 +233,7 @@ impl Driver {
     fn drain(&mut self) -> Result<(), TestCaseError> {
         while let Some(out) = self.cell.poll_output() {
             let at = match out {
-                Output::Delivered { at, packet } => {
+                Output::Delivered { at, packet, .. } => {
                     self.delivered += 1;
                     prop_assert!(
                         self.gone.insert(packet.id),

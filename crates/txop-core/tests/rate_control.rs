@@ -42,7 +42,7 @@ fn run(tx: TxVector, rc: RateControlKind, snr_db: f64, ms: u64) -> Run {
         .log
         .iter()
         .filter_map(|o| match o {
-            Output::Delivered { at, packet } if *at >= from => Some(packet.len_bytes as u64),
+            Output::Delivered { at, packet, .. } if *at >= from => Some(packet.len_bytes as u64),
             _ => None,
         })
         .sum();
@@ -193,7 +193,7 @@ fn step_run(rc: RateControlKind, channel: &StationChannel, ms: u64) -> Vec<f64> 
     d.run_until(Nanos::from_ms(ms));
     let mut windows = vec![0.0; (ms / 50) as usize];
     for o in &d.log {
-        if let Output::Delivered { at, packet } = o {
+        if let Output::Delivered { at, packet, .. } = o {
             let w = (at.as_ns() / Nanos::from_ms(50).as_ns()) as usize;
             if w < windows.len() {
                 windows[w] += packet.len_bytes as f64 * 8.0 / 50e3;

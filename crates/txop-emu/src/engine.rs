@@ -489,7 +489,7 @@ impl Engine {
         }
         while let Some(o) = self.net.poll_cell_output() {
             match o {
-                Output::Delivered { at, packet } => self.delivered(at, packet, port),
+                Output::Delivered { at, packet, .. } => self.delivered(at, packet, port),
                 Output::Dropped { packet, reason, .. } => self.lost(packet, Loss::Cell(reason)),
                 Output::Airtime(_) => {}
             }

@@ -94,6 +94,7 @@ pub fn summary(title: &str, r: &Results) -> String {
         flow_table(&mut s, r);
     }
     tcp_table(&mut s, r);
+    budget_table(&mut s, r);
     let web: Vec<&FlowResult> = r
         .flows
         .iter()
@@ -304,6 +305,75 @@ fn tcp_table(s: &mut String, r: &Results) {
             ms(rtt.map(|l| l.p99)),
         );
         let _ = writeln!(s, "{}", line.trim_end());
+    }
+}
+
+/// Where each flow's delay goes (docs/results.md, "The delay budget"): the mean time
+/// per packet in each stage, which add up to the mean delay (percentiles would not);
+/// an echo flow's request and reply added, which is its round trip. The wired hop
+/// and the host bus before and after the cell are one column, `wire/bus`. A row per
+/// flow that delivered something; beyond [`SCREEN_FLOWS`] flows none (every flow's in
+/// results.json).
+fn budget_table(s: &mut String, r: &Results) {
+    const COLUMNS: [(&str, &[&str]); 8] = [
+        ("wire/bus", &["to_cell", "from_cell"]),
+        ("qdisc", &["qdisc"]),
+        ("txq", &["txq"]),
+        ("driver", &["driver"]),
+        ("access", &["access"]),
+        ("retries", &["retries"]),
+        ("air", &["air"]),
+        ("reorder", &["reorder"]),
+    ];
+    if r.flows.len() > SCREEN_FLOWS {
+        return;
+    }
+    let rows: Vec<(&FlowResult, Vec<f64>)> = r
+        .flows
+        .iter()
+        .filter_map(|f| {
+            let forward = f.delay_budget.forward.as_ref().filter(|b| b.packets > 0)?;
+            // The reply too for an echo flow: the round trip its delay columns show.
+            let back = f
+                .delay_budget
+                .back
+                .as_ref()
+                .filter(|b| b.packets > 0 && f.rtt_ms.is_some());
+            let mean = |stage: &str| -> f64 {
+                [Some(forward), back]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|b| b.stages.iter().filter(|s| s.stage == stage))
+                    .map(|s| s.mean_ms)
+                    .sum()
+            };
+            Some((
+                f,
+                COLUMNS
+                    .iter()
+                    .map(|(_, stages)| stages.iter().map(|st| mean(st)).sum())
+                    .collect(),
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let mut header = format!("{:>5}  {:<9}", "flow", "kind");
+    for (name, _) in COLUMNS {
+        let _ = write!(header, " {name:>8}");
+    }
+    let _ = writeln!(
+        s,
+        "\nwhere the delay goes, ms per packet (the mean; an echo's request and reply added):"
+    );
+    let _ = writeln!(s, "{header}");
+    for (f, means) in rows {
+        let mut line = format!("{:>5}  {:<9}", f.flow, f.kind);
+        for m in means {
+            let _ = write!(line, " {m:>8.2}");
+        }
+        let _ = writeln!(s, "{line}");
     }
 }
 

@@ -4,9 +4,10 @@
 //! when a run outgrows them) and the sample lists at most [`SAMPLES_MAX`] entries
 //! (every other is dropped, doubling the stride, when a flow outgrows them).
 
-use crate::results::{FlowResult, LatencySummary};
+use crate::results::{DelayBudgetResult, DirectionBudget, FlowResult, LatencySummary, StageBudget};
 #[cfg(test)]
 use hdrhistogram::Histogram;
+use txop_core::budget::{Stage, Stages};
 use txop_core::network::Host;
 use txop_core::series::{end_value, series_shift, step_secs, sum_bytes, StepSeries};
 pub use txop_core::series::{series_step, SERIES_MAX_STEPS, STEP};
@@ -108,6 +109,124 @@ pub struct FlowStats {
     tcp_series: Option<Box<TcpSeries>>,
     /// Web: page load times (s), every `stride`-th.
     page_loads: Thinned<f64>,
+    /// The delay budget, forward and back (allocated by the first packet split).
+    budget: Option<Box<[Option<DirectionBudgetStats>; 2]>>,
+}
+
+/// A packet of a flow reached the application at its destination: what its delay
+/// budget records ([`FlowStats::budget`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BudgetArrival<'a> {
+    /// Which way it went.
+    pub direction: Direction,
+    /// When its application sent it.
+    pub sent_at: Nanos,
+    /// When it reached the application.
+    pub at: Nanos,
+    /// Its stages go into the percentiles too, not only the sums and means (not for
+    /// TCP's ACKs: their means split a round trip, and they are half of a TCP flow's
+    /// packets, whose percentiles would cost as much again).
+    pub percentiles: bool,
+    /// Its delay split by stage; `None` when it could not be split.
+    pub stages: Option<&'a Stages>,
+}
+
+/// Which way a packet of a flow went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// From the flow's source to its destination (data, echo requests).
+    Forward,
+    /// Back (TCP's ACKs, echo replies).
+    Back,
+}
+
+/// The delay budget of a flow's packets one way, as recorded.
+#[derive(Default)]
+struct DirectionBudgetStats {
+    packets: u64,
+    unsplit_packets: u64,
+    delay_sum_ns: u64,
+    sum_ns: [u64; Stage::COUNT],
+    /// Per stage, its non-zero times (µs, as [`Latency`] buckets them), allocated by
+    /// the first: many stages stay 0 on a stack (the qdisc under `noqueue`, the
+    /// reorder buffer without losses). The packets not counted here spent 0 there.
+    nonzero: [Option<Buckets>; Stage::COUNT],
+    /// Packets recorded without percentiles ([`BudgetArrival::percentiles`]): then
+    /// there are none.
+    means_only: bool,
+}
+
+/// Count a stage's non-zero time `ns` in its buckets (allocated by the first).
+#[cold]
+#[inline(never)]
+fn first_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
+    nonzero
+        .insert(Buckets::new())
+        .record((ns / 1000).clamp(1, 1_000_000_000));
+}
+
+/// Count a stage's non-zero time `ns` in its buckets.
+#[inline(always)]
+fn record_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
+    match nonzero {
+        Some(b) => b.record((ns / 1000).clamp(1, 1_000_000_000)),
+        None => first_nonzero(nonzero, ns),
+    }
+}
+
+impl DirectionBudgetStats {
+    // perf: once per packet each way: nine sums, and a bucket count for each stage
+    // that took time (most stages of most packets take none).
+    #[inline]
+    fn record(&mut self, delay: Nanos, stages: &Stages, percentiles: bool) {
+        self.packets += 1;
+        self.delay_sum_ns += delay.as_ns();
+        for (sum, &ns) in self.sum_ns.iter_mut().zip(&stages.ns) {
+            *sum += ns;
+        }
+        if !percentiles {
+            self.means_only = true;
+            return;
+        }
+        for (nonzero, &ns) in self.nonzero.iter_mut().zip(&stages.ns) {
+            if ns != 0 {
+                record_nonzero(nonzero, ns);
+            }
+        }
+    }
+
+    fn result(&self) -> DirectionBudget {
+        DirectionBudget {
+            packets: self.packets,
+            unsplit_packets: self.unsplit_packets,
+            delay_sum_ns: self.delay_sum_ns,
+            stages: Stage::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, stage)| {
+                    let mean_ms = if self.packets == 0 {
+                        0.0
+                    } else {
+                        self.sum_ns[i] as f64 / self.packets as f64 / 1e6
+                    };
+                    let [p50_ms, p99_ms] = match &self.nonzero[i] {
+                        _ if self.means_only => [None; 2],
+                        None => [Some(0.0); 2],
+                        Some(b) => b
+                            .quantiles_ms_with_zeros(self.packets, [0.5, 0.99])
+                            .map(Some),
+                    };
+                    StageBudget {
+                        stage: stage.name(),
+                        sum_ns: self.sum_ns[i],
+                        mean_ms,
+                        p50_ms,
+                        p99_ms,
+                    }
+                })
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +273,29 @@ impl Buckets {
     fn record(&mut self, v: u64) {
         let c = &mut self.0[Self::index(v)];
         *c = c.saturating_add(1);
+    }
+
+    /// Quantiles `qs` (ms) of `total` samples: those counted here and, below them,
+    /// `total` minus those, each 0. A quantile is the highest equivalent value of
+    /// the bucket at which the running count reaches ⌈q × total⌉, as in
+    /// [`Buckets::summary`], or 0 where the zeros reach it.
+    fn quantiles_ms_with_zeros<const N: usize>(&self, total: u64, qs: [f64; N]) -> [f64; N] {
+        let counted: u64 = self.0.iter().map(|&c| c as u64).sum();
+        let zeros = total.saturating_sub(counted);
+        qs.map(|q| {
+            let target = ((q * total as f64).ceil() as u64).max(1);
+            if target <= zeros {
+                return 0.0;
+            }
+            let mut running = zeros;
+            for (i, &c) in self.0.iter().enumerate() {
+                running += c as u64;
+                if c > 0 && running >= target {
+                    return (Self::value(i) + Self::range(i) - 1) as f64 / 1000.0;
+                }
+            }
+            0.0
+        })
     }
 
     /// Width of the value range of bucket index `i` (hdrhistogram's
@@ -471,6 +613,24 @@ impl FlowStats {
         series.values[step] += bytes;
     }
 
+    /// One of the flow's packets, sent by its application at `sent_at`, reached the
+    /// application at its destination at `at`, going `direction`; `stages` is its
+    /// delay split by stage (`None`: it could not be split).
+    // perf: out of line, so that the callers on the path of every packet (TCP's
+    // arrival, with the receiver inlined) stay small enough to inline what they call.
+    #[inline(never)]
+    pub fn budget(&mut self, arrived: BudgetArrival<'_>) {
+        let both = self.budget.get_or_insert_with(Default::default);
+        let d = both[arrived.direction as usize].get_or_insert_with(Default::default);
+        match arrived.stages {
+            Some(stages) => {
+                let delay = arrived.at.saturating_sub(arrived.sent_at);
+                d.record(delay, stages, arrived.percentiles);
+            }
+            None => d.unsplit_packets += 1,
+        }
+    }
+
     /// A web page finished loading after `secs`.
     pub fn page_loaded(&mut self, secs: f64) {
         self.page_loads.push(secs);
@@ -634,6 +794,12 @@ impl FlowStats {
             echo_loss: self.echo_max_seq.map(|m| {
                 let expected = m + 1;
                 1.0 - self.echo_replies.min(expected) as f64 / expected as f64
+            }),
+            delay_budget: self.budget.as_deref().map_or_else(Default::default, |b| {
+                DelayBudgetResult {
+                    forward: b[0].as_ref().map(DirectionBudgetStats::result),
+                    back: b[1].as_ref().map(DirectionBudgetStats::result),
+                }
             }),
         }
     }

@@ -6,8 +6,8 @@ pub mod flentfile;
 pub mod flowstats;
 pub mod results;
 
-pub use flowstats::FlowStats;
+pub use flowstats::{BudgetArrival, Direction, FlowStats};
 pub use results::{
-    BusResult, Conservation, FlowResult, GroupResult, LatencySummary, Results, Spread,
-    StationResult,
+    BusResult, Conservation, DelayBudgetResult, DirectionBudget, FlowResult, GroupResult,
+    LatencySummary, Results, Spread, StageBudget, StationResult,
 };

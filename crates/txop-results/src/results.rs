@@ -179,6 +179,52 @@ pub struct FlowResult {
     pub ipdv_ms: Option<f64>,
     /// Fraction of echo requests (up to the last one answered) never answered.
     pub echo_loss: Option<f64>,
+    /// Where the one-way delay went, stage by stage (docs/results.md, "The delay
+    /// budget"): the flow's own direction (data, echo requests), and back (TCP's
+    /// ACKs, echo replies). `None` for a direction no packet took.
+    pub delay_budget: DelayBudgetResult,
+}
+
+/// A flow's delay budget, each way.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DelayBudgetResult {
+    /// Packets from the flow's source to its destination: the packets of
+    /// `latency_ms` (for TCP, the data segments that advanced what the receiver
+    /// had; for pings, the requests).
+    pub forward: Option<DirectionBudget>,
+    /// Packets the other way: TCP's ACKs, echo replies.
+    pub back: Option<DirectionBudget>,
+}
+
+/// The delay budget of the packets one way.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirectionBudget {
+    /// Packets whose delay was split.
+    pub packets: u64,
+    /// Packets whose delay could not be split (a stamp out of order): 0 unless the
+    /// model has a bug.
+    pub unsplit_packets: u64,
+    /// The split packets' delays added up, ns (each from its application sending to
+    /// its application receiving, measured apart from the stages).
+    pub delay_sum_ns: u64,
+    /// Each stage, in the packet's order.
+    pub stages: Vec<StageBudget>,
+}
+
+/// One stage of a delay budget.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageBudget {
+    /// `to_cell`, `qdisc`, `txq`, `driver`, `access`, `retries`, `air`, `reorder`,
+    /// `from_cell`.
+    pub stage: &'static str,
+    /// The stage's time over every split packet, ns: the stages' sums add up to
+    /// `delay_sum_ns`.
+    pub sum_ns: u64,
+    /// Per packet, ms: `mean` (the means add up to the mean delay), `p50`, `p99`
+    /// (percentiles do not add up; `None` for TCP's ACKs, which record means only).
+    pub mean_ms: f64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
 }
 
 impl FlowResult {

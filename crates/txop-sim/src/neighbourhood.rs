@@ -10,6 +10,7 @@
 
 use crate::sim::{SimConfig, Simulation, Stuck};
 use crate::traffic::Host;
+use txop_core::budget::Passes;
 use txop_core::network::Network;
 use txop_core::world::{BssDriver, BssId, Carried, Crossing, Route, World};
 use txop_core::{DropReason, Nanos};
@@ -94,7 +95,8 @@ impl Neighbourhood {
 /// order, and its end of the junction (`crate::transit`).
 impl BssDriver for Simulation {
     type Io<'io> = ();
-    type Cargo = ();
+    /// The cells a packet crossed so far: its delay budget goes with it.
+    type Cargo = Option<Passes>;
 
     fn network_mut(&mut self) -> &mut Network {
         Simulation::network_mut(self)
@@ -108,16 +110,29 @@ impl BssDriver for Simulation {
         Simulation::step(self, now)
     }
 
-    fn poll_crossing(&mut self) -> Option<Crossing> {
+    fn poll_crossing(&mut self) -> Option<Crossing<Option<Passes>>> {
         self.transits.pop_front()
     }
 
-    fn enter(&mut self, home: BssId, at: Nanos, route: Route, c: Carried<()>, _io: &mut ()) {
-        self.enter_from(home, at, route.from, route.to, c.packet);
+    fn enter(
+        &mut self,
+        home: BssId,
+        at: Nanos,
+        route: Route,
+        c: Carried<Option<Passes>>,
+        _io: &mut (),
+    ) {
+        self.enter_from(home, at, route.from, route.to, c);
     }
 
-    fn come_back(&mut self, at: Nanos, c: Carried<()>, dropped: Option<DropReason>, _io: &mut ()) {
-        Simulation::come_back(self, at, c.packet, dropped);
+    fn come_back(
+        &mut self,
+        at: Nanos,
+        c: Carried<Option<Passes>>,
+        dropped: Option<DropReason>,
+        _io: &mut (),
+    ) {
+        Simulation::come_back(self, at, c, dropped);
     }
 
     fn finish_at(&mut self, until: Nanos) {

@@ -22,6 +22,7 @@ use crate::traffic::{Arrival, ConnId, Flow, FlowCtx, Host, Marking, Message, Sou
 use crate::transit::RemoteEnd;
 use std::collections::VecDeque;
 use std::rc::Rc;
+use txop_core::budget::{CellStamps, Passes, Stages};
 use txop_core::cell::{Cell, CellConfig, Output};
 use txop_core::driver::bus::{BusConfig, HostBus};
 use txop_core::network::{
@@ -31,7 +32,7 @@ use txop_core::network::{
 use txop_core::world::Crossing;
 use txop_core::{DropReason, Nanos, NodeId, Packet};
 use txop_results::results::{bus_results, host_bus_rows, jain_index};
-use txop_results::{Conservation, FlowStats, Results};
+use txop_results::{BudgetArrival, Conservation, Direction, FlowStats, Results};
 
 /// A simulation run: the cell, its traffic, and how long to run.
 #[derive(Clone, Debug)]
@@ -201,6 +202,24 @@ pub(crate) struct InFlight {
     /// When the application sent it.
     pub(crate) sent_at: Nanos,
     pub(crate) payload: Payload,
+    /// Its way through the cells it crossed so far (its delay budget).
+    pub(crate) cell: Option<Passes>,
+}
+
+impl InFlight {
+    /// The delay budget of this packet, reaching its host at `at` (`None` if no cell
+    /// delivered it, or a stamp is out of order).
+    pub(crate) fn stages(&self, at: Nanos) -> Option<Stages> {
+        self.cell?.stages(self.sent_at, at)
+    }
+
+    /// A cell delivered it at `at`, as `packet` with `stamps`.
+    fn crossed(&mut self, packet: &Packet, stamps: &CellStamps, at: Nanos) {
+        match &mut self.cell {
+            Some(passes) => passes.add(packet.enqueued_at, stamps, at),
+            None => self.cell = Some(Passes::first(packet.enqueued_at, stamps, at)),
+        }
+    }
 }
 
 /// Things that happen outside the cell: the traffic's, and the network's timers that
@@ -304,7 +323,7 @@ pub struct Simulation {
     /// the crossing packets not yet taken (`crate::transit`).
     pub(crate) remote: Vec<Option<RemoteEnd>>,
     pub(crate) crossing: bool,
-    pub(crate) transits: VecDeque<Crossing>,
+    pub(crate) transits: VecDeque<Crossing<Option<Passes>>>,
     /// Events and cell deadlines handled since simulated time last advanced, and the
     /// bound on them (the watchdog; see [`Simulation::run_until`]).
     same_instant_steps: u64,
@@ -642,13 +661,14 @@ impl Simulation {
         }
         while let Some(o) = self.net.poll_cell_output() {
             match o {
-                Output::Delivered { at, packet } => {
+                Output::Delivered { at, packet, stamps } => {
                     self.wake_waiting(at, packet.src);
                     let inflight = self
                         .slab
-                        .get(packet.token as usize)
-                        .and_then(Option::as_ref);
+                        .get_mut(packet.token as usize)
+                        .and_then(Option::as_mut);
                     let to = inflight.map(|f| {
+                        f.crossed(&packet, &stamps, at);
                         // Another BSS's packet (`crate::transit`) has no flow here.
                         if let Some(stats) = self.flow_stats.get_mut(f.flow as usize) {
                             stats.air_delivered(at, &packet);
@@ -688,7 +708,7 @@ impl Simulation {
             ..
         })) = self.slab.get(packet.token as usize)
         {
-            self.arrive_tcp(at, packet.token as usize, packet.ecn);
+            self.arrive_tcp(at, &packet);
             return;
         }
         let Some(f) = self.release(packet.token) else {
@@ -696,6 +716,22 @@ impl Simulation {
         };
         match f.payload {
             Payload::App(message) => {
+                if message.counted() {
+                    let direction = match message {
+                        Message::PingReply { .. } => Direction::Back,
+                        _ => Direction::Forward,
+                    };
+                    let stages = f.stages(at);
+                    if let Some(stats) = self.flow_stats.get_mut(f.flow as usize) {
+                        stats.budget(BudgetArrival {
+                            direction,
+                            sent_at: f.sent_at,
+                            at,
+                            stages: stages.as_ref(),
+                            percentiles: true,
+                        });
+                    }
+                }
                 let arrival = Arrival {
                     message,
                     from: f.from,

@@ -23,8 +23,9 @@
 //! when it leaves; the home BSS counts its packets in flight in the far BSS as inside.
 
 use crate::sim::{InFlight, Payload, Simulation};
+use txop_core::budget::Passes;
 use txop_core::network::Host;
-use txop_core::world::{BssId, Crossing, Leg};
+use txop_core::world::{BssId, Carried, Crossing, Leg};
 use txop_core::{DropReason, Nanos, Packet};
 
 /// A flow end in another BSS of the neighbourhood: the flow's host there, which its
@@ -74,8 +75,8 @@ impl Simulation {
                 from: host,
                 to: Host::Server,
             },
+            cargo: self.passes_of(p.token),
             packet: p,
-            cargo: (),
         });
         None
     }
@@ -106,7 +107,7 @@ impl Simulation {
                 to: host,
             },
             packet,
-            cargo: (),
+            cargo: self.passes_of(packet.token),
         });
         true
     }
@@ -137,6 +138,7 @@ impl Simulation {
                     token,
                     flow_hash,
                 },
+            cell,
             ..
         }) = self.release(packet.token)
         else {
@@ -152,8 +154,13 @@ impl Simulation {
                 dropped,
             },
             packet,
-            cargo: (),
+            cargo: cell,
         });
+    }
+
+    /// The cells the packet of slab entry `token` crossed so far.
+    fn passes_of(&self, token: u64) -> Option<Passes> {
+        self.slab.get(token as usize)?.as_ref()?.cell
     }
 
     /// A packet of home BSS `home` enters here at `from` (a host, or the junction),
@@ -164,14 +171,16 @@ impl Simulation {
         at: Nanos,
         from: Host,
         to: Host,
-        mut p: Packet,
+        c: Carried<Option<Passes>>,
     ) {
         self.advance_to(at);
+        let mut p = c.packet;
         let entry = InFlight {
             flow: u32::MAX,
             to,
             from,
             sent_at: at,
+            cell: c.cargo,
             payload: Payload::Transit {
                 home: u32::from(home.0),
                 token: p.token,
@@ -189,11 +198,20 @@ impl Simulation {
 
     /// One of this simulation's packets comes back from a far BSS at `at`: it reached
     /// the far host, or the junction on its way here, or was dropped.
-    pub(crate) fn come_back(&mut self, at: Nanos, mut p: Packet, dropped: Option<DropReason>) {
+    pub(crate) fn come_back(
+        &mut self,
+        at: Nanos,
+        c: Carried<Option<Passes>>,
+        dropped: Option<DropReason>,
+    ) {
         self.advance_to(at);
+        let mut p = c.packet;
         if let Some(reason) = dropped {
             self.lost(at, p, reason);
-        } else if let Some(entry) = self.slab.get(p.token as usize).and_then(Option::as_ref) {
+        } else if let Some(entry) = self.slab.get_mut(p.token as usize).and_then(Option::as_mut) {
+            if c.cargo.is_some() {
+                entry.cell = c.cargo;
+            }
             p.src = entry.from.node();
             p.dst = entry.to.node();
             if entry.to == Host::Server {

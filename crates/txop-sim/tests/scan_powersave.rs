@@ -509,7 +509,7 @@ fn ps_buffer_keeps_the_newest_64_frames_per_ac() {
     let delivered: Vec<(Nanos, u64)> = out
         .iter()
         .filter_map(|o| match o {
-            Output::Delivered { at, packet } => Some((*at, packet.id)),
+            Output::Delivered { at, packet, .. } => Some((*at, packet.id)),
             _ => None,
         })
         .collect();

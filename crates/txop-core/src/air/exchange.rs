@@ -25,10 +25,12 @@
 
 use crate::air::charge::{split_share, Span};
 use crate::air::medium::Medium;
+use crate::budget::CellStamps;
 use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::airtime_report::ath9k_frame_us;
 use crate::driver::Ppdu;
 use crate::mac::ampdu::SubframeClock;
+use crate::mac::blockack::Received;
 use crate::mac::edca::Ac;
 use crate::mac::frame::{CtlFrame, DataFrame, Frame, MgmtFrame};
 use crate::mac::link_airtime::LinkAirtime;
@@ -37,7 +39,7 @@ use crate::mac::sequence::{ExchangeOutcome, FrameSequence, PpduKind};
 use crate::mac80211::powersave::{BEACON_BYTES, NULL_DATA_BYTES, PS_POLL_BYTES};
 use crate::mac80211::rate_chain::RateStage;
 use crate::mac80211::txq::{LinkId, Tid};
-use crate::packet::{NodeId, Packet, StationId};
+use crate::packet::{NodeId, StationId};
 use crate::phy::channel::ErrorModel;
 use crate::phy::rates::{control_response_rate, ACK_BYTES};
 use crate::phy::TxVector;
@@ -457,14 +459,23 @@ impl Cell {
         let from = self.out.len();
         let out = &mut self.out;
         let (mut pkts, mut bytes) = (0, 0);
-        let mut emit = |p: Packet| {
+        let mut emit = |r: Received| {
             pkts += 1;
-            bytes += p.len_bytes as u64;
-            out.push_back(Output::Delivered { at: t, packet: p });
+            bytes += r.packet.len_bytes as u64;
+            out.push_back(Output::Delivered {
+                at: t,
+                packet: r.packet,
+                stamps: r.stamps,
+            });
         };
         for (m, ok) in tx.ppdu.mpdus.iter().zip(&tx.ok) {
             if *ok {
-                reorder.receive(m.seq, m.packet, &mut emit);
+                let stamps = CellStamps::of(&m.packet, m.tries, tx.start, t);
+                let r = Received {
+                    packet: m.packet,
+                    stamps,
+                };
+                reorder.receive(m.seq, r, &mut emit);
             }
         }
         if self.has_amsdus(txn) {
@@ -511,9 +522,13 @@ impl Cell {
         let mut bytes = 0;
         let from = self.out.len();
         // perf: one pass, and one reservation in `out` (the drain's length is known).
-        self.out.extend(self.released.drain(..).map(|p| {
-            bytes += p.len_bytes as u64;
-            Output::Delivered { at: t, packet: p }
+        self.out.extend(self.released.drain(..).map(|r| {
+            bytes += r.packet.len_bytes as u64;
+            Output::Delivered {
+                at: t,
+                packet: r.packet,
+                stamps: r.stamps,
+            }
         }));
         if self.has_amsdus(txn) {
             (pkts, bytes) = self.unpack_delivered(txn, from);

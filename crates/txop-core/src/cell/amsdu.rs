@@ -3,6 +3,7 @@
 //! carrier dropped before that as its MSDUs dropped.
 
 use super::{Cell, Output};
+use crate::budget::CellStamps;
 use crate::packet::{DropReason, Packet};
 use crate::Nanos;
 
@@ -18,10 +19,20 @@ impl Cell {
         let (mut pkts, mut bytes) = (0, 0);
         for o in tail {
             match o {
-                Output::Delivered { at, packet } => store.unpack(packet, |p| {
+                Output::Delivered { at, packet, stamps } => store.unpack(packet, |p| {
                     pkts += 1;
                     bytes += u64::from(p.len_bytes);
-                    self.out.push_back(Output::Delivered { at, packet: p });
+                    // The MSDU's own time to its TXQ (it joined the carrier there),
+                    // the carrier's from then on.
+                    let stamps = CellStamps {
+                        txq_at: p.txq_at(),
+                        ..stamps
+                    };
+                    self.out.push_back(Output::Delivered {
+                        at,
+                        packet: p,
+                        stamps,
+                    });
                 }),
                 other => self.out.push_back(other),
             }

@@ -38,7 +38,9 @@ pub use crate::mac::sequence::ExchangeOutcome;
 
 pub use crate::air::medium::AirPpdu;
 use crate::air::medium::{Medium, SharedMedium, SpatialMedium};
+use crate::budget::CellStamps;
 use crate::driver::NUM_TIDS;
+use crate::mac::blockack::Received;
 use crate::mac::blockack::RxReorder;
 use crate::mac::edca::{Ac, Backoff};
 use crate::mac::frame::Frame;
@@ -66,6 +68,9 @@ pub enum Output {
         at: Nanos,
         /// The packet as handed in, with `enqueued_at` set to its arrival.
         packet: Packet,
+        /// When it crossed each boundary of the cell: its delay budget
+        /// ([`crate::budget`]).
+        stamps: CellStamps,
     },
     /// `packet` was lost inside the cell.
     Dropped {
@@ -265,7 +270,7 @@ impl Node {
 ///         _ => break, // idle, and nothing more will arrive
 ///     }
 ///     while let Some(out) = cell.poll_output() {
-///         if let Output::Delivered { at, packet } = out {
+///         if let Output::Delivered { at, packet, .. } = out {
 ///             delivered.push((at, packet.id));
 ///         }
 ///     }
@@ -285,7 +290,7 @@ pub struct Cell {
     /// Outputs not yet polled.
     pub(crate) out: VecDeque<Output>,
     /// Scratch: packets a reorder buffer released, before they become outputs.
-    pub(crate) released: Vec<Packet>,
+    pub(crate) released: Vec<Received>,
     /// [`PhyTiming::eifs_extra`], computed once.
     pub(crate) eifs_extra: Nanos,
     /// Per-MPDU outcome vectors of finished transmissions, for reuse. At most one per

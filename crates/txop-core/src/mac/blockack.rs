@@ -4,6 +4,7 @@
 //!
 //! Sequence numbers are kept as monotonic `u64`s: the model never needs the 12-bit wrap.
 
+use crate::budget::{CellStamps, TryStamps};
 use crate::packet::Packet;
 use crate::Nanos;
 use std::collections::VecDeque;
@@ -19,6 +20,8 @@ pub(crate) struct Mpdu {
     pub(crate) attempts: u8,
     /// When the MAC first took it from the queue.
     pub(crate) dequeued_at: Nanos,
+    /// Its delay budget's stamps of medium access and first try.
+    pub(crate) tries: TryStamps,
 }
 
 /// Originator state of one (link, TID): the frames the driver (or firmware) holds,
@@ -63,6 +66,7 @@ impl TxTid {
             seq,
             attempts: 0,
             dequeued_at: now,
+            tries: TryStamps::UNTRIED,
         }
     }
 
@@ -104,11 +108,18 @@ impl TxTid {
     }
 }
 
+/// An MSDU its receiver decoded, with its delay budget's stamps so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Received {
+    pub(crate) packet: Packet,
+    pub(crate) stamps: CellStamps,
+}
+
 /// A sequence number's state in the reorder buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Missing,
-    Held(Packet),
+    Held(Received),
     /// The originator gave this sequence number up (retry limit): skip it.
     GivenUp,
 }
@@ -160,7 +171,7 @@ impl RxReorder {
 
     /// An MPDU arrived: release it and whatever it unblocks, in order, to `out`.
     #[inline]
-    pub(crate) fn receive(&mut self, seq: u64, packet: Packet, out: &mut impl FnMut(Packet)) {
+    pub(crate) fn receive(&mut self, seq: u64, packet: Received, out: &mut impl FnMut(Received)) {
         if seq == self.head && self.buf.is_empty() {
             // In order with nothing waiting (the usual case): straight through.
             out(packet);
@@ -172,12 +183,12 @@ impl RxReorder {
     }
 
     /// The originator dropped `seq`: release what waited behind it.
-    pub(crate) fn give_up(&mut self, seq: u64, out: &mut impl FnMut(Packet)) {
+    pub(crate) fn give_up(&mut self, seq: u64, out: &mut impl FnMut(Received)) {
         self.set(seq, Slot::GivenUp);
         self.release_run(out);
     }
 
-    fn release_run(&mut self, out: &mut impl FnMut(Packet)) {
+    fn release_run(&mut self, out: &mut impl FnMut(Received)) {
         while let Some(&front) = self.buf.front() {
             match front {
                 Slot::Missing => break,
@@ -195,20 +206,23 @@ mod tests {
     use super::*;
     use crate::packet::NodeId;
 
-    fn pkt(id: u64) -> Packet {
-        Packet::new(id, NodeId(1), NodeId(0), 100)
+    fn pkt(id: u64) -> Received {
+        Received {
+            packet: Packet::new(id, NodeId(1), NodeId(0), 100),
+            stamps: CellStamps::default(),
+        }
     }
 
     #[test]
     fn reorder_releases_in_sequence() {
         let mut r = RxReorder::default();
         let mut got = Vec::new();
-        r.receive(0, pkt(0), &mut |p| got.push(p.id));
-        r.receive(2, pkt(2), &mut |p| got.push(p.id));
-        r.receive(3, pkt(3), &mut |p| got.push(p.id));
+        r.receive(0, pkt(0), &mut |p| got.push(p.packet.id));
+        r.receive(2, pkt(2), &mut |p| got.push(p.packet.id));
+        r.receive(3, pkt(3), &mut |p| got.push(p.packet.id));
         assert_eq!(got, vec![0]);
         assert_eq!(r.held(), 2);
-        r.receive(1, pkt(1), &mut |p| got.push(p.id));
+        r.receive(1, pkt(1), &mut |p| got.push(p.packet.id));
         assert_eq!(got, vec![0, 1, 2, 3]);
         assert_eq!(r.held(), 0);
     }
@@ -217,17 +231,17 @@ mod tests {
     fn give_up_skips_exactly_the_dropped_frame() {
         let mut r = RxReorder::default();
         let mut got = Vec::new();
-        r.receive(1, pkt(1), &mut |p| got.push(p.id));
-        r.receive(3, pkt(3), &mut |p| got.push(p.id));
+        r.receive(1, pkt(1), &mut |p| got.push(p.packet.id));
+        r.receive(3, pkt(3), &mut |p| got.push(p.packet.id));
         assert!(got.is_empty());
         // Seq 2 is dropped while seq 0 is still being retried: nothing moves yet.
-        r.give_up(2, &mut |p| got.push(p.id));
+        r.give_up(2, &mut |p| got.push(p.packet.id));
         assert!(got.is_empty());
-        r.receive(0, pkt(0), &mut |p| got.push(p.id));
+        r.receive(0, pkt(0), &mut |p| got.push(p.packet.id));
         assert_eq!(got, vec![0, 1, 3]);
         assert_eq!(r.held(), 0);
-        r.give_up(4, &mut |p| got.push(p.id));
-        r.receive(5, pkt(5), &mut |p| got.push(p.id));
+        r.give_up(4, &mut |p| got.push(p.packet.id));
+        r.receive(5, pkt(5), &mut |p| got.push(p.packet.id));
         assert_eq!(got, vec![0, 1, 3, 5]);
     }
 

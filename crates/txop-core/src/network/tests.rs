@@ -138,7 +138,7 @@ impl Harness {
                 Some(Due::Event(Ev::Net(_)) | Due::Superseded) | None => {}
             }
             while let Some(o) = self.net.poll_cell_output() {
-                if let Output::Delivered { at, packet } = o {
+                if let Output::Delivered { at, packet, .. } = o {
                     let call = self.net.forward(at, packet, host_of(packet.token));
                     self.pump(call);
                 }

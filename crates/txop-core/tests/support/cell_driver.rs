@@ -166,7 +166,7 @@ impl Driver {
     pub(crate) fn collect(&mut self) {
         while let Some(o) = self.cell.poll_output() {
             let (at, packet) = match o {
-                Output::Delivered { at, packet } => (at, packet),
+                Output::Delivered { at, packet, .. } => (at, packet),
                 Output::Dropped {
                     at, packet, reason, ..
                 } => {

@@ -12,7 +12,9 @@ use crate::sim::{Event, InFlight, Payload, Simulation};
 use crate::traffic::{Host, Marking};
 use txop_core::packet::Ecn;
 use txop_core::Nanos;
+use txop_core::Packet;
 use txop_results::flowstats::TcpSample;
+use txop_results::{BudgetArrival, Direction};
 
 /// One TCP connection's two ends.
 pub(crate) struct TcpConn {
@@ -151,6 +153,7 @@ impl Simulation {
             to,
             from,
             sent_at: at,
+            cell: None,
             payload,
         });
         let p = self.make_packet(from, to, len, marking, token);
@@ -195,6 +198,7 @@ impl Simulation {
                 to,
                 from,
                 sent_at: now,
+                cell: None,
                 payload: Payload::Tcp {
                     conn: conn as u32,
                     seg,
@@ -224,10 +228,12 @@ impl Simulation {
     /// entry being copied out first (it is mostly the segment, thirteen words). The
     /// entry is freed before anything new is sent, where [`Simulation::release`]
     /// would have freed it as far as tokens handed out later are concerned.
-    pub(crate) fn arrive_tcp(&mut self, at: Nanos, token: usize, ecn: Ecn) {
+    pub(crate) fn arrive_tcp(&mut self, at: Nanos, packet: &Packet) {
+        let (token, ecn) = (packet.token as usize, packet.ecn);
         let Some(Some(f)) = self.slab.get_mut(token) else {
             return;
         };
+        let stages = f.stages(at);
         let (flow, to, sent_at) = (f.flow as usize, f.to, f.sent_at);
         let Payload::Tcp { conn, seg } = &mut f.payload else {
             return;
@@ -247,12 +253,26 @@ impl Simulation {
             c.snd.on_ack(at, seg);
             let sample = ack_sample(&mut c.snd, &mut c.reported);
             self.flow_stats[flow].tcp_sample(at, sample);
+            self.flow_stats[flow].budget(BudgetArrival {
+                direction: Direction::Back,
+                sent_at,
+                at,
+                stages: stages.as_ref(),
+                percentiles: false,
+            });
             0
         };
         self.slab[token] = None;
         self.free.push(token as u32);
         if new_bytes > 0 {
             self.flow_stats[flow].delivered_bytes_at(at, sent_at, new_bytes);
+            self.flow_stats[flow].budget(BudgetArrival {
+                direction: Direction::Forward,
+                sent_at,
+                at,
+                stages: stages.as_ref(),
+                percentiles: true,
+            });
             self.with_conn_source(conn, at, |s, ctx, conn| s.received(ctx, conn));
         }
         self.pump_tcp(at, conn);

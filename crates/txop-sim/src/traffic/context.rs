@@ -63,6 +63,7 @@ impl<'a> FlowCtx<'a> {
             to,
             from,
             sent_at: self.at,
+            cell: None,
             payload: Payload::App(message),
         });
         let mut p = Packet::new(self.sim.take_id(), from.node(), to.node(), len_bytes);

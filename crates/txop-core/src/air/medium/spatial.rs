@@ -1288,7 +1288,7 @@ mod tests {
             cell.handle_timeout(t);
             while let Some(o) = cell.poll_output() {
                 let (at, p) = match o {
-                    Output::Delivered { at, packet } | Output::Dropped { at, packet, .. } => {
+                    Output::Delivered { at, packet, .. } | Output::Dropped { at, packet, .. } => {
                         (at, packet)
                     }
                     Output::Airtime(_) => continue,
