@@ -138,8 +138,8 @@ impl Passes {
     pub fn add(&mut self, entered_at: Nanos, stamps: &CellStamps, left_at: Nanos) {
         match stamps.inside(entered_at, left_at) {
             Some(ns) => {
-                for i in 0..INSIDE {
-                    self.inside_ns[i] += ns[i];
+                for (sum, ns) in self.inside_ns.iter_mut().zip(ns) {
+                    *sum += ns;
                 }
             }
             None => self.split = false,

@@ -249,7 +249,7 @@ mod tests {
     fn window_limits_new_frames_until_the_oldest_completes() {
         let mut t = TxTid::default();
         for i in 0..70 {
-            t.fifo.push_back(pkt(i));
+            t.fifo.push_back(pkt(i).packet);
         }
         let mut sent = Vec::new();
         for i in 0..64 {
