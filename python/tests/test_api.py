@@ -231,3 +231,22 @@ def test_tcp_frame_holds_each_senders_series(cli):
     args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
     code, out, _ = cli("run", "tcp-ndown-6mbit", *args, "--json")
     assert code == 0 and json.loads(out)["flows"] == res["flows"]
+
+
+def test_budget_frame_is_results_delay_budget():
+    sets = {"traffic.test": "tcp_1down", "traffic.length_s": 3, "traffic.delay_s": 1}
+    r = txop.run(txop.scenario("tcp-ndown-6mbit", sets))
+    b = r.budget
+    for f in r.results["flows"]:
+        fwd = f["delay_budget"]["forward"]
+        if fwd is None:
+            continue
+        rows = b.loc[(f["flow"], "forward")]
+        # The stages in the packet's order, and their sums add up to the delays.
+        assert list(rows.index) == [s["stage"] for s in fwd["stages"]]
+        assert int(rows["sum_ns"].sum()) == fwd["delay_sum_ns"]
+        assert list(rows["mean_ms"]) == pytest.approx([s["mean_ms"] for s in fwd["stages"]])
+    tcp = next(f for f in r.results["flows"] if f["kind"] == "tcp")
+    # TCP's ACKs: means, no percentiles.
+    acks = b.loc[(tcp["flow"], "back")]
+    assert acks["p50_ms"].isna().all() and acks["mean_ms"].notna().all()

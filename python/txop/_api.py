@@ -348,6 +348,28 @@ def tcp_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
     return rows
 
 
+def budget_rows(results: Mapping[str, Any]) -> builtins.list[dict[str, Any]]:
+    """One dict per flow, direction and stage of the delay budget (per BSS): the
+    flow, ``direction`` (``forward``, ``back``), ``stage`` and its ``packets``,
+    ``sum_ns``, ``mean_ms``, ``p50_ms`` and ``p99_ms`` (NaN for TCP's ACKs, which
+    record means only). A direction no packet took has no rows."""
+    rows = []
+    for bss, cell in _cells(results):
+        for f in cell["flows"]:
+            for direction in ("forward", "back"):
+                b = f["delay_budget"][direction]
+                if b is None:
+                    continue
+                for s in b["stages"]:
+                    row: dict[str, Any] = {} if bss is None else {"bss": bss}
+                    row.update({"flow": f["flow"], "direction": direction, "stage": s["stage"]})
+                    row["packets"] = b["packets"]
+                    for k in ("sum_ns", "mean_ms", "p50_ms", "p99_ms"):
+                        row[k] = math.nan if s[k] is None else s[k]
+                    rows.append(row)
+    return rows
+
+
 class Result:
     """One run's results.
 
@@ -449,6 +471,21 @@ class Result:
         keys = (["bss"] if "bss" in self.results else []) + ["flow", "time_s"]
         columns = keys + [c for _, c in _TCP_SERIES] + ["bbr_modes"]
         return pd.DataFrame(tcp_rows(self.results), columns=columns).set_index(keys)
+
+    @property
+    def budget(self) -> "pd.DataFrame":
+        """Where each flow's delay goes (docs/results.md, "The delay budget"): a row per
+        flow, direction and stage, indexed by ``flow`` (``bss, flow`` with several
+        BSSs), ``direction`` and ``stage`` in the packet's order, with ``packets``,
+        ``sum_ns``, ``mean_ms`` (the means of a direction add up to its mean delay),
+        ``p50_ms`` and ``p99_ms``. ``r.budget["mean_ms"].xs("forward",
+        level="direction").unstack("stage").plot.barh(stacked=True)`` draws where the
+        time goes."""
+        import pandas as pd
+
+        keys = (["bss"] if "bss" in self.results else []) + ["flow", "direction", "stage"]
+        columns = keys + ["packets", "sum_ns", "mean_ms", "p50_ms", "p99_ms"]
+        return pd.DataFrame(budget_rows(self.results), columns=columns).set_index(keys)
 
     def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
         """Write the results directory ``txop run -o DIR`` writes (summary.txt,

@@ -298,6 +298,20 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
             row(format!("{fname} {which} p99 ms"), &|r| {
                 same(r).and_then(|f| flow_latency(&f).map(|(_, l)| format!("{:.1}", l.p99)))
             });
+            // Where that delay goes: its three largest stages by mean (docs/results.md,
+            // "The delay budget").
+            row(format!("{fname} delay mostly in, ms"), &|r| {
+                let mut means = report::budget_means_ms(&same(r)?)?;
+                means.sort_by(|a, b| b.1.total_cmp(&a.1));
+                Some(
+                    means
+                        .iter()
+                        .take(3)
+                        .map(|(stage, ms)| format!("{stage} {ms:.1}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )
+            });
         }
         if !first.is_measurement() {
             row(format!("{fname} Mbit/s"), &|r| {

@@ -308,59 +308,58 @@ fn tcp_table(s: &mut String, r: &Results) {
     }
 }
 
-/// Where each flow's delay goes (docs/results.md, "The delay budget"): the mean time
-/// per packet in each stage, which add up to the mean delay (percentiles would not);
-/// an echo flow's request and reply added, which is its round trip. The wired hop
-/// and the host bus before and after the cell are one column, `wire/bus`. A row per
-/// flow that delivered something; beyond [`SCREEN_FLOWS`] flows none (every flow's in
-/// results.json).
+/// The summary's and `compare`'s columns of the delay budget: the wired hop and the
+/// host bus before and after the cell are one, `wire/bus`.
+const BUDGET_COLUMNS: [(&str, &[&str]); 8] = [
+    ("wire/bus", &["to_cell", "from_cell"]),
+    ("qdisc", &["qdisc"]),
+    ("txq", &["txq"]),
+    ("driver", &["driver"]),
+    ("access", &["access"]),
+    ("retries", &["retries"]),
+    ("air", &["air"]),
+    ("reorder", &["reorder"]),
+];
+
+/// A flow's mean time per packet in each of [`BUDGET_COLUMNS`] (ms), which add up to
+/// its mean delay (percentiles would not); an echo flow's request and reply added,
+/// which is its round trip. `None` for a flow that delivered nothing.
+pub fn budget_means_ms(f: &FlowResult) -> Option<[(&'static str, f64); 8]> {
+    let forward = f.delay_budget.forward.as_ref().filter(|b| b.packets > 0)?;
+    // The reply too for an echo flow: the round trip its delay columns show.
+    let back = f
+        .delay_budget
+        .back
+        .as_ref()
+        .filter(|b| b.packets > 0 && f.rtt_ms.is_some());
+    let mean = |stage: &str| -> f64 {
+        [Some(forward), back]
+            .into_iter()
+            .flatten()
+            .flat_map(|b| b.stages.iter().filter(|s| s.stage == stage))
+            .map(|s| s.mean_ms)
+            .sum()
+    };
+    Some(BUDGET_COLUMNS.map(|(name, stages)| (name, stages.iter().map(|st| mean(st)).sum())))
+}
+
+/// Where each flow's delay goes (docs/results.md, "The delay budget"): its
+/// [`budget_means_ms`]. A row per flow that delivered something; beyond
+/// [`SCREEN_FLOWS`] flows none (every flow's in results.json).
 fn budget_table(s: &mut String, r: &Results) {
-    const COLUMNS: [(&str, &[&str]); 8] = [
-        ("wire/bus", &["to_cell", "from_cell"]),
-        ("qdisc", &["qdisc"]),
-        ("txq", &["txq"]),
-        ("driver", &["driver"]),
-        ("access", &["access"]),
-        ("retries", &["retries"]),
-        ("air", &["air"]),
-        ("reorder", &["reorder"]),
-    ];
     if r.flows.len() > SCREEN_FLOWS {
         return;
     }
-    let rows: Vec<(&FlowResult, Vec<f64>)> = r
+    let rows: Vec<(&FlowResult, [(&str, f64); 8])> = r
         .flows
         .iter()
-        .filter_map(|f| {
-            let forward = f.delay_budget.forward.as_ref().filter(|b| b.packets > 0)?;
-            // The reply too for an echo flow: the round trip its delay columns show.
-            let back = f
-                .delay_budget
-                .back
-                .as_ref()
-                .filter(|b| b.packets > 0 && f.rtt_ms.is_some());
-            let mean = |stage: &str| -> f64 {
-                [Some(forward), back]
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|b| b.stages.iter().filter(|s| s.stage == stage))
-                    .map(|s| s.mean_ms)
-                    .sum()
-            };
-            Some((
-                f,
-                COLUMNS
-                    .iter()
-                    .map(|(_, stages)| stages.iter().map(|st| mean(st)).sum())
-                    .collect(),
-            ))
-        })
+        .filter_map(|f| Some((f, budget_means_ms(f)?)))
         .collect();
     if rows.is_empty() {
         return;
     }
     let mut header = format!("{:>5}  {:<9}", "flow", "kind");
-    for (name, _) in COLUMNS {
+    for (name, _) in BUDGET_COLUMNS {
         let _ = write!(header, " {name:>8}");
     }
     let _ = writeln!(
@@ -370,7 +369,7 @@ fn budget_table(s: &mut String, r: &Results) {
     let _ = writeln!(s, "{header}");
     for (f, means) in rows {
         let mut line = format!("{:>5}  {:<9}", f.flow, f.kind);
-        for m in means {
+        for (_, m) in means {
             let _ = write!(line, " {m:>8.2}");
         }
         let _ = writeln!(s, "{line}");

@@ -125,9 +125,10 @@ fn every_builtin_splits_every_packet_exactly() {
 }
 
 /// One station, 1 Mbit/s of 1500-byte UDP from the AP, 802.11a at 54 Mbit/s without
-/// aggregation, QoS or protection: every packet alone on an idle medium.
-fn light_11a(extra: &[&str]) -> Value {
-    let mut args = vec![
+/// aggregation, QoS or protection: every packet alone on an idle medium. Its one
+/// flow's forward budget.
+fn light_11a_cbr() -> Value {
+    let v = run_json(&[
         "run",
         "bianchi-11a",
         "--json",
@@ -137,14 +138,6 @@ fn light_11a(extra: &[&str]) -> Value {
         "mac.aggregation=false",
         "--set",
         "duration_s=3",
-    ];
-    args.extend_from_slice(extra);
-    run_json(&args)
-}
-
-#[test]
-fn the_air_stage_is_the_ppdu_duration_of_the_standard() {
-    let v = light_11a(&[
         "--set",
         "traffic.kind=cbr",
         "--set",
@@ -152,8 +145,12 @@ fn the_air_stage_is_the_ppdu_duration_of_the_standard() {
         "--set",
         "traffic.direction=downlink",
     ]);
-    let f = flows(&v)[0];
-    let b = &f["delay_budget"]["forward"];
+    flows(&v)[0]["delay_budget"]["forward"].clone()
+}
+
+#[test]
+fn the_air_stage_is_the_ppdu_duration_of_the_standard() {
+    let b = &light_11a_cbr();
     assert!(u(&b["packets"]) > 200, "{b}");
     // IEEE 802.11-2016 §17.4.3: TXTIME = T_PREAMBLE 16 + T_SIGNAL 4 + T_SYM 4 ×
     // ⌈(16 + 8 × LENGTH + 6) / N_DBPS⌉ µs, N_DBPS = 216 at 54 Mbit/s; the MPDU is a
@@ -177,15 +174,7 @@ fn an_idle_medium_is_taken_at_once() {
     // IEEE 802.11-2016 §10.3.4.2: a frame that finds the medium idle for DIFS or
     // longer, with no backoff pending, goes out at once; at 1 Mbit/s of 1500-byte
     // packets (one every 12 ms, each 0.248 ms on the air) almost every packet does.
-    let v = light_11a(&[
-        "--set",
-        "traffic.kind=cbr",
-        "--set",
-        "traffic.rate_mbps=1",
-        "--set",
-        "traffic.direction=downlink",
-    ]);
-    let b = &flows(&v)[0]["delay_budget"]["forward"];
+    let b = &light_11a_cbr();
     let access = stage(b, "access");
     assert_eq!(access["p50_ms"].as_f64().unwrap(), 0.0, "{access}");
     // DIFS = SIFS 16 + 2 × slot 9 = 34 µs: the mean stays far below one.

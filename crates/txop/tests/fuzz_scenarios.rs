@@ -55,8 +55,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::guard::{
-    check_airtime, check_conservation, check_queue_limits, guarded, guarded_cancellable, Failure,
-    GUARD,
+    check_airtime, check_budget, check_conservation, check_queue_limits, guarded,
+    guarded_cancellable, Failure, GUARD,
 };
 use txop::neighbours::PreparedBsss;
 use txop::report::JsonReport;
@@ -476,6 +476,7 @@ fn check(
             for r in &results {
                 check_conservation(r).map_err(|e| finding("packets not conserved", e))?;
                 check_airtime(r).map_err(|e| finding("airtime not conserved", e))?;
+                check_budget(r).map_err(|e| finding("delay budget not split", e))?;
             }
             check_queue_limits(&occupancy).map_err(|e| {
                 // One signature per kind of queue broken, whatever the node and numbers.

@@ -136,6 +136,35 @@ pub fn check_conservation(r: &Results) -> Result<(), String> {
     }
 }
 
+/// `Err` unless every flow's delay budget split every packet it recorded, and its
+/// stages add up to the delays (issue 27: the instants a packet crosses the cell's
+/// boundaries come in order, docs/results.md "The delay budget").
+pub fn check_budget(r: &Results) -> Result<(), String> {
+    for f in &r.flows {
+        let budgets = [
+            ("forward", &f.delay_budget.forward),
+            ("back", &f.delay_budget.back),
+        ];
+        for (dir, b) in budgets {
+            let Some(b) = b else { continue };
+            if b.unsplit_packets > 0 {
+                return Err(format!(
+                    "flow {} ({dir}): {} packets whose delay could not be split",
+                    f.flow, b.unsplit_packets
+                ));
+            }
+            let sum: u64 = b.stages.iter().map(|s| s.sum_ns).sum();
+            if sum != b.delay_sum_ns {
+                return Err(format!(
+                    "flow {} ({dir}): stages add up to {sum} ns, the delays to {} ns",
+                    f.flow, b.delay_sum_ns
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `Err` unless airtime is conserved: no station was charged more airtime than the run
 /// lasted, and the stations' and the beacons' airtime together is at most the time
 /// the medium was busy (issue 25: with `[space]`, a station's overlapping exchanges
