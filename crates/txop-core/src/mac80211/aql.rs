@@ -676,11 +676,10 @@ impl Aql {
     /// (reference §6.3).
     #[inline]
     pub fn add(&mut self, sta: LinkId, ac: Ac, us: u32) {
-        let was_below = self.below_threshold();
-        if let Some(e) = self.external.as_mut() {
-            e.update_pending_airtime(sta, ac, us, false);
-            return self.refresh_after_change(sta, ac, was_below);
+        if self.external.is_some() {
+            return self.external_update(sta, ac, us, false);
         }
+        let was_below = self.below_threshold();
         let a = ac.index();
         let us = i64::from(us);
         self.stations[sta.index()].pending[a] += us;
@@ -696,11 +695,10 @@ impl Aql {
     /// stays the sum of the AC counters.
     #[inline]
     pub fn complete(&mut self, sta: LinkId, ac: Ac, us: u32) {
-        let was_below = self.below_threshold();
-        if let Some(e) = self.external.as_mut() {
-            e.update_pending_airtime(sta, ac, us, true);
-            return self.refresh_after_change(sta, ac, was_below);
+        if self.external.is_some() {
+            return self.external_update(sta, ac, us, true);
         }
+        let was_below = self.below_threshold();
         let a = ac.index();
         let us = i64::from(us);
         let s = &mut self.stations[sta.index()].pending[a];
@@ -723,8 +721,8 @@ impl Aql {
     /// if the radio total is below the threshold and the station is below its high
     /// limit.
     pub fn station_eligible(&self, sta: LinkId, ac: Ac) -> bool {
-        if let Some(e) = self.external.as_ref() {
-            return e.airtime_check(sta, ac, self.params.enabled);
+        if let Some(e) = self.external.as_deref() {
+            return external_airtime_check(e, sta, ac, self.params.enabled);
         }
         if !self.params.enabled {
             return true;
@@ -781,11 +779,40 @@ impl Aql {
 
     /// `local->aql_total_pending_airtime`, in µs.
     pub fn total_pending_us(&self) -> u32 {
-        if let Some(e) = self.external.as_ref() {
-            return clamp_u32(i64::from(e.total_pending_us()));
+        if let Some(e) = self.external.as_deref() {
+            return external_total_pending_us(e);
         }
         clamp_u32(self.total_pending)
     }
+
+    /// [`Aql::add`] (`completed` false) or [`Aql::complete`] on the external code.
+    // perf: out of line and cold, so that txop's own path through `add` and
+    // `complete` stays small enough for LLVM to inline where it is called.
+    #[cold]
+    #[inline(never)]
+    fn external_update(&mut self, sta: LinkId, ac: Ac, us: u32, completed: bool) {
+        let was_below = self.below_threshold();
+        if let Some(e) = self.external.as_mut() {
+            e.update_pending_airtime(sta, ac, us, completed);
+        }
+        self.refresh_after_change(sta, ac, was_below);
+    }
+}
+
+/// [`Aql::station_eligible`] on the external code.
+// perf: out of line and cold, as `Aql::external_update`.
+#[cold]
+#[inline(never)]
+fn external_airtime_check(e: &dyn ExternalAql, sta: LinkId, ac: Ac, enabled: bool) -> bool {
+    e.airtime_check(sta, ac, enabled)
+}
+
+/// [`Aql::total_pending_us`] on the external code.
+// perf: out of line and cold, as `Aql::external_update`.
+#[cold]
+#[inline(never)]
+fn external_total_pending_us(e: &dyn ExternalAql) -> u32 {
+    clamp_u32(i64::from(e.total_pending_us()))
 }
 
 /// A counter as the unsigned value the kernel compares (counters are never left
