@@ -239,13 +239,6 @@ pub struct Stages {
     pub ns: [u64; Stage::COUNT],
 }
 
-impl Stages {
-    /// The whole delay, ns.
-    pub fn total_ns(&self) -> u64 {
-        self.ns.iter().sum()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,7 +272,7 @@ mod tests {
         let p = Passes::first(Nanos(10), &stamps(10), Nanos(450));
         let st = p.stages(Nanos(0), Nanos(1000)).unwrap();
         assert_eq!(st.ns, [10, 10, 30, 10, 40, 200, 100, 50, 550]);
-        assert_eq!(st.total_ns(), 1000);
+        assert_eq!(st.ns.iter().sum::<u64>(), 1000);
         // Arrived before it left the cell.
         assert_eq!(p.stages(Nanos(0), Nanos(440)), None);
         let late = CellStamps {
@@ -297,6 +290,6 @@ mod tests {
         p.add(Nanos(550), &stamps(550), Nanos(990));
         let st = p.stages(Nanos(0), Nanos(1500)).unwrap();
         assert_eq!(st.ns, [10, 20, 60, 20, 80, 400, 200, 100, 610]);
-        assert_eq!(st.total_ns(), 1500);
+        assert_eq!(st.ns.iter().sum::<u64>(), 1500);
     }
 }

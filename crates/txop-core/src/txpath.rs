@@ -262,7 +262,7 @@ pub(crate) struct TxPath {
     /// waiting for them.
     pub(crate) gave_up: Vec<GivenUpMpdu>,
     /// Per AC, when the node's last transmission of it ended: where medium access for
-    /// a PPDU already waiting begins (a packet's `stamps.access_at`).
+    /// a PPDU already waiting begins (`CellStamps::access_at`).
     access_from: [Nanos; 4],
     /// Per link: its peer's PHY class, which sets its advertised A-MSDU limit.
     amsdu_peer: Vec<PeerClass>,
@@ -498,16 +498,14 @@ impl TxPath {
         }
         let ac = self.ac_of(&packet);
         let txq = TxqId::new(link, Tid(packet.tid));
+        // It leaves the qdisc now under noqueue; a qdisc stamps it again at dequeue
+        // (`pump_qdisc`).
+        packet.set_txq_at(now);
         if let Some(q) = self.qdisc.get_mut(ac.index()) {
             q.enqueue(now, packet, &mut self.drops);
             let peak = &mut self.peaks.qdisc_packets[ac.index()];
             *peak = (*peak).max(q.len_packets() as u32);
-            self.kick(now, ac);
-            return;
-        }
-        // noqueue: no time in a qdisc.
-        packet.set_txq_at(now);
-        if self.fq.is_some() {
+        } else if self.fq.is_some() {
             self.enqueue_txq(now, txq, packet, ac);
         } else if self.driver_room(ac) {
             packet.queued_at = now;

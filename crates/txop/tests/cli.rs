@@ -66,15 +66,7 @@ fn table_lists_every_station_and_total() {
 
 #[test]
 fn every_builtin_scenario_runs() {
-    let list = txop(&["list"]);
-    assert!(list.status.success());
-    // The first section: the scenarios, up to the first blank line.
-    let names: Vec<String> = stdout(&list)
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .collect();
+    let names = builtin_names();
     assert!(names.len() >= 3, "{names:?}");
     for name in names {
         let o = txop(&["run", &name, "--set", "duration_s=0.5"]);

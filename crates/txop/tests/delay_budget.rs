@@ -20,18 +20,6 @@ const STAGES: [&str; 9] = [
     "from_cell",
 ];
 
-/// The built-in scenarios `txop list` prints first.
-fn builtins() -> Vec<String> {
-    let list = txop(&["list"]);
-    assert!(list.status.success());
-    stdout(&list)
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .collect()
-}
-
 fn run_json(args: &[&str]) -> Value {
     let o = txop(args);
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -74,7 +62,7 @@ fn stage<'a>(dir: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn every_builtin_splits_every_packet_exactly() {
-    let names = builtins();
+    let names = builtin_names();
     assert!(names.len() >= 20, "{names:?}");
     let mut split = 0;
     for name in &names {

@@ -13,6 +13,19 @@ pub fn txop(args: &[&str]) -> Output {
         .expect("run txop")
 }
 
+/// The built-in scenarios: the first section `txop list` prints, up to its first
+/// blank line.
+pub fn builtin_names() -> Vec<String> {
+    let list = txop(&["list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    stdout(&list)
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
