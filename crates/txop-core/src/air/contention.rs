@@ -13,18 +13,20 @@
 //! slot boundaries that passed (see [`BackoffRule`](super::edca::BackoffRule)). The
 //! AP's beacon queue (AIFSN 1, no backoff) goes before its data queues.
 //!
-//! These are `impl Cell` blocks, as smoltcp splits its `Interface` across files: an
-//! access reads and writes state the cell owns (every node's EDCA functions and
+//! These are `impl Air` blocks, as smoltcp splits its `Interface` across files: an
+//! access reads and writes state the engine owns (every node's EDCA functions and
 //! transmit path, the exchange it starts, the AP's pending beacon) within one event.
 
 use crate::air::exchange::Tx;
 use crate::air::medium::Medium;
-use crate::cell::{Cell, Timer};
+use crate::air::timer::Timer;
+use crate::air::{Air, Management};
 use crate::mac::edca::Ac;
-use crate::mac::frame::{Frame, MgmtFrame};
+use crate::mac::frame::{DataFrame, Frame, MgmtFrame, MAX_QUEUED_FRAMES};
+use crate::packet::StationId;
 use crate::Nanos;
 
-/// What a node does when its contention ends ([`Cell::node_wins`]).
+/// What a node does when its contention ends ([`Air::node_wins`]).
 pub(crate) struct NodeAccess {
     /// When its transmission starts (its other ACs froze then).
     pub(crate) busy_at: Nanos,
@@ -34,14 +36,14 @@ pub(crate) struct NodeAccess {
     pub(crate) tx: Option<Tx>,
 }
 
-impl Cell {
+impl Air {
     /// An AC of node `n` got its first PPDU at `now`: if the node senses the medium busy
-    /// (see [`Cell::senses_busy`]) it invokes backoff (802.11-2016 10.22.2.2 a) unless
+    /// (see [`Air::senses_busy`]) it invokes backoff (802.11-2016 10.22.2.2 a) unless
     /// post-backoff is still running; if it senses it idle and its counter already ran
     /// out (AIFS has passed and post-backoff finished), the frame may go at once.
     pub(crate) fn edcaf_woken(&mut self, n: usize, ac: Ac, now: Nanos) {
         if self.nodes[n].away {
-            // Contention starts when the radio is back (`Cell::radio_back`).
+            // Contention starts when the radio is back (`Air::radio_back`).
             return;
         }
         let slot = self.timing.slot;
@@ -82,6 +84,38 @@ impl Cell {
         self.medium.senses_busy(n, now, self.timing.sifs)
     }
 
+    /// Queue one of the MAC's own frames (a null-data frame or a PS-Poll) at station
+    /// `sta` (a queued, not yet sent null-data frame takes the newer PM bit). Returns
+    /// false if the queue is full.
+    pub(crate) fn queue_frame(&mut self, sta: StationId, frame: Frame, now: Nanos) -> bool {
+        let n = sta.node().index();
+        let had = self.nodes[n].has_frame(Ac::Vo);
+        let node = &mut self.nodes[n];
+        let back_in_air = node.frame_in_air && node.frames.len() == 1;
+        if !back_in_air {
+            if let Some(b) = node.frames.back_mut() {
+                if matches!(
+                    (*b, frame),
+                    (
+                        Frame::Data(DataFrame::NullData { .. }),
+                        Frame::Data(DataFrame::NullData { .. })
+                    )
+                ) {
+                    *b = frame;
+                    return true;
+                }
+            }
+        }
+        if node.frames.len() >= MAX_QUEUED_FRAMES {
+            return false;
+        }
+        node.frames.push_back(frame);
+        if !had {
+            self.edcaf_woken(n, Ac::Vo, now);
+        }
+        true
+    }
+
     /// Start contention for the ACs of node `n` that had no frame before (`had`).
     pub(crate) fn wake_new_frames(&mut self, n: usize, had: [bool; 4], now: Nanos) {
         for ac in Ac::ALL {
@@ -92,7 +126,7 @@ impl Cell {
     }
 
     /// Contention ended at `t`: find who transmits, freeze the others, start the exchange.
-    pub(crate) fn start_access(&mut self, t: Nanos) {
+    pub(crate) fn start_access(&mut self, t: Nanos, mgmt: &mut dyn Management) {
         let slot = self.timing.slot;
         let window_end = t + self.timing.cca_detect;
         let rule = self.cfg.backoff_rule;
@@ -122,9 +156,9 @@ impl Cell {
         sh.exch.txop_start = t;
         sh.exch.busy_from = t;
         if sh.exch.txs.len() > 1 {
-            self.resolve_collision();
+            self.resolve_collision(mgmt);
         } else {
-            self.resolve_single(None);
+            self.resolve_single(None, mgmt);
         }
     }
 
@@ -148,9 +182,7 @@ impl Cell {
             beacon.filter(|&(bt, _)| bt <= window_end && best.is_none_or(|(t0, _)| bt <= t0));
         let (busy_at, winner, tx) = match (best, beacon_now) {
             (_, Some((bt, k))) => {
-                if let Some(m) = self.mgmt.as_mut() {
-                    m.beacon_pending = None;
-                }
+                self.beacon = None;
                 let ok = self.spare_ok.pop().unwrap_or_default();
                 let beacon = Frame::Mgmt(MgmtFrame::Beacon { k });
                 (bt, None, Some(Tx::own(node.id, bt, beacon, ok)))
@@ -262,7 +294,7 @@ impl Cell {
 
     /// The contention of nodes changed (a radio left or came back, a beacon's
     /// listeners woke): re-arm the next access. With space the medium keeps that timer
-    /// ([`Cell::refresh_medium_timer`]); in one collision domain the access timer, while
+    /// ([`Air::refresh_medium_timer`]); in one collision domain the access timer, while
     /// no exchange is on the air (its end reschedules contention).
     pub(crate) fn contention_changed(&mut self) {
         match &self.medium {
@@ -278,12 +310,8 @@ impl Cell {
     /// When the pending beacon goes out if the medium stays idle: at its TBTT, but not
     /// before AIFSN 1 (PIFS) after the medium went idle. With its number.
     pub(crate) fn beacon_tx_time(&self) -> Option<(Nanos, u64)> {
-        let m = self.mgmt.as_ref()?;
-        let k = m.beacon_pending?;
-        let at = m
-            .clock
-            .tbtt(k)
-            .max(self.nodes[0].ifs_ref + self.timing.aifs(1));
-        Some((at, k))
+        let b = self.beacon?;
+        let at = b.tbtt.max(self.nodes[0].ifs_ref + self.timing.aifs(1));
+        Some((at, b.k))
     }
 }

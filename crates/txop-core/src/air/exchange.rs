@@ -16,17 +16,19 @@
 //! The per-node medium (`medium/spatial.rs`) steps the same sequence PPDU by PPDU, and
 //! shares with this file every rule that is not about when a PPDU goes out or what its
 //! addressee makes of it: the try count ([`Tx::count_try`]), the protection and
-//! TXOP-fit rules ([`Cell::protection_of`], [`Cell::take_txop_ppdu`],
-//! [`Cell::continue_in_txop`]), the channel draw, the settling of each transmission
-//! ([`Cell::settle_tx`]), the airtime charge of exchanges that overlap
-//! (`air/charge.rs`) and the response timeout ([`Cell::response_given_up_at`]).
+//! TXOP-fit rules ([`Air::protection_of`], [`Air::take_txop_ppdu`],
+//! [`Air::continue_in_txop`]), the channel draw, the settling of each transmission
+//! ([`Air::settle_tx`]), the airtime charge of exchanges that overlap
+//! (`air/charge.rs`) and the response timeout ([`Air::response_given_up_at`]).
 //!
-//! Like `contention.rs`, these are `impl Cell` blocks over the state the cell owns.
+//! Like `contention.rs`, these are `impl Air` blocks over the state the engine owns.
 
 use crate::air::charge::{split_share, Span};
 use crate::air::medium::Medium;
+use crate::air::stats::AirtimeRecord;
+use crate::air::timer::Timer;
+use crate::air::{Air, Management, Output};
 use crate::budget::CellStamps;
-use crate::cell::{AirtimeRecord, Cell, Output, Timer};
 use crate::driver::airtime_report::ath9k_frame_us;
 use crate::driver::Ppdu;
 use crate::mac::ampdu::SubframeClock;
@@ -167,7 +169,7 @@ impl Exchange {
     }
 }
 
-impl Cell {
+impl Air {
     /// Keep a finished transmission's per-MPDU outcome vector for the next one.
     pub(crate) fn recycle_ok(&mut self, mut tx: Tx) {
         tx.ok.clear();
@@ -198,7 +200,7 @@ impl Cell {
     }
 
     /// The PPDUs of `tx`'s exchange ([`FrameSequence::data`]), protected as
-    /// [`Cell::protection_of`] decides.
+    /// [`Air::protection_of`] decides.
     #[inline]
     pub(crate) fn sequence_of(&self, tx: &Tx) -> FrameSequence {
         let (protection, air) = self.protection_of(tx);
@@ -213,7 +215,7 @@ impl Cell {
     }
 
     /// The PPDUs of node `n`'s own frame `f` ([`FrameSequence::own`]): the frame at
-    /// [`Cell::frame_vector`]'s rate, and the AP's ACK at its control-response rate unless
+    /// [`Air::frame_vector`]'s rate, and the AP's ACK at its control-response rate unless
     /// it is a beacon.
     pub(crate) fn own_sequence(&self, n: usize, f: Frame) -> FrameSequence {
         let band = self.cfg.band;
@@ -281,7 +283,7 @@ impl Cell {
     }
 
     /// Several transmissions overlap: all are lost.
-    pub(crate) fn resolve_collision(&mut self) {
+    pub(crate) fn resolve_collision(&mut self, mgmt: &mut dyn Management) {
         let band = self.cfg.band;
         let mut end = Nanos::ZERO;
         for i in 0..self.medium.shared().exch.txs.len() {
@@ -312,16 +314,20 @@ impl Cell {
         exch.end = end;
         self.timers.set(Timer::ExchangeEnd, Some(end));
         if self.capture.is_some() {
-            self.capture_exchange();
+            self.capture_exchange(mgmt);
         }
     }
 
     /// One transmission: draw the channel errors and lay out the exchange. `known` is
     /// this PPDU's frame sequence when the caller has just built it
-    /// ([`Cell::continue_txop`] does, for every PPDU of a TXOP).
-    pub(crate) fn resolve_single(&mut self, known: Option<FrameSequence>) {
+    /// ([`Air::continue_txop`] does, for every PPDU of a TXOP).
+    pub(crate) fn resolve_single(
+        &mut self,
+        known: Option<FrameSequence>,
+        mgmt: &mut dyn Management,
+    ) {
         if self.medium.shared().exch.txs[0].frame.is_some() {
-            self.resolve_frame();
+            self.resolve_frame(mgmt);
             return;
         }
         let sifs = self.timing.sifs;
@@ -421,33 +427,33 @@ impl Cell {
     }
 
     /// The data PPDU ended: the receiver releases what it decoded, in order.
-    pub(crate) fn deliver(&mut self, t: Nanos) {
+    pub(crate) fn deliver(&mut self, t: Nanos, mgmt: &mut dyn Management) {
         let exch = &mut self.medium.shared_mut().exch;
         exch.delivered = true;
         self.timers.set(Timer::ExchangeEnd, Some(exch.end));
         if exch.txs[0].frame.is_some() {
-            self.deliver_frame(t);
+            self.deliver_frame(t, mgmt);
             return;
         }
         // Captured when the data ends, not when the exchange starts: an
         // addressee that leaves in between (`addressee_left`) changes its outcome.
         if self.capture.is_some() {
-            self.capture_exchange();
+            self.capture_exchange(mgmt);
         }
         // The transmission is lent out while its receiver takes what it decoded.
         let txs = std::mem::take(&mut self.medium.shared_mut().exch.txs);
-        self.release_received(t, &txs[0]);
+        self.release_received(t, &txs[0], mgmt);
         self.medium.shared_mut().exch.txs = txs;
     }
 
     /// `tx`'s data PPDU ended at `t`: its receiver takes the MPDUs it decoded (`tx.ok`)
     /// into its reorder buffer and releases what is in order.
-    pub(crate) fn release_received(&mut self, t: Nanos, tx: &Tx) {
+    pub(crate) fn release_received(&mut self, t: Nanos, tx: &Tx, mgmt: &mut dyn Management) {
         let (txn, link, tid) = (tx.node.index(), tx.link(), tx.tid());
         let rx = self.nodes[txn].link(link).peer;
         let rx_node = rx.index();
-        if self.mgmt.is_some() && tx.ok.iter().any(|&o| o) {
-            self.data_received(t, tx.node, rx);
+        if tx.ok.iter().any(|&o| o) {
+            mgmt.data_received(self, t, tx.node, rx);
         }
         let Some(rx_link) = self.nodes[rx_node].link_to(self.nodes[txn].id) else {
             return;
@@ -552,7 +558,7 @@ impl Cell {
     /// The transmissions are settled where they are, in order: nothing called from here
     /// looks at the exchange's transmissions (only `ps_timeout` does, from
     /// `handle_mgmt`), so they need not be moved out first.
-    pub(crate) fn finish_exchange(&mut self, t: Nanos) {
+    pub(crate) fn finish_exchange(&mut self, t: Nanos, mgmt: &mut dyn Management) {
         let exch = &mut self.medium.shared_mut().exch;
         let outcome = exch.outcome.unwrap_or(ExchangeOutcome::Failed);
         let busy_from = exch.busy_from;
@@ -601,13 +607,13 @@ impl Cell {
             // A lone transmitter's airtime starts where its busy period does (within a
             // TXOP, at the end of the previous exchange).
             let start = if n_tx == 1 { busy_from } else { tx.start };
-            self.settle_tx(tx, start, t, outcome, share);
+            self.settle_tx(tx, start, t, outcome, share, mgmt);
         }
         debug_assert_eq!(charged, busy.as_ns(), "charges sum to the busy period");
         self.medium.shared_mut().exch.txs = txs;
         // An acknowledged exchange had a lone transmitter: its record stays for a TXOP
         // continuation.
-        if outcome == ExchangeOutcome::Acked && self.continue_txop(t) {
+        if outcome == ExchangeOutcome::Acked && self.continue_txop(t, mgmt) {
             return;
         }
         // Interframe references for the next contention.
@@ -626,13 +632,13 @@ impl Cell {
         }
         self.clear_txs();
         self.medium.shared_mut().busy = false;
-        self.departures_due(t);
+        mgmt.exchange_ended(self, t);
         self.reschedule();
     }
 
     /// When the transmitter of `tx`, whose exchange in one collision domain got no
     /// response (`collision`: it overlapped others), stops waiting for one
-    /// ([`Cell::response_given_up_at`]). What went out: in a collision an RTS alone if
+    /// ([`Air::response_given_up_at`]). What went out: in a collision an RTS alone if
     /// the exchange starts with one, else the data (or the MAC's own frame), which is
     /// also what a lone transmitter's addressee failed to decode. Asked before `tx` is
     /// settled: its sequence needs its PPDU.
@@ -760,8 +766,8 @@ impl Cell {
 
     /// After an acknowledged exchange, send the next PPDU of the same AC after SIFS if
     /// the AC has a TXOP limit and that whole exchange fits in what is left of it
-    /// ([`Cell::continue_in_txop`]).
-    pub(crate) fn continue_txop(&mut self, t: Nanos) -> bool {
+    /// ([`Air::continue_in_txop`]).
+    pub(crate) fn continue_txop(&mut self, t: Nanos, mgmt: &mut dyn Management) -> bool {
         // An exchange of one of the MAC's own frames is not continued.
         let exch = &self.medium.shared().exch;
         if exch.txs.first().is_none_or(|tx| tx.frame.is_some()) {
@@ -780,12 +786,12 @@ impl Cell {
             return false;
         };
         exch.busy_from = t;
-        self.resolve_single(Some(seq));
+        self.resolve_single(Some(seq), mgmt);
         true
     }
 
     /// `tx`'s exchange was acknowledged at `t`: make `tx` the next transmission of its
-    /// TXOP, begun at `txop_start`, if there is one ([`Cell::take_txop_ppdu`]): the
+    /// TXOP, begun at `txop_start`, if there is one ([`Air::take_txop_ppdu`]): the
     /// next data PPDU of its AC, SIFS later. Returns that exchange's sequence, or
     /// `None` (and `tx` is left as it was). Both media continue a TXOP through it.
     // perf: the record is rewritten in place, not built anew (a `Tx` is large).
@@ -806,8 +812,8 @@ impl Cell {
 
     /// Settle transmission `tx` of an exchange that ended at `t` with `outcome`,
     /// charged `share` ns of the busy period (its airtime from `start`): a data
-    /// PPDU ([`Cell::settle_data`]) or one of the MAC's own frames
-    /// ([`Cell::finish_frame`]). Both media settle every transmission through it.
+    /// PPDU ([`Air::settle_data`]) or one of the MAC's own frames
+    /// ([`Air::finish_frame`]). Both media settle every transmission through it.
     pub(crate) fn settle_tx(
         &mut self,
         tx: &mut Tx,
@@ -815,15 +821,16 @@ impl Cell {
         t: Nanos,
         outcome: ExchangeOutcome,
         share: u64,
+        mgmt: &mut dyn Management,
     ) {
         match tx.frame {
-            Some(f) => self.finish_frame(t, tx.node, f, outcome, share),
+            Some(f) => self.finish_frame(t, tx.node, f, outcome, share, mgmt),
             None => self.settle_data(tx, start, t, outcome, share),
         }
     }
 
-    /// The PPDUs of `tx`'s exchange: its data sequence ([`Cell::sequence_of`]) or
-    /// that of one of the MAC's own frames ([`Cell::own_sequence`]).
+    /// The PPDUs of `tx`'s exchange: its data sequence ([`Air::sequence_of`]) or
+    /// that of one of the MAC's own frames ([`Air::own_sequence`]).
     pub(crate) fn sequence_of_tx(&self, tx: &Tx) -> FrameSequence {
         match tx.frame {
             Some(f) => self.own_sequence(tx.node.index(), f),
@@ -866,7 +873,7 @@ impl Cell {
     /// A lone frame of the MAC's own: a station's is acknowledged by the AP if it gets
     /// through the channel; a beacon is answered by nobody (its reception by each
     /// station is drawn when it ends).
-    pub(crate) fn resolve_frame(&mut self) {
+    pub(crate) fn resolve_frame(&mut self, mgmt: &mut dyn Management) {
         let (n, f, start) = {
             let tx = &self.medium.shared().exch.txs[0];
             (
@@ -908,41 +915,52 @@ impl Cell {
             exch.outcome = Some(ExchangeOutcome::Acked);
         }
         if self.capture.is_some() {
-            self.capture_exchange();
+            self.capture_exchange(mgmt);
         }
     }
 
     /// One of the MAC's own frames ended on the air: the receivers act on it.
-    pub(crate) fn deliver_frame(&mut self, t: Nanos) {
+    pub(crate) fn deliver_frame(&mut self, t: Nanos, mgmt: &mut dyn Management) {
         let tx = &self.medium.shared().exch.txs[0];
         let (sender, f, ok) = (
             tx.node,
             tx.frame.expect("one of the MAC's own frames"),
             tx.ok.first() == Some(&true),
         );
-        self.deliver_own_frame(t, sender, f, ok);
+        self.deliver_own_frame(t, sender, f, ok, mgmt);
     }
 
     /// `sender`'s own frame `f` ended on the air at `t` (`ok`: its addressee decoded
     /// it): the AP acts on a station's null-data frame or PS-Poll, the stations on a
     /// beacon (one collision domain draws each station's reception here; with space
     /// the medium does, from each receiver's lock).
-    pub(crate) fn deliver_own_frame(&mut self, t: Nanos, sender: NodeId, f: Frame, ok: bool) {
+    pub(crate) fn deliver_own_frame(
+        &mut self,
+        t: Nanos,
+        sender: NodeId,
+        f: Frame,
+        ok: bool,
+        mgmt: &mut dyn Management,
+    ) {
         // Stations send null-data frames and PS-Polls, the AP beacons.
         match (f, sender.as_station()) {
-            (Frame::Data(DataFrame::NullData { pm: true }), Some(sta)) if ok => {
-                self.ap_doze(sta, t)
-            }
-            (Frame::Data(DataFrame::NullData { pm: false }), Some(sta)) if ok => {
-                self.ap_wake(sta, t)
-            }
-            (Frame::Ctl(CtlFrame::PsPoll), Some(sta)) if ok => self.ap_ps_poll(sta, t),
+            // With space the medium draws each station's reception from its lock.
             (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) if !self.medium.is_spatial() => {
-                self.beacon_received(t)
+                mgmt.beacon_ended(self, t, &mut |air, sta| air.beacon_through_link(sta, t));
             }
+            (_, Some(sta)) if ok => mgmt.frame_heard_by_ap(self, t, sta, f),
             _ => {}
         }
-        self.refresh_mgmt_timer();
+        mgmt.refresh(self);
+    }
+
+    /// Whether station `sta` decodes a beacon ending at `t` that nothing interfered
+    /// with: drawn at the AP's link's channel of that moment.
+    pub(crate) fn beacon_through_link(&mut self, sta: StationId, t: Nanos) -> bool {
+        let v = self.timing.lowest_basic;
+        let link = &mut self.nodes[0].link_mut(sta.ap_link());
+        let error = link.error_at(t);
+        link.draws_through(&error, &v, BEACON_BYTES)
     }
 
     /// The busy period of one of the MAC's own frames ended: charge it, and retry, give up or
@@ -955,17 +973,16 @@ impl Cell {
         f: Frame,
         outcome: ExchangeOutcome,
         share: u64,
+        mgmt: &mut dyn Management,
     ) {
         // Stations send null-data frames and PS-Polls, the AP beacons.
         let sta = match (f, sender.as_station()) {
             (Frame::Mgmt(MgmtFrame::Beacon { .. }), _) => {
                 self.beacon_airtime_ns += share;
                 if outcome == ExchangeOutcome::Collision {
-                    for sta in StationId::all(self.stations()) {
-                        self.station_beacon(t, sta, false, false);
-                    }
+                    mgmt.beacon_collided(self, t);
                 }
-                self.refresh_mgmt_timer();
+                mgmt.refresh(self);
                 return;
             }
             (_, Some(sta)) => sta,
@@ -988,10 +1005,10 @@ impl Cell {
                 Frame::Ctl(CtlFrame::PsPoll) => ps.ps_polls += 1,
                 _ => ps.null_frames += 1,
             }
-            self.frame_done(t, sta, f, acked);
+            mgmt.frame_done(self, t, sta, f, acked);
         } else {
             b.fail(&mut node.rng);
         }
-        self.refresh_mgmt_timer();
+        mgmt.refresh(self);
     }
 }

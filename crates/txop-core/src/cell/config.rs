@@ -4,7 +4,7 @@
 
 use crate::driver::BuildLimits;
 use crate::mac::ampdu::{
-    BA_WINDOW, DATA_OVERHEAD_BYTES, HT_MAX_AMPDU_BYTES, PPDU_MAX_TIME, QOS_DATA_OVERHEAD_BYTES,
+    mpdu_overhead, BA_WINDOW, HT_MAX_AMPDU_BYTES, PPDU_MAX_TIME, QOS_DATA_OVERHEAD_BYTES,
     VHT_MAX_AMPDU_BYTES,
 };
 use crate::mac::edca::{self, Ac, BackoffRule, EdcaTable};
@@ -390,14 +390,6 @@ fn tx_allowed(standard: Standard, tx: &TxVector) -> bool {
                     | TxVector::He { .. }
             )
     )
-}
-
-pub(super) fn mpdu_overhead(qos: bool) -> u32 {
-    if qos {
-        QOS_DATA_OVERHEAD_BYTES
-    } else {
-        DATA_OVERHEAD_BYTES
-    }
 }
 
 /// Rate control's expected throughput of a station's link in kbit/s (what mac80211

@@ -9,12 +9,21 @@
 //! lost (the sender retries, then drops). The AP holds the frames of a station it
 //! believes dozes: new ones in a power-save buffer (64 per AC, 512 in all), those
 //! already queued paused in its TXQs and driver, and releases them on PM=0 or a PS-Poll.
+//!
+//! Management sits above the MAC engine ([`Air`]): the engine tells it what happened
+//! through the [`Management`] trait, and it acts on the engine through the `&mut Air`
+//! handed with each call (queueing the MAC's own frames, taking radios off the channel
+//! or bringing them back, pausing and releasing the AP's queues).
 
-use super::{Cell, CellConfig, Timer};
+use super::{Cell, CellConfig};
+use crate::air::timer::Timer;
+use crate::air::{Air, Management, PendingBeacon};
+use crate::capture::{captured_beacon, CapturedFrame};
 use crate::mac::edca::Ac;
-use crate::mac::frame::{CtlFrame, DataFrame, Frame, MAX_QUEUED_FRAMES};
+use crate::mac::frame::{CtlFrame, DataFrame, Frame};
 use crate::mac80211::powersave::{
-    BeaconClock, PsAction, PsBuffers, PsState, StaPowerSave, BEACON_BYTES,
+    BeaconClock, PsAction, PsBuffers, PsState, StaPowerSave, DEFAULT_BEACON_INTERVAL_TU,
+    DEFAULT_DTIM_PERIOD,
 };
 use crate::mac80211::scan::{ScanAction, ScanStats, Scanner};
 use crate::packet::{NodeId, Packet, StationId};
@@ -27,8 +36,6 @@ pub(crate) struct Mgmt {
     pub(crate) clock: BeaconClock,
     /// The next beacon whose TBTT is still ahead.
     pub(crate) next_beacon: u64,
-    /// A beacon whose TBTT has passed, waiting for the medium.
-    pub(crate) beacon_pending: Option<u64>,
     /// Per station ([`StationId::index`]): the AP believes it dozes.
     pub(crate) ap_dozing: Vec<bool>,
     /// Per station: the AP serves its PS-Polls (its frames flow although it dozes).
@@ -73,7 +80,6 @@ impl Mgmt {
         Box::new(Mgmt {
             clock,
             next_beacon: clock.next_after(Nanos::ZERO),
-            beacon_pending: None,
             ap_dozing: vec![false; n],
             ap_service: vec![false; n],
             buffers: PsBuffers::new(n),
@@ -103,26 +109,107 @@ impl Cell {
         let s = m.stas.get(sta.index())?.scan.as_ref()?;
         Some(*s.stats())
     }
+}
 
-    pub(crate) fn refresh_mgmt_timer(&mut self) {
-        if let Some(m) = self.mgmt.as_ref() {
-            self.timers.set(Timer::Management, Some(m.next_deadline()));
+/// What the engine tells a cell's management, if it has one; nothing happens in a
+/// cell without beacons, scanning or power save.
+impl Management for Option<Box<Mgmt>> {
+    fn frame_heard_by_ap(&mut self, air: &mut Air, t: Nanos, sta: StationId, f: Frame) {
+        let Some(m) = self else {
+            return;
+        };
+        match f {
+            Frame::Data(DataFrame::NullData { pm: true }) => m.ap_doze(air, sta, t),
+            Frame::Data(DataFrame::NullData { pm: false }) => m.ap_wake(air, sta, t),
+            Frame::Ctl(CtlFrame::PsPoll) => m.ap_ps_poll(air, sta, t),
+            Frame::Mgmt(_) => {}
         }
     }
 
+    fn beacon_ended(
+        &mut self,
+        air: &mut Air,
+        t: Nanos,
+        heard: &mut dyn FnMut(&mut Air, StationId) -> bool,
+    ) {
+        if let Some(m) = self {
+            m.stations_hear_beacon(air, t, heard);
+        }
+    }
+
+    fn beacon_collided(&mut self, air: &mut Air, t: Nanos) {
+        if let Some(m) = self {
+            for sta in StationId::all(air.stations()) {
+                m.station_beacon(air, t, sta, false, false);
+            }
+        }
+    }
+
+    fn frame_done(&mut self, air: &mut Air, t: Nanos, sta: StationId, f: Frame, acked: bool) {
+        if let Some(m) = self {
+            m.frame_done(air, t, sta, f, acked);
+        }
+    }
+
+    fn data_received(&mut self, air: &mut Air, t: Nanos, tx: NodeId, rx: NodeId) {
+        if let Some(m) = self {
+            m.data_received(air, t, tx, rx);
+        }
+    }
+
+    fn exchange_ended(&mut self, air: &mut Air, t: Nanos) {
+        if let Some(m) = self {
+            m.departures_due(air, t);
+        }
+    }
+
+    fn refresh(&mut self, air: &mut Air) {
+        if let Some(m) = self {
+            m.refresh_timer(air);
+        }
+    }
+
+    fn captured_beacon(&self, k: u64) -> CapturedFrame {
+        // Only a cell with management sends beacons; without, hostapd's defaults.
+        let Some(m) = self else {
+            let clock = BeaconClock::new(DEFAULT_BEACON_INTERVAL_TU, DEFAULT_DTIM_PERIOD);
+            return captured_beacon(k, &clock, 0);
+        };
+        // The TIM: the stations the AP buffers for, up to AID 63.
+        let mut tim = 0u64;
+        for sta in StationId::all(m.stas.len()).take(63) {
+            if m.buffers.buffered(sta) > 0 {
+                tim |= 1 << sta.0;
+            }
+        }
+        captured_beacon(k, &m.clock, tim)
+    }
+}
+
+impl Mgmt {
+    /// Management's deadline is the earliest of its own ([`Mgmt::next_deadline`]).
+    pub(crate) fn refresh_timer(&self, air: &mut Air) {
+        air.timers
+            .set(Timer::Management, Some(self.next_deadline()));
+    }
+
     /// Station `sta`'s null-data frame or PS-Poll completed (acknowledged, or given up).
-    pub(crate) fn frame_done(&mut self, t: Nanos, sta: StationId, f: Frame, acked: bool) {
+    pub(crate) fn frame_done(
+        &mut self,
+        air: &mut Air,
+        t: Nanos,
+        sta: StationId,
+        f: Frame,
+        acked: bool,
+    ) {
         let Frame::Data(DataFrame::NullData { pm }) = f else {
             return;
         };
-        let nulls_left = self.nodes[sta.node().index()]
+        let nulls_left = air.nodes[sta.node().index()]
             .frames
             .iter()
             .any(|f| matches!(f, Frame::Data(DataFrame::NullData { .. })));
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        let sm = &mut m.stas[sta.index()];
+        let sm = &mut self.stas[sta.index()];
         let ps_action = sm.ps.as_mut().and_then(|ps| ps.null_done(t, pm, acked));
         // mac80211 flushes before it tunes away, so the scanner waits until every
         // null-data frame queued so far has left.
@@ -133,81 +220,44 @@ impl Cell {
                 sc.null_done(t);
             }
         }
-        self.apply_ps_action(sta, ps_action, t);
+        self.apply_ps_action(air, sta, ps_action, t);
         if scan_goes_on {
-            self.run_scanner(sta, t);
+            self.run_scanner(air, sta, t);
         }
-        self.sync_station(sta, t);
-    }
-
-    /// Queue a null-data frame or PS-Poll at station `sta` (a queued, not yet sent
-    /// null-data frame takes the newer PM bit). Returns false if the queue is full.
-    pub(crate) fn queue_frame(&mut self, sta: StationId, frame: Frame, now: Nanos) -> bool {
-        let n = sta.node().index();
-        let had = self.nodes[n].has_frame(Ac::Vo);
-        let node = &mut self.nodes[n];
-        let back_in_air = node.frame_in_air && node.frames.len() == 1;
-        if !back_in_air {
-            if let Some(b) = node.frames.back_mut() {
-                if matches!(
-                    (*b, frame),
-                    (
-                        Frame::Data(DataFrame::NullData { .. }),
-                        Frame::Data(DataFrame::NullData { .. })
-                    )
-                ) {
-                    *b = frame;
-                    return true;
-                }
-            }
-        }
-        if node.frames.len() >= MAX_QUEUED_FRAMES {
-            return false;
-        }
-        node.frames.push_back(frame);
-        if !had {
-            self.edcaf_woken(n, Ac::Vo, now);
-        }
-        true
+        self.sync_station(air, sta, t);
     }
 
     /// Management deadlines at `t`: a TBTT, scanner steps, power-save timeouts.
-    pub(crate) fn handle_mgmt(&mut self, t: Nanos) {
-        let n_sta = self.nodes.len() - 1;
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
+    pub(crate) fn handle(&mut self, air: &mut Air, t: Nanos) {
+        let n_sta = air.stations();
         let mut new_beacon = None;
-        if m.clock.tbtt(m.next_beacon) <= t {
-            let k = m.next_beacon;
-            m.next_beacon += 1;
+        if self.clock.tbtt(self.next_beacon) <= t {
+            let k = self.next_beacon;
+            self.next_beacon += 1;
             // A beacon still waiting for the medium is superseded by the new one.
-            m.beacon_pending = Some(k);
+            air.beacon = Some(PendingBeacon {
+                k,
+                tbtt: self.clock.tbtt(k),
+            });
             new_beacon = Some(k);
         }
         if let Some(k) = new_beacon {
             for sta in StationId::all(n_sta) {
-                let listens = self
-                    .mgmt
-                    .as_mut()
-                    .and_then(|m| m.stas[sta.index()].ps.as_mut())
-                    .is_some_and(|ps| {
-                        let w = ps.wakes_for(k);
-                        if w {
-                            ps.listen();
-                        }
-                        w
-                    });
+                let listens = self.stas[sta.index()].ps.as_mut().is_some_and(|ps| {
+                    let w = ps.wakes_for(k);
+                    if w {
+                        ps.listen();
+                    }
+                    w
+                });
                 if listens {
-                    self.sync_station(sta, t);
+                    self.sync_station(air, sta, t);
                 }
             }
-            self.contention_changed();
+            air.contention_changed();
         }
         for sta in StationId::all(n_sta) {
-            let Some(sm) = self.mgmt.as_ref().map(|m| &m.stas[sta.index()]) else {
-                return;
-            };
+            let sm = &self.stas[sta.index()];
             let scan_due = sm
                 .scan
                 .as_ref()
@@ -219,22 +269,19 @@ impl Cell {
                 .and_then(|p| p.deadline())
                 .is_some_and(|d| d <= t);
             if scan_due {
-                self.run_scanner(sta, t);
+                self.run_scanner(air, sta, t);
             }
             if ps_due {
-                self.ps_timeout(sta, t);
+                self.ps_timeout(air, sta, t);
             }
         }
-        self.refresh_mgmt_timer();
+        self.refresh_timer(air);
     }
 
     /// Run station `sta`'s scanner at `t` and carry out what it asks.
-    pub(crate) fn run_scanner(&mut self, sta: StationId, t: Nanos) {
-        let tx_pending = self.nodes[sta.node().index()].path.netdev_backlog_packets() > 0;
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        let sm = &mut m.stas[sta.index()];
+    pub(crate) fn run_scanner(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        let tx_pending = air.nodes[sta.node().index()].path.netdev_backlog_packets() > 0;
+        let sm = &mut self.stas[sta.index()];
         let Some(sc) = sm.scan.as_mut() else {
             return;
         };
@@ -254,123 +301,108 @@ impl Cell {
             }
         }
         // Back on the channel first, so frames queued now contend at once.
-        self.sync_station(sta, t);
+        self.sync_station(air, sta, t);
         for a in actions {
             if let ScanAction::SendNullData { pm, wait } = a {
                 if wait {
-                    if let Some(m) = self.mgmt.as_mut() {
-                        m.stas[sta.index()].scan_waits_null = true;
-                    }
+                    self.stas[sta.index()].scan_waits_null = true;
                 }
-                if !self.queue_frame(sta, Frame::Data(DataFrame::NullData { pm }), t) && wait {
+                if !air.queue_frame(sta, Frame::Data(DataFrame::NullData { pm }), t) && wait {
                     // Cannot happen with the bounded queue; do not stall the scan.
-                    if let Some(sc) = self
-                        .mgmt
-                        .as_mut()
-                        .and_then(|m| m.stas[sta.index()].scan.as_mut())
-                    {
+                    if let Some(sc) = self.stas[sta.index()].scan.as_mut() {
                         sc.null_done(t);
                     }
                 }
             }
         }
-        self.sync_station(sta, t);
+        self.sync_station(air, sta, t);
     }
 
     /// Station `sta`'s dynamic power-save timeout may have expired.
-    pub(crate) fn ps_timeout(&mut self, sta: StationId, t: Nanos) {
-        let node = &self.nodes[sta.node().index()];
+    pub(crate) fn ps_timeout(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        let node = &air.nodes[sta.node().index()];
         let idle = node.path.packets_inside() == 0
             && node.frames.is_empty()
-            && !self.on_air(sta.node().index());
-        let action = self
-            .mgmt
+            && !air.on_air(sta.node().index());
+        let action = self.stas[sta.index()]
+            .ps
             .as_mut()
-            .and_then(|m| m.stas[sta.index()].ps.as_mut())
             .and_then(|ps| ps.timeout(t, idle));
-        self.apply_ps_action(sta, action, t);
+        self.apply_ps_action(air, sta, action, t);
     }
 
-    pub(crate) fn apply_ps_action(&mut self, sta: StationId, action: Option<PsAction>, t: Nanos) {
+    pub(crate) fn apply_ps_action(
+        &mut self,
+        air: &mut Air,
+        sta: StationId,
+        action: Option<PsAction>,
+        t: Nanos,
+    ) {
         match action {
             Some(PsAction::SendNullData { pm }) => {
-                self.queue_frame(sta, Frame::Data(DataFrame::NullData { pm }), t);
+                air.queue_frame(sta, Frame::Data(DataFrame::NullData { pm }), t);
             }
             Some(PsAction::SendPsPoll) => {
-                self.queue_frame(sta, Frame::Ctl(CtlFrame::PsPoll), t);
+                air.queue_frame(sta, Frame::Ctl(CtlFrame::PsPoll), t);
             }
             Some(PsAction::Doze) | None => {}
         }
-        self.sync_station(sta, t);
+        self.sync_station(air, sta, t);
     }
 
     /// Bring station `sta`'s node in line with its scanner and power save: account doze
     /// time, copy the scan counters, and take the radio off or back on the channel.
-    pub(crate) fn sync_station(&mut self, sta: StationId, t: Nanos) {
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        let sm = &mut m.stas[sta.index()];
+    pub(crate) fn sync_station(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        let sm = &mut self.stas[sta.index()];
         let ps_off = sm.ps.as_ref().is_some_and(|p| !p.radio_on());
         match (ps_off, sm.doze_since) {
             (true, None) => {
                 sm.doze_since = Some(t);
-                self.stats[sta.node().index()].ps.dozes += 1;
+                air.stats[sta.node().index()].ps.dozes += 1;
             }
             (false, Some(since)) => {
-                self.stats[sta.node().index()].ps.doze_ns += (t - since).as_ns();
+                air.stats[sta.node().index()].ps.doze_ns += (t - since).as_ns();
                 sm.doze_since = None;
             }
             _ => {}
         }
         if let Some(sc) = sm.scan.as_ref() {
-            self.stats[sta.node().index()].scan = *sc.stats();
+            air.stats[sta.node().index()].scan = *sc.stats();
         }
         let away = sm.away();
         let n = sta.node().index();
-        self.nodes[n].leaving = false;
-        if away && !self.nodes[n].away {
-            if self.medium.holds_exchange(n) {
+        air.nodes[n].leaving = false;
+        if away && !air.nodes[n].away {
+            if air.medium.holds_exchange(n) {
                 // mac80211 stops the queues and flushes the driver before it tunes away
                 // (`ieee80211_offchannel_stop_vifs`, then `drv_flush` in
                 // `ieee80211_scan_state_set_channel`; `ieee80211_offchannel_ps_enable`
                 // the same for a doze): the exchange on the air ends first.
-                self.nodes[n].leaving = true;
+                air.nodes[n].leaving = true;
             } else {
-                self.radio_gone(n, t);
+                air.radio_gone(n, t);
             }
-        } else if !away && self.nodes[n].away {
-            self.radio_back(n, t);
+        } else if !away && air.nodes[n].away {
+            air.radio_back(n, t);
         }
     }
 
     /// An exchange ended at `t`: a station whose radio waited for it to leave leaves
     /// now (`sync_station`).
-    pub(crate) fn departures_due(&mut self, t: Nanos) {
-        if self.mgmt.is_none() {
-            return;
-        }
-        for sta in StationId::all(self.nodes.len() - 1) {
-            if self.nodes[sta.node().index()].leaving {
-                self.sync_station(sta, t);
+    pub(crate) fn departures_due(&mut self, air: &mut Air, t: Nanos) {
+        for sta in StationId::all(air.stations()) {
+            if air.nodes[sta.node().index()].leaving {
+                self.sync_station(air, sta, t);
             }
         }
     }
 
     /// The AP's TIM bit for station `sta`: it dozes (as far as the AP knows) and frames
     /// wait for it, in the power-save buffer or in its TXQs and driver queues.
-    pub(crate) fn tim_bit(&self, sta: StationId) -> bool {
-        self.mgmt.as_ref().is_some_and(|m| {
-            m.ap_dozing[sta.index()]
-                && (m.buffers.buffered(sta) > 0
-                    || self.nodes[0].path.link_backlog_packets(sta.ap_link()) > 0)
-        })
-    }
-
-    /// A beacon ended at `t` in one collision domain: every listening station whose
-    /// radio is on draws it through its link's channel.
-    pub(crate) fn beacon_received(&mut self, t: Nanos) {
-        self.stations_hear_beacon(t, |cell, sta| cell.beacon_through_link(sta, t));
+    pub(crate) fn tim_bit(&self, air: &Air, sta: StationId) -> bool {
+        self.ap_dozing[sta.index()]
+            && (self.buffers.buffered(sta) > 0
+                || air.nodes[0].path.link_backlog_packets(sta.ap_link()) > 0)
     }
 
     /// A beacon ended at `t`: each station that listens for beacons (power save or a
@@ -378,42 +410,36 @@ impl Cell {
     /// so the draws keep their order on both media), and acts on it with its TIM bit.
     pub(crate) fn stations_hear_beacon(
         &mut self,
+        air: &mut Air,
         t: Nanos,
-        mut heard: impl FnMut(&mut Cell, StationId) -> bool,
+        heard: &mut dyn FnMut(&mut Air, StationId) -> bool,
     ) {
-        for sta in StationId::all(self.stations()) {
-            let listening = self.mgmt.as_ref().is_some_and(|m| {
-                let sm = &m.stas[sta.index()];
-                sm.ps.is_some() || sm.scan.is_some()
-            });
-            if !listening || self.nodes[sta.node().index()].away {
+        for sta in StationId::all(air.stations()) {
+            let sm = &self.stas[sta.index()];
+            let listening = sm.ps.is_some() || sm.scan.is_some();
+            if !listening || air.nodes[sta.node().index()].away {
                 continue;
             }
-            let h = heard(self, sta);
-            let tim = self.tim_bit(sta);
-            self.station_beacon(t, sta, h, tim);
+            let h = heard(air, sta);
+            let tim = self.tim_bit(air, sta);
+            self.station_beacon(air, t, sta, h, tim);
         }
     }
 
-    /// Whether station `sta` decodes a beacon ending at `t` that nothing interfered
-    /// with: drawn at the AP's link's channel of that moment.
-    pub(crate) fn beacon_through_link(&mut self, sta: StationId, t: Nanos) -> bool {
-        let v = self.timing.lowest_basic;
-        let link = &mut self.nodes[0].link_mut(sta.ap_link());
-        let error = link.error_at(t);
-        link.draws_through(&error, &v, BEACON_BYTES)
-    }
-
     /// Station `sta` heard (or missed) a beacon with (or without) its TIM bit.
-    pub(crate) fn station_beacon(&mut self, t: Nanos, sta: StationId, heard: bool, tim: bool) {
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        let sm = &mut m.stas[sta.index()];
+    pub(crate) fn station_beacon(
+        &mut self,
+        air: &mut Air,
+        t: Nanos,
+        sta: StationId,
+        heard: bool,
+        tim: bool,
+    ) {
+        let sm = &mut self.stas[sta.index()];
         if heard {
-            self.stats[sta.node().index()].ps.beacons_heard += 1;
+            air.stats[sta.node().index()].ps.beacons_heard += 1;
             if tim {
-                self.stats[sta.node().index()].ps.tim_wakeups += 1;
+                air.stats[sta.node().index()].ps.tim_wakeups += 1;
             }
         }
         let scanning = sm.scan.as_ref().is_some_and(|sc| sc.scanning());
@@ -432,41 +458,39 @@ impl Cell {
                 (heard && tim && answer).then_some(PsAction::SendNullData { pm: false })
             }
         };
-        self.apply_ps_action(sta, action, t);
+        self.apply_ps_action(air, sta, action, t);
     }
 
     /// A packet enters the cell at node `src` for the `station` end of its link, where
     /// power save may hold it: at the AP for a dozing station, into the power-save
     /// buffer (returns true); at a sleeping station, which wakes to send it.
-    pub(crate) fn mgmt_takes_packet(
+    pub(crate) fn takes_packet(
         &mut self,
+        air: &mut Air,
         now: Nanos,
         src: usize,
         station: StationId,
         packet: Packet,
     ) -> bool {
-        let Some(m) = self.mgmt.as_mut() else {
-            return false;
-        };
         if src == 0 {
-            if !m.ap_dozing[station.index()] {
+            if !self.ap_dozing[station.index()] {
                 return false;
             }
-            let ac = self.nodes[0].path.classify_ac(&packet);
-            let drops = &mut self.nodes[0].path.drops;
+            let ac = air.nodes[0].path.classify_ac(&packet);
+            let drops = &mut air.nodes[0].path.drops;
             let before = drops.len();
-            m.buffers.push(station, ac, packet, drops);
+            self.buffers.push(station, ac, packet, drops);
             let dropped = (drops.len() - before) as u64;
-            let st = &mut self.stats[station.node().index()].ps;
+            let st = &mut air.stats[station.node().index()].ps;
             st.ap_buffered += 1;
             st.ap_buffer_drops += dropped;
-            self.drain_path(0, now);
+            air.drain_path(0, now);
             return true;
         }
-        if let Some(ps) = m.stas[station.index()].ps.as_mut() {
+        if let Some(ps) = self.stas[station.index()].ps.as_mut() {
             ps.tx_wake(now);
-            self.sync_station(station, now);
-            self.refresh_mgmt_timer();
+            self.sync_station(air, station, now);
+            self.refresh_timer(air);
         }
         false
     }
@@ -474,27 +498,20 @@ impl Cell {
     /// Data from node `tx` reached node `rx`: uplink data carries PM=0 and ends power
     /// save at the AP (`ieee80211_rx_h_sta_process`); downlink data keeps a power-saving
     /// station awake, and answers its PS-Poll.
-    pub(crate) fn data_received(&mut self, t: Nanos, tx: NodeId, rx: NodeId) {
+    pub(crate) fn data_received(&mut self, air: &mut Air, t: Nanos, tx: NodeId, rx: NodeId) {
         let Some(sta) = rx.as_station() else {
             // Uplink: from a station to the AP.
             if let Some(sender) = tx.as_station() {
-                if self
-                    .mgmt
-                    .as_ref()
-                    .is_some_and(|m| m.ap_dozing[sender.index()])
-                {
-                    self.ap_wake(sender, t);
+                if self.ap_dozing[sender.index()] {
+                    self.ap_wake(air, sender, t);
                 }
             }
             return;
         };
         let link = sta.ap_link();
-        let backlog = self.nodes[0].path.link_backlog_packets(link);
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        let more = m.buffers.buffered(sta) > 0 || backlog > 0;
-        let Some(ps) = m.stas[sta.index()].ps.as_mut() else {
+        let backlog = air.nodes[0].path.link_backlog_packets(link);
+        let more = self.buffers.buffered(sta) > 0 || backlog > 0;
+        let Some(ps) = self.stas[sta.index()].ps.as_mut() else {
             return;
         };
         ps.activity(t);
@@ -502,98 +519,84 @@ impl Cell {
             return;
         }
         let action = ps.polled_frame(more);
-        if !more && m.ap_service[sta.index()] {
+        if !more && self.ap_service[sta.index()] {
             // The poll sequence is over: the AP holds the station's frames again.
-            m.ap_service[sta.index()] = false;
-            if m.ap_dozing[sta.index()] {
-                self.nodes[0].path.pause_link(t, link);
+            self.ap_service[sta.index()] = false;
+            if self.ap_dozing[sta.index()] {
+                air.nodes[0].path.pause_link(t, link);
             }
         }
-        self.apply_ps_action(sta, action, t);
-        self.refresh_mgmt_timer();
+        self.apply_ps_action(air, sta, action, t);
+        self.refresh_timer(air);
     }
 
     /// The AP received PM=1 from station `sta`: buffer from now on (`sta_ps_start`).
-    pub(crate) fn ap_doze(&mut self, sta: StationId, t: Nanos) {
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        if m.ap_dozing[sta.index()] {
+    pub(crate) fn ap_doze(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        if self.ap_dozing[sta.index()] {
             return;
         }
-        m.ap_dozing[sta.index()] = true;
-        m.ap_service[sta.index()] = false;
-        self.nodes[0].path.pause_link(t, sta.ap_link());
+        self.ap_dozing[sta.index()] = true;
+        self.ap_service[sta.index()] = false;
+        air.nodes[0].path.pause_link(t, sta.ap_link());
     }
 
     /// The AP learned that station `sta` is awake (PM=0): release everything
     /// (`ieee80211_sta_ps_deliver_wakeup`).
-    pub(crate) fn ap_wake(&mut self, sta: StationId, t: Nanos) {
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        if !m.ap_dozing[sta.index()] {
+    pub(crate) fn ap_wake(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        if !self.ap_dozing[sta.index()] {
             return;
         }
-        m.ap_dozing[sta.index()] = false;
-        m.ap_service[sta.index()] = false;
-        let mut buf = std::mem::take(&mut m.scratch);
-        m.buffers.take_all(sta, &mut buf);
+        self.ap_dozing[sta.index()] = false;
+        self.ap_service[sta.index()] = false;
+        let mut buf = std::mem::take(&mut self.scratch);
+        self.buffers.take_all(sta, &mut buf);
         let link = sta.ap_link();
-        let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
-        self.nodes[0].path.resume_link(t, link);
+        let had = Ac::ALL.map(|ac| air.nodes[0].has_frame(ac));
+        air.nodes[0].path.resume_link(t, link);
         for p in buf.drain(..) {
-            self.nodes[0].path.enqueue(t, link, p);
+            air.nodes[0].path.enqueue(t, link, p);
         }
-        if let Some(m) = self.mgmt.as_mut() {
-            m.scratch = buf;
-        }
-        self.drain_path(0, t);
-        self.wake_new_frames(0, had, t);
+        self.scratch = buf;
+        air.drain_path(0, t);
+        air.wake_new_frames(0, had, t);
     }
 
     /// A PS-Poll from station `sta`: one buffered frame goes out (with the frames held in
     /// its TXQs and driver, which the model releases for the whole poll sequence rather
     /// than one per poll).
-    pub(crate) fn ap_ps_poll(&mut self, sta: StationId, t: Nanos) {
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        if !m.ap_dozing[sta.index()] {
+    pub(crate) fn ap_ps_poll(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        if !self.ap_dozing[sta.index()] {
             return;
         }
         let link = sta.ap_link();
-        let one = m.buffers.take_one(sta).map(|f| f.packet);
-        let resume = !m.ap_service[sta.index()];
-        m.ap_service[sta.index()] = true;
-        let had = Ac::ALL.map(|ac| self.nodes[0].has_frame(ac));
+        let one = self.buffers.take_one(sta).map(|f| f.packet);
+        let resume = !self.ap_service[sta.index()];
+        self.ap_service[sta.index()] = true;
+        let had = Ac::ALL.map(|ac| air.nodes[0].has_frame(ac));
         if resume {
-            self.nodes[0].path.resume_link(t, link);
+            air.nodes[0].path.resume_link(t, link);
         }
         if let Some(p) = one {
-            self.nodes[0].path.enqueue(t, link, p);
+            air.nodes[0].path.enqueue(t, link, p);
         }
-        self.drain_path(0, t);
-        self.wake_new_frames(0, had, t);
-        if one.is_none() && self.nodes[0].path.link_backlog_packets(link) == 0 {
+        air.drain_path(0, t);
+        air.wake_new_frames(0, had, t);
+        if one.is_none() && air.nodes[0].path.link_backlog_packets(link) == 0 {
             // Nothing to send after all: the station goes back to sleep.
-            self.data_received_nothing(sta, t);
+            self.data_received_nothing(air, sta, t);
         }
     }
 
     /// A PS-Poll found nothing: end the poll sequence.
-    pub(crate) fn data_received_nothing(&mut self, sta: StationId, t: Nanos) {
-        let Some(m) = self.mgmt.as_mut() else {
-            return;
-        };
-        m.ap_service[sta.index()] = false;
-        if m.ap_dozing[sta.index()] {
-            self.nodes[0].path.pause_link(t, sta.ap_link());
+    pub(crate) fn data_received_nothing(&mut self, air: &mut Air, sta: StationId, t: Nanos) {
+        self.ap_service[sta.index()] = false;
+        if self.ap_dozing[sta.index()] {
+            air.nodes[0].path.pause_link(t, sta.ap_link());
         }
-        let action = m.stas[sta.index()]
+        let action = self.stas[sta.index()]
             .ps
             .as_mut()
             .and_then(|ps| ps.polled_frame(false));
-        self.apply_ps_action(sta, action, t);
+        self.apply_ps_action(air, sta, action, t);
     }
 }

@@ -8,6 +8,16 @@ use crate::Nanos;
 pub const QOS_DATA_OVERHEAD_BYTES: u32 = 26 + 8 + 4;
 /// Non-QoS data header (24) + LLC/SNAP (8) + FCS (4), for legacy DCF.
 pub const DATA_OVERHEAD_BYTES: u32 = 24 + 8 + 4;
+
+/// The MAC header and FCS around each MPDU's payload: a QoS data frame's or a plain
+/// data frame's.
+pub fn mpdu_overhead(qos: bool) -> u32 {
+    if qos {
+        QOS_DATA_OVERHEAD_BYTES
+    } else {
+        DATA_OVERHEAD_BYTES
+    }
+}
 /// A-MPDU subframe delimiter.
 pub const DELIMITER_BYTES: u32 = 4;
 /// HT maximum A-MPDU length (2^16 − 1).

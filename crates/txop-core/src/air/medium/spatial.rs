@@ -38,14 +38,15 @@
 //! node whose radio is away (dozing) neither locks on nor defers, but its carrier sense
 //! follows the air. So does background scanning: a receiver whose radio leaves in the
 //! middle of a data PPDU keeps the subframes that had arrived ([`Departure`]; the rule,
-//! the same in one collision domain, is `Cell::addressee_left`'s, reference §11.4).
+//! the same in one collision domain, is `Air::addressee_left`'s, reference §11.4).
 
 use super::reception::{sync_time, RxLock};
 use super::Medium;
+use crate::air::capture::HeardPpdu;
 use crate::air::charge::{split_share, Span};
 use crate::air::exchange::Tx;
-use crate::capture::HeardPpdu;
-use crate::cell::{Cell, Timer};
+use crate::air::timer::Timer;
+use crate::air::{Air, Management};
 use crate::mac::ampdu::SubframeClock;
 use crate::mac::edca::Ac;
 use crate::mac::frame::{Frame, MgmtFrame};
@@ -116,7 +117,7 @@ pub(crate) struct NodeMedium {
 
 /// A receiver's radio left (retuned or dozed) while it was locked on a PPDU: the
 /// subframes that had arrived by then it decoded, the rest and the response are lost
-/// ([`Cell::addressee_left`] has the rule, for both media).
+/// ([`Air::addressee_left`] has the rule, for both media).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Departure {
     /// The PPDU's sender (its index in the placement).
@@ -176,7 +177,7 @@ struct Event {
 }
 
 /// A PPDU on an air several cells share, as the cells tell one another about it
-/// ([`Cell::poll_air`], [`Cell::handle_air`]): enough for another cell's nodes to sense
+/// ([`Air::poll_air`], [`Air::handle_air`]): enough for another cell's nodes to sense
 /// it, suffer it as interference and honour its Duration field.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AirPpdu {
@@ -204,7 +205,7 @@ pub(crate) struct SpatialMedium {
     active_since: Nanos,
     /// Where the cell's busy time has been counted to: the end of the last exchange.
     busy_counted_to: Nanos,
-    /// The airtime charged to the exchanges so far ([`Cell::airtime_total_ns`]).
+    /// The airtime charged to the exchanges so far ([`Air::airtime_total_ns`]).
     pub(crate) charged_ns: u64,
     /// Exchanges that ended while another was under way whose span they may overlap:
     /// what [`SpatialMedium::charge`] splits overlapping time against.
@@ -214,11 +215,11 @@ pub(crate) struct SpatialMedium {
     /// PPDUs of other cells on the air, with their senders' indices in the placement.
     foreign: Vec<(usize, OnAir)>,
     /// The PPDUs this cell started, for the other cells sharing the air (`None` unless
-    /// [`Cell::share_air`] asked for them: nobody would drain them). Drained by
-    /// [`Cell::poll_air`]; at most the PPDUs of one instant.
+    /// [`Air::share_air`] asked for them: nobody would drain them). Drained by
+    /// [`Air::poll_air`]; at most the PPDUs of one instant.
     announce: Option<std::collections::VecDeque<AirPpdu>>,
     /// Per station (index 0 unused): the power its static link delivers, down (from
-    /// the AP) and up, mW ([`Cell::signal_mw`]).
+    /// the AP) and up, mW ([`Air::signal_mw`]).
     link_signal_mw: Vec<[f64; 2]>,
     /// Scratch: the power each node receives a starting PPDU at.
     signals: Vec<f64>,
@@ -280,7 +281,7 @@ impl SpatialMedium {
     /// and has just ended (it is no longer under way). Time it shared with k − 1 other
     /// exchanges of the cell is split equally among the k, the remainder of each piece to
     /// the lowest node ([`split_share`], as one collision domain splits a collision in
-    /// [`Cell::finish_exchange`]): so the charges sum to the cell's busy time, and no station is
+    /// [`Air::finish_exchange`]): so the charges sum to the cell's busy time, and no station is
     /// charged more airtime than the run lasted, however its exchanges and its AP's
     /// overlap (issue 25).
     ///
@@ -352,7 +353,7 @@ impl SpatialMedium {
 
     /// Whether node `n` senses the medium busy at `now`, for the backoff rule of a frame
     /// queued for an idle EDCA function (802.11-2016 10.22.2.2 a): its view is busy
-    /// ([`SpatialMedium::view_busy`]) or its NAV runs ([`Cell::senses_busy`] states the rule
+    /// ([`SpatialMedium::view_busy`]) or its NAV runs ([`Air::senses_busy`] states the rule
     /// for both media).
     pub(crate) fn senses_busy(&self, n: usize, now: Nanos) -> bool {
         self.view_busy(n) || self.nodes[n].nav_until > now
@@ -371,7 +372,7 @@ impl SpatialMedium {
     }
 }
 
-impl Cell {
+impl Air {
     /// Work out once the power each static link delivers: its SNR over the noise (or
     /// the space's power for a link without an SNR).
     pub(crate) fn init_link_signals(&mut self) {
@@ -405,7 +406,7 @@ impl Cell {
         self.set_medium_timer(access);
     }
 
-    /// [`Cell::refresh_medium_timer`] with the access time already worked out.
+    /// [`Air::refresh_medium_timer`] with the access time already worked out.
     fn set_medium_timer(&mut self, access: Option<Nanos>) {
         let next_event = self.medium.spatial().events.peek().map(|e| e.0.at);
         let next = match (next_event, access) {
@@ -439,7 +440,7 @@ impl Cell {
     }
 
     /// Everything on the medium due at `t`: PPDU ends, then starts, then accesses.
-    pub(crate) fn medium_fire(&mut self, t: Nanos) {
+    pub(crate) fn medium_fire(&mut self, t: Nanos, mgmt: &mut dyn Management) {
         loop {
             let due = self
                 .medium
@@ -452,7 +453,7 @@ impl Cell {
                 self.medium.spatial_mut().events.pop();
                 match (ev.sender, ev.starts) {
                     (Sender::Own(n), true) => self.ppdu_start(n, ev.at),
-                    (Sender::Own(n), false) => self.ppdu_end(n, ev.at),
+                    (Sender::Own(n), false) => self.ppdu_end(n, ev.at, mgmt),
                     (Sender::Foreign(g), _) => self.foreign_end(g, ev.at),
                 }
                 continue;
@@ -480,7 +481,7 @@ impl Cell {
         }
     }
 
-    /// Node `n` transmits if its contention ends by `window_end` ([`Cell::node_wins`]):
+    /// Node `n` transmits if its contention ends by `window_end` ([`Air::node_wins`]):
     /// it starts an exchange.
     fn node_access(&mut self, n: usize, window_end: Nanos) {
         let beacon = if n == 0 { self.beacon_tx_time() } else { None };
@@ -806,7 +807,7 @@ impl Cell {
                 nm.locked = None;
                 if own.is_some() && ppdu.kind == PpduKind::Own && ppdu.to.is_none() {
                     // The cell's own beacon: each station's reception is drawn from
-                    // its lock (`Cell::beacon_heard_in_space`).
+                    // its lock (`Air::beacon_heard_in_space`).
                     m.beacon_locks.push((r, nm.lock.interfered()));
                 }
                 if own.is_some() && Some(r) == ppdu.to {
@@ -848,7 +849,7 @@ impl Cell {
     }
 
     /// Node `x`'s PPDU ends at `e`.
-    fn ppdu_end(&mut self, x: usize, e: Nanos) {
+    fn ppdu_end(&mut self, x: usize, e: Nanos, mgmt: &mut dyn Management) {
         let m = self.medium.spatial_mut();
         let Some(ppdu) = m.nodes[x].sending.take() else {
             return;
@@ -858,7 +859,7 @@ impl Cell {
         let (locked_to_end, interfered) = (at.locked_to_end, at.interfered);
         let outcome = self.addressee_outcome(&ppdu, at);
         if self.capture.is_some() {
-            self.capture_medium_ppdu(x, &ppdu, outcome == PpduOutcome::Through);
+            self.capture_medium_ppdu(x, &ppdu, outcome == PpduOutcome::Through, mgmt);
         }
         if let (Some(to), PpduOutcome::Lost { .. }) = (ppdu.to, outcome) {
             // It started receiving and could not decode: EIFS.
@@ -872,7 +873,7 @@ impl Cell {
         if m.nodes[x].exchange.is_none() && !m.nodes[x].busy {
             self.set_ifs_ref(x, e);
         }
-        self.advance_exchange(ppdu, outcome, interfered);
+        self.advance_exchange(ppdu, outcome, interfered, mgmt);
     }
 
     /// The PPDU of node `g` of another cell ends at `e`.
@@ -933,7 +934,7 @@ impl Cell {
         }
         if ppdu.kind == PpduKind::Own && !interfered {
             // A station's own frame nobody interfered with: drawn through its link's
-            // channel, as one collision domain draws it (`Cell::resolve_frame`).
+            // channel, as one collision domain draws it (`Air::resolve_frame`).
             let link = &mut self.nodes[ppdu.holder].links[0];
             let error = link.error_at(ppdu.start);
             return if link.draws_through(&error, &ppdu.txv, ppdu.bytes) {
@@ -1008,7 +1009,13 @@ impl Cell {
 
     /// The next step of the exchange `ppdu` belonged to, now that it ended
     /// (`interfered`: another PPDU overlapped it at its addressee).
-    fn advance_exchange(&mut self, ppdu: OnAir, outcome: PpduOutcome, interfered: bool) {
+    fn advance_exchange(
+        &mut self,
+        ppdu: OnAir,
+        outcome: PpduOutcome,
+        interfered: bool,
+        mgmt: &mut dyn Management,
+    ) {
         let sifs = self.timing.sifs;
         let holder = ppdu.holder;
         let e = ppdu.end;
@@ -1035,27 +1042,27 @@ impl Cell {
                     // Nothing decoded: `ok` may still be empty (addressee not locked).
                     x.tx.ok.resize(x.tx.ppdu.mpdus.len(), false);
                 }
-                self.release_received(e, &x.tx);
+                self.release_received(e, &x.tx, mgmt);
                 self.medium.spatial_mut().nodes[holder].exchange = Some(x);
                 match o {
                     PpduOutcome::Through => {
                         self.schedule_ppdu(holder, PpduKind::Response, e + sifs)
                     }
                     PpduOutcome::Lost { interfered } => {
-                        self.end_exchange(holder, e, failed(interfered), Some(ppdu.kind))
+                        self.end_exchange(holder, e, failed(interfered), Some(ppdu.kind), mgmt)
                     }
                 }
             }
-            (PpduKind::Own, o) => self.own_frame_ended(ppdu, o),
+            (PpduKind::Own, o) => self.own_frame_ended(ppdu, o, mgmt),
             (PpduKind::Response, PpduOutcome::Through) => {
-                self.end_exchange(holder, e, ExchangeOutcome::Acked, None)
+                self.end_exchange(holder, e, ExchangeOutcome::Acked, None, mgmt)
             }
             (
                 PpduKind::Response | PpduKind::Cts | PpduKind::Rts,
                 PpduOutcome::Lost { interfered },
             ) => {
                 // The holder missed the response it waited for, or its RTS was.
-                self.end_exchange(holder, e, failed(interfered), Some(ppdu.kind))
+                self.end_exchange(holder, e, failed(interfered), Some(ppdu.kind), mgmt)
             }
             (PpduKind::CtsToSelf, PpduOutcome::Lost { .. }) => unreachable!(),
         }
@@ -1064,7 +1071,7 @@ impl Cell {
     /// One of the MAC's own frames ended (`ppdu`, with what its addressee made of it):
     /// the receivers act on it, as in one collision domain; a station's frame then
     /// waits for the AP's ACK, a beacon's exchange ends.
-    fn own_frame_ended(&mut self, ppdu: OnAir, outcome: PpduOutcome) {
+    fn own_frame_ended(&mut self, ppdu: OnAir, outcome: PpduOutcome, mgmt: &mut dyn Management) {
         let (holder, e) = (ppdu.holder, ppdu.end);
         let through = outcome == PpduOutcome::Through;
         let (sender, f) = {
@@ -1076,30 +1083,30 @@ impl Cell {
             (x.tx.node, x.tx.frame.expect("one of the MAC's own frames"))
         };
         if matches!(f, Frame::Mgmt(MgmtFrame::Beacon { .. })) {
-            self.beacon_heard_in_space(&ppdu);
-            self.refresh_mgmt_timer();
-            self.end_exchange(holder, e, ExchangeOutcome::Acked, None);
+            self.beacon_heard_in_space(&ppdu, mgmt);
+            mgmt.refresh(self);
+            self.end_exchange(holder, e, ExchangeOutcome::Acked, None, mgmt);
             return;
         }
-        self.deliver_own_frame(e, sender, f, through);
+        self.deliver_own_frame(e, sender, f, through, mgmt);
         match outcome {
             PpduOutcome::Through => {
                 self.schedule_ppdu(holder, PpduKind::Response, e + self.timing.sifs)
             }
             PpduOutcome::Lost { interfered } => {
-                self.end_exchange(holder, e, failed(interfered), Some(PpduKind::Own))
+                self.end_exchange(holder, e, failed(interfered), Some(PpduKind::Own), mgmt)
             }
         }
     }
 
-    /// The cell's beacon `ppdu` ended ([`Cell::stations_hear_beacon`]): a station heard it
+    /// The cell's beacon `ppdu` ended ([`Air::stations_hear_beacon`]): a station heard it
     /// if it stayed locked on it to the end and drew it through: at its link's channel
     /// if nothing interfered (as one collision domain draws it), at its pieces' SINRs
     /// otherwise.
-    fn beacon_heard_in_space(&mut self, ppdu: &OnAir) {
+    fn beacon_heard_in_space(&mut self, ppdu: &OnAir, mgmt: &mut dyn Management) {
         let t = ppdu.end;
         let locks = std::mem::take(&mut self.medium.spatial_mut().beacon_locks);
-        self.stations_hear_beacon(t, |cell, sta| {
+        mgmt.beacon_ended(self, t, &mut |cell, sta| {
             let n = sta.node().index();
             match locks.iter().find(|l| l.0 == n) {
                 None => false,
@@ -1123,9 +1130,15 @@ impl Cell {
 
     /// Record node `x`'s PPDU `ppdu`, which just ended (`through`: its addressee
     /// decoded it; for data, at least one MPDU), heard at the power the space gives
-    /// ([`Cell::captured_ppdu`] builds the record, as in one collision domain).
+    /// ([`Air::captured_ppdu`] builds the record, as in one collision domain).
     #[inline(never)]
-    fn capture_medium_ppdu(&mut self, x: usize, ppdu: &OnAir, through: bool) {
+    fn capture_medium_ppdu(
+        &mut self,
+        x: usize,
+        ppdu: &OnAir,
+        through: bool,
+        mgmt: &dyn Management,
+    ) {
         let m = self.medium.spatial();
         let Some(ex) = m.nodes[ppdu.holder].exchange.as_ref() else {
             return;
@@ -1147,19 +1160,20 @@ impl Cell {
             signal_dbm,
             noise_dbm: m.map.noise_dbm,
         };
-        let record = self.captured_ppdu(&ex.tx, ex.seq.get(ppdu.kind), heard);
+        let record = self.captured_ppdu(&ex.tx, ex.seq.get(ppdu.kind), heard, mgmt);
         self.capture_push(record);
     }
 
     /// Node `holder`'s exchange ends at `e` with `outcome`. `lost`: the PPDU that did
     /// not get through or whose response did not (the holder then waits its response
-    /// timeout, [`Cell::response_given_up_at`]).
+    /// timeout, [`Air::response_given_up_at`]).
     fn end_exchange(
         &mut self,
         holder: usize,
         e: Nanos,
         outcome: ExchangeOutcome,
         lost: Option<PpduKind>,
+        mgmt: &mut dyn Management,
     ) {
         let mut x = {
             let m = self.medium.spatial_mut();
@@ -1181,7 +1195,7 @@ impl Cell {
             let station = self.station_of(holder, x.tx.link());
             self.link_stats(station, holder != 0).captures += 1;
         }
-        self.settle_tx(&mut x.tx, x.busy_from, e, outcome, share);
+        self.settle_tx(&mut x.tx, x.busy_from, e, outcome, share, mgmt);
         if data && outcome == ExchangeOutcome::Acked {
             if let Some(seq) = self.continue_in_txop(&mut x.tx, e, x.txop_start) {
                 let txop_start = x.txop_start;
@@ -1200,7 +1214,7 @@ impl Cell {
             let at = nm.defer_until;
             self.set_ifs_ref(holder, at);
         }
-        self.departures_due(e);
+        mgmt.exchange_ended(self, e);
     }
 }
 
@@ -1233,7 +1247,7 @@ mod tests {
     /// every PPDU; both stations saturate their uplinks. Checked after every step.
     #[test]
     fn a_ppdu_takes_away_what_it_added_while_nodes_walk() {
-        use crate::cell::{CellConfig, Output, StationConfig};
+        use crate::cell::{Cell, CellConfig, Output, StationConfig};
         use crate::packet::Packet;
         use crate::phy::mobility::{Mobility, Position, Waypoint};
         use crate::phy::space::{Placement, SpaceConfig, Walker};
@@ -1272,7 +1286,7 @@ mod tests {
         cfg.space = Some(space);
         let mut cell = Cell::new(cfg, 3).expect("a valid cell");
         {
-            let map = &cell.medium.spatial().map;
+            let map = &cell.air.medium.spatial().map;
             assert!(map.detects_at(1, 2, Nanos::ZERO));
             assert!(!map.detects_at(1, 2, Nanos::from_ms(1)));
         }
@@ -1296,7 +1310,7 @@ mod tests {
                 cell.handle_packet(at, Packet::new(id, p.src, p.dst, 1500));
                 id += 1;
             }
-            let m = cell.medium.spatial();
+            let m = cell.air.medium.spatial();
             for (r, nm) in m.nodes.iter().enumerate() {
                 let on_air: Vec<f64> = m
                     .nodes

@@ -43,7 +43,7 @@ pub struct AirtimeRecord {
 /// Counters of one direction of one station's link.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
-    /// Packets handed to the cell for this link ([`Cell::handle_packet`](super::Cell::handle_packet)).
+    /// Packets handed to the cell for this link ([`Cell::handle_packet`](crate::cell::Cell::handle_packet)).
     pub offered_packets: u64,
     /// Packets the receiver released, in sequence order, as [`super::Output::Delivered`].
     pub delivered_packets: u64,

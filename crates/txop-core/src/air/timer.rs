@@ -1,8 +1,8 @@
 //! The cell's named timers, in the style of quinn-proto's `connection/timer.rs`: one
 //! deadline per [`Timer`], and the rule by which deadlines fire.
 //!
-//! [`Cell::poll_timeout`](super::Cell::poll_timeout) is the earliest deadline;
-//! [`Cell::handle_timeout`](super::Cell::handle_timeout) fires the deadlines up to its
+//! [`Cell::poll_timeout`](crate::cell::Cell::poll_timeout) is the earliest deadline;
+//! [`Cell::handle_timeout`](crate::cell::Cell::handle_timeout) fires the deadlines up to its
 //! `now` one at a time, earliest first, each stopped before its handler runs (the
 //! handler sets the next one).
 

@@ -1,13 +1,13 @@
-//! A-MSDUs leave the cell as the MSDUs they carry (`mac80211/amsdu.rs`, reference
+//! A-MSDUs leave the engine as the MSDUs they carry (`mac80211/amsdu.rs`, reference
 //! §16): a carrier released by its receiver is reported as its MSDUs delivered, a
 //! carrier dropped before that as its MSDUs dropped.
 
-use super::{Cell, Output};
+use super::{Air, Output};
 use crate::budget::CellStamps;
 use crate::packet::{DropReason, Packet};
 use crate::Nanos;
 
-impl Cell {
+impl Air {
     /// The outputs from `from` on were just released from node `txn`'s transmissions:
     /// replace each A-MSDU carrier among them by its MSDUs (once; a copy received
     /// again releases nothing), and return the packets and bytes now delivered there.
