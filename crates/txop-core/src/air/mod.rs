@@ -25,6 +25,9 @@ pub(crate) mod node;
 pub(crate) mod stats;
 pub(crate) mod timer;
 
+#[cfg(test)]
+mod tests;
+
 use self::medium::Medium;
 use self::node::Node;
 use self::stats::{AirtimeRecord, LinkStats, StationStats};
