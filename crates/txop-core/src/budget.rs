@@ -4,7 +4,7 @@
 //! The cell stamps the instant a packet crosses each boundary of its transmit path; a
 //! stage is the time between two consecutive stamps, so the stages sum to the delay to
 //! the nanosecond by construction, and a stamp missing or out of order shows as a
-//! packet that cannot be split ([`CellStamps::stages`] returns `None`), which the
+//! packet that cannot be split ([`CellStamps::inside`] or [`Passes::stages`] returns `None`), which the
 //! exactness test looks for. The stamps ride where the packet is: the one taken
 //! before the driver in the packet itself ([`Packet::txq_at`]), those of the MAC in
 //! its MPDU and the receiver's reorder buffer, and all of them out of the cell in

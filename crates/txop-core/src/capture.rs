@@ -16,7 +16,7 @@
 //!   collision's overlapping PPDUs) are recorded then, in order of their ends;
 //! - with space (`air/medium/spatial.rs`): each PPDU when it ends (its outcome is known then).
 //!
-//! Either way one builder makes the record (`Cell::captured_ppdu`) from the
+//! Either way one builder makes the record (`Air::captured_ppdu`, `air/capture.rs`) from the
 //! exchange's frame sequence and what the medium says it heard (`HeardPpdu`).
 //!
 //! Either way a record is made before any packet it carries is reported delivered or

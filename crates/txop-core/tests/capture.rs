@@ -2,7 +2,7 @@
 //! counters and against 802.11's timing: every data PPDU and MPDU is recorded once,
 //! Retry bits and given-up MPDUs match the counters, responses follow their data PPDU
 //! after SIFS, and turning capture on changes nothing the cell reports. On both media:
-//! one builder makes every record (`Cell::captured_ppdu`), whichever medium heard it.
+//! one builder makes every record (`Air::captured_ppdu`, `air/capture.rs`), whichever medium heard it.
 
 mod support;
 

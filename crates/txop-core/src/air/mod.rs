@@ -174,7 +174,8 @@ pub(crate) struct Air {
 
 impl Air {
     /// The MAC timer `timer` (not management's) fires at `t`.
-    #[inline(never)]
+    // perf: inlined into `Cell::fire`, which is out of line already.
+    #[inline]
     pub(crate) fn fire(&mut self, timer: Timer, t: Nanos, mgmt: &mut dyn Management) {
         match timer {
             Timer::Management => unreachable!("management's timer is the cell's to run"),
@@ -196,6 +197,7 @@ impl Air {
 
     /// A packet handed in at node `src` joins the transmit path of its `link`; the
     /// EDCA function of its AC wakes if it had nothing to send.
+    #[inline]
     pub(crate) fn enqueue(&mut self, now: Nanos, src: usize, link: LinkId, packet: Packet) {
         // Enqueueing moves frames of the packet's AC only (TxPath::enqueue kicks that
         // AC alone), so only that EDCAF can wake.

@@ -86,7 +86,11 @@ fn run(air: &mut Air, mgmt: &mut Recorder, end: Nanos) -> u64 {
     let mut delivered = 0;
     while let Some(t) = air.timers.next_timeout().filter(|&t| t <= end) {
         let (timer, at) = air.timers.expire(t).expect("a deadline is due");
-        assert_ne!(timer, Timer::Management, "the engine set management's timer");
+        assert_ne!(
+            timer,
+            Timer::Management,
+            "the engine set management's timer"
+        );
         air.fire(timer, at, mgmt);
         while let Some(out) = air.out.pop_front() {
             delivered += u64::from(matches!(out, Output::Delivered { .. }));

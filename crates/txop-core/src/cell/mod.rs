@@ -1,19 +1,19 @@
 //! One BSS: an AP and N stations sharing one channel, driven sans-I/O ([`Cell`]).
 //!
-//! Where the parts live:
+//! A cell composes the MAC engine and the management above it, and owns no algorithm
+//! of either. Where the parts live:
 //!
-//! - this file: [`Cell`], its construction and its four entry points, the nodes (the
-//!   AP is node 0, station *n* node *n*) and their links;
+//! - this file: [`Cell`], its construction (the nodes: the AP is node 0, station *n*
+//!   node *n*, and their links) and its four entry points;
 //! - `config`: what a cell is built from ([`CellConfig`], [`StationConfig`]) and its
 //!   validation;
-//! - `stats`: the counters ([`StationStats`], [`LinkStats`]) and [`AirtimeRecord`];
-//! - `timer`: the named deadlines [`Cell::handle_timeout`] runs;
-//! - `management`: beacons, background scanning and power save (reference §7, §9);
-//! - `air/medium/`: the medium, chosen once when the cell is built: one collision
-//!   domain (`shared.rs`) or every node's own view of it, with space (`spatial.rs`);
-//! - `air/contention.rs`: the EDCA contention engine (who wins the medium);
-//! - `air/exchange.rs`: the frame exchange that follows (RTS/CTS, data, response,
-//!   TXOP continuation);
+//! - `management`: beacons, background scanning and power save (reference §7, §9),
+//!   which the engine answers to through its `Management` trait;
+//! - `air/`: the MAC engine (`Air`): the nodes it runs, the medium chosen
+//!   once when the cell is built (one collision domain, or every node's own view with
+//!   space), EDCA contention, the frame exchange, the counters ([`StationStats`],
+//!   [`LinkStats`], [`AirtimeRecord`]), the named deadlines [`Cell::handle_timeout`]
+//!   runs, and the capture records;
 //! - `mac/frame.rs`: the frames the MAC sends on its own (beacon, PS-Poll, null-data).
 //!
 //! Above the MAC every node runs a transmit path (`TxPath`, `txpath.rs`): the qdisc, mac80211's

@@ -62,7 +62,7 @@ impl Medium {
 
     /// Whether node `n` senses the medium busy at `now`, for the backoff rule of a
     /// frame queued for an idle EDCA function (802.11-2016 10.22.2.2 a; the rule for
-    /// both media is stated at [`Cell::senses_busy`](crate::cell::Cell::senses_busy)).
+    /// both media is stated at [`Air::senses_busy`](crate::air::Air::senses_busy)).
     #[inline]
     pub(crate) fn senses_busy(&self, n: usize, now: Nanos, sifs: Nanos) -> bool {
         match self {

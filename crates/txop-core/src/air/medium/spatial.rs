@@ -177,7 +177,7 @@ struct Event {
 }
 
 /// A PPDU on an air several cells share, as the cells tell one another about it
-/// ([`Air::poll_air`], [`Air::handle_air`]): enough for another cell's nodes to sense
+/// ([`Cell::poll_air`](crate::cell::Cell::poll_air), [`Cell::handle_air`](crate::cell::Cell::handle_air)): enough for another cell's nodes to sense
 /// it, suffer it as interference and honour its Duration field.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AirPpdu {
