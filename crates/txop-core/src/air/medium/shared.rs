@@ -3,7 +3,7 @@
 //! Every node hears every PPDU at its link's SNR, so the outcome of an exchange is known
 //! when it starts: the engine (`air/contention.rs`, `air/exchange.rs`) lays it out whole
 //! and the medium holds just the one exchange on the air and whether there is one. The
-//! cell's delivery and exchange-end timers step it (`cell/timer.rs`).
+//! engine's delivery and exchange-end timers step it (`air/timer.rs`).
 
 use crate::air::exchange::Exchange;
 
