@@ -506,10 +506,43 @@ const NO_SAMPLE: u64 = u64::MAX;
 
 /// Record `v` as the value at the end of the step holding `at`: steps skipped since the
 /// last sample keep its value (nothing changed without a sample), and steps before the
-/// first take `lead`.
+/// first take `lead`. Returns the step it found.
 #[inline]
-fn record_end_value(series: &mut StepSeries, at: Nanos, v: u64, lead: u64) {
+fn record_end_value(series: &mut StepSeries, at: Nanos, v: u64, lead: u64) -> SeriesStep {
     let step = series.index(at, end_value);
+    set_end_value(series, step, v, lead);
+    SeriesStep {
+        shift: series.shift,
+        step,
+    }
+}
+
+/// The step of a sample in a [`StepSeries`] at its shift: what the other series of
+/// the same sample reuse ([`SeriesStep::of`]).
+#[derive(Clone, Copy)]
+struct SeriesStep {
+    shift: u32,
+    step: usize,
+}
+
+impl SeriesStep {
+    /// The step of the same instant in `series` (merged as `merge` says).
+    // perf: a TCP sample records into up to five series that step alike (sampled at
+    // the same instants, they merge at the same shift); one division finds the step
+    // of all.
+    #[inline]
+    fn of(self, series: &mut StepSeries, at: Nanos, merge: fn(u64, Option<u64>) -> u64) -> usize {
+        if series.shift == self.shift {
+            self.step
+        } else {
+            series.index(at, merge)
+        }
+    }
+}
+
+/// [`record_end_value`] at step `step` (of the series' shift).
+#[inline]
+fn set_end_value(series: &mut StepSeries, step: usize, v: u64, lead: u64) {
     if series.values.len() <= step {
         let last = series.values.last().copied().unwrap_or(lead);
         series.values.resize(step + 1, last);
@@ -539,17 +572,21 @@ struct TcpSeries {
 }
 
 impl TcpSeries {
-    fn record(&mut self, at: Nanos, sample: &TcpSample) {
+    /// Record `sample`, taken at `at`, whose step in the flow's cwnd series is `cwnd`.
+    fn record(&mut self, at: Nanos, cwnd: SeriesStep, sample: &TcpSample) {
         let value = |v: Option<u64>| v.unwrap_or(NO_SAMPLE);
         let srtt = value(sample.srtt.map(Nanos::as_ns));
-        record_end_value(&mut self.srtt_ns, at, srtt, NO_SAMPLE);
+        let step = cwnd.of(&mut self.srtt_ns, at, end_value);
+        set_end_value(&mut self.srtt_ns, step, srtt, NO_SAMPLE);
         let pacing = value(sample.pacing_rate_bps);
-        record_end_value(&mut self.pacing_rate_bps, at, pacing, NO_SAMPLE);
+        let step = cwnd.of(&mut self.pacing_rate_bps, at, end_value);
+        set_end_value(&mut self.pacing_rate_bps, step, pacing, NO_SAMPLE);
         let delivery = value(sample.delivery_rate_bps);
-        record_end_value(&mut self.delivery_rate_bps, at, delivery, NO_SAMPLE);
+        let step = cwnd.of(&mut self.delivery_rate_bps, at, end_value);
+        set_end_value(&mut self.delivery_rate_bps, step, delivery, NO_SAMPLE);
         if let Some(bbr) = sample.bbr {
             let series = &mut self.bbr_modes;
-            let step = series.index(at, union_bits);
+            let step = cwnd.of(series, at, union_bits);
             // Steps since the last sample were in its mode all along, and so was this
             // one until now.
             let before = self.bbr_mode.map_or(0, |m| m.bit() as u64);
@@ -653,10 +690,10 @@ impl FlowStats {
             record(&mut self.tcp_rtt, rtt);
         }
         let cwnd = sample.cwnd_bytes;
-        record_end_value(&mut self.cwnd_per_step, at, cwnd, cwnd);
+        let step = record_end_value(&mut self.cwnd_per_step, at, cwnd, cwnd);
         self.tcp_series
             .get_or_insert_with(Box::default)
-            .record(at, &sample);
+            .record(at, step, &sample);
         self.retransmits = Some(self.retransmits.unwrap_or(0) + sample.new_retransmits);
         self.timeouts = Some(self.timeouts.unwrap_or(0) + sample.new_timeouts);
     }
