@@ -156,42 +156,61 @@ struct DirectionBudgetStats {
     means_only: bool,
 }
 
-/// Count a stage's non-zero time `ns` in its buckets (allocated by the first).
+/// Count a stage's non-zero time, `us` (µs, as [`Latency`] buckets it), in its
+/// buckets (allocated by the first).
 #[cold]
 #[inline(never)]
-fn first_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
-    nonzero
-        .insert(Buckets::new())
-        .record((ns / 1000).clamp(1, 1_000_000_000));
+fn first_nonzero(nonzero: &mut Option<Buckets>, us: u64) {
+    nonzero.insert(Buckets::new()).record(us);
 }
 
-/// Count a stage's non-zero time `ns` in its buckets.
+/// Count a stage's non-zero time, `us` (µs), in its buckets.
 #[inline(always)]
-fn record_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
+fn record_nonzero(nonzero: &mut Option<Buckets>, us: u64) {
     match nonzero {
-        Some(b) => b.record((ns / 1000).clamp(1, 1_000_000_000)),
-        None => first_nonzero(nonzero, ns),
+        Some(b) => b.record(us),
+        None => first_nonzero(nonzero, us),
+    }
+}
+
+/// Count each stage's non-zero time, `ns` in µs as `to_us` rounds it, in its buckets.
+#[inline(always)]
+fn record_nonzero_stages(
+    nonzero: &mut [Option<Buckets>; Stage::COUNT],
+    stages: &Stages,
+    to_us: impl Fn(u64) -> u64,
+) {
+    for (nonzero, &ns) in nonzero.iter_mut().zip(&stages.ns) {
+        if ns != 0 {
+            record_nonzero(nonzero, to_us(ns));
+        }
     }
 }
 
 impl DirectionBudgetStats {
     // perf: once per packet each way: nine sums, and a bucket count for each stage
-    // that took time (most stages of most packets take none).
+    // that took time (on a loaded link, most stages of a data packet).
     #[inline]
     fn record(&mut self, delay: Nanos, stages: &Stages, percentiles: bool) {
         self.packets += 1;
         self.delay_sum_ns += delay.as_ns();
+        let mut any_bits = 0;
         for (sum, &ns) in self.sum_ns.iter_mut().zip(&stages.ns) {
             *sum += ns;
+            any_bits |= ns;
         }
         if !percentiles {
             self.means_only = true;
             return;
         }
-        for (nonzero, &ns) in self.nonzero.iter_mut().zip(&stages.ns) {
-            if ns != 0 {
-                record_nonzero(nonzero, ns);
-            }
+        // perf: under 2³⁹ ns (550 s) no stage reaches the buckets' top (1000 s), so
+        // one test spares the nine clamps from above (as [`Latency::record`] rounds).
+        if any_bits < 1 << 39 {
+            record_nonzero_stages(&mut self.nonzero, stages, |ns| (ns / 1000).max(1));
+        } else {
+            record_nonzero_stages(&mut self.nonzero, stages, |ns| {
+                (ns / 1000).clamp(1, 1_000_000_000)
+            });
         }
     }
 
@@ -1085,5 +1104,38 @@ mod tests {
             (h.mean().to_bits(), q, h.max(), h.len())
         };
         assert_eq!(s(&direct), s(&b.histogram()));
+    }
+
+    /// A stage's percentiles bucket its time as a latency's do: under 1 µs in the
+    /// first µs, past 1000 s at the top, between them to the µs; with a time past
+    /// 2³⁹ ns in another stage of the packet too (the budget clamps from above only
+    /// then).
+    #[test]
+    fn budget_stages_bucket_as_latencies_do() {
+        let (sent, access) = (Nanos(0), Stage::Access as usize);
+        for ns in [1, 999, 1_000, 1_234_567, 600_000_000_000, 2_000_000_000_000] {
+            for other_ns in [0, 1u64 << 39] {
+                let mut stages = Stages {
+                    ns: [0; Stage::COUNT],
+                };
+                stages.ns[access] = ns;
+                stages.ns[0] = other_ns;
+                let mut f = FlowStats::default();
+                f.budget(BudgetArrival {
+                    direction: Direction::Forward,
+                    sent_at: sent,
+                    at: Nanos(ns + other_ns),
+                    percentiles: true,
+                    stages: Some(&stages),
+                });
+                let r = f.result(0, ("udp", ""), Host::Server, Host::Station(1), 1.0);
+                let stage = &r.delay_budget.forward.unwrap().stages[access];
+                let mut l = Latency::new();
+                l.record(Nanos(ns));
+                let h = l.buckets.summary().unwrap();
+                assert_eq!(stage.p50_ms, Some(h.p50), "{ns} ns beside {other_ns}");
+                assert_eq!(stage.p99_ms, Some(h.p99), "{ns} ns beside {other_ns}");
+            }
+        }
     }
 }
