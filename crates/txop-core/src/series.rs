@@ -43,15 +43,44 @@ pub struct StepSeries {
     pub shift: u32,
     /// One value per step from time 0 (steps not reached yet are absent).
     pub values: Vec<u64>,
+    /// The step [`StepSeries::index`] found last, and the times it holds (none before
+    /// the first).
+    last: LastStep,
+}
+
+/// A step of a [`StepSeries`] at its shift: index `index` holds `from_ns..to_ns`.
+#[derive(Clone, Copy, Debug, Default)]
+struct LastStep {
+    from_ns: u64,
+    to_ns: u64,
+    index: usize,
 }
 
 impl StepSeries {
     /// The index of the step holding time `at`, after merging steps until it is at
     /// most [`SERIES_MAX_STEPS`].
+    #[inline]
     pub fn index(&mut self, at: Nanos, merge: fn(u64, Option<u64>) -> u64) -> usize {
+        // perf: once per packet delivered and per ACK; most fall in the step before.
+        let last = self.last;
+        if last.from_ns <= at.as_ns() && at.as_ns() < last.to_ns {
+            return last.index;
+        }
+        self.find(at, merge)
+    }
+
+    /// [`StepSeries::index`] of a step other than the last one found.
+    fn find(&mut self, at: Nanos, merge: fn(u64, Option<u64>) -> u64) -> usize {
         loop {
-            let i = (at.as_ns() / (STEP.as_ns() << self.shift)) as usize;
+            let step_ns = STEP.as_ns() << self.shift;
+            let i = (at.as_ns() / step_ns) as usize;
             if i <= SERIES_MAX_STEPS {
+                let from_ns = i as u64 * step_ns;
+                self.last = LastStep {
+                    from_ns,
+                    to_ns: from_ns.saturating_add(step_ns),
+                    index: i,
+                };
                 return i;
             }
             self.merge_pairs(merge);
@@ -66,6 +95,7 @@ impl StepSeries {
         }
         self.values.truncate(n);
         self.shift += 1;
+        self.last = LastStep::default();
     }
 
     /// The values at `shift` (at least the series' own), merged as `merge` says.
@@ -87,4 +117,39 @@ pub fn sum_bytes(a: u64, b: Option<u64>) -> u64 {
 /// where its first does, when the series stops there).
 pub fn end_value(a: u64, b: Option<u64>) -> u64 {
     b.unwrap_or(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The step found is the one holding the time at the series' shift, whatever
+    /// the step found before (the same, an earlier or a later one, before or after
+    /// steps merged).
+    #[test]
+    fn index_is_the_step_holding_the_time() {
+        let mut s = StepSeries::default();
+        let mut x = 7u64;
+        let mut at_ns = 0u64;
+        for k in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly forward by up to 0.3 s, sometimes back, sometimes a big leap.
+            at_ns = match (x >> 60) % 8 {
+                0 => at_ns.saturating_sub((x >> 20) % 1_000_000_000),
+                1 if k % 100 == 0 => at_ns + 300_000_000_000,
+                _ => at_ns + (x >> 33) % 300_000_000,
+            };
+            let i = s.index(Nanos(at_ns), sum_bytes);
+            assert_eq!(i as u64, at_ns / (STEP.as_ns() << s.shift), "{at_ns} ns");
+            assert!(i <= SERIES_MAX_STEPS);
+            if s.values.len() <= i {
+                s.values.resize(i + 1, 0);
+            }
+            s.values[i] += 1;
+        }
+        assert!(s.shift > 0, "the steps merged");
+        assert_eq!(s.values.iter().sum::<u64>(), 20_000);
+    }
 }

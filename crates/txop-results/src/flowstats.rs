@@ -156,42 +156,74 @@ struct DirectionBudgetStats {
     means_only: bool,
 }
 
-/// Count a stage's non-zero time `ns` in its buckets (allocated by the first).
+/// Count a stage's non-zero time, `us` (µs, as [`Latency`] buckets it), in its
+/// buckets (allocated by the first).
 #[cold]
 #[inline(never)]
-fn first_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
-    nonzero
-        .insert(Buckets::new())
-        .record((ns / 1000).clamp(1, 1_000_000_000));
+fn first_nonzero(nonzero: &mut Option<Buckets>, us: u64) {
+    nonzero.insert(Buckets::new()).record(us);
 }
 
-/// Count a stage's non-zero time `ns` in its buckets.
+/// Count a stage's non-zero time, `us` (µs), in its buckets.
 #[inline(always)]
-fn record_nonzero(nonzero: &mut Option<Buckets>, ns: u64) {
+fn record_nonzero(nonzero: &mut Option<Buckets>, us: u64) {
     match nonzero {
-        Some(b) => b.record((ns / 1000).clamp(1, 1_000_000_000)),
-        None => first_nonzero(nonzero, ns),
+        Some(b) => b.record(us),
+        None => first_nonzero(nonzero, us),
     }
+}
+
+/// Count each stage's non-zero time, `ns` in µs as `to_us` rounds it, in its buckets.
+#[inline(always)]
+fn record_nonzero_stages(
+    nonzero: &mut [Option<Buckets>; Stage::COUNT],
+    stages: &Stages,
+    to_us: impl Fn(u64) -> u64,
+) {
+    let stage = |nonzero: &mut Option<Buckets>, ns: u64| {
+        if ns != 0 {
+            record_nonzero(nonzero, to_us(ns));
+        }
+    };
+    // perf: unrolled (a loop's counter and test cost as much as a stage's zero
+    // test, and the optimiser keeps the loop for the cold call in it).
+    let [b0, b1, b2, b3, b4, b5, b6, b7, b8] = nonzero;
+    let [n0, n1, n2, n3, n4, n5, n6, n7, n8] = stages.ns;
+    stage(b0, n0);
+    stage(b1, n1);
+    stage(b2, n2);
+    stage(b3, n3);
+    stage(b4, n4);
+    stage(b5, n5);
+    stage(b6, n6);
+    stage(b7, n7);
+    stage(b8, n8);
 }
 
 impl DirectionBudgetStats {
     // perf: once per packet each way: nine sums, and a bucket count for each stage
-    // that took time (most stages of most packets take none).
+    // that took time (on a loaded link, most stages of a data packet).
     #[inline]
     fn record(&mut self, delay: Nanos, stages: &Stages, percentiles: bool) {
         self.packets += 1;
         self.delay_sum_ns += delay.as_ns();
+        let mut any_bits = 0;
         for (sum, &ns) in self.sum_ns.iter_mut().zip(&stages.ns) {
             *sum += ns;
+            any_bits |= ns;
         }
         if !percentiles {
             self.means_only = true;
             return;
         }
-        for (nonzero, &ns) in self.nonzero.iter_mut().zip(&stages.ns) {
-            if ns != 0 {
-                record_nonzero(nonzero, ns);
-            }
+        // perf: under 2³⁹ ns (550 s) no stage reaches the buckets' top (1000 s), so
+        // one test spares the nine clamps from above (as [`Latency::record`] rounds).
+        if any_bits < 1 << 39 {
+            record_nonzero_stages(&mut self.nonzero, stages, |ns| (ns / 1000).max(1));
+        } else {
+            record_nonzero_stages(&mut self.nonzero, stages, |ns| {
+                (ns / 1000).clamp(1, 1_000_000_000)
+            });
         }
     }
 
@@ -506,10 +538,43 @@ const NO_SAMPLE: u64 = u64::MAX;
 
 /// Record `v` as the value at the end of the step holding `at`: steps skipped since the
 /// last sample keep its value (nothing changed without a sample), and steps before the
-/// first take `lead`.
+/// first take `lead`. Returns the step it found.
 #[inline]
-fn record_end_value(series: &mut StepSeries, at: Nanos, v: u64, lead: u64) {
+fn record_end_value(series: &mut StepSeries, at: Nanos, v: u64, lead: u64) -> SeriesStep {
     let step = series.index(at, end_value);
+    set_end_value(series, step, v, lead);
+    SeriesStep {
+        shift: series.shift,
+        step,
+    }
+}
+
+/// The step of a sample in a [`StepSeries`] at its shift: what the other series of
+/// the same sample reuse ([`SeriesStep::of`]).
+#[derive(Clone, Copy)]
+struct SeriesStep {
+    shift: u32,
+    step: usize,
+}
+
+impl SeriesStep {
+    /// The step of the same instant in `series` (merged as `merge` says).
+    // perf: a TCP sample records into up to five series that step alike (sampled at
+    // the same instants, they merge at the same shift); one division finds the step
+    // of all.
+    #[inline]
+    fn of(self, series: &mut StepSeries, at: Nanos, merge: fn(u64, Option<u64>) -> u64) -> usize {
+        if series.shift == self.shift {
+            self.step
+        } else {
+            series.index(at, merge)
+        }
+    }
+}
+
+/// [`record_end_value`] at step `step` (of the series' shift).
+#[inline]
+fn set_end_value(series: &mut StepSeries, step: usize, v: u64, lead: u64) {
     if series.values.len() <= step {
         let last = series.values.last().copied().unwrap_or(lead);
         series.values.resize(step + 1, last);
@@ -539,17 +604,21 @@ struct TcpSeries {
 }
 
 impl TcpSeries {
-    fn record(&mut self, at: Nanos, sample: &TcpSample) {
+    /// Record `sample`, taken at `at`, whose step in the flow's cwnd series is `cwnd`.
+    fn record(&mut self, at: Nanos, cwnd: SeriesStep, sample: &TcpSample) {
         let value = |v: Option<u64>| v.unwrap_or(NO_SAMPLE);
         let srtt = value(sample.srtt.map(Nanos::as_ns));
-        record_end_value(&mut self.srtt_ns, at, srtt, NO_SAMPLE);
+        let step = cwnd.of(&mut self.srtt_ns, at, end_value);
+        set_end_value(&mut self.srtt_ns, step, srtt, NO_SAMPLE);
         let pacing = value(sample.pacing_rate_bps);
-        record_end_value(&mut self.pacing_rate_bps, at, pacing, NO_SAMPLE);
+        let step = cwnd.of(&mut self.pacing_rate_bps, at, end_value);
+        set_end_value(&mut self.pacing_rate_bps, step, pacing, NO_SAMPLE);
         let delivery = value(sample.delivery_rate_bps);
-        record_end_value(&mut self.delivery_rate_bps, at, delivery, NO_SAMPLE);
+        let step = cwnd.of(&mut self.delivery_rate_bps, at, end_value);
+        set_end_value(&mut self.delivery_rate_bps, step, delivery, NO_SAMPLE);
         if let Some(bbr) = sample.bbr {
             let series = &mut self.bbr_modes;
-            let step = series.index(at, union_bits);
+            let step = cwnd.of(series, at, union_bits);
             // Steps since the last sample were in its mode all along, and so was this
             // one until now.
             let before = self.bbr_mode.map_or(0, |m| m.bit() as u64);
@@ -584,6 +653,8 @@ fn end_values(series: &StepSeries, shift: u32, steps: usize) -> Vec<Option<u64>>
 
 impl FlowStats {
     /// The cell delivered one of this flow's packets (it may still cross the wire).
+    // perf: once per packet, a few instructions past its call overhead.
+    #[inline(always)]
     pub fn air_delivered(&mut self, at: Nanos, p: &Packet) {
         record(&mut self.driver, at.saturating_sub(p.queued_at));
     }
@@ -653,10 +724,10 @@ impl FlowStats {
             record(&mut self.tcp_rtt, rtt);
         }
         let cwnd = sample.cwnd_bytes;
-        record_end_value(&mut self.cwnd_per_step, at, cwnd, cwnd);
+        let step = record_end_value(&mut self.cwnd_per_step, at, cwnd, cwnd);
         self.tcp_series
             .get_or_insert_with(Box::default)
-            .record(at, &sample);
+            .record(at, step, &sample);
         self.retransmits = Some(self.retransmits.unwrap_or(0) + sample.new_retransmits);
         self.timeouts = Some(self.timeouts.unwrap_or(0) + sample.new_timeouts);
     }
@@ -1046,5 +1117,38 @@ mod tests {
             (h.mean().to_bits(), q, h.max(), h.len())
         };
         assert_eq!(s(&direct), s(&b.histogram()));
+    }
+
+    /// A stage's percentiles bucket its time as a latency's do: under 1 µs in the
+    /// first µs, past 1000 s at the top, between them to the µs; with a time past
+    /// 2³⁹ ns in another stage of the packet too (the budget clamps from above only
+    /// then).
+    #[test]
+    fn budget_stages_bucket_as_latencies_do() {
+        let (sent, access) = (Nanos(0), Stage::Access as usize);
+        for ns in [1, 999, 1_000, 1_234_567, 600_000_000_000, 2_000_000_000_000] {
+            for other_ns in [0, 1u64 << 39] {
+                let mut stages = Stages {
+                    ns: [0; Stage::COUNT],
+                };
+                stages.ns[access] = ns;
+                stages.ns[0] = other_ns;
+                let mut f = FlowStats::default();
+                f.budget(BudgetArrival {
+                    direction: Direction::Forward,
+                    sent_at: sent,
+                    at: Nanos(ns + other_ns),
+                    percentiles: true,
+                    stages: Some(&stages),
+                });
+                let r = f.result(0, ("udp", ""), Host::Server, Host::Station(1), 1.0);
+                let stage = &r.delay_budget.forward.unwrap().stages[access];
+                let mut l = Latency::new();
+                l.record(Nanos(ns));
+                let h = l.buckets.summary().unwrap();
+                assert_eq!(stage.p50_ms, Some(h.p50), "{ns} ns beside {other_ns}");
+                assert_eq!(stage.p99_ms, Some(h.p99), "{ns} ns beside {other_ns}");
+            }
+        }
     }
 }

@@ -790,10 +790,17 @@ impl Simulation {
     /// order they began to wait) is told so. One packet out makes room for one:
     /// waking every waiting source would have each write into a queue that has room
     /// for one of them.
+    // perf: once per packet out of the cell; mostly no source waits.
+    #[inline(always)]
     fn wake_waiting(&mut self, at: Nanos, node: NodeId) {
-        if self.waiting.is_empty() {
-            return;
+        if !self.waiting.is_empty() {
+            self.wake_first_waiting(at, node);
         }
+    }
+
+    /// [`Simulation::wake_waiting`] when some source waits.
+    #[inline(never)]
+    fn wake_first_waiting(&mut self, at: Nanos, node: NodeId) {
         let Some(i) = self.waiting.iter().position(|w| w.node == node) else {
             return;
         };
