@@ -13,6 +13,7 @@
 //! so that a machine without system fonts draws the same PNG; the SVG names the family
 //! `sans-serif` and leaves the glyphs to the viewer. Same results ⇒ byte-identical files.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::combinators::WithKeyPoints;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -2162,21 +2163,19 @@ where
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let (xs, ys) = (f.x.scale, y.scale);
-    chart
-        .configure_mesh()
-        .x_desc(f.x.label.as_str())
-        .y_desc(y.label.as_str())
-        .x_labels(12)
-        .y_labels(10)
-        .max_light_lines(1)
-        .x_label_formatter(&|v| axis_tick_label(*v, &f.x))
-        .y_label_formatter(&|v| axis_tick_label(*v, y))
-        .label_style((FONT, TICK_SIZE))
-        .axis_desc_style((FONT, AXIS_DESC_SIZE))
-        .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
-        .draw()
-        .map_err(e)?;
+    house_style(
+        chart
+            .configure_mesh()
+            .x_desc(f.x.label.as_str())
+            .y_desc(y.label.as_str())
+            .x_labels(12)
+            .y_labels(10)
+            .max_light_lines(1)
+            .x_label_formatter(&|v| axis_tick_label(*v, &f.x))
+            .y_label_formatter(&|v| axis_tick_label(*v, y)),
+    )
+    .draw()
+    .map_err(e)?;
     let visible =
         |&(x, y): &(f64, f64)| (xs == Scale::Linear || x > 0.0) && (ys == Scale::Linear || y > 0.0);
     for s in &panel.series {
@@ -2270,21 +2269,19 @@ fn draw_bars<DB: DrawingBackend>(root: &Area<DB>, f: &BarFigure) -> Result<(), S
             .y_label_area_size(78)
             .build_cartesian_2d(-pad..groups as f64 + pad, 0.0..y_max)
             .map_err(e)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .x_desc(f.x_label.as_str())
-            .y_desc(panel.y_label.as_str())
-            .y_labels(8)
-            .max_light_lines(1)
-            .y_label_formatter(&|v| tick_label(*v, Scale::Linear, false))
-            .label_style((FONT, TICK_SIZE))
-            .axis_desc_style((FONT, AXIS_DESC_SIZE))
-            .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-            .light_line_style(RGBColor(0xee, 0xee, 0xee))
-            .draw()
-            .map_err(e)?;
+        house_style(
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(0)
+                .x_desc(f.x_label.as_str())
+                .y_desc(panel.y_label.as_str())
+                .y_labels(8)
+                .max_light_lines(1)
+                .y_label_formatter(&|v| tick_label(*v, Scale::Linear, false)),
+        )
+        .draw()
+        .map_err(e)?;
         for (j, (_, c)) in f.runs.iter().enumerate() {
             for (g, v) in panel.values[j].iter().enumerate() {
                 let Some(v) = *v else { continue };
@@ -2378,20 +2375,18 @@ fn draw_budget<DB: DrawingBackend>(
         .y_label_area_size(BUDGET_LABEL_PX)
         .build_cartesian_2d(0.0..x_max, 0.0..rows)
         .map_err(e)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .x_labels(8)
-        .max_light_lines(1)
-        .x_desc(f.x_label.as_str())
-        .x_label_formatter(&|v| tick_label(*v, Scale::Linear, false))
-        .label_style((FONT, TICK_SIZE))
-        .axis_desc_style((FONT, AXIS_DESC_SIZE))
-        .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
-        .draw()
-        .map_err(e)?;
+    house_style(
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(8)
+            .max_light_lines(1)
+            .x_desc(f.x_label.as_str())
+            .x_label_formatter(&|v| tick_label(*v, Scale::Linear, false)),
+    )
+    .draw()
+    .map_err(e)?;
     let left_px = chart.backend_coord(&(0.0, 0.0)).0;
     let title_style =
         TextStyle::from((FONT, LEGEND_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
@@ -2435,6 +2430,21 @@ fn draw_budget<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// Every chart's mesh in one style: the tick and axis fonts, light grey grid lines.
+fn house_style<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged + ValueFormatter<<X as Ranged>::ValueType>,
+    Y: Ranged + ValueFormatter<<Y as Ranged>::ValueType>,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, TICK_SIZE))
+        .axis_desc_style((FONT, AXIS_DESC_SIZE))
+        .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
 }
 
 fn value_label(v: f64) -> String {
@@ -3302,6 +3312,17 @@ mod tests {
         assert_eq!(light[0], 3.0);
     }
 
+    /// The delay-budget figure of `runs`.
+    fn budget_figure(title: &str, runs: &[PlotRun<'_>]) -> budget::BudgetFigure {
+        match figures(title, runs)
+            .into_iter()
+            .find(|f| f.stem() == BUDGET_PLOT_NAME)
+        {
+            Some(Figure::Budget(fig)) => fig,
+            _ => panic!("{title}: a delay-budget figure"),
+        }
+    }
+
     /// The bars of a budget figure, in order.
     fn budget_bars(f: &budget::BudgetFigure) -> Vec<&budget::BudgetBar> {
         f.rows
@@ -3325,26 +3346,19 @@ mod tests {
                 label: "linux-6.16",
                 results: r,
             }];
-            let Some(Figure::Budget(fig)) = figures(name, &runs)
-                .into_iter()
-                .find(|f| f.stem() == BUDGET_PLOT_NAME)
-            else {
-                panic!("{name}: a delay-budget figure")
-            };
-            assert_eq!(
-                fig.stages,
-                [
-                    "to_cell",
-                    "qdisc",
-                    "txq",
-                    "driver",
-                    "access",
-                    "retries",
-                    "air",
-                    "reorder",
-                    "from_cell"
-                ]
-            );
+            let fig = budget_figure(name, &runs);
+            // The stages as results.json names and orders them.
+            let named: Vec<&str> = r
+                .flows
+                .iter()
+                .find_map(|f| f.delay_budget.forward.as_ref())
+                .expect("a budget")
+                .stages
+                .iter()
+                .map(|s| s.stage)
+                .collect();
+            assert_eq!(fig.stages, named);
+            assert_eq!(fig.stages.len(), 9);
             let bars = budget_bars(&fig);
             let expected: usize = r
                 .flows
@@ -3452,12 +3466,7 @@ mod tests {
                 results: &b,
             },
         ];
-        let Some(Figure::Budget(fig)) = figures("atf", &runs)
-            .into_iter()
-            .find(|f| f.stem() == BUDGET_PLOT_NAME)
-        else {
-            panic!("a delay-budget figure")
-        };
+        let fig = budget_figure("atf", &runs);
         assert!(fig.heading.contains("by flow group"), "{}", fig.heading);
         let titles: Vec<&str> = fig
             .rows
@@ -3537,12 +3546,7 @@ mod tests {
                 results: &new,
             },
         ];
-        let Some(Figure::Budget(fig)) = figures("rrul", &runs)
-            .into_iter()
-            .find(|f| f.stem() == BUDGET_PLOT_NAME)
-        else {
-            panic!("a delay-budget figure")
-        };
+        let fig = budget_figure("rrul", &runs);
         assert_eq!(old.flows.len(), 12);
         let titles = fig
             .rows
