@@ -565,6 +565,66 @@ def test_the_flow_dimension_names_every_flow_and_gives_pings_their_rtt(cli):
             assert delay == f["latency_ms"]["p50"]
 
 
+def test_the_delay_budget_is_in_the_dataset_as_the_run_gives_it(cli, tmp_path):
+    """The delay budget (issue 27) as flow × direction × stage: every stage's mean,
+    p50 and p99 and every direction's packets equal ``txop run --json``'s, NaN where
+    the run has none (a direction no packet took, TCP's ACKs' percentiles); a
+    direction's means add up to its mean delay. Through ``txop sweep`` and its
+    netCDF file too."""
+    import xarray as xr
+
+    sets = {"traffic.test": "rrul", "traffic.length_s": 2}
+    ds = txop.sweep("tcp-ndown-6mbit", grid={"stack": ["linux-4.8-bloated", "linux-6.16"]},
+                    seeds=[1], workers=1, progress=False, **sets)
+    assert ds.flow_budget_mean_ms.dims[-3:] == ("flow", "direction", "stage")
+    assert ds.direction.values.tolist() == ["forward", "back"]
+    assert ds.stage.values.tolist() == ["to_cell", "qdisc", "txq", "driver", "access",
+                                        "retries", "air", "reorder", "from_cell"]
+    checked = collections.Counter()
+    for stack in ds["stack"].values.tolist():
+        code, out, err = cli("run", "tcp-ndown-6mbit", "--set", "traffic.test=rrul",
+                             "--set", "traffic.length_s=2", "--set", f"stack={stack}", "--json")
+        assert code == 0, err
+        point = ds.sel(stack=stack, seed=1)
+        for i, f in enumerate(json.loads(out)["flows"]):
+            for direction in ("forward", "back"):
+                at = {"flow": i, "direction": direction}
+                b = f["delay_budget"][direction]
+                packets = float(point.flow_budget_packets.sel(at))
+                if b is None:
+                    assert math.isnan(packets)
+                    assert point.flow_budget_mean_ms.sel(at).isnull().all()
+                    continue
+                assert packets == b["packets"]
+                checked["directions"] += 1
+                checked["acks"] += f["kind"] == "tcp" and direction == "back"
+                for s in b["stages"]:
+                    for k in ("mean_ms", "p50_ms", "p99_ms"):
+                        got = float(point[f"flow_budget_{k}"].sel(at | {"stage": s["stage"]}))
+                        if s[k] is None:
+                            assert math.isnan(got), (stack, i, direction, s["stage"], k)
+                        else:
+                            assert got == s[k], (stack, i, direction, s["stage"], k, got)
+                        checked[k] += s[k] is not None
+                total = float(point.flow_budget_mean_ms.sel(at).sum("stage"))
+                mean = b["delay_sum_ns"] / b["packets"] / 1e6
+                assert abs(total - mean) <= 1e-9 * max(mean, 1.0), (stack, i, direction)
+    # rrul, 12 flows under each of the two stacks, most of them both ways; TCP's ACKs
+    # have means only.
+    assert checked["directions"] > 2 * 12 and checked["acks"] > 0, checked
+    assert checked["mean_ms"] == checked["directions"] * 9, checked
+    assert checked["p50_ms"] == checked["p99_ms"] == (checked["directions"] - checked["acks"]) * 9
+
+    code, _, err = cli("sweep", "tcp-ndown-6mbit", "--vary", "stack=linux-4.8-bloated,linux-6.16",
+                       "--set", "traffic.test=rrul", "--set", "traffic.length_s=2",
+                       "--workers", "1", "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    with xr.open_dataset(tmp_path / "out" / "sweep.nc") as back:
+        for k in ("flow_budget_mean_ms", "flow_budget_p99_ms", "flow_budget_packets"):
+            xr.testing.assert_identical(back[k].squeeze(drop=True).load(),
+                                        ds[k].squeeze(drop=True))
+
+
 def test_txop_sweep_metric_vs_charts_what_compare_charts(cli, tmp_path):
     """`txop sweep --metric-vs KEY` and `txop compare --metric-vs KEY` over the same
     runs (stacks x station counts x seeds) give the same chart: the sweep's points,

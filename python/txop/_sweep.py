@@ -52,6 +52,7 @@ from ._api import (
     chart_points,
     check_seed,
     check_workers,
+    budget_rows,
     flow_rows,
     set_text,
     station_rows,
@@ -501,6 +502,13 @@ _FLOW_TEXT_DESCRIPTIONS = {
 }
 
 
+#: The delay budget's directions, as results.json names them (the ``direction``
+#: coordinate).
+_DIRECTIONS = ("forward", "back")
+#: The per-stage figures of the delay budget the dataset keeps.
+_BUDGET = ("mean_ms", "p50_ms", "p99_ms")
+
+
 @dataclass
 class _Metrics:
     """What the Dataset keeps of one point's results."""
@@ -514,6 +522,7 @@ def _metrics(results: Mapping[str, Any], headline: Sequence[Sequence[Optional[fl
     cells = results["bss"] if "bss" in results else [results]
     stations = station_rows(results)
     flows = flow_rows(results)
+    budget = budget_rows(results)
     for ci, c in enumerate(cells):
         # The run's headline delays (txop's own: compare --metric-vs's figures 1 and 2).
         figures = headline[ci] if ci < len(headline) else [None] * 4
@@ -522,6 +531,15 @@ def _metrics(results: Mapping[str, Any], headline: Sequence[Sequence[Optional[fl
         name = c.get("name")
         sts = [s for s in stations if s.get("bss") == name]
         fls = [f for f in flows if f.get("bss") == name]
+        # Per flow (in fls' order) and direction: its packets and each stage's figures.
+        flow_at = {f["flow"]: i for i, f in enumerate(fls)}
+        budgets: list[dict[str, Any]] = [{} for _ in fls]
+        for row in budget:
+            if row.get("bss") != name:
+                continue
+            d = budgets[flow_at[row["flow"]]].setdefault(
+                row["direction"], {"packets": row["packets"], "stages": {}})
+            d["stages"][row["stage"]] = {k: row[k] for k in _BUDGET}
         m.cells.append(
             {
                 "scalars": {k: c[k] for k in _SCALARS}
@@ -532,6 +550,7 @@ def _metrics(results: Mapping[str, Any], headline: Sequence[Sequence[Optional[fl
                 "flow_text": {k: [f[k] for f in fls] for k in _FLOW_TEXT},
                 "flows": {k: [f[k] for f in fls] for k in _FLOW},
                 "series": [fl["throughput_series_bps"] for fl in c["flows"]],
+                "budget": budgets,
                 "step_s": c["series_step_s"],
             }
         )
@@ -585,6 +604,15 @@ def _dataset(
     station_ids = np.arange(1, n_st + 1)
     flow_ids = np.arange(n_fl)
     flow_text = {k: np.full(shape + cshape + (n_fl,), "", dtype=object) for k in _FLOW_TEXT}
+    # The budget's stages, in the packet's order (every budget lists all of them).
+    stages: list[str] = []
+    for m in any_m:
+        for c in m.cells:
+            for per_flow in c["budget"]:
+                for d in per_flow.values():
+                    stages.extend(st for st in d["stages"] if st not in stages)
+    budget = {k: full((n_fl, len(_DIRECTIONS), len(stages))) for k in _BUDGET}
+    budget_packets = full((n_fl, len(_DIRECTIONS)))
     bss_names = [""] * n_cells
     step = 0.2
     for idx, m in metrics.items():
@@ -600,6 +628,15 @@ def _dataset(
                 flow_text[k][at][: len(vs)] = vs
             for fi, s in enumerate(c["series"]):
                 series[at][fi, : len(s)] = s
+            for fi, per_flow in enumerate(c["budget"]):
+                for di, direction in enumerate(_DIRECTIONS):
+                    d = per_flow.get(direction)
+                    if d is None:
+                        continue
+                    budget_packets[at][fi, di] = d["packets"]
+                    for si, stage in enumerate(stages):
+                        for k in _BUDGET:
+                            budget[k][at][fi, di, si] = d["stages"][stage][k]
             if len(c["station_ids"]) == n_st and n_st:
                 station_ids = np.array(c["station_ids"])
             if len(c["flow_ids"]) == n_fl and n_fl:
@@ -637,11 +674,29 @@ def _dataset(
             base + ("flow",), flow[f"delay_{q}_ms"],
             {"units": "ms", "description": "an echo flow's RTT, any other flow's one-way latency"})
     data_vars["flow_throughput_series_bps"] = (base + ("flow", "time"), series, {"units": "bit/s"})
+    # The delay budget (docs/results.md, "The delay budget"): flow × direction × stage.
+    data_vars["flow_budget_packets"] = (
+        base + ("flow", "direction"), budget_packets,
+        {"units": "packets", "description": "packets whose delay the budget splits; "
+                                            "NaN where none went that way"})
+    budget_described = {
+        "mean_ms": "the stage's mean time per packet: a direction's stages add up "
+                   "to its mean one-way delay",
+        "p50_ms": "the stage's median per packet (percentiles do not add up); "
+                  "NaN for TCP's ACKs, which record means only",
+        "p99_ms": "the stage's 99th percentile per packet; NaN for TCP's ACKs",
+    }
+    for k in _BUDGET:
+        data_vars[f"flow_budget_{k}"] = (
+            base + ("flow", "direction", "stage"), budget[k],
+            {"units": "ms", "description": budget_described[k]})
     data_vars["error"] = (dims, error.astype(str), {"description": "empty where the point ran"})
     coords: dict[str, Any] = {k: _coord(v) for k, v in zip(keys, values)}
     coords["seed"] = np.array(seeds, dtype=np.int64)
     coords["station"] = station_ids
     coords["flow"] = flow_ids
+    coords["direction"] = np.array(_DIRECTIONS, dtype=object).astype(str)
+    coords["stage"] = np.array(stages, dtype=object).astype(str)
     coords["time"] = ("time", np.arange(n_t) * step, {"units": "s", "description": "start of each step"})
     if has_bss:
         coords["bss"] = np.array(bss_names, dtype=object).astype(str)

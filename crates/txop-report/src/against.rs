@@ -1193,6 +1193,9 @@ fn real_results(real: &FlentData, mapping: &Mapping, txop: &Results) -> Results 
             continue;
         };
         let mut g = f.clone();
+        // A flent file has no delay budget: without this the plot of where the time
+        // goes would draw txop's stages under the real run's name.
+        g.delay_budget = Default::default();
         let loaded: Vec<f64> = real
             .x_values
             .iter()

@@ -13,6 +13,7 @@
 //! so that a machine without system fonts draws the same PNG; the SVG names the family
 //! `sans-serif` and leaves the glyphs to the viewer. Same results ⇒ byte-identical files.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::combinators::WithKeyPoints;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use txop_results::results::{FlowResult, LatencySummary, Results};
 
+mod budget;
 mod metric_vs;
 
 /// The `--metric-vs` chart's files (`metric-vs-<key>.png` and `.svg`), in memory.
@@ -81,6 +83,10 @@ pub const PLOT_NAMES: [&str; 4] = ["latency-time", "latency-cdf", "throughput", 
 /// for runs with TCP flows (`tcp-bbr` with BBR flows).
 pub const TCP_PLOT_NAMES: [&str; 4] = ["tcp-cwnd", "tcp-srtt", "tcp-rate", "tcp-bbr"];
 
+/// The "where the time goes" plot's file name (without extension), drawn last, for
+/// runs with a delay budget.
+pub const BUDGET_PLOT_NAME: &str = "delay-budget";
+
 // ---------------------------------------------------------------------------------------
 // What to draw: figures as data, independent of the backend.
 // ---------------------------------------------------------------------------------------
@@ -128,6 +134,7 @@ fn colour(i: usize) -> RGBColor {
 enum Figure {
     Lines(LineFigure),
     Bars(BarFigure),
+    Budget(budget::BudgetFigure),
 }
 
 impl Figure {
@@ -135,6 +142,7 @@ impl Figure {
         match self {
             Figure::Lines(f) => f.stem,
             Figure::Bars(f) => f.stem,
+            Figure::Budget(_) => BUDGET_PLOT_NAME,
         }
     }
 }
@@ -247,6 +255,7 @@ fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
         out.extend(grouped::throughput_figure(title, runs).map(Figure::Lines));
         out.extend(grouped::rate_figure(title, runs).map(Figure::Lines));
         out.extend(grouped::stations_figure(title, runs).map(Figure::Bars));
+        out.extend(budget::figure(title, runs, true).map(Figure::Budget));
         return out;
     }
     out.extend(latency_time_figure(title, runs).map(Figure::Lines));
@@ -255,6 +264,7 @@ fn figures(title: &str, runs: &[PlotRun<'_>]) -> Vec<Figure> {
     out.extend(rate_figure(title, runs).map(Figure::Lines));
     out.extend(tcp::figures(title, runs).into_iter().map(Figure::Lines));
     out.extend(stations_figure(title, runs).map(Figure::Bars));
+    out.extend(budget::figure(title, runs, false).map(Figure::Budget));
     out
 }
 
@@ -1684,6 +1694,7 @@ fn size_of(figure: &Figure) -> (u32, u32) {
             (WIDTH_PX, height)
         }
         Figure::Bars(f) => (WIDTH_PX, HEADING_PX + f.panels.len() as u32 * 400),
+        Figure::Budget(f) => (WIDTH_PX, f.height_px()),
     }
 }
 
@@ -1893,6 +1904,7 @@ fn draw<DB: DrawingBackend>(root: &Area<DB>, figure: &Figure) -> Result<(), Stri
     match figure {
         Figure::Lines(f) => draw_lines(root, f),
         Figure::Bars(f) => draw_bars(root, f),
+        Figure::Budget(f) => draw_budget(root, f),
     }
 }
 
@@ -2151,21 +2163,19 @@ where
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let (xs, ys) = (f.x.scale, y.scale);
-    chart
-        .configure_mesh()
-        .x_desc(f.x.label.as_str())
-        .y_desc(y.label.as_str())
-        .x_labels(12)
-        .y_labels(10)
-        .max_light_lines(1)
-        .x_label_formatter(&|v| axis_tick_label(*v, &f.x))
-        .y_label_formatter(&|v| axis_tick_label(*v, y))
-        .label_style((FONT, TICK_SIZE))
-        .axis_desc_style((FONT, AXIS_DESC_SIZE))
-        .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
-        .draw()
-        .map_err(e)?;
+    house_style(
+        chart
+            .configure_mesh()
+            .x_desc(f.x.label.as_str())
+            .y_desc(y.label.as_str())
+            .x_labels(12)
+            .y_labels(10)
+            .max_light_lines(1)
+            .x_label_formatter(&|v| axis_tick_label(*v, &f.x))
+            .y_label_formatter(&|v| axis_tick_label(*v, y)),
+    )
+    .draw()
+    .map_err(e)?;
     let visible =
         |&(x, y): &(f64, f64)| (xs == Scale::Linear || x > 0.0) && (ys == Scale::Linear || y > 0.0);
     for s in &panel.series {
@@ -2259,21 +2269,19 @@ fn draw_bars<DB: DrawingBackend>(root: &Area<DB>, f: &BarFigure) -> Result<(), S
             .y_label_area_size(78)
             .build_cartesian_2d(-pad..groups as f64 + pad, 0.0..y_max)
             .map_err(e)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .x_desc(f.x_label.as_str())
-            .y_desc(panel.y_label.as_str())
-            .y_labels(8)
-            .max_light_lines(1)
-            .y_label_formatter(&|v| tick_label(*v, Scale::Linear, false))
-            .label_style((FONT, TICK_SIZE))
-            .axis_desc_style((FONT, AXIS_DESC_SIZE))
-            .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
-            .light_line_style(RGBColor(0xee, 0xee, 0xee))
-            .draw()
-            .map_err(e)?;
+        house_style(
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(0)
+                .x_desc(f.x_label.as_str())
+                .y_desc(panel.y_label.as_str())
+                .y_labels(8)
+                .max_light_lines(1)
+                .y_label_formatter(&|v| tick_label(*v, Scale::Linear, false)),
+        )
+        .draw()
+        .map_err(e)?;
         for (j, (_, c)) in f.runs.iter().enumerate() {
             for (g, v) in panel.values[j].iter().enumerate() {
                 let Some(v) = *v else { continue };
@@ -2321,6 +2329,122 @@ fn draw_bars<DB: DrawingBackend>(root: &Area<DB>, f: &BarFigure) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// The left column of the budget plot, for its bars' labels, px.
+const BUDGET_LABEL_PX: u32 = 260;
+
+/// Stacked horizontal bars ([`budget::BudgetFigure`]): a flow's name on a row of its
+/// own, its bars below it labelled on the left, each bar's length and largest stages
+/// written after it; one colour per stage, named in the legend.
+fn draw_budget<DB: DrawingBackend>(
+    root: &Area<DB>,
+    f: &budget::BudgetFigure,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let legend = Legend {
+        header: "stage, mean per packet".into(),
+        entries: f
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(k, stage)| LegendEntry {
+                name: stage.to_string(),
+                note: budget::BudgetFigure::note(stage).into(),
+                colour: f.colour(k),
+                mark: Mark::Block,
+            })
+            .collect(),
+    };
+    let plots = frame(root, &f.heading, &legend)?;
+    let longest = f
+        .rows
+        .iter()
+        .filter_map(|r| match r {
+            budget::BudgetRow::Bar(b) => Some(b.total_ms()),
+            budget::BudgetRow::Title(_) => None,
+        })
+        .fold(0.0, f64::max);
+    // Room after the longest bar for its note.
+    let x_max = if longest > 0.0 { longest * 1.6 } else { 1.0 };
+    let rows = f.rows.len() as f64;
+    let mut chart = ChartBuilder::on(&plots)
+        .margin(12)
+        .margin_top(4)
+        .x_label_area_size(56)
+        .y_label_area_size(BUDGET_LABEL_PX)
+        .build_cartesian_2d(0.0..x_max, 0.0..rows)
+        .map_err(e)?;
+    house_style(
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(8)
+            .max_light_lines(1)
+            .x_desc(f.x_label.as_str())
+            .x_label_formatter(&|v| tick_label(*v, Scale::Linear, false)),
+    )
+    .draw()
+    .map_err(e)?;
+    let left_px = chart.backend_coord(&(0.0, 0.0)).0;
+    let title_style =
+        TextStyle::from((FONT, LEGEND_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let label_style =
+        TextStyle::from((FONT, TICK_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    let note_style = TextStyle::from((FONT, NOTE_SIZE).into_font())
+        .color(&GREY)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let plot_right_px = chart.backend_coord(&(x_max, 0.0)).0;
+    for (r, row) in f.rows.iter().enumerate() {
+        let top = rows - r as f64;
+        let (_, mid_px) = chart.backend_coord(&(0.0, top - 0.5));
+        match row {
+            budget::BudgetRow::Title(name) => {
+                let x = left_px - BUDGET_LABEL_PX as i32 + 8;
+                let room = (plot_right_px - x).max(40) as u32;
+                root.draw_text(&fit(name, LEGEND_SIZE, room), &title_style, (x, mid_px))
+                    .map_err(e)?;
+            }
+            budget::BudgetRow::Bar(bar) => {
+                let mut x = 0.0;
+                for (k, &ms) in bar.means_ms.iter().enumerate() {
+                    if ms <= 0.0 {
+                        continue;
+                    }
+                    chart
+                        .draw_series([Rectangle::new(
+                            [(x, top - 0.85), (x + ms, top - 0.15)],
+                            f.colour(k).filled(),
+                        )])
+                        .map_err(e)?;
+                    x += ms;
+                }
+                let label = fit(&bar.label, TICK_SIZE, BUDGET_LABEL_PX - 30);
+                root.draw_text(&label, &label_style, (left_px - 8, mid_px))
+                    .map_err(e)?;
+                let end_px = chart.backend_coord(&(x, 0.0)).0;
+                root.draw_text(&f.bar_note(bar), &note_style, (end_px + 6, mid_px))
+                    .map_err(e)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every chart's mesh in one style: the tick and axis fonts, light grey grid lines.
+fn house_style<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged + ValueFormatter<<X as Ranged>::ValueType>,
+    Y: Ranged + ValueFormatter<<Y as Ranged>::ValueType>,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, TICK_SIZE))
+        .axis_desc_style((FONT, AXIS_DESC_SIZE))
+        .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0))
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
 }
 
 fn value_label(v: f64) -> String {
@@ -2413,11 +2537,22 @@ mod tests {
                         l.panels.len(),
                     ),
                     Figure::Bars(b) => (b.groups.clone(), b.panels.len()),
+                    Figure::Budget(b) => (
+                        b.rows
+                            .iter()
+                            .map(|r| match r {
+                                budget::BudgetRow::Title(t) => t.clone(),
+                                budget::BudgetRow::Bar(bar) => bar.label.clone(),
+                            })
+                            .collect(),
+                        1,
+                    ),
                 };
                 assert!(panels <= 12, "{what} {}: {panels} panels", f.stem());
                 let entries = match f {
                     Figure::Lines(l) => l.legend.entries.len(),
                     Figure::Bars(b) => b.groups.len() / 5,
+                    Figure::Budget(b) => b.stages.len(),
                 };
                 assert!(entries <= 12, "{what} {}: {entries} entries", f.stem());
                 for n in &names {
@@ -2625,6 +2760,23 @@ mod tests {
                 .map(|s| s.colour)
                 .collect(),
             Figure::Bars(f) => f.runs.iter().map(|r| r.1).collect(),
+            // The stages that are long enough somewhere to be seen (a tenth of the
+            // longest bar).
+            Figure::Budget(f) => {
+                let bars: Vec<&budget::BudgetBar> = f
+                    .rows
+                    .iter()
+                    .filter_map(|r| match r {
+                        budget::BudgetRow::Bar(b) => Some(b),
+                        budget::BudgetRow::Title(_) => None,
+                    })
+                    .collect();
+                let longest = bars.iter().map(|b| b.total_ms()).fold(0.0, f64::max);
+                (0..f.stages.len())
+                    .filter(|&k| bars.iter().any(|b| b.means_ms[k] >= longest / 10.0))
+                    .map(|k| f.colour(k))
+                    .collect()
+            }
         };
         colours.retain(|&c| c != BLACK);
         colours.dedup();
@@ -2681,7 +2833,11 @@ mod tests {
         let mut expected = Vec::new();
         // CUBIC: no BBR modes to draw.
         let tcp = &TCP_PLOT_NAMES[..3];
-        let stems = PLOT_NAMES[..3].iter().chain(tcp).chain(&PLOT_NAMES[3..]);
+        let stems = PLOT_NAMES[..3]
+            .iter()
+            .chain(tcp)
+            .chain(&PLOT_NAMES[3..])
+            .chain([&BUDGET_PLOT_NAME]);
         for stem in stems {
             expected.push(format!("{stem}.png"));
             expected.push(format!("{stem}.svg"));
@@ -2830,8 +2986,8 @@ mod tests {
         let written = write_plots(&dir, "tcp-ndown-6mbit", &runs).expect("plots");
         assert_eq!(
             written.len(),
-            2 * (PLOT_NAMES.len() + 3),
-            "CUBIC: no tcp-bbr"
+            2 * (PLOT_NAMES.len() + 3 + 1),
+            "CUBIC: no tcp-bbr; the delay budget"
         );
         for stem in PLOT_NAMES.iter().chain(&TCP_PLOT_NAMES[..3]) {
             let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
@@ -2902,7 +3058,9 @@ mod tests {
                 "throughput.png",
                 "throughput.svg",
                 "stations.png",
-                "stations.svg"
+                "stations.svg",
+                "delay-budget.png",
+                "delay-budget.svg"
             ]
         );
         let figures = figures("default", &runs);
@@ -2984,11 +3142,13 @@ mod tests {
                 "throughput.png",
                 "throughput.svg",
                 "stations.png",
-                "stations.svg"
+                "stations.svg",
+                "delay-budget.png",
+                "delay-budget.svg"
             ]
         );
         let on_disk = std::fs::read_dir(&dir).unwrap().count();
-        assert_eq!(on_disk, 4, "no empty plot written");
+        assert_eq!(on_disk, 6, "no empty plot written");
     }
 
     #[test]
@@ -3150,5 +3310,277 @@ mod tests {
             "3, 4, 6, 7, 8, 9 per decade; then 3000"
         );
         assert_eq!(light[0], 3.0);
+    }
+
+    /// The delay-budget figure of `runs`.
+    fn budget_figure(title: &str, runs: &[PlotRun<'_>]) -> budget::BudgetFigure {
+        match figures(title, runs)
+            .into_iter()
+            .find(|f| f.stem() == BUDGET_PLOT_NAME)
+        {
+            Some(Figure::Budget(fig)) => fig,
+            _ => panic!("{title}: a delay-budget figure"),
+        }
+    }
+
+    /// The bars of a budget figure, in order.
+    fn budget_bars(f: &budget::BudgetFigure) -> Vec<&budget::BudgetBar> {
+        f.rows
+            .iter()
+            .filter_map(|r| match r {
+                budget::BudgetRow::Bar(b) => Some(b),
+                budget::BudgetRow::Title(_) => None,
+            })
+            .collect()
+    }
+
+    /// "Where the time goes" of one run: a bar per flow and direction whose segments
+    /// are results.json's stage means, and add up to the flows' mean one-way delay as
+    /// `latency_ms` measures it apart from the budget; the file is written, at the
+    /// figure's size, with the stages named.
+    #[test]
+    fn delay_budget_bars_are_the_results_stage_means() {
+        let default = simulate("default", &[("duration_s", "1")]);
+        for (name, r) in [("tcp-ndown-6mbit", modern()), ("default", &default)] {
+            let runs = [PlotRun {
+                label: "linux-6.16",
+                results: r,
+            }];
+            let fig = budget_figure(name, &runs);
+            // The stages as results.json names and orders them.
+            let named: Vec<&str> = r
+                .flows
+                .iter()
+                .find_map(|f| f.delay_budget.forward.as_ref())
+                .expect("a budget")
+                .stages
+                .iter()
+                .map(|s| s.stage)
+                .collect();
+            assert_eq!(fig.stages, named);
+            assert_eq!(fig.stages.len(), 9);
+            let bars = budget_bars(&fig);
+            let expected: usize = r
+                .flows
+                .iter()
+                .map(|f| {
+                    [&f.delay_budget.forward, &f.delay_budget.back]
+                        .into_iter()
+                        .flatten()
+                        .filter(|b| b.packets > 0)
+                        .count()
+                })
+                .sum();
+            assert_eq!(bars.len(), expected, "{name}: a bar per flow and direction");
+            let mut checked = 0;
+            for f in &r.flows {
+                let Some(fwd) = f.delay_budget.forward.as_ref().filter(|b| b.packets > 0) else {
+                    continue;
+                };
+                // The flow's forward bar: under its name's row.
+                let at = fig
+                    .rows
+                    .iter()
+                    .position(|row| matches!(row, budget::BudgetRow::Title(t) if *t == f.name))
+                    .unwrap_or_else(|| panic!("{name}: no row for {}", f.name));
+                let budget::BudgetRow::Bar(bar) = &fig.rows[at + 1] else {
+                    panic!("{name}: {} has no bar", f.name)
+                };
+                for (k, s) in fwd.stages.iter().enumerate() {
+                    assert_eq!(bar.means_ms[k], s.mean_ms, "{name} {} {}", f.name, s.stage);
+                }
+                if !f.is_echo() {
+                    let mean = f.latency_ms.expect("a delivered flow's latency").mean;
+                    assert!(
+                        (bar.total_ms() - mean).abs() < 1e-6 * mean.max(1.0),
+                        "{name} {}: stages {} ms, latency mean {mean} ms",
+                        f.name,
+                        bar.total_ms()
+                    );
+                    checked += 1;
+                }
+            }
+            assert!(checked >= 4, "{name}: {checked} data flows checked");
+            for bar in &bars {
+                assert!(
+                    (bar.total_ms() - bar.delay_ms).abs() < 1e-6 * bar.delay_ms.max(1.0),
+                    "{name} {}: {} against {}",
+                    bar.label,
+                    bar.total_ms(),
+                    bar.delay_ms
+                );
+            }
+            let fig = Figure::Budget(fig);
+            let files = render_plots(name, &runs).unwrap();
+            let (_, png) = files
+                .iter()
+                .find(|(n, _)| n == "delay-budget.png")
+                .expect("delay-budget.png");
+            let (w, h) = png_size(png);
+            assert_eq!((w, h), size_of(&fig));
+            assert!(
+                (budget::MIN_HEIGHT_PX..=budget::MAX_HEIGHT_PX).contains(&h),
+                "{h} px"
+            );
+            assert!(png.len() > 10_000, "{name}: a {} byte PNG", png.len());
+            let (_, svg) = files
+                .iter()
+                .find(|(n, _)| n == "delay-budget.svg")
+                .expect("delay-budget.svg");
+            let svg = String::from_utf8_lossy(svg);
+            for needle in [
+                "where the time goes",
+                "mean time per packet (ms)",
+                "add up to its mean one-way delay",
+                "driver",
+                "from_cell",
+            ] {
+                assert!(
+                    svg.contains(needle),
+                    "{name}: delay-budget.svg lacks {needle:?}"
+                );
+            }
+        }
+    }
+
+    /// With 30 stations a bar per flow group and setting, the mean over its flows'
+    /// packets: the packet-weighted mean of the flows' mean delays.
+    #[test]
+    fn delay_budget_of_many_stations_is_by_flow_group() {
+        let short = [("duration_s", "2")];
+        let a = grouped_run("atf-30-stations", &short);
+        let b = grouped_run(
+            "atf-30-stations",
+            &[
+                ("duration_s", "2"),
+                ("stack_options.aql_limit_low_us", "1000"),
+            ],
+        );
+        let runs = [
+            PlotRun {
+                label: "aql 5000",
+                results: &a,
+            },
+            PlotRun {
+                label: "aql 1000",
+                results: &b,
+            },
+        ];
+        let fig = budget_figure("atf", &runs);
+        assert!(fig.heading.contains("by flow group"), "{}", fig.heading);
+        let titles: Vec<&str> = fig
+            .rows
+            .iter()
+            .filter_map(|r| match r {
+                budget::BudgetRow::Title(t) => Some(t.as_str()),
+                budget::BudgetRow::Bar(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                "constant-rate UDP (AP → list[0]): 29 flows",
+                "constant-rate UDP (AP → list[1]): 1 flows"
+            ]
+        );
+        let bars = budget_bars(&fig);
+        assert_eq!(bars.len(), 4, "2 groups × 2 settings");
+        for (k, (run, stations)) in [(&a, 1..=29u16), (&b, 1..=29), (&a, 30..=30), (&b, 30..=30)]
+            .into_iter()
+            .enumerate()
+        {
+            let bar = bars[k];
+            let flows: Vec<&FlowResult> = run
+                .flows
+                .iter()
+                .filter(|f| {
+                    stations.contains(&f.dst.trim_start_matches("sta").parse::<u16>().unwrap())
+                })
+                .collect();
+            let packets: u64 = flows
+                .iter()
+                .map(|f| f.delay_budget.forward.as_ref().unwrap().packets)
+                .sum();
+            let weighted: f64 = flows
+                .iter()
+                .map(|f| {
+                    f.latency_ms.unwrap().mean
+                        * f.delay_budget.forward.as_ref().unwrap().packets as f64
+                })
+                .sum::<f64>()
+                / packets as f64;
+            assert!(
+                (bar.total_ms() - weighted).abs() < 1e-6 * weighted,
+                "{}: {} against {weighted}",
+                bar.label,
+                bar.total_ms()
+            );
+        }
+        // The order of the bars: each group, then each setting.
+        assert!(bars[0].label.starts_with("aql 5000") && bars[1].label.starts_with("aql 1000"));
+    }
+
+    /// A comparison of rrul (12 flows, 2 directions, 2 settings: 48 bars) keeps the
+    /// figure at its natural size: the pings first, the rest left out and counted.
+    #[test]
+    fn delay_budget_caps_its_rows_and_shows_the_pings_first() {
+        let rrul = |stack: &str| {
+            simulate(
+                "tcp-ndown-6mbit",
+                &[
+                    ("traffic.test", "rrul"),
+                    ("traffic.length_s", "2"),
+                    ("traffic.delay_s", "1"),
+                    ("stack", stack),
+                ],
+            )
+        };
+        let (old, new) = (rrul("linux-4.8-bloated"), rrul("linux-6.16"));
+        let runs = [
+            PlotRun {
+                label: "linux-4.8-bloated",
+                results: &old,
+            },
+            PlotRun {
+                label: "linux-6.16",
+                results: &new,
+            },
+        ];
+        let fig = budget_figure("rrul", &runs);
+        assert_eq!(old.flows.len(), 12);
+        let titles = fig
+            .rows
+            .iter()
+            .filter(|r| matches!(r, budget::BudgetRow::Title(_)))
+            .count();
+        assert!(titles < 12, "{titles} flows drawn");
+        assert!(
+            fig.heading.contains(&format!(
+                "(first {titles} of 12 flows; all in results.json)"
+            )),
+            "{}",
+            fig.heading
+        );
+        assert!(fig.height_px() <= budget::MAX_HEIGHT_PX);
+        let echoes = old.flows.iter().filter(|f| f.is_echo()).count();
+        let first: Vec<&String> = fig
+            .rows
+            .iter()
+            .filter_map(|r| match r {
+                budget::BudgetRow::Title(t) => Some(t),
+                budget::BudgetRow::Bar(_) => None,
+            })
+            .take(echoes)
+            .collect();
+        for t in first {
+            assert!(
+                old.flows.iter().any(|f| f.is_echo() && *t == f.name),
+                "{t} is not a ping"
+            );
+        }
+        let bars = budget_bars(&fig);
+        assert_eq!(bars[0].label, "linux-4.8-bloated: request");
+        assert_eq!(bars[1].label, "linux-4.8-bloated: reply");
+        assert_eq!(bars[2].label, "linux-6.16: request");
     }
 }

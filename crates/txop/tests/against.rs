@@ -168,6 +168,11 @@ fn a_real_download_against_txops_run() {
             assert!(n >= 2, "{plot}: {colour} drawn {n} times");
         }
     }
+    // A flent file holds no delay budget: where the time goes is txop's alone, not
+    // txop's stages under the real run's name.
+    let budget = std::fs::read_to_string(out.join("delay-budget.svg")).unwrap();
+    assert!(budget.contains("txop: data"), "txop's bars");
+    assert!(!budget.contains("real: "), "bars for the real run");
 }
 
 #[test]
