@@ -60,6 +60,7 @@
 
 mod ath9k_drr;
 mod drr;
+mod external;
 mod virtual_time;
 
 use crate::mac::edca::Ac;
@@ -71,6 +72,7 @@ use serde::{Deserialize, Serialize};
 use virtual_time::VirtualTime;
 
 pub use ath9k_drr::ATH_AIRTIME_QUANTUM_US;
+pub use external::{external_supports, ExternalScheduler, ExternalSchedulerCode, SchedulerCode};
 pub use virtual_time::AIRTIME_MAX_BEHIND_US;
 
 /// `IEEE80211_DEFAULT_AIRTIME_WEIGHT` (reference §5.1): the default station weight, which
@@ -539,6 +541,8 @@ enum Generations {
     Ath9kDrr(Ath9kDrr),
     /// [`SchedulerKind::VirtualTime`].
     VirtualTime(VirtualTime),
+    /// [`SchedulerKind::DrrAql`] run by external code ([`Scheduler::with_code`]).
+    External(external::External),
 }
 
 /// `dispatch!(generations, g => g.method(…))`: the call on whichever generation runs.
@@ -550,6 +554,7 @@ macro_rules! dispatch {
             Generations::ActiveList($g) => $call,
             Generations::Ath9kDrr($g) => $call,
             Generations::VirtualTime($g) => $call,
+            Generations::External($g) => $call,
         }
     };
 }
@@ -599,6 +604,20 @@ impl Scheduler {
             },
             generation,
         }
+    }
+
+    /// [`Scheduler::new`] with external code in place of the generation's Rust (the
+    /// kernel's 6.12 scheduler, `external.rs`); `params` must be what
+    /// [`external_supports`] accepts.
+    pub fn with_code(
+        params: SchedulerParams,
+        n_stations: usize,
+        code: ExternalSchedulerCode,
+    ) -> Scheduler {
+        debug_assert_eq!(external_supports(&params), Ok(()));
+        let mut s = Scheduler::new(params, n_stations);
+        s.generation = Generations::External(external::External::new(code, &params, n_stations));
+        s
     }
 
     /// The configuration this scheduler runs with (§5.1, §12 item 1).
