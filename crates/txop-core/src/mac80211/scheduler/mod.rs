@@ -19,6 +19,8 @@
 //! - `virtual_time.rs`: [`SchedulerKind::VirtualTime`] (5.14–5.19, §5.3);
 //! - `ath9k_drr.rs`: [`SchedulerKind::Ath9kDrr`] (4.11–4.20, §5.5), ath9k's in-driver
 //!   scheduler.
+//! - `external.rs`: external code standing for [`SchedulerKind::DrrAql`] (the kernel's
+//!   own 6.12 functions, built by the front end; [`Scheduler::with_code`]).
 //!
 //! This file holds what they share. [`Scheduler`]'s methods are the kernel's API: each
 //! records the time, creates the TXQ's state on first use and keeps the airtime
