@@ -9,12 +9,17 @@
 #                (fq_impl.h + codel_impl.h);
 #   aql          the same, against `kernel.units=["aql"]` (the AQL functions of
 #                tx.c / sta_info.c);
+#   scheduler    the same, against `kernel.units=["scheduler"]` (6.12's
+#                ieee80211_next_txq, ieee80211_txq_may_transmit and the rest);
+#   airtime      the same, against `kernel.units=["airtime"]` (airtime.c's
+#                ieee80211_calc_expected_tx_airtime for AQL's estimate);
 # all from Debian's linux-source-6.12, built by txop-kernel. It prints the
 # instructions of each and their ratio, in all and per data PPDU. Each pair gives the
 # same results (checked here: --json equal but for the fields that name the code), so
 # the ratio is the cost of the code alone.
 #
-# Usage: scripts/bench-kernel-rc.sh [TXOP_BINARY]
+# Usage: [UNITS="scheduler airtime"] scripts/bench-kernel-rc.sh [TXOP_BINARY]
+# (UNITS: only those pairs; all by default.)
 #
 # The kernel code is built (and cached) once before the measured runs, so the counts
 # hold the shared object's loading but not its compilation. Needs valgrind and the
@@ -23,16 +28,22 @@
 . "$(dirname "$0")/bench-preamble.sh"
 # Build (or find in the cache) the kernel's code outside the measurement.
 "$bin" run bench/callgrind/rrul.toml --set duration_s=0.1 \
-    --set stations.rate_control=minstrel_ht-kernel --set 'kernel.units=["fq","aql"]' >/dev/null
+    --set stations.rate_control=minstrel_ht-kernel \
+    --set 'kernel.units=["fq","aql","scheduler","airtime"]' >/dev/null
 # unit, the Rust run's --set, the kernel run's --set.
 pairs=(
     "minstrel_ht|stations.rate_control=minstrel_ht-6|stations.rate_control=minstrel_ht-kernel"
     'fq|duration_s=10|kernel.units=["fq"]'
     'aql|duration_s=10|kernel.units=["aql"]'
+    'scheduler|duration_s=10|kernel.units=["scheduler"]'
+    'airtime|duration_s=10|kernel.units=["airtime"]'
 )
 for run in rrul tcp_1down; do
     for pair in "${pairs[@]}"; do
         IFS='|' read -r unit rust kernel <<<"$pair"
+        if [ -n "${UNITS:-}" ] && [[ " $UNITS " != *" $unit "* ]]; then
+            continue
+        fi
         for side in rust kernel; do
             valgrind --tool=callgrind --callgrind-out-file="$out/$run-$unit-$side.out" \
                 "$bin" run "bench/callgrind/$run.toml" --json --set "${!side}" \

@@ -6,12 +6,13 @@
 //! `stack = "…"` and may override any knob.
 
 use crate::aqm::codel::CodelParams;
+use crate::mac80211::airtime_code::ExternalAirtimeCode;
 use crate::mac80211::amsdu::AmsduConfig;
 use crate::mac80211::aql::{AqlEstimator, AqlParams};
 use crate::mac80211::classify::DscpMapping;
 use crate::mac80211::fq::{ExternalFqCode, FqSetup, OverloadPolicy};
 use crate::mac80211::rate_control::{HwRateCaps, MinstrelEra};
-use crate::mac80211::scheduler::{MayTransmitAqlCheck, SchedulerKind};
+use crate::mac80211::scheduler::{ExternalSchedulerCode, MayTransmitAqlCheck, SchedulerKind};
 use crate::Nanos;
 
 /// The qdisc on the WiFi netdev (one instance per AC, under `mq`).
@@ -191,6 +192,12 @@ pub struct StackConfig {
     /// How 6.0+'s `may_transmit` uses the per-AC AQL check: as written, or flipped
     /// (a kernel patch to try, §5.4).
     pub may_transmit_aql_check: MayTransmitAqlCheck,
+    /// External code run in place of the scheduler generation's Rust (the kernel's
+    /// 6.12 scheduler, built by the front end; `None` in every preset).
+    pub scheduler_code: Option<ExternalSchedulerCode>,
+    /// External code computing AQL's airtime estimate in place of txop's (the
+    /// kernel's airtime.c, built by the front end; `None` in every preset).
+    pub airtime_code: Option<ExternalAirtimeCode>,
     /// What bounds the packets below the TXQs: AQL, DQL or the driver's depth alone.
     pub queue_limit: QueueLimit,
     /// The driver (and firmware) below mac80211.
@@ -357,6 +364,8 @@ pub fn preset(name: &str) -> Option<StackConfig> {
         fq_memory_limit_bytes: 0,
         fq_overload: OverloadPolicy::OneFromFattest,
         fq_code: None,
+        scheduler_code: None,
+        airtime_code: None,
         codel_target: Nanos::from_ms(20),
         codel_interval: Nanos::from_ms(100),
         codel_ecn: true,

@@ -19,6 +19,7 @@ use crate::driver::{
     ATH_NON_AGGR_MIN_QDEPTH,
 };
 use crate::mac::edca::Ac;
+use crate::mac80211::airtime_code::ExternalAirtimeCode;
 use crate::mac80211::amsdu::{self, AmsduStore, JoinLimits, PeerClass};
 use crate::mac80211::aql::{expected_tx_airtime_us, stored_tx_time_est_us, Aql, AqlEstimator};
 use crate::mac80211::classify::dscp_to_up;
@@ -29,6 +30,7 @@ use crate::mac80211::rate_control::{LinkRateControl, RateMap};
 use crate::mac80211::scheduler::{MayTransmitAnswers, Scheduler, SchedulerParams};
 use crate::mac80211::txq::{LinkId, Tid, TidSet, TxqId, TxqKey};
 use crate::packet::{DropReason, Dropped, NodeId, Packet};
+use crate::phy::TxVector;
 use crate::stack::{DriverKind, QdiscKind, QueueLimit, StackConfig};
 use crate::Nanos;
 
@@ -214,6 +216,22 @@ pub(crate) struct TxReport<'a> {
 struct AqlGate {
     aql: Aql,
     estimator: AqlEstimator,
+    /// The kernel's estimate in place of txop's (`None`: txop's, by `estimator`).
+    airtime: Option<ExternalAirtimeCode>,
+}
+
+/// The kernel's AQL estimate of a packet of `len_bytes` at `txv` (`ampdu`: the
+/// TXQ's AC is not VO and the rate aggregates).
+// perf: out of line and cold, so that the Rust path's estimate stays as it was.
+#[cold]
+#[inline(never)]
+fn external_estimate(
+    code: ExternalAirtimeCode,
+    len_bytes: u32,
+    txv: &TxVector,
+    ampdu: bool,
+) -> u32 {
+    code.0.expected_tx_airtime_us(len_bytes, txv, ampdu)
 }
 
 /// The AQL estimate last stored for one link and AC, and the packet length and rate it
@@ -316,15 +334,16 @@ impl TxPath {
                 let tin = fq.add_tin();
                 debug_assert_eq!(tin, TxqId::from_index(i));
             }
-            let mut sched = Scheduler::new(
-                SchedulerParams {
-                    kind: cfg.scheduler,
-                    airtime_flags: cfg.airtime_flags,
-                    quantum_shift: cfg.quantum_shift,
-                    may_transmit_aql_check: cfg.may_transmit_aql_check,
-                },
-                n,
-            );
+            let params = SchedulerParams {
+                kind: cfg.scheduler,
+                airtime_flags: cfg.airtime_flags,
+                quantum_shift: cfg.quantum_shift,
+                may_transmit_aql_check: cfg.may_transmit_aql_check,
+            };
+            let mut sched = match cfg.scheduler_code {
+                Some(code) => Scheduler::with_code(params, n, code),
+                None => Scheduler::new(params, n),
+            };
             for (link, l) in LinkId::all(n).zip(&links) {
                 sched.set_weight(link, l.weight);
             }
@@ -336,6 +355,7 @@ impl TxPath {
             QueueLimit::Aql { params, estimator } if cfg.mac80211_txqs => Some(AqlGate {
                 aql: Aql::new(params, n),
                 estimator,
+                airtime: cfg.airtime_code,
             }),
             _ => None,
         };
@@ -718,12 +738,17 @@ impl TxPath {
                 Some(m) if m.len_bytes == p.len_bytes && m.rate == l.last_rate => m.stored_us,
                 _ => {
                     let limits = &l.limits.get(l.last_rate)[ac.index()];
-                    let est = expected_tx_airtime_us(
-                        p.len_bytes,
-                        Some(&limits.txv),
-                        limits.aggregated,
-                        gate.estimator,
-                    );
+                    let est = match gate.airtime {
+                        None => expected_tx_airtime_us(
+                            p.len_bytes,
+                            Some(&limits.txv),
+                            limits.aggregated,
+                            gate.estimator,
+                        ),
+                        Some(code) => {
+                            external_estimate(code, p.len_bytes, &limits.txv, limits.aggregated)
+                        }
+                    };
                     let stored_us = stored_tx_time_est_us(est);
                     *memo = Some(AqlEstimateMemo {
                         len_bytes: p.len_bytes,

@@ -19,18 +19,22 @@
 //! Errors are one line naming the file, and for a tree that does not build against the
 //! shim, the file, the line and the symbol the compiler or linker names.
 
+pub mod airtime;
 pub mod aql;
 pub mod extract;
 pub mod fq;
 mod link;
+pub mod scheduler;
 mod source;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use txop_core::mac80211::airtime_code::ExternalAirtimeCode;
 use txop_core::mac80211::aql::ExternalAqlCode;
 use txop_core::mac80211::fq::ExternalFqCode;
 use txop_core::mac80211::rate_control::ExternalCode;
+use txop_core::mac80211::scheduler::ExternalSchedulerCode;
 
 pub use link::{
     from_kernel, kernel_group, to_kernel, KernelMinstrelCode, MinstrelSetup, StateView, TableEntry,
@@ -45,6 +49,8 @@ type Loaded<T> = Mutex<Option<HashMap<Option<PathBuf>, T>>>;
 static LOADED_MINSTREL_HT: Loaded<ExternalCode> = Mutex::new(None);
 static LOADED_FQ: Loaded<ExternalFqCode> = Mutex::new(None);
 static LOADED_AQL: Loaded<ExternalAqlCode> = Mutex::new(None);
+static LOADED_SCHEDULER: Loaded<ExternalSchedulerCode> = Mutex::new(None);
+static LOADED_AIRTIME: Loaded<ExternalAirtimeCode> = Mutex::new(None);
 
 /// The code `loaded` holds for `src`, or what `build` makes of it (then kept).
 fn once<T: Copy>(
@@ -87,6 +93,26 @@ pub fn fq(src: Option<&Path>) -> Result<ExternalFqCode, String> {
 pub fn aql(src: Option<&Path>) -> Result<ExternalAqlCode, String> {
     once(&LOADED_AQL, src, |src| {
         aql::KernelAqlCode::build(src).map(|c| ExternalAqlCode(c))
+    })
+}
+
+/// The kernel's 6.12 TXQ scheduler (`ieee80211_next_txq`, `__ieee80211_schedule_txq`,
+/// `ieee80211_txq_may_transmit`, `ieee80211_txq_schedule_start` of
+/// `net/mac80211/tx.c`, `ieee80211_sta_register_airtime` of `sta_info.c`) from `src`,
+/// as [`minstrel_ht`] builds and loads minstrel_ht (kernel-oracle's
+/// `shim/mac80211/scheduler.c`).
+pub fn scheduler(src: Option<&Path>) -> Result<ExternalSchedulerCode, String> {
+    once(&LOADED_SCHEDULER, src, |src| {
+        scheduler::KernelSchedulerCode::build(src).map(|c| ExternalSchedulerCode(c))
+    })
+}
+
+/// The kernel's airtime estimate (`net/mac80211/airtime.c`) from `src`, as
+/// [`minstrel_ht`] builds and loads minstrel_ht (kernel-oracle's
+/// `shim/mac80211/airtime_api.c`).
+pub fn airtime(src: Option<&Path>) -> Result<ExternalAirtimeCode, String> {
+    once(&LOADED_AIRTIME, src, |src| {
+        airtime::KernelAirtimeCode::build(src).map(|c| ExternalAirtimeCode(c))
     })
 }
 

@@ -113,6 +113,48 @@ pub(crate) const AQL: Unit = Unit {
     extra_from: "functions of net/mac80211/tx.c, sta_info.c, ieee80211_i.h, wme.c and include/net/mac80211.h",
 };
 
+/// The 6.12 TXQ scheduler (`ieee80211_next_txq`, `__ieee80211_schedule_txq`,
+/// `ieee80211_txq_may_transmit`, `ieee80211_txq_schedule_start`,
+/// `ieee80211_sta_register_airtime`): the same functions and shim as [`AQL`], of which
+/// a run calls the scheduler's (txop keeps AQL, and hands the scheduler its values).
+pub(crate) const SCHEDULER: Unit = Unit {
+    name: "scheduler",
+    ..AQL
+};
+
+/// `net/mac80211/airtime.c`: compiled whole in kernel-oracle's
+/// `shim/mac80211/airtime_api.c`, with the helpers minstrel_ht's build takes.
+pub(crate) const AIRTIME: Unit = Unit {
+    name: "airtime",
+    files: &[AIRTIME_C, UTIL_C, MAC80211_H],
+    shim: &MINSTREL_SHIM_FILES,
+    shim_home: "kernel-oracle/shim/mac80211",
+    main: "shim/airtime_api.c",
+    includes: &["shim/include", "net/mac80211", "extra"],
+    prepare: prepare_airtime,
+    extra_from: "helpers from net/mac80211/util.c and include/net/mac80211.h",
+};
+
+/// `net/mac80211/airtime.c`: compiled whole.
+const AIRTIME_C: &str = "net/mac80211/airtime.c";
+
+/// `airtime.c` goes in `net/mac80211/` (where `airtime_api.c` includes it), the
+/// helpers in `extra/`; hashed as kernel-oracle's build script hashes them.
+fn prepare_airtime(texts: &[String]) -> Result<Prepared, String> {
+    let helpers = extract::minstrel_helpers(&texts[1], &texts[2])?;
+    Ok(Prepared {
+        write: vec![
+            (AIRTIME_C.to_string(), texts[0].clone()),
+            (
+                "extra/kernel_helpers.h".to_string(),
+                format!("/* Extracted by txop-kernel. */\n{helpers}"),
+            ),
+        ],
+        hashed: vec![texts[0].clone(), helpers],
+        origins: Vec::new(),
+    })
+}
+
 /// `net/mac80211/tx.c`: the scheduler and AQL checks are taken from it.
 const TX_C: &str = "net/mac80211/tx.c";
 /// `net/mac80211/sta_info.c`: the pending-airtime update is taken from it.
@@ -160,7 +202,7 @@ fn prepare_aql(texts: &[String]) -> Result<Prepared, String> {
 }
 
 /// Every unit, for the files a tarball is unpacked for.
-const UNITS: [&Unit; 3] = [&MINSTREL_HT, &FQ, &AQL];
+const UNITS: [&Unit; 5] = [&MINSTREL_HT, &FQ, &AQL, &SCHEDULER, &AIRTIME];
 
 /// `rc80211_minstrel_ht.c` and `.h` go in `net/mac80211/` (where its `#include
 /// "rate.h"` finds the shim's, not the tree's), the helpers in `extra/`.
@@ -204,12 +246,17 @@ fn prepare_fq(texts: &[String]) -> Result<Prepared, String> {
     })
 }
 
-/// minstrel_ht's shim (kernel-oracle's, the one the differential tests build against),
+/// minstrel_ht's and airtime.c's shim (kernel-oracle's, the one the differential tests
+/// build against),
 /// by its path under the build directory.
-const MINSTREL_SHIM_FILES: [(&str, &str); 16] = [
+const MINSTREL_SHIM_FILES: [(&str, &str); 17] = [
     (
         "shim/minstrel.c",
         include_str!("../../kernel-oracle/shim/mac80211/minstrel.c"),
+    ),
+    (
+        "shim/airtime_api.c",
+        include_str!("../../kernel-oracle/shim/mac80211/airtime_api.c"),
     ),
     (
         "shim/include/mac80211_shim.h",

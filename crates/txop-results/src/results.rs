@@ -41,7 +41,7 @@ pub struct Results {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub host_buses: Vec<BusResult>,
     /// Which kernel code ran in place of txop's Rust for the radio-wide units
-    /// (`[kernel] units`: `fq`, `aql`), on every node ([`kernel_code`]); absent when
+    /// (`[kernel] units`: `fq`, `aql`, `scheduler`, `airtime`), on every node ([`kernel_code`]); absent when
     /// none did.
     /// A station's rate control names its own (`rate_control.code`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -57,7 +57,11 @@ pub fn kernel_code(cell: &Cell) -> Vec<CodeResult> {
         _ => None,
     };
     let fq = stack.fq_code.iter().map(|c| c.0.origin());
+    let scheduler = stack.scheduler_code.iter().map(|c| c.0.origin());
+    let airtime = stack.airtime_code.iter().map(|c| c.0.origin());
     fq.chain(aql.iter().map(|c| c.0.origin()))
+        .chain(scheduler)
+        .chain(airtime)
         .map(CodeResult::of)
         .collect()
 }

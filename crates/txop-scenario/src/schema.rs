@@ -83,7 +83,9 @@ pub struct Kernel {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub src: Option<String>,
     /// The radio-wide units whose kernel code runs in place of txop's Rust on every
-    /// node (`"fq"`: `include/net/fq_impl.h` and `codel_impl.h`); a station's rate
+    /// node (`"fq"`: `include/net/fq_impl.h` and `codel_impl.h`; `"aql"`, `"scheduler"`:
+    /// AQL and the 6.12 scheduler of `net/mac80211/tx.c`; `"airtime"`:
+    /// `net/mac80211/airtime.c`); a station's rate
     /// control is chosen per station instead (`minstrel_ht-kernel`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub units: Vec<String>,

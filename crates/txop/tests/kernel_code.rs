@@ -110,6 +110,7 @@ fn unpack_tree(name: &str) -> PathBuf {
             "*/net/mac80211/sta_info.c",
             "*/net/mac80211/ieee80211_i.h",
             "*/net/mac80211/wme.c",
+            "*/net/mac80211/airtime.c",
         ])
         .status()
         .expect("run tar");
@@ -326,6 +327,122 @@ fn the_kernels_fq_and_aql_give_rusts_json_byte_for_byte() {
     }
 }
 
+/// On the stock code, 6.12's scheduler (`ieee80211_next_txq` and the rest) and
+/// airtime.c's estimate, alone and with the kernel's fq and AQL, give the Rust run's
+/// `--json` byte for byte but for `kernel_code`: where kernel-oracle's harness finds
+/// them agree step by step (scheduler_oracle.rs, airtime_oracle.rs), a whole run
+/// agrees. The default (Linux 6.16's firmware asking `may_transmit`, one slow station
+/// of four), the same with ath9k pulling (`schedule_start`, `next_txq`,
+/// `return_txq`: airtime fairness decides, the slow station gets a quarter of the
+/// airtime), and TCP uploads from a fast and a slow station.
+#[test]
+fn the_kernels_scheduler_and_airtime_give_rusts_json_byte_for_byte() {
+    const ATH9K: [&str; 3] = [
+        "duration_s=3",
+        "stack_options.driver=\"ath9k\"",
+        "stack_options.hw_queue_ppdus=2",
+    ];
+    for (name, sets, units) in [
+        ("default", &ATH9K[..1], r#"kernel.units=["scheduler"]"#),
+        ("default", &ATH9K[..1], r#"kernel.units=["airtime"]"#),
+        (
+            "default",
+            &ATH9K[..1],
+            r#"kernel.units=["fq","aql","scheduler","airtime"]"#,
+        ),
+        (
+            "default",
+            &ATH9K[..],
+            r#"kernel.units=["scheduler","airtime"]"#,
+        ),
+        (
+            "e3-rtt-fair-up",
+            &ATH9K[..1],
+            r#"kernel.units=["scheduler","airtime"]"#,
+        ),
+    ] {
+        let rust = run_text(name, sets);
+        let mut with_units = sets.to_vec();
+        with_units.push(units);
+        let kernel = run_text(name, &with_units);
+        let (rest, code) = split_kernel_code(&kernel);
+        assert!(
+            rest == rust,
+            "{name} {sets:?} with {units}: the JSON differs beyond kernel_code"
+        );
+        let got: Vec<&str> = code
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|c| c["unit"].as_str().unwrap())
+            .collect();
+        let wanted: Vec<&str> = ["fq", "aql", "scheduler", "airtime"]
+            .into_iter()
+            .filter(|u| units.contains(&format!("\"{u}\"")))
+            .collect();
+        assert_eq!(got, wanted, "{name}");
+        if sets.len() > 1 {
+            // Airtime fairness held the slow station (MCS 0) to its share.
+            let v: serde_json::Value = serde_json::from_str(&rust).unwrap();
+            let share = v["stations"][3]["airtime_share"].as_f64().unwrap();
+            assert!(
+                (share - 0.25).abs() < 0.02,
+                "slow station's airtime {share}"
+            );
+        }
+    }
+}
+
+/// A copied tree with one line of the scheduler changed or of airtime.c runs that
+/// change: other results, named by the copy. The scheduler's: `next_txq` no longer
+/// rotates a station in debt (`if (deficit < 0 || !aql_check)` made `if
+/// (!aql_check)`), so with ath9k pulling, the slow station, listed at the head with
+/// every packet, takes nearly all the airtime instead of its quarter. airtime.c's: no
+/// aggregation assumed (the whole per-PPDU overhead charged to every packet, as 5.5
+/// did).
+#[test]
+fn a_patched_scheduler_or_airtime_changes_the_results() {
+    const ATH9K: [&str; 3] = [
+        "duration_s=3",
+        "stack_options.driver=\"ath9k\"",
+        "stack_options.hw_queue_ppdus=2",
+    ];
+    for (unit, sets, file, from, to) in [
+        (
+            "scheduler",
+            &ATH9K[..],
+            "net/mac80211/tx.c",
+            "\t\tif (deficit < 0 || !aql_check) {",
+            "\t\tif (!aql_check) {",
+        ),
+        (
+            "airtime",
+            &ATH9K[..1],
+            "net/mac80211/airtime.c",
+            "\t\tduration += (overhead >> agg_shift);",
+            "\t\tduration += overhead;",
+        ),
+    ] {
+        let rust = run_text("default", sets);
+        let tree = unpack_tree(&format!("kernel-units-{unit}-patched"));
+        patch(&tree, file, from, to);
+        let units = format!("kernel.units=[\"{unit}\"]");
+        let src = format!("kernel.src=\"{}\"", tree.display());
+        let mut with_units = sets.to_vec();
+        with_units.extend([units.as_str(), src.as_str()]);
+        let patched = run_text("default", &with_units);
+        let (rest, code) = split_kernel_code(&patched);
+        assert_eq!(code[0]["unit"], unit);
+        assert_eq!(code[0]["path"], tree.display().to_string());
+        assert!(rest != rust, "the patched {unit} changes the default run");
+        if unit == "scheduler" {
+            let v: serde_json::Value = serde_json::from_str(&rest).unwrap();
+            let share = v["stations"][3]["airtime_share"].as_f64().unwrap();
+            assert!(share > 0.9, "the slow station's airtime: {share}");
+        }
+    }
+}
+
 /// The summary's first numbers of the probe rows (each group's median RTT, ms) and the
 /// total throughput line of `txop run default` with 30 stations, in three groups at
 /// 30, 18 and 11 dB under minstrel_ht, 3 s, with `more`.
@@ -469,7 +586,7 @@ fn bad_units_and_trees_that_do_not_build_are_one_line() {
         (
             r#"["codel"]"#,
             "linux-6.16",
-            "kernel.units: unknown unit `codel`; expected fq or aql",
+            "kernel.units: unknown unit `codel`; expected fq, aql, scheduler or airtime",
         ),
         (
             r#"["fq"]"#,
@@ -480,6 +597,30 @@ fn bad_units_and_trees_that_do_not_build_are_one_line() {
             r#"["aql"]"#,
             "linux-4.9",
             "kernel.units: `aql` is mac80211's Airtime Queue Limits",
+        ),
+        (
+            r#"["scheduler"]"#,
+            "linux-5.14",
+            "kernel.units: `scheduler` cannot run on stack `linux-5.14`: the kernel's \
+             scheduler is 6.12's DRR with AQL (drr_aql); this stack runs `virtual_time`",
+        ),
+        (
+            r#"["scheduler"]"#,
+            "linux-4.8-bloated",
+            "kernel.units: `scheduler` cannot run on stack `linux-4.8-bloated`: this stack \
+             has no mac80211 TXQs to schedule",
+        ),
+        (
+            r#"["airtime"]"#,
+            "linux-5.5",
+            "kernel.units: `airtime` is 6.12's estimate, and stack `linux-5.5` runs an \
+             older one (NoAggregation)",
+        ),
+        (
+            r#"["airtime"]"#,
+            "linux-4.9",
+            "kernel.units: `airtime` is AQL's airtime estimate, which stack `linux-4.9` \
+             does not compute",
         ),
     ] {
         let file = dir.join("units.toml");

@@ -565,3 +565,88 @@ u32 ksched_airtime_check(struct ksched *k, u32 sta, u32 ac)
 			return ieee80211_txq_airtime_check(&k->local.hw, &s->txqs[tid].txq);
 	return 1;
 }
+
+/* ---- The scheduler as a scenario runs it (txop-kernel's `scheduler` unit). ----
+ * txop keeps the TXQs' packets and AQL (its own, or the `aql` unit's radio): every
+ * TXQ's backlog here stays 0, so that `force` alone says whether a TXQ has data
+ * (ieee80211_schedule_txq forces; ieee80211_return_txq is forced by the caller with
+ * "it has data"), and the AQL values the scheduler's functions read are set before
+ * each call that reads them (ksched_set_aql_view, ksched_set_ac_over). */
+
+/* The AC of a TXQ as the caller files it (txop files every TID of a non-QoS station
+ * under BE; ieee80211_txq_init would take the TID's). */
+void ksched_set_txq_ac(struct ksched *k, int sta, u32 tid, u32 ac)
+{
+	ksched_txq(k, sta, tid)->txq.ac = ac;
+}
+
+/* The TXQ leaves its active list (sta_ps_start's list_del_init, for one TXQ). */
+void ksched_unschedule(struct ksched *k, int sta, u32 tid)
+{
+	struct txq_info *t = ksched_txq(k, sta, tid);
+	if (!list_empty(&t->schedule_order))
+		list_del_init(&t->schedule_order);
+}
+
+/* The first `n` stations' AQL state on `ac` as another AQL keeps it: `aql_tx_pending`
+ * (which ieee80211_sta_deficit subtracts) is the pending airtime, and the station's
+ * limits are stand-ins that make ieee80211_txq_airtime_check give `eligible[i]`:
+ * a low limit above any pending airtime (eligible), or both limits 0 (not). */
+void ksched_set_aql_view(struct ksched *k, u32 ac, u32 n, const s32 *pending,
+			 const u8 *eligible)
+{
+	u32 i;
+	for (i = 0; i < n && i < k->n_stas; i++) {
+		struct airtime_info *a = &k->stas[i]->sta.airtime[ac];
+		atomic_set(&a->aql_tx_pending, pending[i]);
+		a->aql_limit_low = eligible[i] ? 0xffffffffU : 0;
+		a->aql_limit_high = 0;
+	}
+}
+
+/* The per-AC check's answer as another AQL gives it: the radio's limits on `ac` are
+ * stand-ins (low 0, high 1: a limit of 1 whatever the list's length) and the AC's
+ * pending airtime 0 (under it) or -1 (as u32, over it). */
+void ksched_set_ac_over(struct ksched *k, u32 ac, u32 over)
+{
+	k->local.aql_txq_limit_low[ac] = 0;
+	k->local.aql_txq_limit_high[ac] = 1;
+	atomic_set(&k->local.aql_ac_pending_airtime[ac], over ? -1 : 0);
+}
+
+/* The TXQs on `ac`'s active list. */
+u32 ksched_active_count(struct ksched *k, u32 ac)
+{
+	struct txq_info *t;
+	u32 n = 0;
+	list_for_each_entry(t, &k->local.active_txqs[ac], schedule_order)
+		n++;
+	return n;
+}
+
+/* The copy's TXQ of the original's `t`. */
+static struct txq_info *ksched_same_txq(const struct ksched *k, struct ksched *n,
+					 const struct txq_info *t)
+{
+	u32 i;
+	if (t == &k->vif_txq)
+		return &n->vif_txq;
+	for (i = 0; i < k->n_stas; i++)
+		if (t >= k->stas[i]->txqs && t < k->stas[i]->txqs + KSCHED_TIDS)
+			return &n->stas[i]->txqs[t - k->stas[i]->txqs];
+	return NULL;
+}
+
+/* An independent copy of a radio with its active lists in the same order. */
+struct ksched *ksched_clone_scheduler(const struct ksched *k)
+{
+	struct ksched *n = ksched_clone(k);
+	struct txq_info *t;
+	int ac;
+
+	for (ac = 0; ac < IEEE80211_NUM_ACS; ac++)
+		list_for_each_entry(t, &k->local.active_txqs[ac], schedule_order)
+			list_add_tail(&ksched_same_txq(k, n, t)->schedule_order,
+				      &n->local.active_txqs[ac]);
+	return n;
+}

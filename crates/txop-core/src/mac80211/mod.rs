@@ -3,6 +3,7 @@
 //! background software scanning and power save; the numbering of a node's TXQs
 //! ([`txq`]).
 
+pub mod airtime_code;
 pub mod amsdu;
 pub mod aql;
 pub mod classify;

@@ -322,12 +322,67 @@ impl Scenario {
                             .map_err(|e| ScenarioError::new("kernel.src", e))?,
                     );
                 }
+                "scheduler" => {
+                    let params = txop_core::mac80211::scheduler::SchedulerParams {
+                        kind: c.scheduler,
+                        airtime_flags: c.airtime_flags,
+                        quantum_shift: c.quantum_shift,
+                        may_transmit_aql_check: c.may_transmit_aql_check,
+                    };
+                    let unsupported = if c.mac80211_txqs {
+                        txop_core::mac80211::scheduler::external_supports(&params).err()
+                    } else {
+                        Some("this stack has no mac80211 TXQs to schedule".to_string())
+                    };
+                    if let Some(why) = unsupported {
+                        return Err(ScenarioError::new(
+                            "kernel.units",
+                            format!("`scheduler` cannot run on stack `{}`: {why}", c.name),
+                        ));
+                    }
+                    let src = self.kernel_src();
+                    c.scheduler_code = Some(
+                        txop_kernel::scheduler(src.as_deref())
+                            .map_err(|e| ScenarioError::new("kernel.src", e))?,
+                    );
+                }
+                "airtime" => {
+                    match &c.queue_limit {
+                        QueueLimit::Aql { estimator, .. } if c.mac80211_txqs => {
+                            if *estimator != txop_core::mac80211::aql::AqlEstimator::AggShift {
+                                return Err(ScenarioError::new(
+                                    "kernel.units",
+                                    format!(
+                                        "`airtime` is 6.12's estimate, and stack `{}` runs \
+                                         an older one ({estimator:?})",
+                                        c.name
+                                    ),
+                                ));
+                            }
+                        }
+                        _ => {
+                            return Err(ScenarioError::new(
+                                "kernel.units",
+                                format!(
+                                    "`airtime` is AQL's airtime estimate, which stack `{}` \
+                                     does not compute (its queue_limit is not aql)",
+                                    c.name
+                                ),
+                            ))
+                        }
+                    }
+                    let src = self.kernel_src();
+                    c.airtime_code = Some(
+                        txop_kernel::airtime(src.as_deref())
+                            .map_err(|e| ScenarioError::new("kernel.src", e))?,
+                    );
+                }
                 other => {
                     return Err(ScenarioError::new(
                         "kernel.units",
                         format!(
-                            "unknown unit `{other}`; expected fq or aql (minstrel_ht is a \
-                             station's rate_control = \"minstrel_ht-kernel\")"
+                            "unknown unit `{other}`; expected fq, aql, scheduler or airtime \
+                             (minstrel_ht is a station's rate_control = \"minstrel_ht-kernel\")"
                         ),
                     ))
                 }

@@ -428,6 +428,7 @@ impl Gen {
                     &["fq"][..],
                     &["aql"],
                     &["fq", "aql"],
+                    &["scheduler", "airtime"],
                     &["fq", "fq"],
                     &["minstrel_ht"],
                     &[],

@@ -19,6 +19,8 @@
 //! - `virtual_time.rs`: [`SchedulerKind::VirtualTime`] (5.14–5.19, §5.3);
 //! - `ath9k_drr.rs`: [`SchedulerKind::Ath9kDrr`] (4.11–4.20, §5.5), ath9k's in-driver
 //!   scheduler.
+//! - `external.rs`: external code standing for [`SchedulerKind::DrrAql`] (the kernel's
+//!   own 6.12 functions, built by the front end; [`Scheduler::with_code`]).
 //!
 //! This file holds what they share. [`Scheduler`]'s methods are the kernel's API: each
 //! records the time, creates the TXQ's state on first use and keeps the airtime
@@ -60,6 +62,7 @@
 
 mod ath9k_drr;
 mod drr;
+mod external;
 mod virtual_time;
 
 use crate::mac::edca::Ac;
@@ -71,6 +74,7 @@ use serde::{Deserialize, Serialize};
 use virtual_time::VirtualTime;
 
 pub use ath9k_drr::ATH_AIRTIME_QUANTUM_US;
+pub use external::{external_supports, ExternalScheduler, ExternalSchedulerCode, SchedulerCode};
 pub use virtual_time::AIRTIME_MAX_BEHIND_US;
 
 /// `IEEE80211_DEFAULT_AIRTIME_WEIGHT` (reference §5.1): the default station weight, which
@@ -539,6 +543,8 @@ enum Generations {
     Ath9kDrr(Ath9kDrr),
     /// [`SchedulerKind::VirtualTime`].
     VirtualTime(VirtualTime),
+    /// [`SchedulerKind::DrrAql`] run by external code ([`Scheduler::with_code`]).
+    External(external::External),
 }
 
 /// `dispatch!(generations, g => g.method(…))`: the call on whichever generation runs.
@@ -550,6 +556,7 @@ macro_rules! dispatch {
             Generations::ActiveList($g) => $call,
             Generations::Ath9kDrr($g) => $call,
             Generations::VirtualTime($g) => $call,
+            Generations::External($g) => $call,
         }
     };
 }
@@ -599,6 +606,20 @@ impl Scheduler {
             },
             generation,
         }
+    }
+
+    /// [`Scheduler::new`] with external code in place of the generation's Rust (the
+    /// kernel's 6.12 scheduler, `external.rs`); `params` must be what
+    /// [`external_supports`] accepts.
+    pub fn with_code(
+        params: SchedulerParams,
+        n_stations: usize,
+        code: ExternalSchedulerCode,
+    ) -> Scheduler {
+        debug_assert_eq!(external_supports(&params), Ok(()));
+        let mut s = Scheduler::new(params, n_stations);
+        s.generation = Generations::External(external::External::new(code, &params, n_stations));
+        s
     }
 
     /// The configuration this scheduler runs with (§5.1, §12 item 1).
