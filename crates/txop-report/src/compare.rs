@@ -222,6 +222,23 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
             g(r).and_then(|g| g.latency_ms)
                 .map(|l| spread(l, &|v| format!("{v:.1}")))
         });
+        // Where the delay of the flows to and from the group's stations goes, over all
+        // their packets.
+        row(format!("group {name}: delay mostly in, ms"), &|r| {
+            let g = g(r)?;
+            let flows: Vec<&FlowResult> = r
+                .flows
+                .iter()
+                .filter(|f| {
+                    [&f.src, &f.dst].into_iter().any(|end| {
+                        end.strip_prefix("sta")
+                            .and_then(|n| n.parse::<u16>().ok())
+                            .is_some_and(|n| g.stations.contains(&n))
+                    })
+                })
+                .collect();
+            report::budget_means_ms_of(&flows).map(largest_stages)
+        });
     }
     let stations = if grouped { 0 } else { stations };
     for i in 0..stations {
@@ -267,6 +284,10 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
                     Spread::of(&delays).map(|x| format!("{:.1} [{:.1}–{:.1}]", x.p50, x.p10, x.p90))
                 },
             );
+            row(format!("{name}: delay mostly in, ms"), &|r| {
+                let flows = members(r)?;
+                report::budget_means_ms_of(&flows.iter().collect::<Vec<_>>()).map(largest_stages)
+            });
             row(format!("{name}: Mbit/s total"), &|r| {
                 let f = members(r)?;
                 (!f.iter().all(|f| f.is_measurement())).then(|| {
@@ -301,16 +322,7 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
             // Where that delay goes: its three largest stages by mean (docs/results.md,
             // "The delay budget").
             row(format!("{fname} delay mostly in, ms"), &|r| {
-                let mut means = report::budget_means_ms(&same(r)?)?;
-                means.sort_by(|a, b| b.1.total_cmp(&a.1));
-                Some(
-                    means
-                        .iter()
-                        .take(3)
-                        .map(|(stage, ms)| format!("{stage} {ms:.1}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                )
+                report::budget_means_ms(&same(r)?).map(largest_stages)
             });
         }
         if !first.is_measurement() {
@@ -397,6 +409,17 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
         s.push('\n');
     }
     s
+}
+
+/// The three stages that hold most of a delay, by mean: `driver 185.7, txq 52.0, air 4.2`.
+fn largest_stages(mut means: [(&'static str, f64); 8]) -> String {
+    means.sort_by(|a, b| b.1.total_cmp(&a.1));
+    means
+        .iter()
+        .take(3)
+        .map(|(stage, ms)| format!("{stage} {ms:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

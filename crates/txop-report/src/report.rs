@@ -325,54 +325,114 @@ const BUDGET_COLUMNS: [(&str, &[&str]); 8] = [
 /// its mean delay (percentiles would not); an echo flow's request and reply added,
 /// which is its round trip. `None` for a flow that delivered nothing.
 pub fn budget_means_ms(f: &FlowResult) -> Option<[(&'static str, f64); 8]> {
-    let forward = f.delay_budget.forward.as_ref().filter(|b| b.packets > 0)?;
-    // The reply too for an echo flow: the round trip its delay columns show.
-    let back = f
-        .delay_budget
-        .back
-        .as_ref()
-        .filter(|b| b.packets > 0 && f.rtt_ms.is_some());
+    budget_means_ms_of(&[f])
+}
+
+/// [`budget_means_ms`] over every packet of `flows` (a group of them): each stage's
+/// time summed over the flows' packets, over their number, each way (for one flow,
+/// exactly its own means). `None` if none of them delivered anything.
+pub fn budget_means_ms_of(flows: &[&FlowResult]) -> Option<[(&'static str, f64); 8]> {
+    // Each way: the packets, and each stage's time over them (ns), of the flows that
+    // went that way; the reply only for echo flows, as their delay columns show.
+    let way = |back: bool| -> Option<(u64, Vec<(&'static str, u64)>)> {
+        let mut packets = 0;
+        let mut sums: Vec<(&'static str, u64)> = Vec::new();
+        for f in flows {
+            let b = if back {
+                f.delay_budget.back.as_ref().filter(|_| f.rtt_ms.is_some())
+            } else {
+                f.delay_budget.forward.as_ref()
+            };
+            let Some(b) = b.filter(|b| b.packets > 0) else {
+                continue;
+            };
+            packets += b.packets;
+            for st in &b.stages {
+                match sums.iter_mut().find(|(name, _)| *name == st.stage) {
+                    Some((_, sum)) => *sum += st.sum_ns,
+                    None => sums.push((st.stage, st.sum_ns)),
+                }
+            }
+        }
+        (packets > 0).then_some((packets, sums))
+    };
+    let forward = way(false)?;
+    let back = way(true);
+    // As `DirectionBudget`'s `mean_ms` is worked out, so that one flow's are its own.
     let mean = |stage: &str| -> f64 {
-        [Some(forward), back]
+        [Some(&forward), back.as_ref()]
             .into_iter()
             .flatten()
-            .flat_map(|b| b.stages.iter().filter(|s| s.stage == stage))
-            .map(|s| s.mean_ms)
+            .flat_map(|(packets, sums)| {
+                sums.iter()
+                    .filter(|(name, _)| *name == stage)
+                    .map(|(_, sum)| *sum as f64 / *packets as f64 / 1e6)
+            })
             .sum()
     };
     Some(BUDGET_COLUMNS.map(|(name, stages)| (name, stages.iter().map(|st| mean(st)).sum())))
 }
 
 /// Where each flow's delay goes (docs/results.md, "The delay budget"): its
-/// [`budget_means_ms`]. A row per flow that delivered something; beyond
-/// [`SCREEN_FLOWS`] flows none (every flow's in results.json).
+/// [`budget_means_ms`], a row per flow that delivered something; beyond
+/// [`SCREEN_FLOWS`] flows a row per group of flows ([`flow_groups`],
+/// [`budget_means_ms_of`]: the mean over the group's packets; every flow's in
+/// results.json).
 fn budget_table(s: &mut String, r: &Results) {
-    if r.flows.len() > SCREEN_FLOWS {
-        return;
-    }
-    let rows: Vec<(&FlowResult, [(&str, f64); 8])> = r
-        .flows
-        .iter()
-        .filter_map(|f| Some((f, budget_means_ms(f)?)))
-        .collect();
+    let grouped = r.flows.len() > SCREEN_FLOWS;
+    let groups = if grouped { flow_groups(r) } else { Vec::new() };
+    let rows: Vec<(String, [(&str, f64); 8])> = if grouped {
+        groups
+            .iter()
+            .take(SCREEN_GROUPS * 2)
+            .filter_map(|g| {
+                let what = format!("{:>5}  {}", g.flows.len(), g.name);
+                Some((what, budget_means_ms_of(&g.flows)?))
+            })
+            .collect()
+    } else {
+        r.flows
+            .iter()
+            .filter_map(|f| Some((format!("{:>5}  {:<9}", f.flow, f.kind), budget_means_ms(f)?)))
+            .collect()
+    };
     if rows.is_empty() {
         return;
     }
-    let mut header = format!("{:>5}  {:<9}", "flow", "kind");
+    let mut header = String::new();
     for (name, _) in BUDGET_COLUMNS {
-        let _ = write!(header, " {name:>8}");
+        let _ = write!(header, "{name:>8} ");
     }
-    let _ = writeln!(
-        s,
-        "\nwhere the delay goes, ms per packet (the mean; an echo's request and reply added):"
-    );
-    let _ = writeln!(s, "{header}");
-    for (f, means) in rows {
-        let mut line = format!("{:>5}  {:<9}", f.flow, f.kind);
+    if grouped {
+        let _ = writeln!(
+            s,
+            "\nwhere the delay goes, by group of flows (ms per packet: the mean over its packets):"
+        );
+        let _ = writeln!(s, "{header} flows  what");
+    } else {
+        let _ = writeln!(
+            s,
+            "\nwhere the delay goes, ms per packet (the mean; an echo's request and reply added):"
+        );
+        let _ = writeln!(s, "{:>5}  {:<9} {}", "flow", "kind", header.trim_end());
+    }
+    for (what, means) in rows {
+        let mut cols = String::new();
         for (_, m) in means {
-            let _ = write!(line, " {m:>8.2}");
+            let _ = write!(cols, "{m:>8.2} ");
         }
-        let _ = writeln!(s, "{line}");
+        if grouped {
+            let _ = writeln!(s, "{cols}{what}");
+        } else {
+            let _ = writeln!(s, "{what} {}", cols.trim_end());
+        }
+    }
+    if grouped && groups.len() > SCREEN_GROUPS * 2 {
+        let _ = writeln!(
+            s,
+            "… {} more groups of flows in results.json",
+            groups.len() - SCREEN_GROUPS * 2
+        );
     }
 }
 
@@ -494,6 +554,81 @@ mod tests {
         text.lines()
             .map(|l| l.chars().count().div_ceil(width).max(1))
             .sum()
+    }
+
+    /// Beyond a screenful of flows the summary splits each group of flows' delay: the
+    /// stages' means over the group's packets add up to the group's mean delay,
+    /// measured apart from the stages (each flow's `delay_sum_ns` over its packets; a
+    /// ping's request and reply), and a group of one flow is that flow's own split.
+    #[test]
+    fn a_group_of_flows_splits_its_mean_delay() {
+        let sets = [
+            ("stations.count".to_string(), "100".to_string()),
+            ("traffic.length_s".to_string(), "0.3".to_string()),
+        ];
+        let p = prepare("e3-rtt-fair-up-n", &sets, None).unwrap();
+        let r = simulate(&p, &|_| {}).unwrap();
+        assert!(r.flows.len() > super::SCREEN_FLOWS);
+        let groups = super::flow_groups(&r);
+        assert_eq!(groups.len(), 2);
+        for g in &groups {
+            let means = super::budget_means_ms_of(&g.flows).expect("delivered");
+            let way = |back: bool| -> Option<f64> {
+                let b: Vec<&txop_results::results::DirectionBudget> = g
+                    .flows
+                    .iter()
+                    .filter_map(|f| {
+                        if back {
+                            f.delay_budget.back.as_ref().filter(|_| f.rtt_ms.is_some())
+                        } else {
+                            f.delay_budget.forward.as_ref()
+                        }
+                    })
+                    .filter(|b| b.packets > 0)
+                    .collect();
+                let packets: u64 = b.iter().map(|b| b.packets).sum();
+                let delay: u64 = b.iter().map(|b| b.delay_sum_ns).sum();
+                (packets > 0).then(|| delay as f64 / packets as f64 / 1e6)
+            };
+            let mean_delay = way(false).unwrap() + way(true).unwrap_or(0.0);
+            let split: f64 = means.iter().map(|(_, m)| m).sum();
+            assert!(
+                (split - mean_delay).abs() <= 1e-6 * mean_delay.max(1.0),
+                "{}: stages {split} ms, delay {mean_delay} ms",
+                g.name
+            );
+            // One flow: the means results.json gives its stages, request and reply.
+            let one = g.flows[0];
+            let own = super::budget_means_ms(one).expect("delivered");
+            for (column, stages) in super::BUDGET_COLUMNS {
+                let expected: f64 = [
+                    one.delay_budget.forward.as_ref(),
+                    one.delay_budget
+                        .back
+                        .as_ref()
+                        .filter(|_| one.rtt_ms.is_some()),
+                ]
+                .into_iter()
+                .flatten()
+                .flat_map(|b| b.stages.iter().filter(|st| stages.contains(&st.stage)))
+                .map(|st| st.mean_ms)
+                .sum();
+                let got = own.iter().find(|(c, _)| *c == column).unwrap().1;
+                assert!(
+                    (got - expected).abs() <= 1e-12,
+                    "{column}: {got} vs {expected}"
+                );
+            }
+        }
+        let text = super::summary("e3-rtt-fair-up-n", &r);
+        assert!(
+            text.contains("where the delay goes, by group of flows"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  100  Ping (ms) ICMP (stations → server)"),
+            "{text}"
+        );
     }
 
     /// At 30, 100 and 1000 stations (issue 27: a 30-station compare printed 245 lines)
