@@ -84,12 +84,14 @@ fi
 # The Python package txop (python/txop, its native module from crates/txop-py) and what
 # it, its tests and the example notebook use, from PyPI: maturin builds the wheel;
 # pandas, xarray, dask.distributed, tqdm, h5netcdf (netCDF output) for sweeps; pytest,
-# nbclient and ipykernel run the tests and the notebook.
-py_imports="maturin pandas xarray distributed tqdm h5netcdf h5py pytest nbclient nbformat ipykernel matplotlib"
+# nbclient and ipykernel run the tests and the notebook; ruff and mypy check its code
+# (the versions whose rules the code follows).
+py_imports="maturin pandas xarray distributed tqdm h5netcdf h5py pytest nbclient nbformat ipykernel matplotlib ruff mypy"
 if ! python3 -c "import ${py_imports// /, }" 2>/dev/null; then
     echo "setup: installing the Python package's dependencies from PyPI" >&2
     python3 -m pip install --quiet --disable-pip-version-check maturin pandas xarray \
-        "dask[distributed]" tqdm h5netcdf h5py pytest nbclient nbformat ipykernel matplotlib >&2
+        "dask[distributed]" tqdm h5netcdf h5py pytest nbclient nbformat ipykernel matplotlib \
+        ruff==0.17.6 mypy==2.4.1 >&2
 fi
 # The wheel, built and installed again whenever its sources have changed since the last
 # install (a hash of them beside the wheel), or when the package does not import.

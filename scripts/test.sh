@@ -14,6 +14,9 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 echo "== examples"
 cargo run --release -q -p txop-core --example drive_cell
+echo "== python lint"
+python3 -m ruff check python/
+python3 -m mypy python/txop
 echo "== cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

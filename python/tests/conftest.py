@@ -37,7 +37,7 @@ def cli(txop_bin):
     """Run `txop ARGS…`: (exit code, stdout bytes, stderr text)."""
 
     def run(*args: str, cwd=None):
-        p = subprocess.run([str(txop_bin), *args], capture_output=True, cwd=cwd)
+        p = subprocess.run([str(txop_bin), *args], capture_output=True, cwd=cwd, check=False)
         return p.returncode, p.stdout, p.stderr.decode()
 
     return run

@@ -9,7 +9,6 @@ import threading
 import time
 
 import pytest
-
 import txop
 
 
@@ -83,7 +82,7 @@ def test_write_writes_the_directory_txop_run_o_writes(cli, tmp_path):
     files = sorted(p.name for p in (tmp_path / "cli").iterdir())
     assert any(f.endswith(".flent.gz") for f in files) and "latency-cdf.png" in files
     assert sorted(p.name for p in (tmp_path / "py").iterdir()) == files
-    match, mismatch, errors = filecmp.cmpfiles(tmp_path / "py", tmp_path / "cli", files, shallow=False)
+    _match, mismatch, errors = filecmp.cmpfiles(tmp_path / "py", tmp_path / "cli", files, shallow=False)
     assert mismatch == [] and errors == []
     with pytest.raises(txop.TxopError, match="exists"):
         r.write(tmp_path / "py")

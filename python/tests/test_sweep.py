@@ -15,7 +15,6 @@ import threading
 import time
 
 import pytest
-
 import txop
 from txop._sweep import parse_seeds
 

@@ -20,10 +20,12 @@ from ._api import (
     Result,
     Scenario,
     compare,
-    list_ as list,
     run,
     scenario,
     stacks,
+)
+from ._api import (
+    list_ as list,
 )
 from ._sweep import MetricChart, metric_vs, sweep
 

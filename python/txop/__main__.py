@@ -22,7 +22,8 @@ import argparse
 import os
 import signal
 import sys
-from typing import Any, NoReturn, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 
 class _Usage(Exception):
@@ -172,8 +173,8 @@ def _check_metric_vs(key: str, grid: dict[str, list[Any]]) -> None:
     from txop import _txop
     from txop._api import toml_literal
 
-    no_figures: list[Optional[float]] = [None] * 4
-    runs: list[tuple[list[tuple[str, str]], Optional[str], list[Optional[float]]]] = [
+    no_figures: list[float | None] = [None] * 4
+    runs: list[tuple[list[tuple[str, str]], str | None, list[float | None]]] = [
         ([(key, toml_literal(v))], None, no_figures) for v in grid.get(key, [])
     ]
     _txop.metric_vs("", key, runs)
@@ -197,7 +198,7 @@ def _remove_if_no_file(out: str) -> None:
             return
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     code = _main(argv)
     if code == 2:
         for out in _NEW_OUTPUT:
@@ -205,7 +206,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return code
 
 
-def _main(argv: Optional[Sequence[str]] = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "sweep":
         print("usage: python3 -m txop sweep SCENARIO --vary KEY=V1,V2 … -o DIR", file=sys.stderr)

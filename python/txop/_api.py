@@ -12,7 +12,8 @@ import builtins
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import _txop
 
@@ -95,7 +96,7 @@ def set_text(key: Any, value: Any, where: str = "") -> tuple[str, str]:
         raise _txop.TxopError(f"{prefix}{key}: {e}") from None
 
 
-def check_seed(seed: Any, what: str = "seed") -> Optional[int]:
+def check_seed(seed: Any, what: str = "seed") -> int | None:
     """``seed`` if it is ``None`` or a whole number a seed can be (0 to 2^64 - 1);
     else :class:`txop.TxopError` naming ``what``."""
     if seed is None:
@@ -107,7 +108,7 @@ def check_seed(seed: Any, what: str = "seed") -> Optional[int]:
     return int(seed)
 
 
-def check_workers(workers: Any) -> Optional[int]:
+def check_workers(workers: Any) -> int | None:
     """``workers`` if it is ``None`` or a whole number of at least 1 (as ``txop sweep
     --workers`` and ``txop compare --workers`` take it); else :class:`txop.TxopError`."""
     if workers is None:
@@ -150,7 +151,7 @@ def _key(name: str) -> str:
     return name.replace("__", ".")
 
 
-def _spec(name_or_path: Union[str, "os.PathLike[str]"]) -> str:
+def _spec(name_or_path: str | os.PathLike[str]) -> str:
     """A built-in name as it is; a path made absolute, so that the scenario means the
     same file from any directory (and in a sweep's worker processes)."""
     spec = _path("scenario", name_or_path)
@@ -171,7 +172,7 @@ class Scenario:
     resolved, as ``txop show`` prints it.
     """
 
-    def __init__(self, spec: str, overrides: Optional[Mapping[str, Any]] = None):
+    def __init__(self, spec: str, overrides: Mapping[str, Any] | None = None):
         self.spec: str = spec
         #: The overrides, in order: scenario key -> value.
         self.overrides: dict[str, Any] = dict(overrides or {})
@@ -193,7 +194,7 @@ class Scenario:
         """The overrides as ``--set`` pairs ``(key, text)``."""
         return [set_text(k, v, self.spec) for k, v in self.overrides.items()]
 
-    def set(self, overrides: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> "Scenario":
+    def set(self, overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> Scenario:
         """A copy with more overrides (``stations__count=4`` is ``stations.count``),
         validated."""
         merged = dict(self.overrides)
@@ -226,7 +227,7 @@ class Scenario:
         try:
             import tomllib
         except ImportError:  # Python < 3.11
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib  # type: ignore[no-redef, import-not-found]
         return tomllib.loads(self.text)
 
     def __repr__(self) -> str:
@@ -234,8 +235,8 @@ class Scenario:
 
 
 def scenario(
-    name_or_path: Union[str, "os.PathLike[str]", Scenario],
-    overrides: Optional[Mapping[str, Any]] = None,
+    name_or_path: str | os.PathLike[str] | Scenario,
+    overrides: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Scenario:
     """A built-in scenario (``txop.list()["scenarios"]``) or a scenario file, with
@@ -260,7 +261,7 @@ def scenario(
     return Scenario(spec, merged)
 
 
-def _cells(results: Mapping[str, Any]) -> builtins.list[tuple[Optional[str], Mapping[str, Any]]]:
+def _cells(results: Mapping[str, Any]) -> builtins.list[tuple[str | None, Mapping[str, Any]]]:
     """The cells of a results dict: ``[(None, results)]`` for one cell, ``[(name,
     bss), …]`` for several BSSs."""
     if "bss" in results:
@@ -378,7 +379,7 @@ class Result:
     :meth:`write` writes the results directory ``txop run -o DIR`` writes.
     """
 
-    def __init__(self, native: Any, scenario: Scenario, seed: Optional[int]):
+    def __init__(self, native: Any, scenario: Scenario, seed: int | None):
         self._native = native
         #: The scenario that was run.
         self.scenario: Scenario = scenario
@@ -398,7 +399,7 @@ class Result:
         return f"<txop.Result {self.results.get('scenario')!r} seed {self.seed}>\n" + self.summary
 
     @property
-    def stations(self) -> "pd.DataFrame":
+    def stations(self) -> pd.DataFrame:
         """One row per station (index ``station``, or ``bss, station``): throughput
         (bit/s, up and down), airtime share, collisions, retries, ``drops``…"""
         import pandas as pd
@@ -407,7 +408,7 @@ class Result:
         return pd.DataFrame(station_rows(self.results)).set_index(keys)
 
     @property
-    def flows(self) -> "pd.DataFrame":
+    def flows(self) -> pd.DataFrame:
         """One row per flow (index ``flow``, or ``bss, flow``): kind, label, ends,
         packets offered/delivered/dropped, throughput (bit/s), latency percentiles
         (``latency_p50_ms``, ``rtt_p99_ms``…, NaN where the flow has none)."""
@@ -417,7 +418,7 @@ class Result:
         return pd.DataFrame(flow_rows(self.results)).set_index(keys)
 
     @property
-    def bss(self) -> "Optional[pd.DataFrame]":
+    def bss(self) -> pd.DataFrame | None:
         """One row per BSS (index ``bss``) for a scenario with ``[[bss]]``: channel,
         total throughput, medium busy fraction, Jain's index; ``None`` otherwise."""
         import pandas as pd
@@ -438,7 +439,7 @@ class Result:
         return pd.DataFrame(rows).set_index("bss")
 
     @property
-    def series(self) -> "pd.DataFrame":
+    def series(self) -> pd.DataFrame:
         """Each flow's throughput (bit/s) per step of ``series_step_s`` (0.2 s, more
         for long runs), indexed by ``time_s``, the start of the step; one column per
         flow (``(bss, flow)`` with several BSSs)."""
@@ -457,7 +458,7 @@ class Result:
         return frame
 
     @property
-    def tcp(self) -> "pd.DataFrame":
+    def tcp(self) -> pd.DataFrame:
         """Each TCP sender over time (docs/results.md): a row per TCP flow and step of
         ``series_step_s``, indexed by ``flow`` (``bss, flow`` with several BSSs) and
         ``time_s``, the end of the step, where its values were taken: ``cwnd_bytes``,
@@ -473,7 +474,7 @@ class Result:
         return pd.DataFrame(tcp_rows(self.results), columns=columns).set_index(keys)
 
     @property
-    def budget(self) -> "pd.DataFrame":
+    def budget(self) -> pd.DataFrame:
         """Where each flow's delay goes (docs/results.md, "The delay budget"): a row per
         flow, direction and stage, indexed by ``flow`` (``bss, flow`` with several
         BSSs), ``direction`` and ``stage`` in the packet's order, with ``packets``,
@@ -487,22 +488,22 @@ class Result:
         columns = keys + ["packets", "sum_ns", "mean_ms", "p50_ms", "p99_ms"]
         return pd.DataFrame(budget_rows(self.results), columns=columns).set_index(keys)
 
-    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+    def write(self, dir: str | os.PathLike[str], force: bool = False) -> None:
         """Write the results directory ``txop run -o DIR`` writes (summary.txt,
         results.json, plots, flent files); refused if ``dir`` exists, unless ``force``
         and txop wrote it."""
         self._native.write(os.fspath(dir), force)
 
 
-def _as_scenario(sc: Union[str, "os.PathLike[str]", Scenario], overrides: Mapping[str, Any]) -> Scenario:
+def _as_scenario(sc: str | os.PathLike[str] | Scenario, overrides: Mapping[str, Any]) -> Scenario:
     if isinstance(sc, Scenario) and not overrides:
         return sc
     return scenario(sc, overrides)
 
 
 def run(
-    scenario: Union[str, "os.PathLike[str]", Scenario],
-    seed: Optional[int] = None,
+    scenario: str | os.PathLike[str] | Scenario,
+    seed: int | None = None,
     **overrides: Any,
 ) -> Result:
     """Run a scenario (a :class:`Scenario`, a built-in name or a file) as ``txop run``
@@ -534,7 +535,7 @@ class _Table:
     def __repr__(self) -> str:
         return self.summary
 
-    def write(self, dir: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+    def write(self, dir: str | os.PathLike[str], force: bool = False) -> None:
         """Write the results directory the command's ``-o DIR`` writes."""
         self._native.write(os.fspath(dir), force)
 
@@ -544,7 +545,7 @@ class Comparison(_Table):
     :attr:`results` its ``--json``, :attr:`runs` one row per setting."""
 
     @property
-    def runs(self) -> "pd.DataFrame":
+    def runs(self) -> pd.DataFrame:
         """One row per setting (index ``label``; ``label, bss`` for a scenario with
         ``[[bss]]``, a row per setting and BSS): the settings, total throughput,
         medium busy fraction, Jain's index over airtime."""
@@ -565,7 +566,7 @@ class Comparison(_Table):
         return pd.DataFrame(rows).set_index(["label", "bss"] if several else "label")
 
     @property
-    def metric_vs(self) -> "Optional[pd.DataFrame]":
+    def metric_vs(self) -> pd.DataFrame | None:
         """With ``compare(metric_vs=KEY)``: the chart's points, one row per metric,
         line and value of the key (index ``metric, line, x``): ``unit``, the
         ``median`` over the seeds, ``min``, ``max`` and ``runs``. ``None`` without
@@ -574,7 +575,7 @@ class Comparison(_Table):
         return None if chart is None else chart_points(chart)
 
 
-def chart_points(chart: Mapping[str, Any]) -> "pd.DataFrame":
+def chart_points(chart: Mapping[str, Any]) -> pd.DataFrame:
     """A ``metric_vs`` chart (docs/results.md) as a DataFrame: one row per metric, line
     and value of the key (index ``metric, line, x``): ``unit``, ``median``, ``min``,
     ``max``, ``runs``."""
@@ -603,7 +604,7 @@ class Against(_Table):
         return self.results["mapping"]
 
     @property
-    def rows(self) -> "pd.DataFrame":
+    def rows(self) -> pd.DataFrame:
         """One row per series (index ``series``, txop's name): ``units``,
         ``real_p50``, ``txop_p50``, ``p50_ratio`` (txop / real) and the same for p90,
         each over its run's loaded period; NaN where a side has no value."""
@@ -623,16 +624,16 @@ class Against(_Table):
 
 
 def compare(
-    scenario: Union[str, "os.PathLike[str]", Scenario, None] = None,
+    scenario: str | os.PathLike[str] | Scenario | None = None,
     stacks: Sequence[str] = (),
-    vary: Optional[Mapping[str, Iterable[Any]]] = None,
-    seed: Optional[int] = None,
-    workers: Optional[int] = None,
-    against: Union[str, "os.PathLike[str]", None] = None,
-    flent_on: Optional[str] = None,
-    metric_vs: Optional[str] = None,
+    vary: Mapping[str, Iterable[Any]] | None = None,
+    seed: int | None = None,
+    workers: int | None = None,
+    against: str | os.PathLike[str] | None = None,
+    flent_on: str | None = None,
+    metric_vs: str | None = None,
     **overrides: Any,
-) -> Union[Comparison, Against]:
+) -> Comparison | Against:
     """``txop compare``: the scenario under every stack of ``stacks`` times every
     value of ``vary`` (``{"stations.count": [1, 4, 16]}``), side by side; ``workers``
     threads (default: the machine's cores), without the GIL. ``metric_vs`` (a varied
@@ -681,12 +682,12 @@ def compare(
 
 
 def _against(
-    scenario: Union[str, "os.PathLike[str]", Scenario, None],
+    scenario: str | os.PathLike[str] | Scenario | None,
     stacks: Sequence[str],
-    vary: Optional[Mapping[str, Iterable[Any]]],
-    seed: Optional[int],
-    against: Union[str, "os.PathLike[str]"],
-    flent_on: Optional[str],
+    vary: Mapping[str, Iterable[Any]] | None,
+    seed: int | None,
+    against: str | os.PathLike[str],
+    flent_on: str | None,
     overrides: Mapping[str, Any],
 ) -> Against:
     """:func:`compare` with ``against``: one run, as ``txop compare --against``."""

@@ -40,8 +40,13 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+)
 
 from . import _txop
 from ._api import (
@@ -49,10 +54,10 @@ from ._api import (
     _as_scenario,
     _key,
     _path,
+    budget_rows,
     chart_points,
     check_seed,
     check_workers,
-    budget_rows,
     flow_rows,
     set_text,
     station_rows,
@@ -63,7 +68,7 @@ from ._api import (
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["MetricChart", "sweep", "metric_vs", "parse_seeds", "evaluate", "point_label"]
+__all__ = ["MetricChart", "evaluate", "metric_vs", "parse_seeds", "point_label", "sweep"]
 
 TRACE_ENV = "TXOP_SWEEP_TRACE"
 # 2: entries keep the run's headline figures (`--metric-vs`).
@@ -98,7 +103,7 @@ def _trace(event: str, key: str) -> None:
         os.close(fd)
 
 
-def parse_seeds(seeds: Union[int, str, Iterable[int]]) -> list[int]:
+def parse_seeds(seeds: int | str | Iterable[int]) -> list[int]:
     """Seeds as ``sweep`` takes them: a count ``n`` (seeds 1 to n, as an ``int`` or as
     the text ``"n"``), a text ``"1-10"`` or ``"1,3,7"`` (ranges and lists may mix), or
     any iterable of whole numbers; at most :data:`MAX_RUNS` of them, counted before
@@ -204,7 +209,7 @@ def evaluate(payload: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-_BUILD_ID: Optional[str] = None
+_BUILD_ID: str | None = None
 
 
 def build_id() -> str:
@@ -231,15 +236,15 @@ def _cache_key(name: str, text: str, seed: int) -> str:
 class _Cache:
     """Points' results on disk, one gzipped JSON file per key, each written once."""
 
-    def __init__(self, directory: Optional[str]):
+    def __init__(self, directory: str | None):
         self.dir = directory
         if directory is not None:
             os.makedirs(directory, exist_ok=True)
 
-    def path(self, key: str) -> Optional[str]:
+    def path(self, key: str) -> str | None:
         return None if self.dir is None else os.path.join(self.dir, f"{key}.json.gz")
 
-    def load(self, key: str) -> Optional[dict[str, Any]]:
+    def load(self, key: str) -> dict[str, Any] | None:
         path = self.path(key)
         if path is None or not os.path.exists(path):
             return None
@@ -468,7 +473,7 @@ def _run_dask(
         task = futures.pop(fut)
         try:
             out = fut.result()
-        except Exception as e:  # KilledWorker, a lost connection…: not cached
+        except Exception as e:  # noqa: BLE001 (KilledWorker, a lost connection…: not cached)
             out = {
                 "ok": False,
                 "error": f"txop: internal error: {type(e).__name__}: {e}".splitlines()[0],
@@ -517,9 +522,9 @@ class _Metrics:
     bss_names: list[str] = field(default_factory=list)
 
 
-def _metrics(results: Mapping[str, Any], headline: Sequence[Sequence[Optional[float]]]) -> _Metrics:
+def _metrics(results: Mapping[str, Any], headline: Sequence[Sequence[float | None]]) -> _Metrics:
     m = _Metrics()
-    cells = results["bss"] if "bss" in results else [results]
+    cells = results.get("bss", [results])
     stations = station_rows(results)
     flows = flow_rows(results)
     budget = budget_rows(results)
@@ -707,15 +712,15 @@ def _dataset(
 
 
 def sweep(
-    scenario: Union[str, "os.PathLike[str]", Scenario],
-    grid: Optional[Mapping[str, Iterable[Any]]] = None,
-    seeds: Union[int, str, Iterable[int]] = 1,
+    scenario: str | os.PathLike[str] | Scenario,
+    grid: Mapping[str, Iterable[Any]] | None = None,
+    seeds: int | str | Iterable[int] = 1,
     *,
     client: Any = None,
-    workers: Optional[int] = None,
-    cache: Union[str, "os.PathLike[str]", None] = None,
+    workers: int | None = None,
+    cache: str | os.PathLike[str] | None = None,
     progress: bool = True,
-    results_dirs: Union[str, "os.PathLike[str]", None] = None,
+    results_dirs: str | os.PathLike[str] | None = None,
     **overrides: Any,
 ) -> Any:
     """Run ``scenario`` at every point of ``grid``'s product, once per seed, and
@@ -856,12 +861,12 @@ def _sweep_tasks(
     todo: list[_Task],
     total: int,
     cache_: _Cache,
-    dirs: Optional[str],
+    dirs: str | None,
     labels: dict[tuple[int, ...], str],
     metrics: dict[tuple[int, ...], _Metrics],
     errors: dict[tuple[int, ...], str],
     client: Any,
-    workers: Optional[int],
+    workers: int | None,
     progress: bool,
 ) -> Any:
     """Run ``todo`` (the tasks not in the cache), file every result, and build the
@@ -931,7 +936,7 @@ def _sweep_tasks(
 POINT_STAMP = "sweep-point.json"
 
 
-def _point_stamp(d: str) -> Optional[str]:
+def _point_stamp(d: str) -> str | None:
     """The cache key in ``d``'s :data:`POINT_STAMP`, if it has a readable one."""
     try:
         with open(os.path.join(d, POINT_STAMP), encoding="utf-8") as f:
@@ -990,12 +995,12 @@ class MetricChart:
         self.results: dict[str, Any] = json.loads(native.json())
 
     @property
-    def points(self) -> "pd.DataFrame":
+    def points(self) -> pd.DataFrame:
         """One row per metric, line and value of the key (index ``metric, line, x``):
         ``unit``, ``median`` over the seeds, ``min``, ``max``, ``runs``."""
         return chart_points(self.results)
 
-    def write(self, dir: Union[str, "os.PathLike[str]"]) -> list[str]:
+    def write(self, dir: str | os.PathLike[str]) -> list[str]:
         """Write the chart's files (``metric-vs-KEY.txt``, ``.png``, ``.svg``) into
         ``dir`` (made if missing; files of those names are replaced); returns their
         paths."""
@@ -1026,7 +1031,7 @@ def metric_vs(ds: Any, key: str) -> MetricChart:
     has_bss = "bss" in ds["total_throughput_bps"].dims
     names = [str(b) for b in ds["bss"].values] if has_bss else [None]
 
-    def figure(v: Any) -> Optional[float]:
+    def figure(v: Any) -> float | None:
         x = float(v)
         return None if math.isnan(x) else x
 

@@ -1,6 +1,5 @@
 """Types of the native module (crates/txop-py/src/lib.rs)."""
 
-from typing import Optional
 
 __version__: str
 
@@ -11,7 +10,7 @@ class Run:
     def summary(self) -> str: ...
     def json(self) -> str: ...
     def files(self) -> list[tuple[str, bytes]]: ...
-    def headline(self) -> list[list[Optional[float]]]: ...
+    def headline(self) -> list[list[float | None]]: ...
     def write(self, dir: str, force: bool = False) -> None: ...
 
 class MetricVs:
@@ -22,7 +21,7 @@ class MetricVs:
 def metric_vs(
     scenario: str,
     key: str,
-    runs: list[tuple[list[tuple[str, str]], Optional[str], list[Optional[float]]]],
+    runs: list[tuple[list[tuple[str, str]], str | None, list[float | None]]],
 ) -> MetricVs: ...
 
 class Compare:
@@ -39,23 +38,23 @@ AGAINST_DEFAULT_BASE: str
 
 def against(
     file: str,
-    spec: Optional[str],
+    spec: str | None,
     sets: list[str],
-    seed: Optional[int] = None,
-    flent_on: Optional[str] = None,
+    seed: int | None = None,
+    flent_on: str | None = None,
 ) -> Against: ...
 def resolve(
-    spec: str, sets: list[tuple[str, str]], seed: Optional[int] = None
+    spec: str, sets: list[tuple[str, str]], seed: int | None = None
 ) -> tuple[str, int, str, float, bool]: ...
-def run(spec: str, sets: list[tuple[str, str]], seed: Optional[int] = None) -> Run: ...
+def run(spec: str, sets: list[tuple[str, str]], seed: int | None = None) -> Run: ...
 def compare(
     spec: str,
     stacks: list[str],
     vary: list[str],
     sets: list[str],
-    seed: Optional[int] = None,
+    seed: int | None = None,
     workers: int = 1,
-    metric_vs: Optional[str] = None,
+    metric_vs: str | None = None,
 ) -> Compare: ...
 def write_files(dir: str, files: list[tuple[str, bytes]], force: bool = False) -> None: ...
 def results_dir_exists(dir: str) -> bool: ...
