@@ -8,7 +8,7 @@
 //! in for the kernel around them (sk_buff, lists, bitmaps, the clock) and re-writes
 //! mac80211's glue of `net/mac80211/tx.c` (one `struct fq` per radio, a tin per TXQ,
 //! CoDel state per flow and per default flow). [`KernelFq`] is its safe interface: the
-//! same operations as [`txop_core::mac80211::fq::Fq`] (enqueue, dequeue with CoDel,
+//! same operations as `txop_core::mac80211::fq::Fq` (enqueue, dequeue with CoDel,
 //! purge) and views of the kernel's state after each. [`minstrel::KernelMinstrel`] does
 //! the same for `net/mac80211/rc80211_minstrel_ht.c` and [`airtime::KernelAirtime`] for
 //! `net/mac80211/airtime.c` and [`scheduler::KernelScheduler`] for the TXQ scheduler and

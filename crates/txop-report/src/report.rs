@@ -321,7 +321,7 @@ const BUDGET_COLUMNS: [(&str, &[&str]); 8] = [
     ("reorder", &["reorder"]),
 ];
 
-/// A flow's mean time per packet in each of [`BUDGET_COLUMNS`] (ms), which add up to
+/// A flow's mean time per packet in each of `BUDGET_COLUMNS` (ms), which add up to
 /// its mean delay (percentiles would not); an echo flow's request and reply added,
 /// which is its round trip. `None` for a flow that delivered nothing.
 pub fn budget_means_ms(f: &FlowResult) -> Option<[(&'static str, f64); 8]> {

@@ -2,7 +2,7 @@
 //! wired link to and from the servers and the host buses in time order, hands each
 //! packet to the network and to its destination, and collects results.
 //!
-//! Each flow runs as a [`Source`] (`crate::traffic`), which acts through the narrow
+//! Each flow runs as a `Source` (`crate::traffic`), which acts through the narrow
 //! context the loop hands it; the TCP connections under TCP flows and page loads are in
 //! `tcp/conn.rs` and `tcp/handshake.rs`. This file dispatches to them: `Event`s as
 //! they come due, packets as they arrive (`arrive`) or are dropped (`lost`).

@@ -6,7 +6,7 @@
 //! and puts them in the per-AC hardware queue the MAC transmits from.
 //!
 //! [`bus`] is the host bus between a station's host CPU and its WLAN chip;
-//! [`firmware_stage`] what an mt76- or ath11k-like firmware stage keeps (issue 30).
+//! `firmware_stage` what an mt76- or ath11k-like firmware stage keeps (issue 30).
 
 pub(crate) mod airtime_report;
 pub mod bus;

@@ -64,7 +64,7 @@ pub trait RateControlCode: Send + Sync + std::panic::RefUnwindSafe {
     ) -> Box<dyn ExternalRateControl>;
 }
 
-/// One link's external rate control, driven as [`LinkRateControl`] drives txop's own:
+/// One link's external rate control, driven as `LinkRateControl` drives txop's own:
 /// a chain per PPDU, a status per PPDU. Rates are numbered as txop's minstrel_ht
 /// numbers them (`RateIdx`), so per-rate results read the same.
 pub trait ExternalRateControl: Send + std::fmt::Debug {
@@ -345,7 +345,7 @@ pub(crate) fn ideal_rate(candidates: &[TxVector], snr_db: f64) -> usize {
 }
 
 /// An SNR (dB) at which `txv` is the rate that delivers most among the rates of its
-/// peer ([`peer_rates`], judged as [`ideal_rate`] judges) and loses at most 10 % of
+/// peer (`peer_rates`, judged as `ideal_rate` judges) and loses at most 10 % of
 /// full-size MPDUs: the middle of that SNR range (on a 0.1 dB grid from −10 to 60 dB),
 /// or 3 dB into it for the fastest rate, whose range has no top. `None` if it never wins. What "a station at MCS 1"
 /// means once a rate control chooses: a station whose channel makes MCS 1 the best.

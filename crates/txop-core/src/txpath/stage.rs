@@ -203,7 +203,7 @@ impl TxPath {
 }
 
 /// The airtime an mt76 stage has accrued in its stations' counters and reported to
-/// mac80211 at its polls ([`TxPath::report_airtime`]).
+/// mac80211 at its polls (`TxPath::report_airtime`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PolledAirtime {
     /// TX and RX airtime the exchanges accrued, µs.

@@ -138,7 +138,7 @@ pub struct BbrInfo {
     /// Pacing and cwnd gains in 1/256.
     pub pacing_gain: u32,
     pub cwnd_gain: u32,
-    /// PROBE_BW phase (index into [`PACING_GAIN_CYCLE`]).
+    /// PROBE_BW phase (index into `PACING_GAIN_CYCLE`).
     pub cycle_idx: usize,
     /// STARTUP found the pipe full.
     pub full_bw_reached: bool,

@@ -1,11 +1,11 @@
 //! Traffic models that feed the cell, behind one interface.
 //!
 //! A flow is configured as a [`Flow`] (one variant per model) and runs as a
-//! [`Source`]: the event loop in `crate::sim` starts it, hands it its own events as
+//! `Source`: the event loop in `crate::sim` starts it, hands it its own events as
 //! they come due and tells it what became of its packets, and the source acts only
-//! through the narrow [`FlowCtx`] it is handed (`context.rs`): it reads the time,
+//! through the narrow `FlowCtx` it is handed (`context.rs`): it reads the time,
 //! schedules its own events, sends packets from a host, counts into its own flow's
-//! statistics and, for flows over TCP, drives its connections ([`FlowCtx::tcp`]). It
+//! statistics and, for flows over TCP, drives its connections (`FlowCtx::tcp`). It
 //! sees neither the cell nor the network, other flows nor the loop's queues.
 //!
 //! Each model's configuration and behaviour is one file: one-way flows in

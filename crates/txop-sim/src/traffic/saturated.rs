@@ -25,7 +25,7 @@
 //!   refused) is *stalled*: it waits until its node gets a packet out (a delivery or
 //!   a loss), as a sender blocked on a stopped queue is woken when the queue drains;
 //!   each packet out wakes one stalled writer of its node, the one stalled longest
-//!   ([`FlowCtx::wait_for_room`]).
+//!   (`FlowCtx::wait_for_room`).
 //!
 //! Every packet of the depth is always in one of three places:
 //! `inside + owed + pending = depth` (pending: writes scheduled, not yet made).

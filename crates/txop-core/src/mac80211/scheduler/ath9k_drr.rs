@@ -27,7 +27,7 @@ use crate::Nanos;
 use std::collections::VecDeque;
 
 /// `ATH_AIRTIME_QUANTUM` of ath9k's in-driver scheduler, in µs (reference §5.5;
-/// value [U], the definition was not seen).
+/// value \[U\], the definition was not seen).
 pub const ATH_AIRTIME_QUANTUM_US: i64 = 300;
 
 /// One AC's lists (`acq_new`, `acq_old`).

@@ -105,7 +105,7 @@ pub enum SchedulerKind {
     /// rounds and AQL rotation (reference §5.2 "otherwise → tail (plain round robin)").
     RoundRobin,
     /// ath9k's in-driver DRR of 4.11–4.20 (reference §5.5): per-AC new/old lists,
-    /// per-station per-AC deficit, quantum 300 µs [U], TX and RX airtime charged.
+    /// per-station per-AC deficit, quantum 300 µs \[U\], TX and RX airtime charged.
     Ath9kDrr,
     /// mac80211 DRR of 5.0–5.13 (reference §5.2): quantum = weight (256 µs), head
     /// insertion of newly active station TXQs, schedule rounds.
@@ -761,7 +761,7 @@ impl Scheduler {
     ///   TXQ and (DrrAql) a TXQ the per-AC AQL check lets through — an AC over its limit,
     ///   as the kernel is written (§5.4), or under it with the check flipped
     ///   ([`MayTransmitAqlCheck`]) — are allowed, and removed from the list. The OpenWrt
-    ///   quantum shift is applied here too [U];
+    ///   quantum shift is applied here too \[U\];
     /// - VirtualTime: refuse if AQL-ineligible or not scheduled; catch global `v_t` up to
     ///   the smallest node; allow if the TXQ's `v_t ≤` global (§5.3);
     /// - Ath9kDrr: always allowed (there was no such API).
