@@ -6,7 +6,7 @@
 use crate::report;
 use crate::scenario::Scenario;
 use std::fmt::Write;
-use txop_results::results::{FlowResult, LatencySummary};
+use txop_results::results::{station_of, FlowResult, LatencySummary};
 use txop_results::Results;
 use txop_results::Spread;
 
@@ -230,11 +230,9 @@ pub fn table_of(name: &str, columns: &str, runs: &[(&str, &Results)]) -> String 
                 .flows
                 .iter()
                 .filter(|f| {
-                    [&f.src, &f.dst].into_iter().any(|end| {
-                        end.strip_prefix("sta")
-                            .and_then(|n| n.parse::<u16>().ok())
-                            .is_some_and(|n| g.stations.contains(&n))
-                    })
+                    [&f.src, &f.dst]
+                        .into_iter()
+                        .any(|end| station_of(end).is_some_and(|n| g.stations.contains(&n)))
                 })
                 .collect();
             report::budget_means_ms_of(&flows).map(largest_stages)

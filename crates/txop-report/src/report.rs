@@ -449,8 +449,7 @@ pub struct FlowGroup<'a> {
 /// in order of first appearance.
 pub fn flow_groups(r: &Results) -> Vec<FlowGroup<'_>> {
     let group_of = |end: &str| -> String {
-        end.strip_prefix("sta")
-            .and_then(|n| n.parse::<u16>().ok())
+        txop_results::results::station_of(end)
             .and_then(|n| r.groups.iter().find(|g| g.stations.contains(&n)))
             .map_or_else(|| end.to_string(), |g| g.name.clone())
     };

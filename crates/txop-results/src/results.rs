@@ -354,7 +354,7 @@ impl Spread {
 
 /// The station `sta` of a flow's end (`"sta7"` → 7), if that end is one of this BSS's
 /// stations (not the server, the AP or another BSS's `NAME.staN`).
-fn station_of(end: &str) -> Option<u16> {
+pub fn station_of(end: &str) -> Option<u16> {
     end.strip_prefix("sta").and_then(|n| n.parse().ok())
 }
 

@@ -301,7 +301,7 @@ impl Cell {
 
     /// Number of stations.
     pub fn stations(&self) -> usize {
-        self.air.nodes.len() - 1
+        self.air.stations()
     }
 
     /// Per-station counters, indexed by station number (index 0 is unused).
